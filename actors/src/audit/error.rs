@@ -1,0 +1,53 @@
+//! Errors of the audit log.
+
+use std::{io, path::PathBuf};
+
+/// What can go wrong while writing, resuming or reading the audit log.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AuditError {
+    /// The sink refused the line; nothing was committed and the write it records must be refused
+    /// (`503 audit unavailable`).
+    #[error("cannot append to the audit log: {0}")]
+    Append(#[source] io::Error),
+    /// A rendered line is longer than a verifier accepts, so it is not written.
+    #[error("audit line of {len} bytes is over the {limit}-byte limit")]
+    LineTooLong {
+        /// Length of the rendered line.
+        len: usize,
+        /// [`MAX_LINE_BYTES`](super::MAX_LINE_BYTES).
+        limit: usize,
+    },
+    /// Reading the log failed.
+    #[error("cannot read audit log {path}: {source}")]
+    Read {
+        /// The log's path.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// The last complete line of the log is not an audit record, so the chain cannot continue.
+    #[error("last line of audit log {path} is unreadable: {reason}")]
+    UnreadableTail {
+        /// The log's path.
+        path: PathBuf,
+        /// What is wrong with the line.
+        reason: String,
+    },
+    /// `COLLIE_AUDIT_CONTENT` holds something other than `preview` or `none`.
+    #[error("unknown audit content mode {0:?}: use preview or none")]
+    UnknownContentMode(String),
+    /// A string that is not one of the audit event names.
+    #[error("unknown audit event {0:?}")]
+    UnknownEvent(String),
+}
+
+impl AuditError {
+    pub(crate) fn read(path: impl Into<PathBuf>, source: io::Error) -> Self {
+        Self::Read {
+            path: path.into(),
+            source,
+        }
+    }
+}

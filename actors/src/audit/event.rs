@@ -1,0 +1,231 @@
+//! What callers hand in: the event name and the record to audit (SPEC §7).
+
+use std::{fmt, str::FromStr};
+
+use serde_json::{Map, Value};
+
+use super::AuditError;
+
+/// The audited events of SPEC §7. Their names (see [`AuditEventKind::as_str`]) are part of the log
+/// format and never change. `durable.*`, `tool.*`, `sent.discard` and `command.run` come with the
+/// features that emit them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AuditEventKind {
+    /// `device.paired`: a device claimed a pairing code.
+    DevicePaired,
+    /// `device.revoked`: a device's token was revoked (also when an expired label is taken over).
+    DeviceRevoked,
+    /// `device.expiry`: a device's expiry was set or cleared.
+    DeviceExpiry,
+    /// `device.tier`: a device's tier changed.
+    DeviceTier,
+    /// `pane.input`: text or keys sent to a pane.
+    PaneInput,
+    /// `pane.create`: a pane was created.
+    PaneCreate,
+    /// `pane.close`: a pane was closed.
+    PaneClose,
+    /// `pane.rename`: a pane was renamed.
+    PaneRename,
+    /// `tab.rename`: a tab was renamed.
+    TabRename,
+    /// `security.denied`: a request was refused for a security reason (tier, origin, token…).
+    SecurityDenied,
+    /// `resource.denied`: a request was refused because a cap was reached.
+    ResourceDenied,
+    /// `crew.joined`: a member joined the crew.
+    CrewJoined,
+    /// `crew.removed`: a member was removed from the crew.
+    CrewRemoved,
+    /// `walky.sent`: a walky message was sent.
+    WalkySent,
+    /// `walky.delivered`: a walky message was delivered to a pane.
+    WalkyDelivered,
+    /// `walky.rejected`: a walky message was rejected.
+    WalkyRejected,
+}
+
+impl AuditEventKind {
+    /// Every event, in the order of SPEC §7.
+    pub const ALL: [Self; 16] = [
+        Self::DevicePaired,
+        Self::DeviceRevoked,
+        Self::DeviceExpiry,
+        Self::DeviceTier,
+        Self::PaneInput,
+        Self::PaneCreate,
+        Self::PaneClose,
+        Self::PaneRename,
+        Self::TabRename,
+        Self::SecurityDenied,
+        Self::ResourceDenied,
+        Self::CrewJoined,
+        Self::CrewRemoved,
+        Self::WalkySent,
+        Self::WalkyDelivered,
+        Self::WalkyRejected,
+    ];
+
+    /// The event's name as written in the `event` member of a line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::DevicePaired => "device.paired",
+            Self::DeviceRevoked => "device.revoked",
+            Self::DeviceExpiry => "device.expiry",
+            Self::DeviceTier => "device.tier",
+            Self::PaneInput => "pane.input",
+            Self::PaneCreate => "pane.create",
+            Self::PaneClose => "pane.close",
+            Self::PaneRename => "pane.rename",
+            Self::TabRename => "tab.rename",
+            Self::SecurityDenied => "security.denied",
+            Self::ResourceDenied => "resource.denied",
+            Self::CrewJoined => "crew.joined",
+            Self::CrewRemoved => "crew.removed",
+            Self::WalkySent => "walky.sent",
+            Self::WalkyDelivered => "walky.delivered",
+            Self::WalkyRejected => "walky.rejected",
+        }
+    }
+}
+
+impl fmt::Display for AuditEventKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for AuditEventKind {
+    type Err = AuditError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|kind| kind.as_str() == s)
+            .ok_or_else(|| AuditError::UnknownEvent(s.to_owned()))
+    }
+}
+
+/// One event to audit, as the caller knows it. The chain adds `v`, `seq`, `ts`, `prev` and `hash`,
+/// applies the content mode to `detail` and masks every string (see [`AuditChain::render`]).
+///
+/// Typed text goes under a `text` member of `detail` (see [`TYPED_TEXT_KEY`]); identifiers go under
+/// the keys of [`IDENTIFIER_KEYS`] so that they stay readable in `none` mode.
+///
+/// [`AuditChain::render`]: super::AuditChain::render
+/// [`TYPED_TEXT_KEY`]: super::TYPED_TEXT_KEY
+/// [`IDENTIFIER_KEYS`]: super::IDENTIFIER_KEYS
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditRecord {
+    /// What happened.
+    pub event: AuditEventKind,
+    /// The real name of the machine whose log this is (never `local`).
+    pub machine: String,
+    /// The session the event belongs to, if any.
+    pub session: Option<String>,
+    /// The label of the device that asked for it, if a device did.
+    pub device: Option<String>,
+    /// The request's id; a write relayed by the lead carries the same id on both machines.
+    pub request_id: Option<String>,
+    /// Event-specific members.
+    pub detail: Map<String, Value>,
+}
+
+impl AuditRecord {
+    /// A record of `event` on `machine` with no session, device, request id or detail.
+    pub fn new(event: AuditEventKind, machine: impl Into<String>) -> Self {
+        Self {
+            event,
+            machine: machine.into(),
+            session: None,
+            device: None,
+            request_id: None,
+            detail: Map::new(),
+        }
+    }
+
+    /// Sets the session.
+    pub fn with_session(mut self, session: impl Into<String>) -> Self {
+        self.session = Some(session.into());
+        self
+    }
+
+    /// Sets the device label.
+    pub fn with_device(mut self, device: impl Into<String>) -> Self {
+        self.device = Some(device.into());
+        self
+    }
+
+    /// Sets the request id.
+    pub fn with_request_id(mut self, request_id: impl Into<String>) -> Self {
+        self.request_id = Some(request_id.into());
+        self
+    }
+
+    /// Adds (or replaces) one member of `detail`.
+    pub fn with_detail(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.detail.insert(key.into(), value.into());
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_are_distinct() {
+        let mut seen = std::collections::HashSet::new();
+        for kind in AuditEventKind::ALL {
+            assert!(seen.insert(kind.as_str()), "duplicate name {kind}");
+            assert_eq!(kind.as_str().parse::<AuditEventKind>().ok(), Some(kind));
+        }
+        assert_eq!(seen.len(), 16);
+    }
+
+    #[test]
+    fn names_match_the_spec() {
+        let names: Vec<&str> = AuditEventKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "device.paired",
+                "device.revoked",
+                "device.expiry",
+                "device.tier",
+                "pane.input",
+                "pane.create",
+                "pane.close",
+                "pane.rename",
+                "tab.rename",
+                "security.denied",
+                "resource.denied",
+                "crew.joined",
+                "crew.removed",
+                "walky.sent",
+                "walky.delivered",
+                "walky.rejected",
+            ]
+        );
+    }
+
+    #[test]
+    fn unknown_name_is_an_error() {
+        let err = "pane.delete".parse::<AuditEventKind>().unwrap_err();
+        assert_eq!(err.to_string(), r#"unknown audit event "pane.delete""#);
+    }
+
+    #[test]
+    fn builder_fills_the_record() {
+        let rec = AuditRecord::new(AuditEventKind::PaneInput, "web-1")
+            .with_device("phone")
+            .with_request_id("r1")
+            .with_session("s1")
+            .with_detail("pane", "t0-3");
+        assert_eq!(rec.device.as_deref(), Some("phone"));
+        assert_eq!(rec.request_id.as_deref(), Some("r1"));
+        assert_eq!(rec.session.as_deref(), Some("s1"));
+        assert_eq!(rec.detail.get("pane"), Some(&Value::from("t0-3")));
+    }
+}

@@ -1,0 +1,14 @@
+//! Collie's actors and the pure cores they wrap.
+//!
+//! Each folder is one actor: `core.rs` holds a plain state machine with no I/O and no clock reads
+//! (callers pass `now`), and `actor.rs` is the thin ractor shell that owns I/O, timers and the
+//! clock. The binary (`src/`) assembles them into the supervision tree of SPEC §1.
+#![warn(missing_docs)]
+
+pub mod audit;
+pub mod pairing;
+pub mod panes;
+pub mod redact;
+pub mod slot;
+pub mod store;
+pub mod supervisor;

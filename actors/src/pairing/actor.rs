@@ -1,0 +1,406 @@
+//! The Pairing actor: custody of the device registry, the pending code and the policy snapshot.
+//!
+//! Who sends what: the HTTP layer sends `Claim` (phones) and `Touch`; the control socket sends
+//! `NewCode` and the device management messages (the CLI). Every change follows one path: the pure
+//! cores decide → the audit line is appended (refused if it cannot be) → the store write is flushed
+//! → the registry is updated → a new [`PolicySnapshot`] with the next version is published. A failed
+//! store write leaves the old snapshot in place, so the request path never sees a change that is not
+//! durable.
+//!
+//! If the actor fails it is restarted: the registry is rebuilt from the store; the pending code and
+//! the rate-limit counters (memory only, SPEC §4) start afresh.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use rand::rngs::OsRng;
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use time::OffsetDateTime;
+
+use super::core::{PairError, PairingCore};
+use super::devices::{Device, DeviceError, DeviceRegistry, Write};
+use super::duration::Dur;
+use super::policy::PolicySnapshot;
+use super::tier::Tier;
+use super::token::DeviceToken;
+use crate::audit::{AuditEventKind, AuditMsg, AuditRecord};
+use crate::slot::Slot;
+use crate::store::{Store, StoreError, Table};
+
+/// The actor.
+pub struct PairingActor;
+
+/// Start-up arguments.
+#[derive(Clone)]
+pub struct PairingArgs {
+    /// The durable store.
+    pub store: Store,
+    /// Where the current policy snapshot is published for the request path.
+    pub policy: Arc<ArcSwap<PolicySnapshot>>,
+    /// The audit actor.
+    pub audit: Slot<AuditMsg>,
+    /// This machine's name, for audit lines.
+    pub machine: String,
+}
+
+/// A new pairing code for `collie pair`.
+#[derive(Debug, Clone)]
+pub struct NewCode {
+    /// `XXXX-XXXX`.
+    pub code: String,
+    /// When it stops being accepted.
+    pub expires_at: OffsetDateTime,
+}
+
+/// A successful claim: the token (shown once) and the new device.
+#[derive(Debug)]
+pub struct ClaimedDevice {
+    /// The device's bearer token.
+    pub token: DeviceToken,
+    /// The stored record.
+    pub device: Device,
+}
+
+/// Why a pairing or device request failed. Display strings are the SPEC §3.2 ones.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PairingError {
+    /// Wrong, used, expired or invalidated code.
+    #[error("invalid or expired code")]
+    InvalidCode,
+    /// Rate limited.
+    #[error("too many attempts")]
+    TooManyAttempts {
+        /// Seconds to wait.
+        retry_after: u64,
+    },
+    /// A live device holds the label.
+    #[error("label in use")]
+    LabelInUse,
+    /// Bad label shape.
+    #[error("invalid label")]
+    InvalidLabel,
+    /// Unknown label.
+    #[error("no such device")]
+    NoSuchDevice,
+    /// The audit line could not be written; nothing changed.
+    #[error("audit unavailable")]
+    AuditUnavailable,
+    /// The store could not be written; nothing changed.
+    #[error("pairing unavailable")]
+    Store(#[from] StoreError),
+}
+
+impl From<PairError> for PairingError {
+    fn from(e: PairError) -> Self {
+        match e {
+            PairError::TooManyAttempts { retry_after_secs } => PairingError::TooManyAttempts {
+                retry_after: retry_after_secs,
+            },
+            PairError::LabelInUse => PairingError::LabelInUse,
+            PairError::InvalidLabel => PairingError::InvalidLabel,
+            _ => PairingError::InvalidCode,
+        }
+    }
+}
+
+impl From<DeviceError> for PairingError {
+    fn from(e: DeviceError) -> Self {
+        match e {
+            DeviceError::LabelInUse => PairingError::LabelInUse,
+            _ => PairingError::NoSuchDevice,
+        }
+    }
+}
+
+/// Replies carrying a device or an error.
+pub type DeviceReply = RpcReplyPort<Result<Device, PairingError>>;
+
+/// Messages the pairing actor accepts.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum PairingMsg {
+    /// Issue a new code (replacing the pending one).
+    NewCode {
+        /// The tier the claiming device gets.
+        tier: Tier,
+        /// Its expiry, counted from the claim.
+        expires: Option<Dur>,
+        /// The answer.
+        reply: RpcReplyPort<NewCode>,
+    },
+    /// A phone claims the code.
+    Claim {
+        /// As typed.
+        code: String,
+        /// The device label.
+        label: String,
+        /// The rate-limit source (see `pairing_source`).
+        source: IpAddr,
+        /// The answer.
+        reply: RpcReplyPort<Result<ClaimedDevice, PairingError>>,
+    },
+    /// All devices.
+    List(RpcReplyPort<Vec<Device>>),
+    /// Revoke a device.
+    Revoke {
+        /// Its label.
+        label: String,
+        /// The device asking (None = the CLI).
+        by: Option<String>,
+        /// The answer.
+        reply: DeviceReply,
+    },
+    /// Expire a device `dur` from now.
+    SetExpiry {
+        /// Its label.
+        label: String,
+        /// How long from now.
+        dur: Dur,
+        /// The answer.
+        reply: DeviceReply,
+    },
+    /// Remove a device's expiry.
+    ClearExpiry {
+        /// Its label.
+        label: String,
+        /// The answer.
+        reply: DeviceReply,
+    },
+    /// Change a device's tier.
+    SetTier {
+        /// Its label.
+        label: String,
+        /// The new tier.
+        tier: Tier,
+        /// The device asking (None = the CLI).
+        by: Option<String>,
+        /// The answer.
+        reply: DeviceReply,
+    },
+    /// A device was seen (updates `last_seen`, at most once a minute, not flushed).
+    Touch(String),
+}
+
+/// The actor's state.
+pub struct PairingState {
+    args: PairingArgs,
+    core: PairingCore,
+    registry: DeviceRegistry,
+    version: u64,
+}
+
+impl Actor for PairingActor {
+    type Msg = PairingMsg;
+    type State = PairingState;
+    type Arguments = PairingArgs;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        args: PairingArgs,
+    ) -> Result<PairingState, ActorProcessingErr> {
+        let mut devices = Vec::new();
+        for (key, value) in args.store.scan(Table::Devices)? {
+            let device: Device =
+                serde_json::from_slice(&value).map_err(|e| StoreError::Corrupt {
+                    key: key.clone(),
+                    reason: e.to_string(),
+                })?;
+            devices.push(device);
+        }
+        let registry = DeviceRegistry::from_devices(devices);
+        // Versions only need to grow within one process: the snapshot is rebuilt at each start.
+        let version = args.policy.load().version() + 1;
+        args.policy
+            .store(Arc::new(PolicySnapshot::build(version, registry.iter())));
+        Ok(PairingState {
+            args,
+            core: PairingCore::new(),
+            registry,
+            version,
+        })
+    }
+
+    async fn handle(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        msg: PairingMsg,
+        state: &mut PairingState,
+    ) -> Result<(), ActorProcessingErr> {
+        let now = OffsetDateTime::now_utc();
+        match msg {
+            PairingMsg::NewCode {
+                tier,
+                expires,
+                reply,
+            } => {
+                let issued = state.core.issue(&mut OsRng, tier, expires, now);
+                let _ = reply.send(NewCode {
+                    code: issued.code.display(),
+                    expires_at: issued.expires_at,
+                });
+            }
+            PairingMsg::Claim {
+                code,
+                label,
+                source,
+                reply,
+            } => {
+                let _ = reply.send(state.claim(&code, &label, source, now).await);
+            }
+            PairingMsg::List(reply) => {
+                let _ = reply.send(state.registry.iter().cloned().collect());
+            }
+            PairingMsg::Revoke { label, by, reply } => {
+                let result = match state.registry.revoke(&label) {
+                    Ok(r) => {
+                        let rec = state
+                            .record(AuditEventKind::DeviceRevoked, by.as_deref())
+                            .with_detail("label", r.device.label.as_str());
+                        state.commit(rec, r.write()).await.map(|()| r.device)
+                    }
+                    Err(e) => Err(e.into()),
+                };
+                let _ = reply.send(result);
+            }
+            PairingMsg::SetExpiry { label, dur, reply } => {
+                let result = state.change_expiry(state.registry.set_expiry(&label, dur, now)).await;
+                let _ = reply.send(result);
+            }
+            PairingMsg::ClearExpiry { label, reply } => {
+                let result = state.change_expiry(state.registry.clear_expiry(&label)).await;
+                let _ = reply.send(result);
+            }
+            PairingMsg::SetTier {
+                label,
+                tier,
+                by,
+                reply,
+            } => {
+                let result = match state.registry.set_tier(&label, tier) {
+                    Ok(c) => {
+                        let rec = state
+                            .record(AuditEventKind::DeviceTier, by.as_deref())
+                            .with_detail("label", c.device.label.as_str())
+                            .with_detail("old_tier", c.old.as_str())
+                            .with_detail("new_tier", c.new.as_str())
+                            .with_detail("version", state.version + 1);
+                        state.commit(rec, c.write()).await.map(|()| c.device)
+                    }
+                    Err(e) => Err(e.into()),
+                };
+                let _ = reply.send(result);
+            }
+            PairingMsg::Touch(label) => {
+                if let Ok(Some(Write::Put(device))) = state.registry.touch(&label, now) {
+                    // Last-seen is bookkeeping: written without a flush and without a new snapshot
+                    // (it does not change what any device may do).
+                    if let Ok(bytes) = serde_json::to_vec(&device) {
+                        let _ = state
+                            .args
+                            .store
+                            .put_lazy(Table::Devices, device.label.as_str(), &bytes);
+                    }
+                    state.registry.apply(Write::Put(device));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl PairingState {
+    fn record(&self, event: AuditEventKind, by: Option<&str>) -> AuditRecord {
+        let mut rec = AuditRecord::new(event, self.args.machine.clone());
+        if let Some(by) = by {
+            rec = rec.with_device(by);
+        } else {
+            rec = rec.with_detail("via", "cli");
+        }
+        rec
+    }
+
+    async fn claim(
+        &mut self,
+        code: &str,
+        label: &str,
+        source: IpAddr,
+        now: OffsetDateTime,
+    ) -> Result<ClaimedDevice, PairingError> {
+        let claimed = self
+            .core
+            .claim(&self.registry, &mut OsRng, code, label, source, now)?;
+        let paired = claimed.paired;
+        if let Some(old) = &paired.replaced {
+            // Label takeover of an expired device: its token is revoked, and that is audited.
+            let rec = AuditRecord::new(AuditEventKind::DeviceRevoked, self.args.machine.clone())
+                .with_device(old.label.as_str())
+                .with_detail("label", old.label.as_str())
+                .with_detail("reason", "label taken over after expiry");
+            self.audit(rec).await?;
+        }
+        let rec = AuditRecord::new(AuditEventKind::DevicePaired, self.args.machine.clone())
+            .with_device(paired.device.label.as_str())
+            .with_detail("label", paired.device.label.as_str())
+            .with_detail("tier", paired.device.tier.as_str());
+        let write = paired.write();
+        self.commit(rec, write).await?;
+        Ok(ClaimedDevice {
+            token: claimed.token,
+            device: paired.device,
+        })
+    }
+
+    async fn change_expiry(
+        &mut self,
+        change: Result<super::devices::ExpiryChanged, DeviceError>,
+    ) -> Result<Device, PairingError> {
+        let c = change?;
+        let fmt = |t: Option<OffsetDateTime>| {
+            t.and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
+                .unwrap_or_else(|| "never".into())
+        };
+        let rec = self
+            .record(AuditEventKind::DeviceExpiry, None)
+            .with_detail("label", c.device.label.as_str())
+            .with_detail("old_expires_at", fmt(c.old))
+            .with_detail("new_expires_at", fmt(c.device.expires_at));
+        let write = c.write();
+        self.commit(rec, write).await?;
+        Ok(c.device)
+    }
+
+    async fn audit(&self, rec: AuditRecord) -> Result<(), PairingError> {
+        match self.args.audit.call(|r| AuditMsg::Append(rec, r)).await {
+            Ok(Ok(_)) => Ok(()),
+            _ => Err(PairingError::AuditUnavailable),
+        }
+    }
+
+    /// Audit, then persist (flushed), then apply and publish. Any failure leaves registry and
+    /// snapshot as they were.
+    async fn commit(&mut self, rec: AuditRecord, write: Write) -> Result<(), PairingError> {
+        self.audit(rec).await?;
+        match &write {
+            Write::Put(device) => {
+                let bytes = serde_json::to_vec(device).map_err(|e| StoreError::Corrupt {
+                    key: device.label.as_str().to_string(),
+                    reason: e.to_string(),
+                })?;
+                self.args
+                    .store
+                    .put(Table::Devices, device.label.as_str(), &bytes)?;
+            }
+            Write::Delete(label) => self.args.store.remove(Table::Devices, label.as_str())?,
+        }
+        self.registry.apply(write);
+        self.version += 1;
+        self.args.policy.store(Arc::new(PolicySnapshot::build(
+            self.version,
+            self.registry.iter(),
+        )));
+        Ok(())
+    }
+}

@@ -1,0 +1,539 @@
+//! The Panes actor: custody of both pane backends (SPEC §5).
+//!
+//! It owns the tmux backend (one control client per session per socket, mirrors in memory) and the
+//! hosted pty panes, and answers list, snapshot, subscribe and write requests from the HTTP layer
+//! and the control socket. Reads are served from memory (never a spawned process); everything that
+//! leaves through a reply is masked here with the redactor's masker — names too.
+//!
+//! Caps: at most [`MAX_HOSTED`] hosted panes, and the buffers of all panes stay under
+//! [`BUFFER_CAP`]; past either a new hosted pane is refused (`resource limit`) and the refusal is
+//! audited as `resource.denied`.
+//!
+//! If the actor fails it is restarted: tmux mirrors are rebuilt from the tmux servers (the panes
+//! live on), hosted panes end with the failed instance (their processes are killed on drop).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use rand::RngCore;
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use serde::Serialize;
+use time::OffsetDateTime;
+use tokio::sync::watch;
+
+use super::keys::NamedKey;
+use super::pty::{HostedPane, SpawnOptions, DEFAULT_SCROLLBACK_LINES};
+use super::ring::DEFAULT_RING_BYTES;
+use super::tmux::{TmuxBackend, TmuxError, TmuxOptions, TmuxSocket};
+use super::token::pane_token;
+use crate::audit::{AuditEventKind, AuditMsg, AuditRecord};
+use crate::redact::Masker;
+use crate::slot::Slot;
+use crate::store::{Store, Table};
+
+/// Most hosted panes at once.
+pub const MAX_HOSTED: usize = 64;
+/// Cap on the buffers of all panes together (rings, screens, scrollback).
+pub const BUFFER_CAP: usize = 128 * 1024 * 1024;
+/// Store key of the pane-token salt.
+const SALT_KEY: &str = "panes.salt";
+
+/// The actor.
+pub struct PanesActor;
+
+/// Start-up arguments.
+#[derive(Clone)]
+pub struct PanesArgs {
+    /// This machine's name.
+    pub machine: String,
+    /// Holds the pane-token salt.
+    pub store: Store,
+    /// Masks everything that leaves.
+    pub masker: Arc<Masker>,
+    /// For `resource.denied`.
+    pub audit: Slot<AuditMsg>,
+    /// Extra tmux sockets besides the default one, in order.
+    pub tmux_sockets: Vec<PathBuf>,
+}
+
+/// One pane in a list (`GET /api/panes`).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct PaneInfo {
+    /// The machine's real name.
+    pub machine: String,
+    /// Pane id (`t0-3`, `p1`).
+    pub pane: String,
+    /// 4-character instance token.
+    pub token: String,
+    /// User-given name, masked.
+    pub name: String,
+    /// `tmux` or `pty`.
+    pub backend: &'static str,
+    /// Whether the program still runs.
+    pub alive: bool,
+    /// Width.
+    pub cols: u16,
+    /// Height.
+    pub rows: u16,
+    /// RFC 3339 time of the last output.
+    pub last_activity: Option<String>,
+    /// Best-effort password prompt detection.
+    pub asking_password: bool,
+}
+
+/// Cursor position.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct Cursor {
+    /// Column, 0-based.
+    pub x: u16,
+    /// Row, 0-based.
+    pub y: u16,
+}
+
+/// A masked screen (`GET /api/panes/{m}/{p}`).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct PaneSnapshot {
+    /// The machine's real name.
+    pub machine: String,
+    /// Pane id.
+    pub pane: String,
+    /// Instance token.
+    pub token: String,
+    /// Name, masked.
+    pub name: String,
+    /// Width.
+    pub cols: u16,
+    /// Height.
+    pub rows: u16,
+    /// Cursor.
+    pub cursor: Cursor,
+    /// Visible rows, masked per logical line.
+    pub lines: Vec<String>,
+    /// Scrollback lines, oldest first, masked.
+    pub scrollback: Vec<String>,
+    /// Change counter.
+    pub seq: u64,
+}
+
+/// Pane failures; the Display strings that reach a phone are the §3.2 ones.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PaneError {
+    /// Unknown pane id.
+    #[error("no such pane")]
+    NoSuchPane,
+    /// A cap is reached.
+    #[error("resource limit")]
+    ResourceLimit,
+    /// The input is not acceptable (the message says why).
+    #[error("{0}")]
+    BadInput(String),
+    /// The audit line of a refusal or write could not be written.
+    #[error("audit unavailable")]
+    AuditUnavailable,
+    /// The backend failed.
+    #[error("{0}")]
+    Backend(String),
+}
+
+impl From<TmuxError> for PaneError {
+    fn from(e: TmuxError) -> Self {
+        match e {
+            TmuxError::NoSuchPane => PaneError::NoSuchPane,
+            TmuxError::Key(k) => PaneError::BadInput(k.to_string()),
+            TmuxError::InvalidArgument(a) => PaneError::BadInput(format!("invalid {a}")),
+            other => PaneError::Backend(other.to_string()),
+        }
+    }
+}
+
+type Reply<T> = RpcReplyPort<Result<T, PaneError>>;
+
+/// Messages the panes actor accepts.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum PanesMsg {
+    /// All panes.
+    List(RpcReplyPort<Vec<PaneInfo>>),
+    /// One pane's masked screen.
+    Snapshot {
+        /// Pane id.
+        pane: String,
+        /// Scrollback lines wanted.
+        scrollback: usize,
+        /// The answer.
+        reply: Reply<PaneSnapshot>,
+    },
+    /// A receiver of the pane's change counter.
+    Subscribe {
+        /// Pane id.
+        pane: String,
+        /// The answer.
+        reply: Reply<watch::Receiver<u64>>,
+    },
+    /// Type text, then press keys (already audited by the caller).
+    Input {
+        /// Pane id.
+        pane: String,
+        /// Typed literally first.
+        text: String,
+        /// Then these keys.
+        keys: Vec<NamedKey>,
+        /// The answer.
+        reply: Reply<()>,
+    },
+    /// Start a hosted pane.
+    Create {
+        /// Its name.
+        name: Option<String>,
+        /// argv; empty = the user's shell.
+        command: Vec<String>,
+        /// The answer.
+        reply: Reply<PaneInfo>,
+    },
+    /// Rename a pane (tmux: its window).
+    Rename {
+        /// Pane id.
+        pane: String,
+        /// New name.
+        name: String,
+        /// The answer.
+        reply: Reply<()>,
+    },
+    /// Close a pane (tmux: kill-pane).
+    Close {
+        /// Pane id.
+        pane: String,
+        /// The answer.
+        reply: Reply<()>,
+    },
+    /// Test-only fault: the next snapshot request fails the actor mid-request.
+    #[cfg(feature = "fault-injection")]
+    FailNextSnapshot,
+}
+
+struct Hosted {
+    pane: HostedPane,
+    name: String,
+    token: String,
+}
+
+/// The actor's state.
+pub struct PanesState {
+    args: PanesArgs,
+    tmux: TmuxBackend,
+    hosted: BTreeMap<u32, Hosted>,
+    next_hosted: u32,
+    salt: Vec<u8>,
+    #[cfg(feature = "fault-injection")]
+    fail_next_snapshot: bool,
+}
+
+fn load_salt(store: &Store) -> Result<Vec<u8>, crate::store::StoreError> {
+    if let Some(s) = store.get(Table::Meta, SALT_KEY)? {
+        if s.len() == 32 {
+            return Ok(s);
+        }
+    }
+    let mut salt = vec![0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut salt);
+    store.put(Table::Meta, SALT_KEY, &salt)?;
+    Ok(salt)
+}
+
+fn rfc3339(t: OffsetDateTime) -> Option<String> {
+    t.format(&time::format_description::well_known::Rfc3339).ok()
+}
+
+fn system_rfc3339(t: SystemTime) -> Option<String> {
+    rfc3339(OffsetDateTime::from(t))
+}
+
+impl Actor for PanesActor {
+    type Msg = PanesMsg;
+    type State = PanesState;
+    type Arguments = PanesArgs;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        args: PanesArgs,
+    ) -> Result<PanesState, ActorProcessingErr> {
+        let salt = load_salt(&args.store)?;
+        let mut sockets = vec![TmuxSocket::Default];
+        sockets.extend(args.tmux_sockets.iter().cloned().map(TmuxSocket::Path));
+        let tmux = TmuxBackend::start(sockets, &salt, TmuxOptions::default());
+        Ok(PanesState {
+            args,
+            tmux,
+            hosted: BTreeMap::new(),
+            next_hosted: 1,
+            salt,
+            #[cfg(feature = "fault-injection")]
+            fail_next_snapshot: false,
+        })
+    }
+
+    async fn handle(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        msg: PanesMsg,
+        state: &mut PanesState,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            PanesMsg::List(reply) => {
+                let _ = reply.send(state.list());
+            }
+            PanesMsg::Snapshot {
+                pane,
+                scrollback,
+                reply,
+            } => {
+                #[cfg(feature = "fault-injection")]
+                if std::mem::take(&mut state.fail_next_snapshot) {
+                    // Fail with the reply port still unanswered: the caller must get
+                    // `restarting, try again`, not a hang.
+                    drop(reply);
+                    return Err("injected fault: snapshot".into());
+                }
+                let _ = reply.send(state.snapshot(&pane, scrollback));
+            }
+            PanesMsg::Subscribe { pane, reply } => {
+                let _ = reply.send(state.subscribe(&pane));
+            }
+            PanesMsg::Input {
+                pane,
+                text,
+                keys,
+                reply,
+            } => {
+                let _ = reply.send(state.input(&pane, &text, &keys).await);
+            }
+            PanesMsg::Create {
+                name,
+                command,
+                reply,
+            } => {
+                let _ = reply.send(state.create(name, command).await);
+            }
+            PanesMsg::Rename { pane, name, reply } => {
+                let _ = reply.send(state.rename(&pane, name).await);
+            }
+            PanesMsg::Close { pane, reply } => {
+                let _ = reply.send(state.close(&pane).await);
+            }
+            #[cfg(feature = "fault-injection")]
+            PanesMsg::FailNextSnapshot => state.fail_next_snapshot = true,
+        }
+        Ok(())
+    }
+}
+
+fn hosted_id(pane: &str) -> Option<u32> {
+    let n = pane.strip_prefix('p')?;
+    if n.is_empty() || n.len() > 9 || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    n.parse().ok()
+}
+
+impl PanesState {
+    fn mask(&self, s: &str) -> String {
+        self.args.masker.mask(s).into_owned()
+    }
+
+    fn list(&self) -> Vec<PaneInfo> {
+        let mut out: Vec<PaneInfo> = self
+            .tmux
+            .list()
+            .into_iter()
+            .map(|p| PaneInfo {
+                machine: self.args.machine.clone(),
+                pane: p.id,
+                token: p.token,
+                name: self.mask(&p.name),
+                backend: "tmux",
+                alive: p.alive,
+                cols: p.cols,
+                rows: p.rows,
+                last_activity: system_rfc3339(p.last_activity),
+                asking_password: p.asking_password,
+            })
+            .collect();
+        for (n, h) in &self.hosted {
+            let snap_size = h.pane.snapshot(0, &|s: &str| s.to_string());
+            out.push(PaneInfo {
+                machine: self.args.machine.clone(),
+                pane: format!("p{n}"),
+                token: h.token.clone(),
+                name: self.mask(&h.name),
+                backend: "pty",
+                alive: h.pane.is_alive(),
+                cols: snap_size.cols,
+                rows: snap_size.rows,
+                last_activity: rfc3339(h.pane.last_activity()),
+                asking_password: h.pane.asking_password(),
+            });
+        }
+        out
+    }
+
+    fn snapshot(&self, pane: &str, scrollback: usize) -> Result<PaneSnapshot, PaneError> {
+        let masker = Arc::clone(&self.args.masker);
+        let mask = move |s: &str| masker.mask(s).into_owned();
+        if let Some(n) = hosted_id(pane) {
+            let h = self.hosted.get(&n).ok_or(PaneError::NoSuchPane)?;
+            let s = h.pane.snapshot(scrollback, &mask);
+            return Ok(PaneSnapshot {
+                machine: self.args.machine.clone(),
+                pane: pane.to_string(),
+                token: h.token.clone(),
+                name: self.mask(&h.name),
+                cols: s.cols,
+                rows: s.rows,
+                cursor: Cursor {
+                    x: s.cursor.0,
+                    y: s.cursor.1,
+                },
+                lines: s.lines,
+                scrollback: s.scrollback,
+                seq: s.seq,
+            });
+        }
+        let s = self
+            .tmux
+            .snapshot(pane, scrollback, &mask)
+            .ok_or(PaneError::NoSuchPane)?;
+        Ok(PaneSnapshot {
+            machine: self.args.machine.clone(),
+            pane: s.id,
+            token: s.token,
+            name: self.mask(&s.name),
+            cols: s.cols,
+            rows: s.rows,
+            cursor: Cursor {
+                x: s.cursor.0,
+                y: s.cursor.1,
+            },
+            lines: s.lines,
+            scrollback: s.scrollback,
+            seq: s.seq,
+        })
+    }
+
+    fn subscribe(&self, pane: &str) -> Result<watch::Receiver<u64>, PaneError> {
+        if let Some(n) = hosted_id(pane) {
+            return self
+                .hosted
+                .get(&n)
+                .map(|h| h.pane.subscribe())
+                .ok_or(PaneError::NoSuchPane);
+        }
+        self.tmux.subscribe(pane).ok_or(PaneError::NoSuchPane)
+    }
+
+    async fn input(&self, pane: &str, text: &str, keys: &[NamedKey]) -> Result<(), PaneError> {
+        if let Some(n) = hosted_id(pane) {
+            let h = self.hosted.get(&n).ok_or(PaneError::NoSuchPane)?;
+            return h
+                .pane
+                .write_input(text, keys)
+                .map_err(|e| PaneError::Backend(e.to_string()));
+        }
+        if !text.is_empty() {
+            self.tmux.send_text(pane, text).await?;
+        }
+        for key in keys {
+            self.tmux.send_key(pane, *key).await?;
+        }
+        Ok(())
+    }
+
+    fn allocated_bytes(&self) -> usize {
+        self.tmux.allocated_bytes()
+            + self
+                .hosted
+                .values()
+                .map(|h| h.pane.allocated_bytes())
+                .sum::<usize>()
+    }
+
+    async fn create(
+        &mut self,
+        name: Option<String>,
+        command: Vec<String>,
+    ) -> Result<PaneInfo, PaneError> {
+        // What one more hosted pane may grow to: its ring plus a full 200×50 screen of scrollback.
+        let reserve = DEFAULT_RING_BYTES + DEFAULT_SCROLLBACK_LINES * 200 * 16;
+        let over_count = self.hosted.len() >= MAX_HOSTED;
+        let over_bytes = self.allocated_bytes() + reserve > BUFFER_CAP;
+        if over_count || over_bytes {
+            let rec = AuditRecord::new(AuditEventKind::ResourceDenied, self.args.machine.clone())
+                .with_detail(
+                    "reason",
+                    if over_count {
+                        "hosted pane limit"
+                    } else {
+                        "pane buffer cap"
+                    },
+                );
+            match self.args.audit.call(|r| AuditMsg::Append(rec, r)).await {
+                Ok(Ok(_)) => {}
+                _ => return Err(PaneError::AuditUnavailable),
+            }
+            return Err(PaneError::ResourceLimit);
+        }
+        let n = self.next_hosted;
+        self.next_hosted += 1;
+        let id = format!("p{n}");
+        let mut nonce = [0u8; 8];
+        rand::rngs::OsRng.fill_bytes(&mut nonce);
+        let token = pane_token(&self.salt, &format!("hosted:{}:{n}", hex::encode(nonce)));
+        let opts = SpawnOptions {
+            command: if command.is_empty() {
+                None
+            } else {
+                Some(command)
+            },
+            env: vec![(
+                "COLLIE_PANE".into(),
+                format!("{}/{id}#{token}", self.args.machine),
+            )],
+            ..SpawnOptions::default()
+        };
+        let pane = HostedPane::spawn(opts).map_err(|e| PaneError::BadInput(e.to_string()))?;
+        let name = name.unwrap_or_else(|| format!("pane {n}"));
+        self.hosted.insert(
+            n,
+            Hosted {
+                pane,
+                name,
+                token,
+            },
+        );
+        self.list()
+            .into_iter()
+            .find(|p| p.pane == id)
+            .ok_or(PaneError::NoSuchPane)
+    }
+
+    async fn rename(&mut self, pane: &str, name: String) -> Result<(), PaneError> {
+        if let Some(n) = hosted_id(pane) {
+            let h = self.hosted.get_mut(&n).ok_or(PaneError::NoSuchPane)?;
+            h.name = name;
+            return Ok(());
+        }
+        Ok(self.tmux.rename(pane, &name).await?)
+    }
+
+    async fn close(&mut self, pane: &str) -> Result<(), PaneError> {
+        if let Some(n) = hosted_id(pane) {
+            let h = self.hosted.remove(&n).ok_or(PaneError::NoSuchPane)?;
+            h.pane.kill();
+            return Ok(());
+        }
+        Ok(self.tmux.kill(pane).await?)
+    }
+}

@@ -1,0 +1,372 @@
+//! The tmux backend (SPEC §5): in-memory mirrors of the user's tmux panes, fed by control mode.
+//!
+//! For each configured socket (index 0 is the default socket, then the listed ones, in order) a
+//! manager task keeps ONE control client per session (`tmux -C attach-session -t $<id> -f
+//! ignore-size`, so the user's windows are never resized) and follows `%sessions-changed` to
+//! attach to new sessions and drop closed ones. Each pane `%n` has a mirror: a [`Screen`] sized
+//! to the pane, seeded with `capture-pane` and the cursor from `display`, then fed with
+//! `%output`; a `seq` that grows on every change; its name and liveness. Reads ([`TmuxBackend::
+//! list`], [`TmuxBackend::snapshot`]) come from memory and never spawn a process; writes are
+//! commands sent through a control client. Processes are spawned only to discover the sessions
+//! of a socket, to attach, and to create the first session of a socket that has none.
+//!
+//! Failure: if tmux is not installed or no server runs on a socket, that socket simply has no
+//! panes, and its manager retries discovery every [`TmuxOptions::retry`] (3 s by default). When a
+//! control client dies its session's panes are dropped at the next resync; when the last one
+//! dies (server gone) every mirror of the socket is dropped, and their `subscribe` channels
+//! close. Dropping the [`TmuxBackend`] aborts every task it owns, which kills the control
+//! clients (`kill_on_drop`).
+//!
+//! [`Screen`]: crate::panes::screen::Screen
+
+pub mod control;
+
+mod client;
+mod server;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use crate::panes::keys::{KeyError, NamedKey, MAX_TEXT_BYTES};
+
+/// Bytes of text typed per `send-keys -H` command (each byte becomes three characters).
+const SEND_CHUNK: usize = 4096;
+
+/// How long [`TmuxBackend::new_window`] waits for the new pane's mirror to appear.
+const NEW_PANE_WAIT: Duration = Duration::from_secs(5);
+
+/// Which tmux server to mirror.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TmuxSocket {
+    /// The default socket: tmux runs without `-L`/`-S` and picks it itself (honouring
+    /// `TMUX_TMPDIR`; `TMUX` is removed from the environment of every tmux Collie runs).
+    Default,
+    /// An explicit socket path, passed as `tmux -S <path>`.
+    Path(PathBuf),
+}
+
+/// Settings of the backend; [`TmuxOptions::default`] suits the bridge.
+#[derive(Debug, Clone)]
+pub struct TmuxOptions {
+    /// The tmux program (default `tmux`, looked up in `PATH`).
+    pub program: PathBuf,
+    /// Extra environment for every tmux process (tests set `TMUX_TMPDIR` here).
+    pub env: Vec<(OsString, OsString)>,
+    /// Lines of scrollback each mirror keeps and seeds (default 2,000).
+    pub scrollback: usize,
+    /// Pause between discovery attempts on a socket without a server (default 3 s).
+    pub retry: Duration,
+}
+
+impl Default for TmuxOptions {
+    fn default() -> TmuxOptions {
+        TmuxOptions {
+            program: PathBuf::from("tmux"),
+            env: Vec::new(),
+            scrollback: 2000,
+            retry: Duration::from_secs(3),
+        }
+    }
+}
+
+/// One mirrored pane, machine-agnostic (the caller adds the machine).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TmuxPaneInfo {
+    /// `t<socket index>-<n>` for tmux pane `%n`.
+    pub id: String,
+    /// The 4-character pane token (SPEC §5).
+    pub token: String,
+    /// The window name, or `<window name>.<pane index>` when the window has several panes.
+    /// Not masked: the caller masks names that leave the machine.
+    pub name: String,
+    /// Width in columns.
+    pub cols: u16,
+    /// Height in rows.
+    pub rows: u16,
+    /// False when the pane's program exited and tmux keeps the pane (`remain-on-exit`).
+    pub alive: bool,
+    /// The last output seen (before any, tmux's window activity time).
+    pub last_activity: SystemTime,
+    /// Best effort: the cursor line looks like a password prompt.
+    pub asking_password: bool,
+}
+
+/// A pane's screen at one `seq`, masked per logical line (SPEC §3.2 snapshot shape).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The pane id (`t<i>-<n>`).
+    pub id: String,
+    /// The pane token.
+    pub token: String,
+    /// The pane name (unmasked; see [`TmuxPaneInfo::name`]).
+    pub name: String,
+    /// Width in columns.
+    pub cols: u16,
+    /// Height in rows.
+    pub rows: u16,
+    /// Cursor `(x, y)`, 0-based.
+    pub cursor: (u16, u16),
+    /// The visible rows, masked, trailing spaces trimmed.
+    pub lines: Vec<String>,
+    /// Up to the requested number of scrollback lines, oldest first, masked.
+    pub scrollback: Vec<String>,
+    /// The change counter this snapshot reflects.
+    pub seq: u64,
+    /// Whether the pane's program still runs.
+    pub alive: bool,
+}
+
+/// Errors of the tmux backend.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TmuxError {
+    /// The id is not a mirrored tmux pane.
+    #[error("no such pane")]
+    NoSuchPane,
+    /// No tmux server runs on that socket.
+    #[error("tmux not running on socket {0}")]
+    NotRunning(usize),
+    /// tmux could not be started.
+    #[error("tmux not found: {0}")]
+    NotFound(String),
+    /// tmux refused the command (its message).
+    #[error("tmux command failed: {0}")]
+    CommandFailed(String),
+    /// The control client ended before answering.
+    #[error("tmux control client gone")]
+    ClientGone,
+    /// A name or command argument tmux cannot take.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(&'static str),
+    /// Bad key or text (the §3.2 strings).
+    #[error(transparent)]
+    Key(#[from] KeyError),
+}
+
+/// Splits a pane id `t<i>-<n>` into `(socket index, pane number)`.
+pub fn parse_pane_id(id: &str) -> Option<(usize, u32)> {
+    let (index, pane) = id.strip_prefix('t')?.split_once('-')?;
+    let digits = |s: &str| !s.is_empty() && s.len() <= 9 && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(index) || !digits(pane) {
+        return None;
+    }
+    Some((index.parse().ok()?, pane.parse().ok()?))
+}
+
+/// The mirrors of every pane of the configured tmux servers, and the commands to drive them.
+#[derive(Debug)]
+pub struct TmuxBackend {
+    servers: Vec<Arc<server::Shared>>,
+    options: Arc<TmuxOptions>,
+    /// The manager tasks; dropping the set aborts them (and so kills the control clients).
+    _tasks: JoinSet<()>,
+}
+
+impl TmuxBackend {
+    /// Starts mirroring `sockets` (index = position: pass [`TmuxSocket::Default`] first, then the
+    /// config's sockets, then `COLLIE_TMUX_SOCKETS`). `salt` is the per-bridge pane-token salt.
+    /// Must be called inside a tokio runtime.
+    pub fn start(sockets: Vec<TmuxSocket>, salt: &[u8], options: TmuxOptions) -> TmuxBackend {
+        let options = Arc::new(options);
+        let salt: Arc<[u8]> = Arc::from(salt);
+        let mut tasks = JoinSet::new();
+        let servers: Vec<Arc<server::Shared>> = sockets
+            .into_iter()
+            .enumerate()
+            .map(|(i, socket)| {
+                let shared = Arc::new(server::Shared::new(
+                    i,
+                    socket,
+                    options.clone(),
+                    salt.clone(),
+                ));
+                tasks.spawn(server::run(shared.clone()));
+                shared
+            })
+            .collect();
+        TmuxBackend {
+            servers,
+            options,
+            _tasks: tasks,
+        }
+    }
+
+    /// Every mirrored pane of every socket, by socket then pane number.
+    pub fn list(&self) -> Vec<TmuxPaneInfo> {
+        self.servers.iter().flat_map(|s| s.list()).collect()
+    }
+
+    /// The pane's screen with up to `scrollback` lines of history, every logical line masked by
+    /// `mask`; `None` for an unknown id. Served from memory.
+    pub fn snapshot(
+        &self,
+        id: &str,
+        scrollback: usize,
+        mask: &dyn Fn(&str) -> String,
+    ) -> Option<Snapshot> {
+        let (server, pane) = self.lookup(id).ok()?;
+        server.snapshot(pane, scrollback, mask)
+    }
+
+    /// A receiver of the pane's `seq`, which changes on every screen change; it closes when the
+    /// pane is gone. `None` for an unknown id.
+    pub fn subscribe(&self, id: &str) -> Option<watch::Receiver<u64>> {
+        let (server, pane) = self.lookup(id).ok()?;
+        server.subscribe(pane)
+    }
+
+    /// Estimated bytes held by all mirrors (for the global buffer cap, SPEC §5).
+    pub fn allocated_bytes(&self) -> usize {
+        self.servers.iter().map(|s| s.allocated_bytes()).sum()
+    }
+
+    /// Types `text` literally into the pane (`send-keys -H`, hex bytes: nothing is parsed as a key
+    /// name or by tmux's command parser). At most 64 KiB.
+    pub async fn send_text(&self, id: &str, text: &str) -> Result<(), TmuxError> {
+        if text.len() > MAX_TEXT_BYTES {
+            return Err(KeyError::TextTooLong.into());
+        }
+        let (server, pane) = self.lookup(id)?;
+        let client = server.client_for(pane)?;
+        for chunk in text.as_bytes().chunks(SEND_CHUNK) {
+            let mut command = format!("send-keys -t '%{pane}' -H");
+            for b in chunk {
+                command.push_str(&format!(" {b:02x}"));
+            }
+            client.run_one(command).await?;
+        }
+        Ok(())
+    }
+
+    /// Presses a named key in the pane (`send-keys -t %n <tmux name>`).
+    pub async fn send_key(&self, id: &str, key: NamedKey) -> Result<(), TmuxError> {
+        let (server, pane) = self.lookup(id)?;
+        let client = server.client_for(pane)?;
+        client
+            .run_one(format!(
+                "send-keys -t '%{pane}' {}",
+                quote(key.tmux_name())?
+            ))
+            .await?;
+        Ok(())
+    }
+
+    /// Opens a window (detached: the user's view does not jump) in the first session of the
+    /// first socket, running `command` (argv; the default shell when `None`), named `name`.
+    /// Creates a session when the socket's server has none. Returns the new pane's id; its mirror
+    /// usually exists by then (the call waits up to 5 s for it).
+    pub async fn new_window(
+        &self,
+        name: Option<&str>,
+        command: Option<&[String]>,
+    ) -> Result<String, TmuxError> {
+        let server = self.servers.first().ok_or(TmuxError::NotRunning(0))?;
+        let pane = match server.first_client() {
+            Some(client) => {
+                let mut line = format!(
+                    "new-window -d -P -F '#{{pane_id}}' -t '${}:'",
+                    client.session
+                );
+                if let Some(name) = name {
+                    line.push_str(&format!(" -n {}", quote(name)?));
+                }
+                if let Some(argv) = command {
+                    line.push_str(" --");
+                    for arg in argv {
+                        line.push(' ');
+                        line.push_str(&quote(arg)?);
+                    }
+                }
+                let reply = client.run_one(line).await?;
+                parse_new_pane(&reply.text())?
+            }
+            None => {
+                // No server or no session: start one (arguments go through argv, not tmux's
+                // command parser, so no quoting is involved).
+                let mut cmd = server.command();
+                cmd.args(["new-session", "-d", "-P", "-F", "#{pane_id}"]);
+                if let Some(name) = name {
+                    cmd.arg("-n").arg(name);
+                }
+                if let Some(argv) = command {
+                    cmd.arg("--").args(argv);
+                }
+                let out = cmd
+                    .stderr(std::process::Stdio::piped())
+                    .output()
+                    .await
+                    .map_err(|e| TmuxError::NotFound(e.to_string()))?;
+                if !out.status.success() {
+                    return Err(TmuxError::CommandFailed(
+                        String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+                    ));
+                }
+                server.wake.notify_one();
+                parse_new_pane(&String::from_utf8_lossy(&out.stdout))?
+            }
+        };
+        let deadline = tokio::time::Instant::now() + NEW_PANE_WAIT;
+        while !server.has_pane(pane) && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Ok(format!("t{}-{pane}", server.index))
+    }
+
+    /// Renames the pane's window (`rename-window`; tmux then stops renaming it automatically).
+    pub async fn rename(&self, id: &str, name: &str) -> Result<(), TmuxError> {
+        let (server, pane) = self.lookup(id)?;
+        let client = server.client_for(pane)?;
+        client
+            .run_one(format!("rename-window -t '%{pane}' {}", quote(name)?))
+            .await?;
+        Ok(())
+    }
+
+    /// Kills the pane (`kill-pane`; its window closes with its last pane).
+    pub async fn kill(&self, id: &str) -> Result<(), TmuxError> {
+        let (server, pane) = self.lookup(id)?;
+        let client = server.client_for(pane)?;
+        client.run_one(format!("kill-pane -t '%{pane}'")).await?;
+        Ok(())
+    }
+
+    /// The options the backend runs with.
+    pub fn options(&self) -> &TmuxOptions {
+        &self.options
+    }
+
+    fn lookup(&self, id: &str) -> Result<(&Arc<server::Shared>, u32), TmuxError> {
+        let (index, pane) = parse_pane_id(id).ok_or(TmuxError::NoSuchPane)?;
+        let server = self.servers.get(index).ok_or(TmuxError::NoSuchPane)?;
+        if !server.has_pane(pane) {
+            return Err(TmuxError::NoSuchPane);
+        }
+        Ok((server, pane))
+    }
+}
+
+/// Quotes `s` as one word for tmux's command parser: single quotes (inside which tmux expands
+/// nothing), with each `'` written as `"'"` between them. Control characters are refused (a
+/// newline would end the control-mode command line).
+fn quote(s: &str) -> Result<String, TmuxError> {
+    if s.chars().any(char::is_control) {
+        return Err(TmuxError::InvalidArgument("control character"));
+    }
+    Ok(format!("'{}'", s.replace('\'', "'\"'\"'")))
+}
+
+/// `%12` (the `-P -F '#{pane_id}'` output) → 12.
+fn parse_new_pane(text: &str) -> Result<u32, TmuxError> {
+    text.trim()
+        .strip_prefix('%')
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| TmuxError::CommandFailed(format!("unexpected reply: {}", text.trim())))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,545 @@
+//! One tmux server (one socket): its control clients and the mirrors of its panes.
+//!
+//! The manager task ([`run`]) discovers the sessions by running `tmux list-sessions` (the only
+//! process it spawns besides the control clients), attaches one control client per session, and
+//! re-synchronises the pane list (`list-panes` through a control client) whenever a client reports
+//! a structural change (`%window-add`, `%layout-change`, `%sessions-changed`, …). New panes, and
+//! panes whose size changed, are seeded with `display` + `capture-pane` through the control client
+//! of the session that owns them; the reader task applies the seed in stream order (see
+//! `client.rs`). When the last client is gone (server exited) every mirror is dropped and the
+//! manager retries discovery every [`super::TmuxOptions::retry`] or when woken.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, SystemTime};
+
+use tokio::sync::{mpsc, watch, Notify};
+use tokio::task::JoinSet;
+
+use super::client::{self, Client, Hook};
+use super::control::{Notification, Reply};
+use super::{TmuxError, TmuxOptions, TmuxPaneInfo, TmuxSocket};
+use crate::panes::screen::Screen;
+use crate::panes::tmux::Snapshot;
+use crate::panes::token::pane_token;
+
+/// What control clients tell the manager.
+#[derive(Debug)]
+pub(super) enum Event {
+    /// A structural notification: re-read the pane list.
+    Changed(Notification),
+    /// The control client of this session ended.
+    ClientGone(u32),
+}
+
+/// The `list-panes` format; the window name comes last because it may hold spaces.
+const PANE_FORMAT: &str = "#{session_id} #{window_id} #{pane_id} #{pane_pid} #{pane_width} \
+                           #{pane_height} #{window_panes} #{pane_index} #{pane_dead} #{pid} \
+                           #{window_activity} #{window_name}";
+
+/// State of one socket shared by the manager, the readers and the backend's queries.
+#[derive(Debug)]
+pub(super) struct Shared {
+    pub(super) index: usize,
+    socket: TmuxSocket,
+    options: Arc<TmuxOptions>,
+    salt: Arc<[u8]>,
+    state: Mutex<State>,
+    /// Wakes the manager from its retry sleep (a session was just created).
+    pub(super) wake: Notify,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    server_pid: Option<u32>,
+    panes: BTreeMap<u32, Mirror>,
+    clients: BTreeMap<u32, Arc<Client>>,
+}
+
+#[derive(Debug)]
+struct Mirror {
+    /// The session whose control client feeds this mirror (a window linked to several sessions
+    /// shows up in each; only one feeds it).
+    owner: u32,
+    pane_pid: u32,
+    name: String,
+    screen: Screen,
+    seq: u64,
+    tx: watch::Sender<u64>,
+    alive: bool,
+    last_activity: SystemTime,
+    /// Cursor and size `(x, y, cols, rows)` from the seed's `display`, until its capture lands.
+    seed_cursor: Option<(u16, u16, u16, u16)>,
+}
+
+impl Mirror {
+    fn bump(&mut self) {
+        self.seq += 1;
+        self.tx.send_replace(self.seq);
+    }
+}
+
+/// One line of `list-panes`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PaneRow {
+    session: u32,
+    pane: u32,
+    pane_pid: u32,
+    cols: u16,
+    rows: u16,
+    name: String,
+    dead: bool,
+    server_pid: u32,
+    activity: u64,
+}
+
+fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Shared {
+    pub(super) fn new(
+        index: usize,
+        socket: TmuxSocket,
+        options: Arc<TmuxOptions>,
+        salt: Arc<[u8]>,
+    ) -> Shared {
+        Shared {
+            index,
+            socket,
+            options,
+            salt,
+            state: Mutex::new(State::default()),
+            wake: Notify::new(),
+        }
+    }
+
+    /// A `tmux` command for this socket: `-S <path>` for an explicit socket, nothing for the
+    /// default one (tmux then honours `TMUX_TMPDIR`). `TMUX` is removed so that a bridge running
+    /// inside tmux neither picks that server instead nor trips tmux's nesting check.
+    pub(super) fn command(&self) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(&self.options.program);
+        cmd.env_remove("TMUX");
+        for (k, v) in &self.options.env {
+            cmd.env(k, v);
+        }
+        if let TmuxSocket::Path(path) = &self.socket {
+            cmd.arg("-S").arg(path);
+        }
+        cmd.stdin(std::process::Stdio::null()).kill_on_drop(true);
+        cmd
+    }
+
+    // ---- reader hooks (called from client reader tasks, in stream order) ----
+
+    pub(super) fn apply_output(&self, session: u32, pane: u32, bytes: &[u8]) {
+        let mut state = lock(&self.state);
+        if let Some(m) = state.panes.get_mut(&pane) {
+            if m.owner == session {
+                m.screen.feed(bytes);
+                m.last_activity = SystemTime::now();
+                m.bump();
+            }
+        }
+    }
+
+    pub(super) fn seed_cursor(&self, session: u32, pane: u32, reply: &Reply) {
+        let Some(line) = reply.lines.first() else {
+            return;
+        };
+        let nums: Vec<u16> = String::from_utf8_lossy(line)
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        let [x, y, cols, rows] = nums[..] else { return };
+        let mut state = lock(&self.state);
+        if let Some(m) = state.panes.get_mut(&pane) {
+            if m.owner == session {
+                m.seed_cursor = Some((x, y, cols, rows));
+            }
+        }
+    }
+
+    pub(super) fn seed_capture(&self, session: u32, pane: u32, reply: &Reply) {
+        let mut state = lock(&self.state);
+        let Some(m) = state.panes.get_mut(&pane) else {
+            return;
+        };
+        if m.owner != session {
+            return;
+        }
+        let (rows, cols) = m.screen.size();
+        let (x, y, cols, rows) = m.seed_cursor.take().unwrap_or((0, 0, cols, rows));
+        let mut screen = Screen::new(rows, cols, self.options.scrollback);
+        for (i, line) in reply.lines.iter().enumerate() {
+            if i > 0 {
+                screen.feed(b"\r\n");
+            }
+            screen.feed(line);
+        }
+        screen.feed(format!("\x1b[0m\x1b[{};{}H", y + 1, x + 1).as_bytes());
+        m.screen = screen;
+        m.bump();
+    }
+
+    // ---- queries (from the backend) ----
+
+    pub(super) fn list(&self) -> Vec<TmuxPaneInfo> {
+        let state = lock(&self.state);
+        let server_pid = state.server_pid.unwrap_or(0);
+        state
+            .panes
+            .iter()
+            .map(|(pane, m)| {
+                let (rows, cols) = m.screen.size();
+                TmuxPaneInfo {
+                    id: format!("t{}-{pane}", self.index),
+                    token: pane_token(
+                        &self.salt,
+                        &format!("tmux:{server_pid}:%{pane}:{}", m.pane_pid),
+                    ),
+                    name: m.name.clone(),
+                    cols,
+                    rows,
+                    alive: m.alive,
+                    last_activity: m.last_activity,
+                    asking_password: m.screen.asking_password(),
+                }
+            })
+            .collect()
+    }
+
+    pub(super) fn snapshot(
+        &self,
+        pane: u32,
+        scrollback: usize,
+        mask: &dyn Fn(&str) -> String,
+    ) -> Option<Snapshot> {
+        let mut state = lock(&self.state);
+        let server_pid = state.server_pid.unwrap_or(0);
+        let m = state.panes.get_mut(&pane)?;
+        let (rows, cols) = m.screen.size();
+        Some(Snapshot {
+            id: format!("t{}-{pane}", self.index),
+            token: pane_token(
+                &self.salt,
+                &format!("tmux:{server_pid}:%{pane}:{}", m.pane_pid),
+            ),
+            name: m.name.clone(),
+            cols,
+            rows,
+            cursor: m.screen.cursor(),
+            lines: m.screen.rows_masked(mask),
+            scrollback: m.screen.scrollback_masked(scrollback, mask),
+            seq: m.seq,
+            alive: m.alive,
+        })
+    }
+
+    pub(super) fn subscribe(&self, pane: u32) -> Option<watch::Receiver<u64>> {
+        lock(&self.state).panes.get(&pane).map(|m| m.tx.subscribe())
+    }
+
+    pub(super) fn has_pane(&self, pane: u32) -> bool {
+        lock(&self.state).panes.contains_key(&pane)
+    }
+
+    pub(super) fn allocated_bytes(&self) -> usize {
+        lock(&self.state)
+            .panes
+            .values()
+            .map(|m| m.screen.allocated_bytes())
+            .sum()
+    }
+
+    /// The control client to send commands about `pane` through.
+    pub(super) fn client_for(&self, pane: u32) -> Result<Arc<Client>, TmuxError> {
+        let state = lock(&self.state);
+        let m = state.panes.get(&pane).ok_or(TmuxError::NoSuchPane)?;
+        state
+            .clients
+            .get(&m.owner)
+            .cloned()
+            .ok_or(TmuxError::NoSuchPane)
+    }
+
+    /// The control client of the first session, if any.
+    pub(super) fn first_client(&self) -> Option<Arc<Client>> {
+        lock(&self.state).clients.values().next().cloned()
+    }
+
+    // ---- manager ----
+
+    /// Lists session ids by spawning `tmux list-sessions`; empty when no server runs.
+    async fn discover(&self) -> Result<Vec<u32>, TmuxError> {
+        let out = self
+            .command()
+            .arg("list-sessions")
+            .arg("-F")
+            .arg("#{session_id}")
+            .stderr(std::process::Stdio::null())
+            .output()
+            .await
+            .map_err(|e| TmuxError::NotFound(e.to_string()))?;
+        if !out.status.success() {
+            return Ok(Vec::new());
+        }
+        Ok(parse_sessions(&String::from_utf8_lossy(&out.stdout)))
+    }
+
+    fn attach(
+        self: &Arc<Self>,
+        session: u32,
+        events: &mpsc::UnboundedSender<Event>,
+        readers: &mut JoinSet<()>,
+    ) {
+        match client::spawn(self, session) {
+            Ok(spawned) => {
+                lock(&self.state)
+                    .clients
+                    .insert(session, spawned.client.clone());
+                readers.spawn(client::run_client(spawned, self.clone(), events.clone()));
+            }
+            Err(e) => {
+                tracing::warn!(socket = self.index, session, error = %e, "tmux attach failed")
+            }
+        }
+    }
+
+    /// Re-reads sessions and panes through the control clients and seeds new or resized panes.
+    async fn sync(
+        self: &Arc<Self>,
+        events: &mpsc::UnboundedSender<Event>,
+        readers: &mut JoinSet<()>,
+    ) {
+        let Some(any) = self.first_client() else {
+            return;
+        };
+        if let Ok(reply) = any.run_one("list-sessions -F '#{session_id}'".into()).await {
+            let live: BTreeSet<u32> = parse_sessions(&reply.text()).into_iter().collect();
+            let known: BTreeSet<u32> = lock(&self.state).clients.keys().copied().collect();
+            for s in live.difference(&known) {
+                self.attach(*s, events, readers);
+            }
+            lock(&self.state).clients.retain(|s, _| live.contains(s));
+        }
+        let clients: Vec<Arc<Client>> = lock(&self.state).clients.values().cloned().collect();
+        let mut rows = Vec::new();
+        for c in &clients {
+            let command = format!("list-panes -s -t '${}' -F '{PANE_FORMAT}'", c.session);
+            if let Ok(reply) = c.run_one(command).await {
+                rows.extend(
+                    reply
+                        .lines
+                        .iter()
+                        .filter_map(|l| parse_pane_row(&String::from_utf8_lossy(l))),
+                );
+            }
+        }
+        let to_seed = self.merge(&rows);
+        for (pane, owner) in to_seed {
+            let Some(c) = clients.iter().find(|c| c.session == owner) else {
+                continue;
+            };
+            let commands = [
+                (
+                    format!("display -p -t '%{pane}' '#{{cursor_x}} #{{cursor_y}} #{{pane_width}} #{{pane_height}}'"),
+                    Hook::SeedCursor(pane),
+                ),
+                (
+                    format!(
+                        "capture-pane -p -e -J -S -{} -t '%{pane}'",
+                        self.options.scrollback
+                    ),
+                    Hook::SeedCapture(pane),
+                ),
+            ];
+            if let Err(e) = c.run(&commands).await {
+                tracing::debug!(socket = self.index, pane, error = %e, "tmux seed failed");
+            }
+        }
+    }
+
+    /// Applies a fresh pane list to the mirrors; returns the `(pane, owner)` pairs to seed.
+    fn merge(&self, rows: &[PaneRow]) -> Vec<(u32, u32)> {
+        let mut state = lock(&self.state);
+        let mut seen = BTreeMap::<u32, &PaneRow>::new();
+        for row in rows {
+            let keep_owner = state
+                .panes
+                .get(&row.pane)
+                .is_some_and(|m| m.owner == row.session);
+            if keep_owner || !seen.contains_key(&row.pane) {
+                seen.insert(row.pane, row);
+            }
+        }
+        if let Some(row) = rows.first() {
+            state.server_pid = Some(row.server_pid);
+        }
+        state.panes.retain(|pane, _| seen.contains_key(pane));
+        let mut to_seed = Vec::new();
+        for (pane, row) in seen {
+            match state.panes.get_mut(&pane) {
+                Some(m) => {
+                    m.name.clone_from(&row.name);
+                    m.alive = !row.dead;
+                    let resized = m.screen.size() != (row.rows, row.cols);
+                    if resized || m.owner != row.session || m.pane_pid != row.pane_pid {
+                        m.owner = row.session;
+                        m.pane_pid = row.pane_pid;
+                        m.screen.resize(row.rows, row.cols);
+                        to_seed.push((pane, row.session));
+                    }
+                }
+                None => {
+                    let (tx, _) = watch::channel(0);
+                    state.panes.insert(
+                        pane,
+                        Mirror {
+                            owner: row.session,
+                            pane_pid: row.pane_pid,
+                            name: row.name.clone(),
+                            screen: Screen::new(row.rows, row.cols, self.options.scrollback),
+                            seq: 0,
+                            tx,
+                            alive: !row.dead,
+                            last_activity: SystemTime::UNIX_EPOCH
+                                + Duration::from_secs(row.activity),
+                            seed_cursor: None,
+                        },
+                    );
+                    to_seed.push((pane, row.session));
+                }
+            }
+        }
+        to_seed
+    }
+
+    /// Serves the server while it runs: returns when discovery finds nothing or the last
+    /// control client is gone.
+    async fn serve(self: &Arc<Self>) {
+        let sessions = match self.discover().await {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::debug!(socket = self.index, error = %e, "tmux not available");
+                return;
+            }
+        };
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let mut readers = JoinSet::new();
+        for s in sessions {
+            self.attach(s, &tx, &mut readers);
+        }
+        if lock(&self.state).clients.is_empty() {
+            return;
+        }
+        self.sync(&tx, &mut readers).await;
+        while let Some(first) = rx.recv().await {
+            let mut pending = vec![first];
+            while let Ok(e) = rx.try_recv() {
+                pending.push(e);
+            }
+            for event in pending {
+                match event {
+                    Event::ClientGone(session) => {
+                        lock(&self.state).clients.remove(&session);
+                    }
+                    Event::Changed(n) => tracing::trace!(socket = self.index, ?n, "tmux change"),
+                }
+            }
+            if lock(&self.state).clients.is_empty() {
+                return;
+            }
+            self.sync(&tx, &mut readers).await;
+            // Reap finished readers so the set does not grow.
+            while readers.try_join_next().is_some() {}
+        }
+    }
+
+    fn clear(&self) {
+        let mut state = lock(&self.state);
+        state.panes.clear();
+        state.clients.clear();
+        state.server_pid = None;
+    }
+}
+
+/// The manager task of one socket; runs until aborted.
+pub(super) async fn run(shared: Arc<Shared>) {
+    loop {
+        shared.serve().await;
+        shared.clear();
+        tokio::select! {
+            () = tokio::time::sleep(shared.options.retry) => {}
+            () = shared.wake.notified() => {}
+        }
+    }
+}
+
+fn parse_sessions(text: &str) -> Vec<u32> {
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix('$')?.parse().ok())
+        .collect()
+}
+
+fn parse_pane_row(line: &str) -> Option<PaneRow> {
+    let mut parts = line.splitn(12, ' ');
+    let mut next = || parts.next();
+    let session = next()?.strip_prefix('$')?.parse().ok()?;
+    let _window = next()?;
+    let pane = next()?.strip_prefix('%')?.parse().ok()?;
+    let pane_pid = next()?.parse().ok()?;
+    let cols = next()?.parse().ok()?;
+    let rows = next()?.parse().ok()?;
+    let window_panes: u32 = next()?.parse().ok()?;
+    let pane_index: u32 = next()?.parse().ok()?;
+    let dead = next()? == "1";
+    let server_pid = next()?.parse().ok()?;
+    let activity = next()?.parse().ok()?;
+    let window_name = next().unwrap_or("");
+    let name = if window_panes <= 1 {
+        window_name.to_owned()
+    } else {
+        format!("{window_name}.{pane_index}")
+    };
+    Some(PaneRow {
+        session,
+        pane,
+        pane_pid,
+        cols,
+        rows,
+        name,
+        dead,
+        server_pid,
+        activity,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_pane_rows_and_names() {
+        let r = parse_pane_row("$0 @1 %5 1234 80 24 1 0 0 999 1700000000 my window").expect("row");
+        assert_eq!(
+            r,
+            PaneRow {
+                session: 0,
+                pane: 5,
+                pane_pid: 1234,
+                cols: 80,
+                rows: 24,
+                name: "my window".into(),
+                dead: false,
+                server_pid: 999,
+                activity: 1_700_000_000,
+            }
+        );
+        let r = parse_pane_row("$2 @1 %6 1235 40 24 2 1 1 999 1700000000 editor").expect("row");
+        assert_eq!(r.name, "editor.1");
+        assert!(r.dead);
+        assert_eq!(parse_pane_row("garbage"), None);
+        assert_eq!(parse_sessions("$0\n$12\nbad\n"), vec![0, 12]);
+    }
+}

@@ -1,0 +1,300 @@
+//! `collie bridge`: assembles the supervision tree of SPEC §1 and runs it until a signal or until
+//! the supervisor gives up on a child.
+//!
+//! Start order: state dir (0700, modes tightened), store, local secret, then the supervisor with its
+//! children Redactor → Audit → Pairing → Panes → Http. Every child is reached through a
+//! [`Slot`](collie_actors::slot::Slot) that the supervisor refreshes on restart. A clean exit
+//! deletes `local-secret` and the control socket.
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use arc_swap::ArcSwap;
+use collie_actors::audit::actor::{AuditActor, AuditArgs};
+use collie_actors::audit::{AuditMsg, ContentMode};
+use collie_actors::pairing::actor::{PairingActor, PairingArgs};
+use collie_actors::pairing::{PairingMsg, PolicySnapshot};
+use collie_actors::panes::actor::{PanesActor, PanesArgs};
+use collie_actors::panes::PanesMsg;
+use collie_actors::redact::actor::Redactor;
+use collie_actors::redact::Masker;
+use collie_actors::slot::Slot;
+use collie_actors::store::Store;
+use collie_actors::supervisor::{
+    BridgeSupervisor, ChildSpec, ExitReason, SupervisorArgs, SupervisorMsg,
+};
+use ractor::{Actor, ActorRef};
+use tokio::task::JoinHandle;
+
+use crate::config::Settings;
+use crate::http::actor::{HttpActor, HttpArgs};
+use crate::http::counters::Counters;
+use crate::http::Ctx;
+use crate::state;
+
+/// A started bridge.
+pub struct RunningBridge {
+    /// Where the phone API listens.
+    pub http_addr: SocketAddr,
+    /// The shared context (also used by in-process tests).
+    pub ctx: Ctx,
+    supervisor: ActorRef<SupervisorMsg>,
+    join: JoinHandle<()>,
+    exit: ExitReason,
+    state_dir: PathBuf,
+    signals: Signals,
+}
+
+/// SIGTERM and SIGINT streams, registered before anything starts so an early signal still means
+/// a clean shutdown.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+/// Builds the tree and starts serving.
+pub async fn start(settings: Settings) -> Result<RunningBridge> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let signals = Signals {
+        term: signal(SignalKind::terminate())?,
+        int: signal(SignalKind::interrupt())?,
+    };
+    for change in state::prepare_state_dir(&settings.state_dir)? {
+        tracing::warn!("{change}");
+    }
+    let store = Store::open(&settings.state_dir.join("db"))
+        .with_context(|| format!("opening the store in {}", settings.state_dir.display()))?;
+    let local_secret = state::write_local_secret(&settings.state_dir)?;
+
+    let listener = TcpListener::bind((settings.host, settings.port)).with_context(|| {
+        format!(
+            "cannot listen on {}:{} (is another bridge running? set COLLIE_PORT or --port)",
+            settings.host, settings.port
+        )
+    })?;
+    listener.set_nonblocking(true)?;
+    let http_addr = listener.local_addr()?;
+
+    let masker = Arc::new(Masker::new(settings.redact));
+    let policy = Arc::new(ArcSwap::from_pointee(PolicySnapshot::empty(0)));
+    let audit_slot: Slot<AuditMsg> = Slot::default();
+    let pairing_slot: Slot<PairingMsg> = Slot::default();
+    let panes_slot: Slot<PanesMsg> = Slot::default();
+    let content_mode: ContentMode = settings
+        .audit_content
+        .parse()
+        .map_err(|e| anyhow::anyhow!("COLLIE_AUDIT_CONTENT: {e}"))?;
+
+    let mut allowed_hosts = vec![
+        "localhost".to_string(),
+        "127.0.0.1".to_string(),
+        "::1".to_string(),
+        settings.host.to_string(),
+    ];
+    if let Some(url) = &settings.public_url {
+        if let Some(h) = public_host(url) {
+            allowed_hosts.push(h);
+        }
+    }
+
+    let ctx = Ctx {
+        machine: settings.name.clone(),
+        bind_host: settings.host,
+        allowed_hosts: Arc::new(allowed_hosts),
+        local_secret: Arc::new(local_secret),
+        policy: Arc::clone(&policy),
+        pairing: pairing_slot.clone(),
+        audit: audit_slot.clone(),
+        panes: panes_slot.clone(),
+        masker: Arc::clone(&masker),
+        counters: Arc::new(Counters::default()),
+        audit_content: Arc::new(settings.audit_content.clone()),
+        public_url: Arc::new(
+            settings
+                .public_url
+                .clone()
+                .unwrap_or_else(|| format!("http://{http_addr}")),
+        ),
+    };
+
+    let mut children = Vec::new();
+    {
+        let masker = Arc::clone(&masker);
+        children.push(ChildSpec {
+            name: "redactor",
+            start: Arc::new(move |sup| {
+                let masker = Arc::clone(&masker);
+                Box::pin(async move {
+                    let (r, _) = Actor::spawn_linked(None, Redactor, masker, sup).await?;
+                    Ok(r.get_cell())
+                })
+            }),
+        });
+    }
+    {
+        let slot = audit_slot.clone();
+        let args = AuditArgs {
+            path: settings.state_dir.join("audit.log"),
+            store: store.clone(),
+            mode: content_mode,
+            mask: {
+                let masker = Arc::clone(&masker);
+                Arc::new(move |s: &str| masker.mask(s).into_owned())
+            },
+        };
+        children.push(ChildSpec {
+            name: "audit",
+            start: Arc::new(move |sup| {
+                let slot = slot.clone();
+                let args = args.clone();
+                Box::pin(async move {
+                    let (r, _) = Actor::spawn_linked(None, AuditActor, args, sup).await?;
+                    slot.set(r.clone());
+                    Ok(r.get_cell())
+                })
+            }),
+        });
+    }
+    {
+        let slot = pairing_slot.clone();
+        let args = PairingArgs {
+            store: store.clone(),
+            policy: Arc::clone(&policy),
+            audit: audit_slot.clone(),
+            machine: settings.name.clone(),
+        };
+        children.push(ChildSpec {
+            name: "pairing",
+            start: Arc::new(move |sup| {
+                let slot = slot.clone();
+                let args = args.clone();
+                Box::pin(async move {
+                    let (r, _) = Actor::spawn_linked(None, PairingActor, args, sup).await?;
+                    slot.set(r.clone());
+                    Ok(r.get_cell())
+                })
+            }),
+        });
+    }
+    {
+        let slot = panes_slot.clone();
+        let args = PanesArgs {
+            machine: settings.name.clone(),
+            store: store.clone(),
+            masker: Arc::clone(&masker),
+            audit: audit_slot.clone(),
+            tmux_sockets: settings.tmux_sockets.clone(),
+        };
+        children.push(ChildSpec {
+            name: "panes",
+            start: Arc::new(move |sup| {
+                let slot = slot.clone();
+                let args = args.clone();
+                Box::pin(async move {
+                    let (r, _) = Actor::spawn_linked(None, PanesActor, args, sup).await?;
+                    slot.set(r.clone());
+                    Ok(r.get_cell())
+                })
+            }),
+        });
+    }
+    {
+        let args = HttpArgs {
+            ctx: ctx.clone(),
+            listener: Arc::new(listener),
+            control_socket: settings.control_socket(),
+        };
+        children.push(ChildSpec {
+            name: "http",
+            start: Arc::new(move |sup| {
+                let args = args.clone();
+                Box::pin(async move {
+                    let (r, _) = Actor::spawn_linked(None, HttpActor, args, sup).await?;
+                    Ok(r.get_cell())
+                })
+            }),
+        });
+    }
+
+    let exit = ExitReason::default();
+    let (supervisor, join) = Actor::spawn(
+        None,
+        BridgeSupervisor,
+        SupervisorArgs {
+            children,
+            exit: exit.clone(),
+        },
+    )
+    .await
+    .context("starting the supervision tree")?;
+
+    Ok(RunningBridge {
+        http_addr,
+        ctx,
+        supervisor,
+        join,
+        exit,
+        state_dir: settings.state_dir.clone(),
+        signals,
+    })
+}
+
+impl RunningBridge {
+    /// Waits until a shutdown signal or the supervisor gives up; stops the tree and cleans up.
+    /// Returns the give-up message if a child failed too often.
+    pub async fn run_until_signal(self) -> Result<Option<String>> {
+        let RunningBridge {
+            supervisor,
+            mut join,
+            exit,
+            state_dir,
+            mut signals,
+            ..
+        } = self;
+        let gave_up = tokio::select! {
+            _ = signals.term.recv() => None,
+            _ = signals.int.recv() => None,
+            _ = &mut join => exit.gave_up(),
+        };
+        if !join.is_finished() {
+            supervisor.stop(Some("shutdown".into()));
+            if tokio::time::timeout(Duration::from_secs(5), &mut join)
+                .await
+                .is_err()
+            {
+                tracing::warn!("actors did not stop within 5 s");
+                join.abort();
+            }
+        }
+        for f in state::ephemeral_files(&state_dir) {
+            let _ = std::fs::remove_file(f);
+        }
+        Ok(gave_up)
+    }
+
+    /// Stops the tree and cleans up (for in-process tests).
+    pub async fn shutdown(self) {
+        self.supervisor.stop(Some("shutdown".into()));
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.join).await;
+        for f in state::ephemeral_files(&self.state_dir) {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+
+    /// Restart counts per child.
+    pub async fn restarts(&self) -> Vec<(&'static str, usize)> {
+        ractor::call_t!(self.supervisor, SupervisorMsg::Restarts, 2000).unwrap_or_default()
+    }
+}
+
+/// The host part of the configured public URL, lowercased.
+fn public_host(url: &str) -> Option<String> {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))?;
+    let authority = rest.split('/').next()?;
+    Some(crate::http::headers::host_part(authority))
+}

@@ -1,0 +1,65 @@
+//! `collie bridge`: run this machine's bridge in the foreground.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+use crate::config::{Overrides, Settings};
+
+/// `collie bridge` flags.
+#[derive(Debug, clap::Args)]
+pub(super) struct Args {
+    /// Address to listen on (default COLLIE_HOST or 127.0.0.1).
+    #[arg(long, value_name = "H")]
+    host: Option<String>,
+    /// HTTP port (default COLLIE_PORT or 7420; 0 lets the OS choose).
+    #[arg(long, value_name = "P")]
+    port: Option<u16>,
+    /// This machine's name (`[a-z0-9-]{1,32}`).
+    #[arg(long, value_name = "N")]
+    name: Option<String>,
+}
+
+pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let settings = Settings::load(&Overrides {
+        host: args.host,
+        port: args.port,
+        name: args.name,
+    })?;
+    init_logging(&settings);
+    // Everything the bridge creates — the store's files included — is private from the start
+    // (SPEC §2). Panes it hosts inherit this umask; see docs/decisions/0005-umask.md.
+    nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o077));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the runtime")?;
+    rt.block_on(async move {
+        let running = crate::bridge::start(settings.clone()).await?;
+        // Tests and scripts read this line to find the port.
+        println!(
+            "collie bridge `{}` listening on http://{}",
+            settings.name, running.http_addr
+        );
+        println!("state dir: {}", settings.state_dir.display());
+        match running.run_until_signal().await? {
+            None => Ok(ExitCode::SUCCESS),
+            Some(why) => {
+                eprintln!("collie: {why}");
+                Ok(ExitCode::from(1))
+            }
+        }
+    })
+}
+
+fn init_logging(settings: &Settings) {
+    let filter = settings
+        .seen_vars
+        .get("COLLIE_LOG")
+        .cloned()
+        .unwrap_or_else(|| "info".into());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(std::io::stderr)
+        .try_init();
+}

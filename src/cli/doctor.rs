@@ -1,0 +1,171 @@
+//! `collie doctor`: one line per check, a fix for each failure, exit 1 if any check fails.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::ExitCode;
+
+use collie_actors::audit::{self, ChainTail, VerifyReport};
+
+use crate::config::KNOWN_VARS;
+use crate::control::client;
+use crate::control::protocol::Request;
+
+#[derive(Default)]
+struct Report {
+    failed: bool,
+}
+
+impl Report {
+    fn ok(&mut self, what: &str) {
+        println!("ok    {what}");
+    }
+    fn warn(&mut self, what: &str, fix: &str) {
+        println!("warn  {what} — {fix}");
+    }
+    fn fail(&mut self, what: &str, fix: &str) {
+        self.failed = true;
+        println!("FAIL  {what} — fix: {fix}");
+    }
+}
+
+pub(super) fn run() -> anyhow::Result<ExitCode> {
+    let settings = super::settings()?;
+    let mut r = Report::default();
+    let state = &settings.state_dir;
+
+    // 1. The bridge.
+    let status = client::call(&settings.control_socket(), &Request::Status).ok();
+    match &status {
+        Some(s) => r.ok(&format!(
+            "bridge running: machine {}, version {}",
+            s["machine"].as_str().unwrap_or("?"),
+            s["version"].as_str().unwrap_or("?")
+        )),
+        None => r.fail("no bridge running for this state dir", "start one with `collie bridge`"),
+    }
+
+    // 2. Modes of the state dir and its files.
+    check_modes(&mut r, state);
+
+    // 3. Paired devices.
+    if let Some(s) = &status {
+        match s["devices"].as_u64() {
+            Some(0) | None => r.warn("no paired devices", "pair a phone with `collie pair`"),
+            Some(n) => r.ok(&format!("{n} paired device(s)")),
+        }
+    }
+
+    // 4. tmux.
+    match std::process::Command::new("tmux").arg("-V").output() {
+        Ok(out) if out.status.success() => {
+            let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            let mut sockets = vec!["default".to_string()];
+            sockets.extend(settings.tmux_sockets.iter().map(|p| {
+                let state = if p.exists() { "" } else { " (no server)" };
+                format!("{}{state}", p.display())
+            }));
+            r.ok(&format!("{version} found; sockets: {}", sockets.join(", ")));
+        }
+        _ => r.warn(
+            "tmux not found: only hosted panes are available",
+            "install tmux to reach your tmux panes",
+        ),
+    }
+
+    // 5. Masking.
+    if settings.redact {
+        r.ok("masking on");
+    } else {
+        r.warn("masking off (COLLIE_REDACT=off)", "unset COLLIE_REDACT to mask secrets");
+    }
+
+    // 6. The audit chain.
+    let stored: Option<ChainTail> = if status.is_some() {
+        client::call(&settings.control_socket(), &Request::AuditStoredTail)
+            .ok()
+            .and_then(|v| serde_json::from_value(v).ok())
+    } else {
+        None
+    };
+    match audit::verify(&state.join("audit.log"), stored.as_ref()) {
+        Ok(VerifyReport::Ok { records, .. }) => r.ok(&format!("audit chain ok ({records} lines)")),
+        Ok(VerifyReport::Broken(f)) => r.fail(
+            &format!("audit chain broken at {f}"),
+            "keep the file for inspection (`collie audit verify`), then move it aside",
+        ),
+        Err(e) => r.fail(&format!("audit log unreadable: {e}"), "check the state dir"),
+    }
+
+    // 7. Unknown variables.
+    for name in settings.seen_vars.keys() {
+        if !KNOWN_VARS.contains(&name.as_str()) {
+            r.warn(
+                &format!("unknown variable {name}"),
+                "check its spelling; Collie ignores it",
+            );
+        }
+    }
+
+    Ok(if r.failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn check_modes(r: &mut Report, state: &Path) {
+    let mode = |p: &Path| {
+        std::fs::symlink_metadata(p)
+            .ok()
+            .map(|m| m.permissions().mode() & 0o777)
+    };
+    match mode(state) {
+        None => {
+            r.warn(
+                &format!("state dir {} does not exist yet", state.display()),
+                "it is created by `collie bridge`",
+            );
+            return;
+        }
+        Some(m) if m & 0o077 != 0 => r.fail(
+            &format!("state dir {} has mode {m:o}", state.display()),
+            &format!("chmod 700 {}", state.display()),
+        ),
+        Some(_) => r.ok(&format!("state dir {} is 0700", state.display())),
+    }
+    let mut wide = Vec::new();
+    walk(state, &mut |p, is_dir| {
+        if let Some(m) = mode(p) {
+            let want = if is_dir { 0o700 } else { 0o600 };
+            if m & !want != 0 {
+                wide.push(format!("{} ({m:o})", p.display()));
+            }
+        }
+    });
+    if wide.is_empty() {
+        r.ok("files in the state dir are private (0600/0700)");
+    } else {
+        r.fail(
+            &format!("files readable by others: {}", wide.join(", ")),
+            "restart the bridge (it tightens them) or chmod 600 them",
+        );
+    }
+}
+
+fn walk(dir: &Path, f: &mut dyn FnMut(&Path, bool)) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        let Ok(meta) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        if meta.is_dir() {
+            f(&p, true);
+            walk(&p, f);
+        } else if !meta.file_type().is_symlink() {
+            f(&p, false);
+        }
+    }
+}

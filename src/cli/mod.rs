@@ -1,0 +1,103 @@
+//! The `collie` command line (SPEC §3.1): clap definitions and dispatch, one file per command group.
+//!
+//! Exit codes: 0 success, 1 a failure the user can fix, 2 a usage error (clap's own). Commands that
+//! need the running bridge talk to it over the control socket and say so in one line when none runs.
+
+mod audit;
+mod bridge;
+mod devices;
+mod doctor;
+mod pair;
+mod panes;
+mod redact;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::config::{Overrides, Settings};
+use crate::control::client::{self, ClientError};
+use crate::control::protocol::Request;
+
+/// Reach the coding agents in your terminal panes from a phone, safely.
+#[derive(Debug, Parser)]
+#[command(name = "collie", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run this machine's bridge in the foreground.
+    Bridge(bridge::Args),
+    /// Print a one-time pairing code (and QR code) for a phone, valid 10 minutes.
+    Pair(pair::Args),
+    /// List and manage paired devices.
+    #[command(subcommand)]
+    Devices(devices::Cmd),
+    /// List, read, type into, create, rename and close panes.
+    Panes(panes::Args),
+    /// Check and read the audit log.
+    #[command(subcommand)]
+    Audit(audit::Cmd),
+    /// Mask secret shapes in a file (or stdin) and write the result to stdout.
+    Redact(redact::Args),
+    /// Check this machine's Collie setup, one line per check.
+    Doctor,
+    /// Print the version.
+    Version,
+}
+
+/// Parses the command line and runs the command.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Bridge(args) => bridge::run(args),
+        Command::Pair(args) => pair::run(args),
+        Command::Devices(cmd) => devices::run(cmd),
+        Command::Panes(args) => panes::run(args),
+        Command::Audit(cmd) => audit::run(cmd),
+        Command::Redact(args) => redact::run(args),
+        Command::Doctor => doctor::run(),
+        Command::Version => {
+            println!("collie {}", env!("CARGO_PKG_VERSION"));
+            Ok(ExitCode::SUCCESS)
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("collie: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Settings for commands that have no flags of their own.
+fn settings() -> anyhow::Result<Settings> {
+    Settings::load(&Overrides::default())
+}
+
+/// Sends one request to the running bridge; errors become one line on stderr and exit 1.
+fn ask(req: &Request) -> Result<serde_json::Value, ExitCode> {
+    let settings = settings().map_err(|e| {
+        eprintln!("collie: {e:#}");
+        ExitCode::from(1)
+    })?;
+    client::call(&settings.control_socket(), req).map_err(|e| {
+        match e {
+            ClientError::NotRunning => eprintln!("collie: {e}"),
+            other => eprintln!("collie: {other}"),
+        }
+        ExitCode::from(1)
+    })
+}
+
+/// Prints JSON data pretty, for `--json`.
+fn print_json(v: &serde_json::Value) {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+    );
+}

@@ -1,0 +1,333 @@
+//! Settings: where they come from and what they resolve to (SPEC §2, §3.1).
+//!
+//! Precedence, highest first: command-line flags, the process environment, `<config>/.env`,
+//! `<config>/config.toml`, built-in defaults. The result is a plain [`Settings`] struct; nothing below
+//! the CLI sees clap types or reads the environment itself.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use serde::Deserialize;
+
+/// Default HTTP port of the phone API.
+pub const DEFAULT_PORT: u16 = 7420;
+
+/// The `COLLIE_*` variables Collie understands; doctor reports any other.
+pub const KNOWN_VARS: &[&str] = &[
+    "COLLIE_HOST",
+    "COLLIE_PORT",
+    "COLLIE_CREW_PORT",
+    "COLLIE_REDACT",
+    "COLLIE_AUDIT_CONTENT",
+    "COLLIE_WALKY",
+    "COLLIE_SENT",
+    "COLLIE_STATE_DIR",
+    "COLLIE_CONFIG_DIR",
+    "COLLIE_INSTANCE",
+    "COLLIE_LOG",
+    "COLLIE_TMUX_SOCKETS",
+    "COLLIE_PANE",
+];
+
+/// `config.toml`, as far as this version reads it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// This bridge's machine name.
+    pub name: Option<String>,
+    /// The public URL phones open (used in the pairing QR code and the Host check).
+    pub public_url: Option<String>,
+    /// `[tmux]` table.
+    #[serde(default)]
+    pub tmux: TmuxConfig,
+}
+
+/// `[tmux]` in `config.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TmuxConfig {
+    /// Extra tmux sockets to serve besides the default one.
+    #[serde(default)]
+    pub sockets: Vec<PathBuf>,
+}
+
+/// Everything the bridge and the CLI need to know about their environment.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The state dir (0700).
+    pub state_dir: PathBuf,
+    /// The config dir.
+    pub config_dir: PathBuf,
+    /// HTTP bind address.
+    pub host: IpAddr,
+    /// HTTP port (0 = chosen by the OS, for tests).
+    pub port: u16,
+    /// This machine's name.
+    pub name: String,
+    /// Public URL phones use, if configured.
+    pub public_url: Option<String>,
+    /// Masking on?
+    pub redact: bool,
+    /// Audit content mode string (`preview` or `none`).
+    pub audit_content: String,
+    /// Extra tmux sockets (config file first, then `COLLIE_TMUX_SOCKETS`).
+    pub tmux_sockets: Vec<PathBuf>,
+    /// Every `COLLIE_*` variable seen (process env and `.env`), for doctor.
+    pub seen_vars: BTreeMap<String, String>,
+}
+
+/// Flags that override the environment (only `collie bridge` has them).
+#[derive(Debug, Default, Clone)]
+pub struct Overrides {
+    /// `--host`.
+    pub host: Option<String>,
+    /// `--port`.
+    pub port: Option<u16>,
+    /// `--name`.
+    pub name: Option<String>,
+}
+
+impl Settings {
+    /// Resolves settings from the real process environment.
+    pub fn load(overrides: &Overrides) -> Result<Settings> {
+        let env: BTreeMap<String, String> = std::env::vars().collect();
+        Self::resolve(overrides, &env)
+    }
+
+    /// Resolves settings from an explicit environment (pure apart from reading the config files).
+    pub fn resolve(overrides: &Overrides, process_env: &BTreeMap<String, String>) -> Result<Settings> {
+        let home = process_env.get("HOME").map(PathBuf::from);
+        let config_dir = match process_env.get("COLLIE_CONFIG_DIR") {
+            Some(d) => PathBuf::from(d),
+            None => xdg_dir(process_env, "XDG_CONFIG_HOME", home.as_deref(), ".config")?,
+        };
+        let dotenv = read_dotenv(&config_dir.join(".env"))?;
+        // Process environment wins over .env.
+        let get = |k: &str| -> Option<String> {
+            process_env
+                .get(k)
+                .cloned()
+                .or_else(|| dotenv.get(k).cloned())
+                .filter(|v| !v.is_empty())
+        };
+        let file = read_config_file(&config_dir.join("config.toml"))?;
+
+        let mut state_dir = match get("COLLIE_STATE_DIR") {
+            Some(d) => PathBuf::from(d),
+            None => xdg_dir(process_env, "XDG_STATE_HOME", home.as_deref(), ".local/state")?,
+        };
+        if let Some(instance) = get("COLLIE_INSTANCE") {
+            if !valid_name(&instance) {
+                bail!("COLLIE_INSTANCE must be 1-32 of a-z, 0-9 and -, got {instance:?}");
+            }
+            state_dir = state_dir.join("instances").join(instance);
+        }
+
+        let host_str = overrides
+            .host
+            .clone()
+            .or_else(|| get("COLLIE_HOST"))
+            .unwrap_or_else(|| "127.0.0.1".into());
+        let host: IpAddr = host_str
+            .parse()
+            .with_context(|| format!("COLLIE_HOST must be an IP address, got {host_str:?}"))?;
+        let port = match overrides.port {
+            Some(p) => p,
+            None => match get("COLLIE_PORT") {
+                Some(p) => p
+                    .parse()
+                    .with_context(|| format!("COLLIE_PORT must be a port number, got {p:?}"))?,
+                None => DEFAULT_PORT,
+            },
+        };
+        let name = match overrides.name.clone().or(file.name.clone()) {
+            Some(n) => {
+                if !valid_name(&n) || n == "local" {
+                    bail!("machine name must be 1-32 of a-z, 0-9 and - (and not `local`), got {n:?}");
+                }
+                n
+            }
+            None => machine_name_from_host(&hostname()),
+        };
+        let redact = match get("COLLIE_REDACT").as_deref() {
+            None | Some("on") => true,
+            Some("off") => false,
+            Some(other) => bail!("COLLIE_REDACT must be on or off, got {other:?}"),
+        };
+        let audit_content = get("COLLIE_AUDIT_CONTENT").unwrap_or_else(|| "preview".into());
+        if audit_content != "preview" && audit_content != "none" {
+            bail!("COLLIE_AUDIT_CONTENT must be preview or none, got {audit_content:?}");
+        }
+        let mut tmux_sockets = file.tmux.sockets.clone();
+        if let Some(list) = get("COLLIE_TMUX_SOCKETS") {
+            tmux_sockets.extend(list.split(':').filter(|s| !s.is_empty()).map(PathBuf::from));
+        }
+        let mut seen_vars = BTreeMap::new();
+        for (k, v) in dotenv.iter().chain(process_env.iter()) {
+            if k.starts_with("COLLIE_") {
+                seen_vars.insert(k.clone(), v.clone());
+            }
+        }
+        Ok(Settings {
+            state_dir,
+            config_dir,
+            host,
+            port,
+            name,
+            public_url: file.public_url,
+            redact,
+            audit_content,
+            tmux_sockets,
+            seen_vars,
+        })
+    }
+
+    /// `<state>/bridge.sock`.
+    pub fn control_socket(&self) -> PathBuf {
+        self.state_dir.join("bridge.sock")
+    }
+}
+
+fn xdg_dir(
+    env: &BTreeMap<String, String>,
+    var: &str,
+    home: Option<&Path>,
+    fallback: &str,
+) -> Result<PathBuf> {
+    if let Some(d) = env.get(var).filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(d).join("collie"));
+    }
+    let home = home.context("HOME is not set; set COLLIE_STATE_DIR and COLLIE_CONFIG_DIR")?;
+    Ok(home.join(fallback).join("collie"))
+}
+
+/// `[a-z0-9-]{1,32}`.
+pub fn valid_name(s: &str) -> bool {
+    (1..=32).contains(&s.len())
+        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+/// The host name lowercased, other characters turned into `-`, cut to 32 (SPEC §3.1).
+pub fn machine_name_from_host(host: &str) -> String {
+    let mut name: String = host
+        .chars()
+        .map(|c| {
+            let c = c.to_ascii_lowercase();
+            if c.is_ascii_lowercase() || c.is_ascii_digit() {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(32)
+        .collect();
+    if name.is_empty() || name == "local" {
+        name = "machine".into();
+    }
+    name
+}
+
+fn hostname() -> String {
+    nix::unistd::gethostname()
+        .ok()
+        .and_then(|h| h.into_string().ok())
+        .unwrap_or_default()
+}
+
+fn read_dotenv(path: &Path) -> Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let line = line.strip_prefix("export ").unwrap_or(line);
+        let Some((k, v)) = line.split_once('=') else {
+            bail!("{}:{}: expected NAME=value", path.display(), n + 1);
+        };
+        let v = v.trim();
+        let v = v
+            .strip_prefix('"')
+            .and_then(|v| v.strip_suffix('"'))
+            .or_else(|| v.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+            .unwrap_or(v);
+        out.insert(k.trim().to_string(), v.to_string());
+    }
+    Ok(out)
+}
+
+fn read_config_file(path: &Path) -> Result<ConfigFile> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => toml::from_str(&t).with_context(|| format!("reading {}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ConfigFile::default()),
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn machine_names_follow_the_rule() {
+        assert_eq!(machine_name_from_host("My_Laptop.local"), "my-laptop-local");
+        assert_eq!(machine_name_from_host(""), "machine");
+        assert_eq!(machine_name_from_host(&"x".repeat(40)).len(), 32);
+        assert!(valid_name("web-1"));
+        assert!(!valid_name("Web"));
+        assert!(!valid_name(""));
+    }
+
+    #[test]
+    fn precedence_flags_env_dotenv_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join(".env"), "COLLIE_PORT=9000\nCOLLIE_REDACT=off\n")
+            .expect("write");
+        std::fs::write(
+            dir.path().join("config.toml"),
+            "name = \"from-file\"\n[tmux]\nsockets = [\"/a\"]\n",
+        )
+        .expect("write");
+        let cfg = dir.path().to_string_lossy().to_string();
+        let e = env(&[
+            ("COLLIE_CONFIG_DIR", &cfg),
+            ("COLLIE_STATE_DIR", "/s"),
+            ("COLLIE_PORT", "9100"),
+            ("COLLIE_TMUX_SOCKETS", "/b:/c"),
+            ("COLLIE_INSTANCE", "two"),
+        ]);
+        let s = Settings::resolve(&Overrides::default(), &e).expect("resolve");
+        assert_eq!(s.port, 9100, "process env beats .env");
+        assert!(!s.redact, ".env is read");
+        assert_eq!(s.name, "from-file");
+        assert_eq!(s.state_dir, PathBuf::from("/s/instances/two"));
+        let socks: Vec<_> = s.tmux_sockets.iter().map(|p| p.display().to_string()).collect();
+        assert_eq!(socks, ["/a", "/b", "/c"]);
+        let o = Overrides {
+            port: Some(1),
+            name: Some("flag".into()),
+            host: None,
+        };
+        let s = Settings::resolve(&o, &e).expect("resolve");
+        assert_eq!((s.port, s.name.as_str()), (1, "flag"));
+        assert!(Settings::resolve(
+            &Overrides {
+                name: Some("local".into()),
+                ..Default::default()
+            },
+            &e
+        )
+        .is_err());
+    }
+}

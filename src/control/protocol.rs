@@ -1,0 +1,122 @@
+//! The control socket's request and reply types.
+
+use serde::{Deserialize, Serialize};
+
+/// One CLI request.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "cmd", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Request {
+    /// Health-like status for `collie doctor`.
+    Status,
+    /// The audit chain tail the store remembers (for `collie audit verify`).
+    AuditStoredTail,
+    /// A new pairing code.
+    Pair {
+        /// `read|files|full`.
+        tier: String,
+        /// Optional DUR for the device's expiry.
+        expires: Option<String>,
+    },
+    /// All devices.
+    DevicesList,
+    /// Revoke one device.
+    DevicesRevoke {
+        /// Its label.
+        label: String,
+    },
+    /// Expire a device DUR from now.
+    DevicesSetExpiry {
+        /// Its label.
+        label: String,
+        /// DUR.
+        dur: String,
+    },
+    /// Remove a device's expiry.
+    DevicesClearExpiry {
+        /// Its label.
+        label: String,
+    },
+    /// Change a device's tier.
+    DevicesSetTier {
+        /// Its label.
+        label: String,
+        /// `read|files|full`.
+        tier: String,
+    },
+    /// All panes.
+    PanesList,
+    /// A new hosted pane.
+    PanesNew {
+        /// Its name.
+        name: Option<String>,
+        /// The command (empty = the user's shell).
+        command: Vec<String>,
+    },
+    /// A pane's screen.
+    PanesRead {
+        /// Pane id (`local/` prefix allowed).
+        pane: String,
+        /// Scrollback lines to include.
+        scrollback: usize,
+    },
+    /// Type text (and Enter).
+    PanesSend {
+        /// Pane id.
+        pane: String,
+        /// Text typed literally.
+        text: String,
+        /// Press Enter after it.
+        enter: bool,
+    },
+    /// Press named keys.
+    PanesKeys {
+        /// Pane id.
+        pane: String,
+        /// Key names.
+        keys: Vec<String>,
+    },
+    /// Rename a pane.
+    PanesRename {
+        /// Pane id.
+        pane: String,
+        /// The new name.
+        name: String,
+    },
+    /// Close a pane.
+    PanesClose {
+        /// Pane id.
+        pane: String,
+    },
+}
+
+/// One reply: `{"ok":true,"data":…}` or `{"ok":false,"error":"…"}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Reply {
+    /// Whether the request succeeded.
+    pub ok: bool,
+    /// The answer's data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<serde_json::Value>,
+    /// What went wrong.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Reply {
+    /// A success.
+    pub fn ok(data: serde_json::Value) -> Reply {
+        Reply {
+            ok: true,
+            data: Some(data),
+            error: None,
+        }
+    }
+    /// A failure.
+    pub fn err(msg: impl Into<String>) -> Reply {
+        Reply {
+            ok: false,
+            data: None,
+            error: Some(msg.into()),
+        }
+    }
+}

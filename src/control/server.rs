@@ -1,0 +1,68 @@
+//! The bridge side of the control socket: accept, check the peer is our own user, read one request
+//! (size-capped), dispatch to [`crate::ops`], write one reply.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+use tokio_util::sync::CancellationToken;
+
+use super::protocol::{Reply, Request};
+use super::MAX_REQUEST;
+use crate::http::Ctx;
+use crate::ops;
+
+/// Binds `<state>/bridge.sock` with mode 0600, replacing a stale socket file.
+pub fn bind(path: &Path) -> std::io::Result<UnixListener> {
+    match std::fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    let listener = UnixListener::bind(path)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    Ok(listener)
+}
+
+/// Serves until cancelled.
+pub async fn serve(listener: UnixListener, ctx: Ctx, cancel: CancellationToken) {
+    let mut conns = tokio::task::JoinSet::new();
+    loop {
+        tokio::select! {
+            _ = cancel.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let ctx = ctx.clone();
+                    conns.spawn(async move { handle(stream, ctx).await });
+                }
+                Err(e) => tracing::warn!(error = %e, "control socket accept failed"),
+            },
+            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+        }
+    }
+    conns.abort_all();
+}
+
+async fn handle(stream: UnixStream, ctx: Ctx) {
+    let me = nix::unistd::Uid::current().as_raw();
+    match stream.peer_cred() {
+        Ok(cred) if cred.uid() == me => {}
+        _ => return, // not our user: say nothing
+    }
+    let (read, mut write) = stream.into_split();
+    let mut reader = BufReader::new(read.take(MAX_REQUEST as u64 + 1));
+    let mut line = String::new();
+    let reply = match reader.read_line(&mut line).await {
+        Ok(_) if line.len() > MAX_REQUEST => Reply::err("request too large"),
+        Ok(_) => match serde_json::from_str::<Request>(&line) {
+            Ok(req) => ops::control(&ctx, req).await,
+            Err(e) => Reply::err(format!("bad request: {e}")),
+        },
+        Err(e) => Reply::err(format!("bad request: {e}")),
+    };
+    let mut out = serde_json::to_vec(&reply).unwrap_or_else(|_| b"{\"ok\":false}".to_vec());
+    out.push(b'\n');
+    let _ = write.write_all(&out).await;
+    let _ = write.shutdown().await;
+}

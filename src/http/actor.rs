@@ -1,0 +1,92 @@
+//! The Http actor: owns the phone API server and the CLI's control socket server.
+//!
+//! It holds the already-bound TCP listener (bound once by the bridge, so a restart keeps the port)
+//! and serves it with axum until it stops; its `post_stop` cancels both servers (graceful shutdown,
+//! capped at a few seconds) so a restarted Http actor can take over at once.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ractor::{Actor, ActorProcessingErr, ActorRef};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::Ctx;
+use crate::control::server as control_server;
+
+/// The actor.
+pub struct HttpActor;
+
+/// Start-up arguments.
+#[derive(Clone)]
+pub struct HttpArgs {
+    /// The handlers' context.
+    pub ctx: Ctx,
+    /// The bound listener (cloned for each start).
+    pub listener: Arc<std::net::TcpListener>,
+    /// `<state>/bridge.sock`.
+    pub control_socket: PathBuf,
+}
+
+/// The running servers.
+pub struct HttpState {
+    cancel: CancellationToken,
+    tasks: JoinSet<()>,
+}
+
+/// The Http actor takes no messages; it exists for custody of the servers.
+#[derive(Debug)]
+pub enum HttpMsg {}
+
+impl Actor for HttpActor {
+    type Msg = HttpMsg;
+    type State = HttpState;
+    type Arguments = HttpArgs;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        args: HttpArgs,
+    ) -> Result<HttpState, ActorProcessingErr> {
+        let cancel = CancellationToken::new();
+        let mut tasks = JoinSet::new();
+
+        let std_listener = args.listener.try_clone()?;
+        let listener = tokio::net::TcpListener::from_std(std_listener)?;
+        let app = super::router(args.ctx.clone())
+            .into_make_service_with_connect_info::<SocketAddr>();
+        let stop = cancel.clone();
+        tasks.spawn(async move {
+            let served = axum::serve(listener, app)
+                .with_graceful_shutdown(async move { stop.cancelled().await })
+                .await;
+            if let Err(e) = served {
+                tracing::error!(error = %e, "http server stopped");
+            }
+        });
+
+        let control = control_server::bind(&args.control_socket)?;
+        let stop = cancel.clone();
+        let ctx = args.ctx.clone();
+        tasks.spawn(async move { control_server::serve(control, ctx, stop).await });
+
+        Ok(HttpState { cancel, tasks })
+    }
+
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        state: &mut HttpState,
+    ) -> Result<(), ActorProcessingErr> {
+        state.cancel.cancel();
+        let drain = async {
+            while state.tasks.join_next().await.is_some() {}
+        };
+        if tokio::time::timeout(Duration::from_secs(3), drain).await.is_err() {
+            state.tasks.abort_all();
+        }
+        Ok(())
+    }
+}

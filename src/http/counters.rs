@@ -1,0 +1,103 @@
+//! Counts of reads, writes and denials over the last seven days for `/api/health` (SPEC §4.7).
+//!
+//! Kept in memory as one bucket per UTC day; a restart starts from zero. The counts name no pane,
+//! text or person.
+
+use std::sync::Mutex;
+
+const DAYS: usize = 7;
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Bucket {
+    day: i64,
+    reads: u64,
+    writes: u64,
+    denied: u64,
+}
+
+/// The seven-day counters.
+#[derive(Debug, Default)]
+pub struct Counters {
+    buckets: Mutex<[Bucket; DAYS]>,
+}
+
+/// Totals over the last seven days.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Totals {
+    /// Authenticated reads.
+    pub reads: u64,
+    /// Authenticated writes.
+    pub writes: u64,
+    /// Refused requests.
+    pub denied: u64,
+}
+
+fn today() -> i64 {
+    time::OffsetDateTime::now_utc().unix_timestamp() / 86_400
+}
+
+impl Counters {
+    fn bump(&self, day: i64, f: impl FnOnce(&mut Bucket)) {
+        if let Ok(mut b) = self.buckets.lock() {
+            let slot = &mut b[day.rem_euclid(DAYS as i64) as usize];
+            if slot.day != day {
+                *slot = Bucket {
+                    day,
+                    ..Bucket::default()
+                };
+            }
+            f(slot);
+        }
+    }
+
+    /// One authenticated read.
+    pub fn read(&self) {
+        self.bump(today(), |b| b.reads += 1);
+    }
+    /// One authenticated write.
+    pub fn write(&self) {
+        self.bump(today(), |b| b.writes += 1);
+    }
+    /// One refusal.
+    pub fn denied(&self) {
+        self.bump(today(), |b| b.denied += 1);
+    }
+
+    /// Totals for the seven days ending `day` (UTC days since the epoch).
+    fn totals_at(&self, day: i64) -> Totals {
+        let mut t = Totals {
+            reads: 0,
+            writes: 0,
+            denied: 0,
+        };
+        if let Ok(b) = self.buckets.lock() {
+            for x in b.iter().filter(|x| x.day > day - DAYS as i64 && x.day <= day) {
+                t.reads += x.reads;
+                t.writes += x.writes;
+                t.denied += x.denied;
+            }
+        }
+        t
+    }
+
+    /// Totals for the last seven days.
+    pub fn totals(&self) -> Totals {
+        self.totals_at(today())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn old_days_fall_out() {
+        let c = Counters::default();
+        c.bump(100, |b| b.reads += 2);
+        c.bump(103, |b| b.writes += 1);
+        assert_eq!(c.totals_at(103), Totals { reads: 2, writes: 1, denied: 0 });
+        assert_eq!(c.totals_at(107), Totals { reads: 0, writes: 1, denied: 0 });
+        c.bump(107, |b| b.denied += 1); // reuses day 100's slot
+        assert_eq!(c.totals_at(107), Totals { reads: 0, writes: 1, denied: 1 });
+    }
+}

@@ -1,0 +1,110 @@
+//! `ApiError`: the one way an HTTP handler fails. It maps to the exact status codes and strings of
+//! SPEC §3.2 and never carries internals into the response body (those go to the log).
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use collie_actors::slot::CallError;
+
+/// An error answer of the phone API.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApiError {
+    /// 403: no token, unknown token, revoked token (also a write presenting the local secret).
+    #[error("device not paired")]
+    NotPaired,
+    /// 403: the device's expiry has passed.
+    #[error("device expired")]
+    Expired,
+    /// 403: the device's tier is below the route's.
+    #[error("insufficient tier")]
+    InsufficientTier,
+    /// 403: pairing with a wrong, used, expired or invalidated code.
+    #[error("invalid or expired code")]
+    InvalidCode,
+    /// 409: pairing with a label a live device holds.
+    #[error("label in use")]
+    LabelInUse,
+    /// 429 with `Retry-After`.
+    #[error("too many attempts")]
+    TooManyAttempts {
+        /// Seconds to wait.
+        retry_after: u64,
+    },
+    /// 503: the device store cannot be read or written.
+    #[error("pairing unavailable")]
+    PairingUnavailable,
+    /// 503: the audit line of a write could not be appended.
+    #[error("audit unavailable")]
+    AuditUnavailable,
+    /// 503: a pane or session cap is reached.
+    #[error("resource limit")]
+    ResourceLimit,
+    /// 503: the actor serving the request failed mid-request.
+    #[error("restarting, try again")]
+    Restarting,
+    /// 404.
+    #[error("no such machine")]
+    NoSuchMachine,
+    /// 404.
+    #[error("no such pane")]
+    NoSuchPane,
+    /// 404 for an unknown device label.
+    #[error("no such device")]
+    NoSuchDevice,
+    /// 404 for an unknown route.
+    #[error("not found")]
+    NotFound,
+    /// 400 with a message that says what to change (`invalid label`, `unknown key: X`, …).
+    #[error("{0}")]
+    BadRequest(String),
+    /// 403: Host or Origin not allowed.
+    #[error("{0}")]
+    Forbidden(&'static str),
+    /// 500: something inside failed; the details are logged, not sent.
+    #[error("internal error")]
+    Internal,
+}
+
+impl ApiError {
+    /// The HTTP status of this error.
+    pub fn status(&self) -> StatusCode {
+        use ApiError::*;
+        match self {
+            NotPaired | Expired | InsufficientTier | InvalidCode | Forbidden(_) => {
+                StatusCode::FORBIDDEN
+            }
+            LabelInUse => StatusCode::CONFLICT,
+            TooManyAttempts { .. } => StatusCode::TOO_MANY_REQUESTS,
+            PairingUnavailable | AuditUnavailable | ResourceLimit | Restarting => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
+            NoSuchMachine | NoSuchPane | NoSuchDevice | NotFound => StatusCode::NOT_FOUND,
+            BadRequest(_) => StatusCode::BAD_REQUEST,
+            Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+impl From<CallError> for ApiError {
+    fn from(_: CallError) -> Self {
+        ApiError::Restarting
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        let mut resp = (
+            status,
+            Json(serde_json::json!({ "error": self.to_string() })),
+        )
+            .into_response();
+        if let ApiError::TooManyAttempts { retry_after } = self {
+            if let Ok(v) = HeaderValue::from_str(&retry_after.to_string()) {
+                resp.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+        }
+        resp
+    }
+}

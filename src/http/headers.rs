@@ -1,0 +1,129 @@
+//! Response headers and the Host / Origin checks of SPEC §4.8, as one middleware in front of every
+//! route. The header values are requirements: change them only with the spec.
+
+use std::net::SocketAddr;
+
+use axum::body::Body;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::error::ApiError;
+use super::Ctx;
+
+/// `Permissions-Policy` on every response.
+pub const PERMISSIONS_POLICY: &str =
+    "camera=(), geolocation=(), microphone=(self), payment=(), usb=()";
+/// `Content-Security-Policy` of the app shell.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; object-src 'none'; form-action 'self'; frame-ancestors 'none'";
+/// `Strict-Transport-Security` for requests that arrived over HTTPS (no `includeSubDomains`).
+pub const HSTS: &str = "max-age=31536000";
+
+/// Checks Host and Origin, then adds the security headers to whatever the route answered.
+pub async fn security_headers(
+    State(ctx): State<Ctx>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    req: Request<Body>,
+    next: Next,
+) -> Response {
+    let https = arrived_over_https(req.headers(), peer);
+    let is_api = req.uri().path().starts_with("/api/");
+    let mut resp = match check_host_and_origin(&ctx, req.method(), req.headers()) {
+        Ok(()) => next.run(req).await,
+        Err(e) => e.into_response(),
+    };
+    let h = resp.headers_mut();
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(
+        "permissions-policy",
+        HeaderValue::from_static(PERMISSIONS_POLICY),
+    );
+    if !is_api {
+        h.insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+        );
+    }
+    if is_api {
+        // API answers may carry pane content; none of it belongs in any cache.
+        h.insert(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("private, no-store"),
+        );
+    }
+    if https {
+        h.insert(header::STRICT_TRANSPORT_SECURITY, HeaderValue::from_static(HSTS));
+    }
+    resp
+}
+
+/// HTTPS means a TLS listener (none yet) or `X-Forwarded-Proto: https` set by a loopback proxy.
+fn arrived_over_https(headers: &HeaderMap, peer: SocketAddr) -> bool {
+    peer.ip().is_loopback()
+        && headers
+            .get("x-forwarded-proto")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("https"))
+}
+
+fn check_host_and_origin(ctx: &Ctx, method: &Method, headers: &HeaderMap) -> Result<(), ApiError> {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .ok_or(ApiError::Forbidden("host not allowed"))?;
+    if !ctx.host_allowed(host) {
+        return Err(ApiError::Forbidden("host not allowed"));
+    }
+    let changes_state = !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
+    if changes_state {
+        if let Some(origin) = headers.get(header::ORIGIN) {
+            let origin = origin.to_str().map_err(|_| ApiError::Forbidden("origin not allowed"))?;
+            let origin_host = origin
+                .strip_prefix("http://")
+                .or_else(|| origin.strip_prefix("https://"))
+                .unwrap_or("");
+            if !origin_host.eq_ignore_ascii_case(host) {
+                return Err(ApiError::Forbidden("origin not allowed"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Splits `host[:port]` (with `[v6]` brackets) and returns the host part, lowercased.
+pub fn host_part(host_header: &str) -> String {
+    let h = host_header.trim();
+    let name = if let Some(rest) = h.strip_prefix('[') {
+        rest.split(']').next().unwrap_or("")
+    } else {
+        h.rsplit_once(':').map_or(h, |(name, port)| {
+            if port.bytes().all(|b| b.is_ascii_digit()) {
+                name
+            } else {
+                h
+            }
+        })
+    };
+    name.to_ascii_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::host_part;
+
+    #[test]
+    fn host_part_strips_ports_and_brackets() {
+        assert_eq!(host_part("127.0.0.1:7420"), "127.0.0.1");
+        assert_eq!(host_part("[::1]:7420"), "::1");
+        assert_eq!(host_part("LOCALHOST"), "localhost");
+        assert_eq!(host_part("phone.example.ts.net"), "phone.example.ts.net");
+    }
+}

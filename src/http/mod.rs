@@ -1,0 +1,105 @@
+//! The phone API and (later) the web app, served by axum (SPEC §3.2).
+//!
+//! Two middlewares wrap every route: [`headers::security_headers`] (Host/Origin checks and the
+//! response headers of §4.8) around everything, and [`auth::authorize`] (the tier gate) around the
+//! API. Handlers are thin: they parse input, call the actors through [`Ctx`], and map failures to
+//! [`error::ApiError`].
+
+pub mod actor;
+pub mod auth;
+pub mod counters;
+pub mod error;
+pub mod headers;
+mod routes;
+pub mod tiers;
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use axum::middleware;
+use axum::Router;
+use collie_actors::audit::{AuditMsg, AuditRecord};
+use collie_actors::pairing::{PairingMsg, PolicySnapshot};
+use collie_actors::panes::PanesMsg;
+use collie_actors::redact::Masker;
+use collie_actors::slot::Slot;
+use rand::RngCore;
+
+use self::counters::Counters;
+use self::error::ApiError;
+
+/// What every handler can reach: the actors' slots, the policy snapshot and a few settings.
+#[derive(Clone)]
+pub struct Ctx {
+    /// This machine's name.
+    pub machine: String,
+    /// HTTP bind address (the local secret is also accepted from it when it is not loopback).
+    pub bind_host: IpAddr,
+    /// Host names (without port) the Host header may name.
+    pub allowed_hosts: Arc<Vec<String>>,
+    /// The current local secret.
+    pub local_secret: Arc<String>,
+    /// The current device policy, published by the pairing actor after each durable change.
+    pub policy: Arc<ArcSwap<PolicySnapshot>>,
+    /// The pairing actor.
+    pub pairing: Slot<PairingMsg>,
+    /// The audit actor.
+    pub audit: Slot<AuditMsg>,
+    /// The panes actor.
+    pub panes: Slot<PanesMsg>,
+    /// The masker handed out by the redactor.
+    pub masker: Arc<Masker>,
+    /// Read / write / denial counts for `/api/health`.
+    pub counters: Arc<Counters>,
+    /// `preview` or `none`.
+    pub audit_content: Arc<String>,
+    /// The URL phones open (QR code of `collie pair`).
+    pub public_url: Arc<String>,
+}
+
+impl Ctx {
+    /// Whether `host_header` names a host this bridge answers for.
+    pub fn host_allowed(&self, host_header: &str) -> bool {
+        let h = headers::host_part(host_header);
+        self.allowed_hosts.iter().any(|a| *a == h)
+    }
+
+    /// Appends an audit line, failing closed: the caller must not perform the write on error.
+    pub async fn audit(&self, rec: AuditRecord) -> Result<(), ApiError> {
+        match self.audit.call(|r| AuditMsg::Append(rec, r)).await? {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                tracing::error!(error = %e, "audit append failed; refusing the write");
+                Err(ApiError::AuditUnavailable)
+            }
+        }
+    }
+
+    /// Records that a device was seen (best effort, never blocks the request).
+    pub fn pairing_touch(&self, label: &str) {
+        let _ = self.pairing.cast(PairingMsg::Touch(label.to_string()));
+    }
+}
+
+/// A fresh request id for audit lines (128 random bits, hex).
+pub fn request_id() -> String {
+    let mut b = [0u8; 16];
+    rand::rngs::OsRng.fill_bytes(&mut b);
+    hex::encode(b)
+}
+
+/// The whole HTTP application.
+pub fn router(ctx: Ctx) -> Router {
+    let api = routes::api()
+        .route_layer(middleware::from_fn_with_state(ctx.clone(), auth::authorize))
+        .fallback(|| async { ApiError::NotFound });
+    Router::new()
+        .merge(api)
+        .merge(routes::web())
+        .layer(middleware::from_fn_with_state(
+            ctx.clone(),
+            headers::security_headers,
+        ))
+        .with_state(ctx)
+}

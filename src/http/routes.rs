@@ -1,0 +1,258 @@
+//! The phone API's handlers (SPEC §3.2): thin adapters from HTTP to [`crate::ops`].
+
+mod stream;
+
+use std::net::SocketAddr;
+
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, State};
+use axum::http::HeaderMap;
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{delete, get, post};
+use axum::{Extension, Json, Router};
+use collie_actors::pairing::pairing_source;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::auth::Caller;
+use super::error::ApiError;
+use super::{request_id, Ctx};
+use crate::ops::{self, Actor};
+
+/// Largest request body the API reads (input text is at most 64 KiB, JSON-escaped).
+const MAX_BODY: usize = 512 * 1024;
+
+/// The `/api` routes. Every one of them must be listed in [`super::tiers::ROUTES`].
+pub(super) fn api() -> Router<Ctx> {
+    Router::new()
+        .route("/api/health", get(health))
+        .route("/api/pair", post(pair))
+        .route("/api/machines", get(machines))
+        .route("/api/settings", get(settings))
+        .route("/api/devices", get(devices))
+        .route("/api/devices/{label}", delete(revoke))
+        .route("/api/panes", get(panes).post(create))
+        .route("/api/panes/{m}/{p}", get(snapshot).delete(close))
+        .route("/api/panes/{m}/{p}/stream", get(stream::stream))
+        .route("/api/panes/{m}/{p}/input", post(input))
+        .route("/api/panes/{m}/{p}/rename", post(rename))
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+}
+
+/// The web app. The installable phone app arrives with its own issue; until then `/` explains how
+/// to use the API.
+pub(super) fn web() -> Router<Ctx> {
+    Router::new().route("/", get(index))
+}
+
+async fn index() -> Html<&'static str> {
+    Html(include_str!("index.html"))
+}
+
+/// Parses a JSON body with an error that names the bad field.
+fn body<T: DeserializeOwned>(bytes: &Bytes) -> Result<T, ApiError> {
+    serde_json::from_slice(bytes).map_err(|e| ApiError::BadRequest(format!("invalid body: {e}")))
+}
+
+fn actor_of(caller: &Caller) -> Actor {
+    Actor {
+        device: caller.audit_name(),
+        request_id: request_id(),
+    }
+}
+
+async fn health(State(ctx): State<Ctx>) -> Json<Value> {
+    Json(json!({
+        "build": option_env!("COLLIE_BUILD").unwrap_or("dev"),
+        "version": env!("CARGO_PKG_VERSION"),
+        "crew_mode": "solo",
+        "counts_7d": ctx.counters.totals(),
+    }))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PairBody {
+    code: String,
+    label: String,
+}
+
+async fn pair(
+    State(ctx): State<Ctx>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let xff = headers
+        .get("x-forwarded-for")
+        .and_then(|v| v.to_str().ok());
+    let source = pairing_source(peer.ip(), xff);
+    let b: PairBody = body(&bytes)?;
+    if b.code.len() > 64 {
+        return Err(ApiError::InvalidCode);
+    }
+    let claimed = ops::claim(&ctx, b.code, b.label, source).await?;
+    Ok(Json(json!({
+        "token": claimed.token.expose_secret(),
+        "device": {
+            "label": claimed.device.label.as_str(),
+            "tier": claimed.device.tier.as_str(),
+            "expires_at": ops::rfc3339(claimed.device.expires_at),
+        }
+    })))
+}
+
+async fn machines(State(ctx): State<Ctx>) -> Json<Value> {
+    Json(json!({
+        "machines": [{
+            "name": ctx.machine,
+            "role": "solo",
+            "online": true,
+            "version": env!("CARGO_PKG_VERSION"),
+        }]
+    }))
+}
+
+async fn settings(State(ctx): State<Ctx>) -> Json<Value> {
+    Json(json!({
+        "machine": ctx.machine,
+        "masking": ctx.masker.is_enabled(),
+        "audit_content": ctx.audit_content.as_str(),
+        "walky": false,
+        "tiers": ["read", "files", "full"],
+    }))
+}
+
+async fn devices(
+    State(ctx): State<Ctx>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Json<Value>, ApiError> {
+    let current = match &caller {
+        Caller::Device { label, .. } => Some(label.as_str()),
+        _ => None,
+    };
+    let list: Vec<Value> = ops::devices(&ctx)
+        .await?
+        .iter()
+        .map(|d| ops::device_json(d, current))
+        .collect();
+    Ok(Json(json!({ "devices": list })))
+}
+
+async fn revoke(
+    State(ctx): State<Ctx>,
+    Extension(caller): Extension<Caller>,
+    Path(label): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let is_self = matches!(&caller, Caller::Device { label: l, .. } if *l == label);
+    let is_full = matches!(
+        &caller,
+        Caller::Device {
+            tier: collie_actors::pairing::Tier::Full,
+            ..
+        }
+    );
+    if !is_self && !is_full {
+        return Err(ApiError::InsufficientTier);
+    }
+    let d = ops::revoke(&ctx, label, &actor_of(&caller)).await?;
+    Ok(Json(json!({ "revoked": d.label.as_str() })))
+}
+
+async fn panes(State(ctx): State<Ctx>) -> Result<Json<Value>, ApiError> {
+    Ok(Json(json!({ "panes": ops::panes(&ctx).await? })))
+}
+
+#[derive(Deserialize)]
+struct SnapshotQuery {
+    scrollback: Option<usize>,
+}
+
+async fn snapshot(
+    State(ctx): State<Ctx>,
+    Path((m, p)): Path<(String, String)>,
+    Query(q): Query<SnapshotQuery>,
+) -> Result<Response, ApiError> {
+    ops::check_machine(&ctx, &m)?;
+    let snap = ops::snapshot(&ctx, p, q.scrollback.unwrap_or(0).min(10_000)).await?;
+    Ok(Json(snap).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InputBody {
+    text: Option<String>,
+    keys: Option<Vec<String>>,
+}
+
+async fn input(
+    State(ctx): State<Ctx>,
+    Extension(caller): Extension<Caller>,
+    Path((m, p)): Path<(String, String)>,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    ops::check_machine(&ctx, &m)?;
+    let b: InputBody = body(&bytes)?;
+    ops::input(
+        &ctx,
+        &actor_of(&caller),
+        p,
+        b.text.unwrap_or_default(),
+        b.keys.unwrap_or_default(),
+    )
+    .await?;
+    Ok(Json(json!({ "ok": true })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateBody {
+    machine: String,
+    name: Option<String>,
+    starter: Option<String>,
+}
+
+async fn create(
+    State(ctx): State<Ctx>,
+    Extension(caller): Extension<Caller>,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let b: CreateBody = body(&bytes)?;
+    ops::check_machine(&ctx, &b.machine)?;
+    if b.starter.is_some() {
+        return Err(ApiError::BadRequest(
+            "starter: no starters are configured on this machine".into(),
+        ));
+    }
+    let info = ops::create(&ctx, &actor_of(&caller), b.name, Vec::new()).await?;
+    Ok(Json(serde_json::to_value(info).unwrap_or_default()))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RenameBody {
+    name: String,
+}
+
+async fn rename(
+    State(ctx): State<Ctx>,
+    Extension(caller): Extension<Caller>,
+    Path((m, p)): Path<(String, String)>,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    ops::check_machine(&ctx, &m)?;
+    let b: RenameBody = body(&bytes)?;
+    ops::rename(&ctx, &actor_of(&caller), p, b.name).await?;
+    Ok(Json(json!({ "ok": true })))
+}
+
+async fn close(
+    State(ctx): State<Ctx>,
+    Extension(caller): Extension<Caller>,
+    Path((m, p)): Path<(String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    ops::check_machine(&ctx, &m)?;
+    ops::close(&ctx, &actor_of(&caller), p).await?;
+    Ok(Json(json!({ "ok": true })))
+}

@@ -1,0 +1,63 @@
+//! The route → required tier registry (SPEC §11): the one place that says what each route needs.
+//!
+//! The auth middleware looks every request up here by method and matched route pattern. A route that
+//! is missing from this table is refused (fail closed), and a unit test checks that every route the
+//! router serves has an entry. Nothing at run time changes these tiers and no request field grants one.
+
+use axum::http::Method;
+use collie_actors::pairing::Tier;
+
+/// What a route requires of its caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// No token needed (`/api/health`, `/api/pair`).
+    Open,
+    /// A paired device of at least this tier (the local secret counts as `read` for GETs).
+    Device(Tier),
+}
+
+/// Every API route with its required access. Patterns are axum's (`{m}` placeholders).
+pub const ROUTES: &[(Method, &str, Access)] = &[
+    (Method::GET, "/api/health", Access::Open),
+    (Method::POST, "/api/pair", Access::Open),
+    (Method::GET, "/api/machines", Access::Device(Tier::Read)),
+    (Method::GET, "/api/settings", Access::Device(Tier::Read)),
+    (Method::GET, "/api/devices", Access::Device(Tier::Read)),
+    // Revoking oneself needs only `read`; revoking another device needs `full` (checked in the handler,
+    // which knows whose label it is).
+    (Method::DELETE, "/api/devices/{label}", Access::Device(Tier::Read)),
+    (Method::GET, "/api/panes", Access::Device(Tier::Read)),
+    (Method::POST, "/api/panes", Access::Device(Tier::Full)),
+    (Method::GET, "/api/panes/{m}/{p}", Access::Device(Tier::Read)),
+    (Method::DELETE, "/api/panes/{m}/{p}", Access::Device(Tier::Full)),
+    (Method::GET, "/api/panes/{m}/{p}/stream", Access::Device(Tier::Read)),
+    (Method::POST, "/api/panes/{m}/{p}/input", Access::Device(Tier::Full)),
+    (Method::POST, "/api/panes/{m}/{p}/rename", Access::Device(Tier::Full)),
+];
+
+/// The access a route requires, or `None` for a route the registry does not know (refused).
+pub fn required(method: &Method, pattern: &str) -> Option<Access> {
+    ROUTES
+        .iter()
+        .find(|(m, p, _)| m == method && *p == pattern)
+        .map(|(_, _, a)| *a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_need_full() {
+        for (m, p, a) in ROUTES {
+            if *m != Method::GET && p.starts_with("/api/panes") {
+                assert_eq!(*a, Access::Device(Tier::Full), "{m} {p}");
+            }
+        }
+        assert_eq!(required(&Method::GET, "/api/nope"), None);
+        assert_eq!(
+            required(&Method::POST, "/api/panes/{m}/{p}/input"),
+            Some(Access::Device(Tier::Full))
+        );
+    }
+}

@@ -1,0 +1,425 @@
+//! The bridge's operations, shared by the phone API and the control socket.
+//!
+//! Each function validates its input, talks to the actors through [`Ctx`], audits writes before they
+//! happen (fail closed: no audit line, no write) and returns an [`ApiError`] whose message is the
+//! SPEC §3.2 string. HTTP handlers and the control server are thin adapters around these.
+
+use std::net::IpAddr;
+
+use collie_actors::audit::{typed_text_detail, AuditEventKind, AuditRecord};
+use collie_actors::pairing::actor::{ClaimedDevice, NewCode, PairingError};
+use collie_actors::pairing::{Device, Dur, PairingMsg, Tier};
+use collie_actors::panes::actor::{PaneError, PaneInfo, PaneSnapshot};
+use collie_actors::panes::keys::{self, NamedKey};
+use collie_actors::panes::PanesMsg;
+use serde_json::{json, Value};
+
+use crate::control::protocol::{Reply, Request};
+use crate::http::error::ApiError;
+use crate::http::{request_id, Ctx};
+
+/// Who asks for a write, for audit lines.
+#[derive(Debug, Clone)]
+pub struct Actor {
+    /// The device label, or `None` for the local CLI.
+    pub device: Option<String>,
+    /// The request id shared by all lines of this request.
+    pub request_id: String,
+}
+
+impl Actor {
+    /// The CLI on this machine.
+    pub fn cli() -> Actor {
+        Actor {
+            device: None,
+            request_id: request_id(),
+        }
+    }
+
+    fn record(&self, ctx: &Ctx, event: AuditEventKind) -> AuditRecord {
+        AuditRecord {
+            event,
+            machine: ctx.machine.clone(),
+            session: None,
+            device: self.device.clone(),
+            request_id: Some(self.request_id.clone()),
+            detail: serde_json::Map::new(),
+        }
+        .with_detail("via", if self.device.is_some() { "phone" } else { "cli" })
+    }
+}
+
+impl From<PairingError> for ApiError {
+    fn from(e: PairingError) -> Self {
+        match e {
+            PairingError::InvalidCode => ApiError::InvalidCode,
+            PairingError::TooManyAttempts { retry_after } => {
+                ApiError::TooManyAttempts { retry_after }
+            }
+            PairingError::LabelInUse => ApiError::LabelInUse,
+            PairingError::InvalidLabel => ApiError::BadRequest("invalid label".into()),
+            PairingError::NoSuchDevice => ApiError::NoSuchDevice,
+            PairingError::AuditUnavailable => ApiError::AuditUnavailable,
+            PairingError::Store(_) => ApiError::PairingUnavailable,
+            _ => ApiError::Internal,
+        }
+    }
+}
+
+impl From<PaneError> for ApiError {
+    fn from(e: PaneError) -> Self {
+        match e {
+            PaneError::NoSuchPane => ApiError::NoSuchPane,
+            PaneError::ResourceLimit => ApiError::ResourceLimit,
+            PaneError::BadInput(m) => ApiError::BadRequest(m),
+            PaneError::AuditUnavailable => ApiError::AuditUnavailable,
+            other => {
+                tracing::warn!(error = %other, "pane operation failed");
+                ApiError::BadRequest(other.to_string())
+            }
+        }
+    }
+}
+
+/// Checks that `m` names this bridge (`local` or its own name).
+pub fn check_machine(ctx: &Ctx, m: &str) -> Result<(), ApiError> {
+    if m == "local" || m == ctx.machine {
+        Ok(())
+    } else {
+        Err(ApiError::NoSuchMachine)
+    }
+}
+
+/// Splits `machine/pane` (the CLI accepts both forms) and checks the machine.
+fn local_pane(ctx: &Ctx, pane: &str) -> Result<String, ApiError> {
+    let pane = pane.split('#').next().unwrap_or(pane);
+    match pane.split_once('/') {
+        Some((m, p)) => {
+            check_machine(ctx, m)?;
+            Ok(p.to_string())
+        }
+        None => Ok(pane.to_string()),
+    }
+}
+
+// ---- pairing and devices ----
+
+/// A new pairing code.
+pub async fn new_code(ctx: &Ctx, tier: &str, expires: Option<&str>) -> Result<NewCode, ApiError> {
+    let tier = Tier::parse(tier).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let expires = expires
+        .map(Dur::parse)
+        .transpose()
+        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    Ok(ctx
+        .pairing
+        .call(|r| PairingMsg::NewCode {
+            tier,
+            expires,
+            reply: r,
+        })
+        .await?)
+}
+
+/// Claims a code.
+pub async fn claim(
+    ctx: &Ctx,
+    code: String,
+    label: String,
+    source: IpAddr,
+) -> Result<ClaimedDevice, ApiError> {
+    Ok(ctx
+        .pairing
+        .call(|r| PairingMsg::Claim {
+            code,
+            label,
+            source,
+            reply: r,
+        })
+        .await??)
+}
+
+/// All devices.
+pub async fn devices(ctx: &Ctx) -> Result<Vec<Device>, ApiError> {
+    Ok(ctx.pairing.call(PairingMsg::List).await?)
+}
+
+/// JSON of one device for `/api/devices` and `collie devices list --json`.
+pub fn device_json(d: &Device, current: Option<&str>) -> Value {
+    json!({
+        "label": d.label.as_str(),
+        "tier": d.tier.as_str(),
+        "created_at": rfc3339(Some(d.created_at)),
+        "last_seen": rfc3339(d.last_seen),
+        "expires_at": rfc3339(d.expires_at),
+        "current": current == Some(d.label.as_str()),
+    })
+}
+
+/// RFC 3339 or null.
+pub fn rfc3339(t: Option<time::OffsetDateTime>) -> Value {
+    t.and_then(|t| {
+        t.format(&time::format_description::well_known::Rfc3339)
+            .ok()
+    })
+    .map_or(Value::Null, Value::String)
+}
+
+/// Revokes a device.
+pub async fn revoke(ctx: &Ctx, label: String, by: &Actor) -> Result<Device, ApiError> {
+    let by = by.device.clone();
+    Ok(ctx
+        .pairing
+        .call(|r| PairingMsg::Revoke {
+            label,
+            by,
+            reply: r,
+        })
+        .await??)
+}
+
+// ---- panes ----
+
+/// All panes of this machine.
+pub async fn panes(ctx: &Ctx) -> Result<Vec<PaneInfo>, ApiError> {
+    Ok(ctx.panes.call(PanesMsg::List).await?)
+}
+
+/// One pane's masked snapshot.
+pub async fn snapshot(ctx: &Ctx, pane: String, scrollback: usize) -> Result<PaneSnapshot, ApiError> {
+    Ok(ctx
+        .panes
+        .call(|r| PanesMsg::Snapshot {
+            pane,
+            scrollback,
+            reply: r,
+        })
+        .await??)
+}
+
+/// Types `text` then presses `keys` — audited first; refused when the audit line cannot be written.
+pub async fn input(
+    ctx: &Ctx,
+    actor: &Actor,
+    pane: String,
+    text: String,
+    key_names: Vec<String>,
+) -> Result<(), ApiError> {
+    keys::validate_text(&text).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    if key_names.len() > 256 {
+        return Err(ApiError::BadRequest("too many keys (at most 256)".into()));
+    }
+    let keys: Vec<NamedKey> = key_names
+        .iter()
+        .map(|k| NamedKey::parse(k))
+        .collect::<Result<_, _>>()
+        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    if text.is_empty() && keys.is_empty() {
+        return Err(ApiError::BadRequest("nothing to send: give text or keys".into()));
+    }
+    let info = pane_info(ctx, &pane).await?;
+    let mut rec = actor
+        .record(ctx, AuditEventKind::PaneInput)
+        .with_detail("pane", info.pane.clone());
+    if !text.is_empty() {
+        rec = rec.with_detail("text", typed_text_detail(&text));
+    }
+    if !keys.is_empty() {
+        rec = rec.with_detail(
+            "keys",
+            Value::Array(keys.iter().map(|k| Value::from(k.as_str())).collect()),
+        );
+    }
+    ctx.audit(rec).await?;
+    Ok(ctx
+        .panes
+        .call(|r| PanesMsg::Input {
+            pane,
+            text,
+            keys,
+            reply: r,
+        })
+        .await??)
+}
+
+async fn pane_info(ctx: &Ctx, pane: &str) -> Result<PaneInfo, ApiError> {
+    panes(ctx)
+        .await?
+        .into_iter()
+        .find(|p| p.pane == pane)
+        .ok_or(ApiError::NoSuchPane)
+}
+
+/// Starts a hosted pane — audited first.
+pub async fn create(
+    ctx: &Ctx,
+    actor: &Actor,
+    name: Option<String>,
+    command: Vec<String>,
+) -> Result<PaneInfo, ApiError> {
+    if let Some(n) = &name {
+        validate_pane_name(n)?;
+    }
+    let mut rec = actor.record(ctx, AuditEventKind::PaneCreate);
+    if let Some(n) = &name {
+        rec = rec.with_detail("name", n.clone());
+    }
+    if let Some(first) = command.first() {
+        rec = rec.with_detail("command", first.clone());
+    }
+    ctx.audit(rec).await?;
+    Ok(ctx
+        .panes
+        .call(|r| PanesMsg::Create {
+            name,
+            command,
+            reply: r,
+        })
+        .await??)
+}
+
+fn validate_pane_name(n: &str) -> Result<(), ApiError> {
+    if n.is_empty() || n.chars().count() > 64 || n.chars().any(char::is_control) {
+        return Err(ApiError::BadRequest(
+            "invalid name: 1-64 characters, no control characters".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Renames a pane — audited first.
+pub async fn rename(ctx: &Ctx, actor: &Actor, pane: String, name: String) -> Result<(), ApiError> {
+    validate_pane_name(&name)?;
+    let info = pane_info(ctx, &pane).await?;
+    ctx.audit(
+        actor
+            .record(ctx, AuditEventKind::PaneRename)
+            .with_detail("pane", info.pane.clone())
+            .with_detail("name", name.clone()),
+    )
+    .await?;
+    Ok(ctx
+        .panes
+        .call(|r| PanesMsg::Rename {
+            pane,
+            name,
+            reply: r,
+        })
+        .await??)
+}
+
+/// Closes a pane — audited first.
+pub async fn close(ctx: &Ctx, actor: &Actor, pane: String) -> Result<(), ApiError> {
+    let info = pane_info(ctx, &pane).await?;
+    ctx.audit(
+        actor
+            .record(ctx, AuditEventKind::PaneClose)
+            .with_detail("pane", info.pane.clone()),
+    )
+    .await?;
+    Ok(ctx
+        .panes
+        .call(|r| PanesMsg::Close { pane, reply: r })
+        .await??)
+}
+
+// ---- the control socket ----
+
+/// Answers one control-socket request.
+pub async fn control(ctx: &Ctx, req: Request) -> Reply {
+    match control_inner(ctx, req).await {
+        Ok(v) => Reply::ok(v),
+        Err(e) => Reply::err(e.to_string()),
+    }
+}
+
+async fn control_inner(ctx: &Ctx, req: Request) -> Result<Value, ApiError> {
+    let cli = Actor::cli();
+    match req {
+        Request::Status => Ok(json!({
+            "machine": ctx.machine,
+            "version": env!("CARGO_PKG_VERSION"),
+            "devices": devices(ctx).await?.len(),
+            "masking": ctx.masker.is_enabled(),
+            "audit_content": ctx.audit_content.as_str(),
+        })),
+        Request::AuditStoredTail => {
+            let tail = ctx.audit.call(collie_actors::audit::AuditMsg::StoredTail).await?;
+            Ok(serde_json::to_value(tail).unwrap_or_default())
+        }
+        Request::Pair { tier, expires } => {
+            let c = new_code(ctx, &tier, expires.as_deref()).await?;
+            Ok(json!({
+                "code": c.code,
+                "code_expires_at": rfc3339(Some(c.expires_at)),
+                "pair_url": format!("{}/#pair={}", ctx.public_url.trim_end_matches('/'), c.code.replace('-', "")),
+            }))
+        }
+        Request::DevicesList => {
+            let list: Vec<Value> = devices(ctx).await?.iter().map(|d| device_json(d, None)).collect();
+            Ok(json!({ "devices": list }))
+        }
+        Request::DevicesRevoke { label } => {
+            let d = revoke(ctx, label, &cli).await?;
+            Ok(json!({ "message": format!("revoked {}", d.label.as_str()) }))
+        }
+        Request::DevicesSetExpiry { label, dur } => {
+            let dur = Dur::parse(&dur).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+            let d = ctx
+                .pairing
+                .call(|r| PairingMsg::SetExpiry { label, dur, reply: r })
+                .await??;
+            Ok(json!({ "message": format!("{} expires at {}", d.label.as_str(), rfc3339(d.expires_at)) }))
+        }
+        Request::DevicesClearExpiry { label } => {
+            let d = ctx
+                .pairing
+                .call(|r| PairingMsg::ClearExpiry { label, reply: r })
+                .await??;
+            Ok(json!({ "message": format!("{} no longer expires", d.label.as_str()) }))
+        }
+        Request::DevicesSetTier { label, tier } => {
+            let tier = Tier::parse(&tier).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+            let d = ctx
+                .pairing
+                .call(|r| PairingMsg::SetTier {
+                    label,
+                    tier,
+                    by: None,
+                    reply: r,
+                })
+                .await??;
+            Ok(json!({ "message": format!("{} is now {}", d.label.as_str(), d.tier.as_str()) }))
+        }
+        Request::PanesList => Ok(json!({ "panes": panes(ctx).await? })),
+        Request::PanesNew { name, command } => {
+            Ok(serde_json::to_value(create(ctx, &cli, name, command).await?).unwrap_or_default())
+        }
+        Request::PanesRead { pane, scrollback } => {
+            let pane = local_pane(ctx, &pane)?;
+            Ok(serde_json::to_value(snapshot(ctx, pane, scrollback.min(10_000)).await?)
+                .unwrap_or_default())
+        }
+        Request::PanesSend { pane, text, enter } => {
+            let pane = local_pane(ctx, &pane)?;
+            let keys = if enter { vec!["Enter".to_string()] } else { vec![] };
+            input(ctx, &cli, pane, text, keys).await?;
+            Ok(Value::Null)
+        }
+        Request::PanesKeys { pane, keys } => {
+            let pane = local_pane(ctx, &pane)?;
+            input(ctx, &cli, pane, String::new(), keys).await?;
+            Ok(Value::Null)
+        }
+        Request::PanesRename { pane, name } => {
+            let pane = local_pane(ctx, &pane)?;
+            rename(ctx, &cli, pane, name).await?;
+            Ok(Value::Null)
+        }
+        Request::PanesClose { pane } => {
+            let pane = local_pane(ctx, &pane)?;
+            close(ctx, &cli, pane).await?;
+            Ok(Value::Null)
+        }
+    }
+}

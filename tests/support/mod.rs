@@ -1,0 +1,321 @@
+//! Test harness for black-box tests: a real `collie bridge` process with its own temp state dir, and
+//! a real tmux server on a private socket. Both are torn down on drop, pass or fail.
+#![allow(dead_code, unreachable_pub)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The `collie` binary under test.
+pub fn collie_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_collie"))
+}
+
+/// Polls `f` every 20 ms until it returns `Some` or `timeout` passes.
+pub fn wait_for<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A private tmux server (`tmux -S <dir>/tmux.sock`), killed on drop.
+pub struct Tmux {
+    pub socket: PathBuf,
+}
+
+impl Tmux {
+    /// Starts a server with one session `main` of 100×30.
+    pub fn start(dir: &Path) -> Tmux {
+        let socket = dir.join("tmux.sock");
+        let t = Tmux { socket };
+        let out = t
+            .cmd()
+            .args(["new-session", "-d", "-s", "main", "-x", "100", "-y", "30"])
+            .output()
+            .expect("tmux runs");
+        assert!(out.status.success(), "tmux new-session: {out:?}");
+        t
+    }
+
+    /// A tmux command on this server.
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::new("tmux");
+        c.arg("-S").arg(&self.socket).env_remove("TMUX");
+        c
+    }
+
+    /// `capture-pane -p` of a pane (for asserting what really reached tmux).
+    pub fn capture(&self, target: &str) -> String {
+        let out = self
+            .cmd()
+            .args(["capture-pane", "-p", "-t", target])
+            .output()
+            .expect("capture");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd().arg("kill-server").output();
+    }
+}
+
+/// A running bridge with its own state, config and tmux dirs.
+pub struct TestBridge {
+    pub dir: tempfile::TempDir,
+    pub child: Option<Child>,
+    pub port: u16,
+    pub tmux: Option<Tmux>,
+    pub extra_env: Vec<(String, String)>,
+}
+
+/// How to start a [`TestBridge`].
+#[derive(Default, Clone)]
+pub struct Opts {
+    pub with_tmux: bool,
+    pub env: Vec<(String, String)>,
+}
+
+impl TestBridge {
+    /// A bridge with a private tmux server (one session, one pane).
+    pub fn start() -> TestBridge {
+        Self::start_with(Opts {
+            with_tmux: true,
+            ..Opts::default()
+        })
+    }
+
+    /// A bridge with options.
+    pub fn start_with(opts: Opts) -> TestBridge {
+        let dir = tempfile::Builder::new()
+            .prefix("collie-test-")
+            .tempdir()
+            .expect("tempdir");
+        for d in ["state", "config", "tmuxdefault", "home"] {
+            std::fs::create_dir_all(dir.path().join(d)).expect("mkdir");
+        }
+        let tmux = opts.with_tmux.then(|| Tmux::start(dir.path()));
+        let mut b = TestBridge {
+            dir,
+            child: None,
+            port: 0,
+            tmux,
+            extra_env: opts.env,
+        };
+        b.launch();
+        b
+    }
+
+    /// Starts (or restarts) the bridge process on the same state dir.
+    pub fn launch(&mut self) {
+        let mut cmd = self.command();
+        cmd.args(["bridge", "--port", "0", "--name", "testbox"]);
+        cmd.stdout(Stdio::piped()).stderr(Stdio::inherit());
+        let mut child = cmd.spawn().expect("spawn collie bridge");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut reader = BufReader::new(stdout);
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("read bridge banner");
+        let addr = line
+            .split("http://")
+            .nth(1)
+            .unwrap_or_else(|| panic!("unexpected banner: {line:?}"))
+            .trim();
+        self.port = addr
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("port in banner");
+        // Keep draining stdout so the bridge never blocks on a full pipe.
+        std::thread::spawn(move || {
+            let mut sink = String::new();
+            while reader.read_line(&mut sink).map(|n| n > 0).unwrap_or(false) {
+                sink.clear();
+            }
+        });
+        self.child = Some(child);
+        // Wait until the control socket answers.
+        let ok = wait_for(Duration::from_secs(10), || {
+            self.state().join("bridge.sock").exists().then_some(())
+        });
+        assert!(ok.is_some(), "bridge did not create its control socket");
+    }
+
+    /// The environment every collie process of this test gets.
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(collie_bin());
+        let d = self.dir.path();
+        cmd.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", d.join("home"))
+            .env("COLLIE_STATE_DIR", d.join("state"))
+            .env("COLLIE_CONFIG_DIR", d.join("config"))
+            .env("TMUX_TMPDIR", d.join("tmuxdefault"))
+            .env("COLLIE_LOG", "warn");
+        if let Some(t) = &self.tmux {
+            cmd.env("COLLIE_TMUX_SOCKETS", &t.socket);
+        }
+        for (k, v) in &self.extra_env {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    pub fn state(&self) -> PathBuf {
+        self.dir.path().join("state")
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// Runs `collie ARGS` against this bridge.
+    pub fn cli(&self, args: &[&str]) -> Output {
+        self.command()
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run collie")
+    }
+
+    /// Runs `collie ARGS`, asserts success, returns stdout.
+    pub fn cli_ok(&self, args: &[&str]) -> String {
+        let out = self.cli(args);
+        assert!(
+            out.status.success(),
+            "collie {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// A fresh pairing code from `collie pair --json`.
+    pub fn code(&self, tier: &str) -> String {
+        let out = self.cli_ok(&["pair", "--json", "--tier", tier]);
+        let v: Value = serde_json::from_str(&out).expect("pair --json is JSON");
+        v["code"].as_str().expect("code").to_string()
+    }
+
+    /// Pairs a device and returns its token.
+    pub fn pair(&self, label: &str, tier: &str) -> String {
+        let code = self.code(tier);
+        let (status, body) = self.post("/api/pair", None, &serde_json::json!({"code": code, "label": label}));
+        assert_eq!(status, 200, "pairing failed: {body}");
+        body["token"].as_str().expect("token").to_string()
+    }
+
+    /// The first tmux pane's id as the bridge names it, once the bridge mirrors it.
+    pub fn first_tmux_pane(&self, token: &str) -> String {
+        wait_for(Duration::from_secs(10), || {
+            let (s, v) = self.get("/api/panes", Some(token));
+            if s != 200 {
+                return None;
+            }
+            v["panes"]
+                .as_array()?
+                .iter()
+                .find(|p| p["backend"] == "tmux")
+                .and_then(|p| p["pane"].as_str().map(str::to_string))
+        })
+        .expect("the bridge mirrors the tmux pane")
+    }
+
+    pub fn get(&self, path: &str, token: Option<&str>) -> (u16, Value) {
+        self.request("GET", path, token, None, &[])
+    }
+
+    pub fn post(&self, path: &str, token: Option<&str>, body: &Value) -> (u16, Value) {
+        self.request("POST", path, token, Some(body), &[])
+    }
+
+    /// Any request; returns status and JSON body (Null when not JSON).
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        body: Option<&Value>,
+        headers: &[(&str, &str)],
+    ) -> (u16, Value) {
+        let (status, _, text) = self.raw(method, path, token, body, headers);
+        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    /// Any request; returns status, response headers and body text.
+    pub fn raw(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        body: Option<&Value>,
+        headers: &[(&str, &str)],
+    ) -> (u16, Vec<(String, String)>, String) {
+        let mut req = ureq::request(method, &self.url(path)).timeout(Duration::from_secs(15));
+        if let Some(t) = token {
+            req = req.set("Authorization", &format!("Bearer {t}"));
+        }
+        for (k, v) in headers {
+            req = req.set(k, v);
+        }
+        let result = match body {
+            Some(b) => req.send_json(b.clone()),
+            None => req.call(),
+        };
+        let resp = match result {
+            Ok(r) => r,
+            Err(ureq::Error::Status(_, r)) => r,
+            Err(e) => panic!("{method} {path}: {e}"),
+        };
+        let status = resp.status();
+        let hdrs = resp
+            .headers_names()
+            .into_iter()
+            .map(|n| {
+                let v = resp.header(&n).unwrap_or("").to_string();
+                (n.to_lowercase(), v)
+            })
+            .collect();
+        let text = resp.into_string().unwrap_or_default();
+        (status, hdrs, text)
+    }
+
+    /// Sends SIGTERM and waits for a clean exit.
+    pub fn stop(&mut self) -> Option<std::process::ExitStatus> {
+        let mut child = self.child.take()?;
+        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        let done = wait_for(Duration::from_secs(10), || child.try_wait().ok().flatten());
+        match done {
+            Some(st) => Some(st),
+            None => {
+                let _ = child.kill();
+                child.wait().ok()
+            }
+        }
+    }
+
+    /// SIGKILL, no cleanup by the bridge.
+    pub fn kill_hard(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for TestBridge {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
