@@ -97,7 +97,10 @@ impl Settings {
     }
 
     /// Resolves settings from an explicit environment (pure apart from reading the config files).
-    pub fn resolve(overrides: &Overrides, process_env: &BTreeMap<String, String>) -> Result<Settings> {
+    pub fn resolve(
+        overrides: &Overrides,
+        process_env: &BTreeMap<String, String>,
+    ) -> Result<Settings> {
         let home = process_env.get("HOME").map(PathBuf::from);
         let config_dir = match process_env.get("COLLIE_CONFIG_DIR") {
             Some(d) => PathBuf::from(d),
@@ -116,7 +119,12 @@ impl Settings {
 
         let mut state_dir = match get("COLLIE_STATE_DIR") {
             Some(d) => PathBuf::from(d),
-            None => xdg_dir(process_env, "XDG_STATE_HOME", home.as_deref(), ".local/state")?,
+            None => xdg_dir(
+                process_env,
+                "XDG_STATE_HOME",
+                home.as_deref(),
+                ".local/state",
+            )?,
         };
         if let Some(instance) = get("COLLIE_INSTANCE") {
             if !valid_name(&instance) {
@@ -145,7 +153,9 @@ impl Settings {
         let name = match overrides.name.clone().or(file.name.clone()) {
             Some(n) => {
                 if !valid_name(&n) || n == "local" {
-                    bail!("machine name must be 1-32 of a-z, 0-9 and - (and not `local`), got {n:?}");
+                    bail!(
+                        "machine name must be 1-32 of a-z, 0-9 and - (and not `local`), got {n:?}"
+                    );
                 }
                 n
             }
@@ -206,7 +216,8 @@ fn xdg_dir(
 /// `[a-z0-9-]{1,32}`.
 pub fn valid_name(s: &str) -> bool {
     (1..=32).contains(&s.len())
-        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
 /// The host name lowercased, other characters turned into `-`, cut to 32 (SPEC §3.1).
@@ -276,7 +287,10 @@ mod tests {
     use super::*;
 
     fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
@@ -292,8 +306,11 @@ mod tests {
     #[test]
     fn precedence_flags_env_dotenv_file() {
         let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::write(dir.path().join(".env"), "COLLIE_PORT=9000\nCOLLIE_REDACT=off\n")
-            .expect("write");
+        std::fs::write(
+            dir.path().join(".env"),
+            "COLLIE_PORT=9000\nCOLLIE_REDACT=off\n",
+        )
+        .expect("write");
         std::fs::write(
             dir.path().join("config.toml"),
             "name = \"from-file\"\n[tmux]\nsockets = [\"/a\"]\n",
@@ -312,7 +329,11 @@ mod tests {
         assert!(!s.redact, ".env is read");
         assert_eq!(s.name, "from-file");
         assert_eq!(s.state_dir, PathBuf::from("/s/instances/two"));
-        let socks: Vec<_> = s.tmux_sockets.iter().map(|p| p.display().to_string()).collect();
+        let socks: Vec<_> = s
+            .tmux_sockets
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
         assert_eq!(socks, ["/a", "/b", "/c"]);
         let o = Overrides {
             port: Some(1),

@@ -45,7 +45,14 @@ impl Actor {
             request_id: Some(self.request_id.clone()),
             detail: serde_json::Map::new(),
         }
-        .with_detail("via", if self.device.is_some() { "phone" } else { "cli" })
+        .with_detail(
+            "via",
+            if self.device.is_some() {
+                "phone"
+            } else {
+                "cli"
+            },
+        )
     }
 }
 
@@ -186,7 +193,11 @@ pub async fn panes(ctx: &Ctx) -> Result<Vec<PaneInfo>, ApiError> {
 }
 
 /// One pane's masked snapshot.
-pub async fn snapshot(ctx: &Ctx, pane: String, scrollback: usize) -> Result<PaneSnapshot, ApiError> {
+pub async fn snapshot(
+    ctx: &Ctx,
+    pane: String,
+    scrollback: usize,
+) -> Result<PaneSnapshot, ApiError> {
     Ok(ctx
         .panes
         .call(|r| PanesMsg::Snapshot {
@@ -215,7 +226,9 @@ pub async fn input(
         .collect::<Result<_, _>>()
         .map_err(|e| ApiError::BadRequest(e.to_string()))?;
     if text.is_empty() && keys.is_empty() {
-        return Err(ApiError::BadRequest("nothing to send: give text or keys".into()));
+        return Err(ApiError::BadRequest(
+            "nothing to send: give text or keys".into(),
+        ));
     }
     let info = pane_info(ctx, &pane).await?;
     let mut rec = actor
@@ -344,7 +357,10 @@ async fn control_inner(ctx: &Ctx, req: Request) -> Result<Value, ApiError> {
             "audit_content": ctx.audit_content.as_str(),
         })),
         Request::AuditStoredTail => {
-            let tail = ctx.audit.call(collie_actors::audit::AuditMsg::StoredTail).await?;
+            let tail = ctx
+                .audit
+                .call(collie_actors::audit::AuditMsg::StoredTail)
+                .await?;
             Ok(serde_json::to_value(tail).unwrap_or_default())
         }
         Request::Pair { tier, expires } => {
@@ -356,7 +372,11 @@ async fn control_inner(ctx: &Ctx, req: Request) -> Result<Value, ApiError> {
             }))
         }
         Request::DevicesList => {
-            let list: Vec<Value> = devices(ctx).await?.iter().map(|d| device_json(d, None)).collect();
+            let list: Vec<Value> = devices(ctx)
+                .await?
+                .iter()
+                .map(|d| device_json(d, None))
+                .collect();
             Ok(json!({ "devices": list }))
         }
         Request::DevicesRevoke { label } => {
@@ -367,9 +387,15 @@ async fn control_inner(ctx: &Ctx, req: Request) -> Result<Value, ApiError> {
             let dur = Dur::parse(&dur).map_err(|e| ApiError::BadRequest(e.to_string()))?;
             let d = ctx
                 .pairing
-                .call(|r| PairingMsg::SetExpiry { label, dur, reply: r })
+                .call(|r| PairingMsg::SetExpiry {
+                    label,
+                    dur,
+                    reply: r,
+                })
                 .await??;
-            Ok(json!({ "message": format!("{} expires at {}", d.label.as_str(), rfc3339(d.expires_at)) }))
+            Ok(
+                json!({ "message": format!("{} expires at {}", d.label.as_str(), rfc3339(d.expires_at)) }),
+            )
         }
         Request::DevicesClearExpiry { label } => {
             let d = ctx
@@ -397,12 +423,18 @@ async fn control_inner(ctx: &Ctx, req: Request) -> Result<Value, ApiError> {
         }
         Request::PanesRead { pane, scrollback } => {
             let pane = local_pane(ctx, &pane)?;
-            Ok(serde_json::to_value(snapshot(ctx, pane, scrollback.min(10_000)).await?)
-                .unwrap_or_default())
+            Ok(
+                serde_json::to_value(snapshot(ctx, pane, scrollback.min(10_000)).await?)
+                    .unwrap_or_default(),
+            )
         }
         Request::PanesSend { pane, text, enter } => {
             let pane = local_pane(ctx, &pane)?;
-            let keys = if enter { vec!["Enter".to_string()] } else { vec![] };
+            let keys = if enter {
+                vec!["Enter".to_string()]
+            } else {
+                vec![]
+            };
             input(ctx, &cli, pane, text, keys).await?;
             Ok(Value::Null)
         }

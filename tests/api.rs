@@ -32,13 +32,19 @@ fn wait_screen(b: &TestBridge, token: &str, pane: &str, needle: &str) -> String 
 fn pair_read_type_and_see_the_echo() {
     let b = TestBridge::start();
     let token = b.pair("phone", "full");
-    assert!(token.starts_with("collie_"), "device tokens carry the prefix");
+    assert!(
+        token.starts_with("collie_"),
+        "device tokens carry the prefix"
+    );
     let pane = b.first_tmux_pane(&token);
 
     let (s, list) = b.get("/api/panes", Some(&token));
     assert_eq!(s, 200);
     let p = &list["panes"][0];
-    assert_eq!(p["machine"], "testbox", "data carries the real machine name");
+    assert_eq!(
+        p["machine"], "testbox",
+        "data carries the real machine name"
+    );
     assert_eq!(p["token"].as_str().map(str::len), Some(4));
 
     let (s, _) = b.post(
@@ -145,7 +151,10 @@ fn error_strings_of_the_api() {
     // No token, unknown token.
     let (s, v) = b.get("/api/panes", None);
     assert_eq!((s, v["error"].as_str()), (403, Some("device not paired")));
-    let (s, v) = b.get("/api/panes", Some("collie_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"));
+    let (s, v) = b.get(
+        "/api/panes",
+        Some("collie_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"),
+    );
     assert_eq!((s, v["error"].as_str()), (403, Some("device not paired")));
 
     // Unknown machine and pane.
@@ -162,22 +171,39 @@ fn error_strings_of_the_api() {
     assert_eq!((s, v["error"].as_str()), (400, Some("text too long")));
     let (s, v) = b.post(&input, Some(&full), &json!({"txt": "x"}));
     assert_eq!(s, 400);
-    assert!(v["error"].as_str().unwrap_or("").contains("txt"), "names the bad field: {v}");
+    assert!(
+        v["error"].as_str().unwrap_or("").contains("txt"),
+        "names the bad field: {v}"
+    );
 
     // Pairing errors.
     let code = b.code("full");
-    let (s, v) = b.post("/api/pair", None, &json!({"code": code, "label": "bad label!"}));
+    let (s, v) = b.post(
+        "/api/pair",
+        None,
+        &json!({"code": code, "label": "bad label!"}),
+    );
     assert_eq!((s, v["error"].as_str()), (400, Some("invalid label")));
     let (s, v) = b.post("/api/pair", None, &json!({"code": code, "label": "phone"}));
     assert_eq!((s, v["error"].as_str()), (409, Some("label in use")));
-    let (s, v) = b.post("/api/pair", None, &json!({"code": "AAAA-AAAA", "label": "x"}));
-    assert_eq!((s, v["error"].as_str()), (403, Some("invalid or expired code")));
+    let (s, v) = b.post(
+        "/api/pair",
+        None,
+        &json!({"code": "AAAA-AAAA", "label": "x"}),
+    );
+    assert_eq!(
+        (s, v["error"].as_str()),
+        (403, Some("invalid or expired code"))
+    );
 
     // A used code is refused.
     let (s, _) = b.post("/api/pair", None, &json!({"code": code, "label": "tablet"}));
     assert_eq!(s, 200, "the code survives a label-in-use refusal");
     let (s, v) = b.post("/api/pair", None, &json!({"code": code, "label": "laptop"}));
-    assert_eq!((s, v["error"].as_str()), (403, Some("invalid or expired code")));
+    assert_eq!(
+        (s, v["error"].as_str()),
+        (403, Some("invalid or expired code"))
+    );
 
     // Unknown route.
     let (s, _) = b.get("/api/nothing-here", Some(&full));
@@ -189,11 +215,18 @@ fn five_wrong_codes_invalidate_the_code() {
     let b = TestBridge::start_with(support::Opts::default());
     let code = b.code("full");
     for _ in 0..5 {
-        let (s, _) = b.post("/api/pair", None, &json!({"code": "ZZZZ-ZZZZ", "label": "p"}));
+        let (s, _) = b.post(
+            "/api/pair",
+            None,
+            &json!({"code": "ZZZZ-ZZZZ", "label": "p"}),
+        );
         assert_eq!(s, 403);
     }
     let (s, v) = b.post("/api/pair", None, &json!({"code": code, "label": "p"}));
-    assert_eq!((s, v["error"].as_str()), (403, Some("invalid or expired code")));
+    assert_eq!(
+        (s, v["error"].as_str()),
+        (403, Some("invalid or expired code"))
+    );
     // Codes are case-insensitive and dashes are ignored.
     let code = b.code("full").to_lowercase().replace('-', "");
     let (s, _) = b.post("/api/pair", None, &json!({"code": code, "label": "p"}));
@@ -204,8 +237,16 @@ fn five_wrong_codes_invalidate_the_code() {
 fn eleven_attempts_a_minute_get_429_per_source() {
     let b = TestBridge::start_with(support::Opts::default());
     let attempt = |xff: Option<&str>| {
-        let headers: Vec<(&str, &str)> = xff.map(|x| vec![("X-Forwarded-For", x)]).unwrap_or_default();
-        b.raw("POST", "/api/pair", None, Some(&json!({"code": "ZZZZ-ZZZZ", "label": "p"})), &headers)
+        let headers: Vec<(&str, &str)> = xff
+            .map(|x| vec![("X-Forwarded-For", x)])
+            .unwrap_or_default();
+        b.raw(
+            "POST",
+            "/api/pair",
+            None,
+            Some(&json!({"code": "ZZZZ-ZZZZ", "label": "p"})),
+            &headers,
+        )
     };
     for i in 0..10 {
         let (s, _, _) = attempt(Some("198.51.100.7"));
@@ -214,7 +255,10 @@ fn eleven_attempts_a_minute_get_429_per_source() {
     let (s, headers, body) = attempt(Some("198.51.100.7"));
     assert_eq!(s, 429);
     assert!(body.contains("too many attempts"));
-    let retry = headers.iter().find(|(k, _)| k == "retry-after").map(|(_, v)| v.as_str());
+    let retry = headers
+        .iter()
+        .find(|(k, _)| k == "retry-after")
+        .map(|(_, v)| v.as_str());
     assert_eq!(retry, Some("60"));
     // The last X-Forwarded-For entry is the source when the peer is loopback.
     let (s, _, _) = attempt(Some("198.51.100.7, 203.0.113.9"));
@@ -233,19 +277,42 @@ fn read_tier_can_watch_but_not_write_and_denials_are_audited() {
     let (s, _) = b.get(&format!("/api/panes/local/{pane}"), Some(&read));
     assert_eq!(s, 200);
     let writes = [
-        ("POST", format!("/api/panes/local/{pane}/input"), Some(json!({"text": "echo no"}))),
-        ("POST", "/api/panes".to_string(), Some(json!({"machine": "local"}))),
-        ("POST", format!("/api/panes/local/{pane}/rename"), Some(json!({"name": "x"}))),
+        (
+            "POST",
+            format!("/api/panes/local/{pane}/input"),
+            Some(json!({"text": "echo no"})),
+        ),
+        (
+            "POST",
+            "/api/panes".to_string(),
+            Some(json!({"machine": "local"})),
+        ),
+        (
+            "POST",
+            format!("/api/panes/local/{pane}/rename"),
+            Some(json!({"name": "x"})),
+        ),
         ("DELETE", format!("/api/panes/local/{pane}"), None),
         // The tier gate runs before routing: a missing pane still says `insufficient tier`.
-        ("POST", "/api/panes/local/t9-9/input".to_string(), Some(json!({"text": "x"}))),
+        (
+            "POST",
+            "/api/panes/local/t9-9/input".to_string(),
+            Some(json!({"text": "x"})),
+        ),
     ];
     for (m, path, body) in &writes {
         let (s, v) = b.request(m, path, Some(&read), body.as_ref(), &[]);
-        assert_eq!((s, v["error"].as_str()), (403, Some("insufficient tier")), "{m} {path}");
+        assert_eq!(
+            (s, v["error"].as_str()),
+            (403, Some("insufficient tier")),
+            "{m} {path}"
+        );
     }
     let log = std::fs::read_to_string(b.state().join("audit.log")).expect("audit log");
-    let denied = log.lines().filter(|l| l.contains("\"security.denied\"") && l.contains("watcher")).count();
+    let denied = log
+        .lines()
+        .filter(|l| l.contains("\"security.denied\"") && l.contains("watcher"))
+        .count();
     assert_eq!(denied, writes.len(), "each denial is audited");
 
     // set-tier promotes at the next request, without restart.
@@ -256,7 +323,12 @@ fn read_tier_can_watch_but_not_write_and_denials_are_audited() {
         &json!({"text": "echo promoted"}),
     );
     assert_eq!(s, 200);
-    assert!(log.len() < std::fs::read_to_string(b.state().join("audit.log")).expect("log").len());
+    assert!(
+        log.len()
+            < std::fs::read_to_string(b.state().join("audit.log"))
+                .expect("log")
+                .len()
+    );
     let _ = full;
 }
 
@@ -285,7 +357,12 @@ fn a_device_may_revoke_itself_but_only_full_may_revoke_others() {
     assert_eq!((s, v["error"].as_str()), (403, Some("insufficient tier")));
     let (s, v) = b.get("/api/devices", Some(&full));
     assert_eq!(s, 200);
-    let me = v["devices"].as_array().expect("devices").iter().find(|d| d["label"] == "phone").cloned();
+    let me = v["devices"]
+        .as_array()
+        .expect("devices")
+        .iter()
+        .find(|d| d["label"] == "phone")
+        .cloned();
     assert_eq!(me.expect("phone listed")["current"], true);
     let (s, _) = b.request("DELETE", "/api/devices/watcher", Some(&read), None, &[]);
     assert_eq!(s, 200);
@@ -300,13 +377,39 @@ fn local_secret_reads_only() {
     let auth = format!("Local {}", secret.trim());
     let (s, _) = b.request("GET", "/api/panes", None, None, &[("Authorization", &auth)]);
     assert_eq!(s, 200, "GET with the local secret");
-    let (s, v) = b.request("POST", "/api/panes", None, Some(&json!({"machine": "local"})), &[("Authorization", &auth)]);
-    assert_eq!((s, v["error"].as_str()), (403, Some("device not paired")), "never a write credential");
+    let (s, v) = b.request(
+        "POST",
+        "/api/panes",
+        None,
+        Some(&json!({"machine": "local"})),
+        &[("Authorization", &auth)],
+    );
+    assert_eq!(
+        (s, v["error"].as_str()),
+        (403, Some("device not paired")),
+        "never a write credential"
+    );
     for h in ["X-Forwarded-For", "Forwarded", "X-Real-IP"] {
-        let (s, v) = b.request("GET", "/api/panes", None, None, &[("Authorization", &auth), (h, "127.0.0.1")]);
-        assert_eq!((s, v["error"].as_str()), (403, Some("device not paired")), "{h}");
+        let (s, v) = b.request(
+            "GET",
+            "/api/panes",
+            None,
+            None,
+            &[("Authorization", &auth), (h, "127.0.0.1")],
+        );
+        assert_eq!(
+            (s, v["error"].as_str()),
+            (403, Some("device not paired")),
+            "{h}"
+        );
     }
-    let (s, _) = b.request("GET", "/api/panes", None, None, &[("Authorization", "Local wrong")]);
+    let (s, _) = b.request(
+        "GET",
+        "/api/panes",
+        None,
+        None,
+        &[("Authorization", "Local wrong")],
+    );
     assert_eq!(s, 403);
 }
 
@@ -328,23 +431,61 @@ fn health_headers_host_and_origin() {
         Some("camera=(), geolocation=(), microphone=(self), payment=(), usb=()")
     );
     assert_eq!(get("cache-control").as_deref(), Some("private, no-store"));
-    assert_eq!(get("strict-transport-security"), None, "no HSTS over plain HTTP");
+    assert_eq!(
+        get("strict-transport-security"),
+        None,
+        "no HSTS over plain HTTP"
+    );
 
     let (_, h, _) = b.raw("GET", "/", None, None, &[]);
-    let csp = h.iter().find(|(k, _)| k == "content-security-policy").map(|(_, v)| v.clone());
+    let csp = h
+        .iter()
+        .find(|(k, _)| k == "content-security-policy")
+        .map(|(_, v)| v.clone());
     assert_eq!(
         csp.as_deref(),
         Some("default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; object-src 'none'; form-action 'self'; frame-ancestors 'none'")
     );
-    let (_, h, _) = b.raw("GET", "/api/health", None, None, &[("X-Forwarded-Proto", "https")]);
-    let hsts = h.iter().find(|(k, _)| k == "strict-transport-security").map(|(_, v)| v.clone());
+    let (_, h, _) = b.raw(
+        "GET",
+        "/api/health",
+        None,
+        None,
+        &[("X-Forwarded-Proto", "https")],
+    );
+    let hsts = h
+        .iter()
+        .find(|(k, _)| k == "strict-transport-security")
+        .map(|(_, v)| v.clone());
     assert_eq!(hsts.as_deref(), Some("max-age=31536000"));
 
-    let (s, _) = b.request("GET", "/api/health", None, None, &[("Host", "evil.example")]);
+    let (s, _) = b.request(
+        "GET",
+        "/api/health",
+        None,
+        None,
+        &[("Host", "evil.example")],
+    );
     assert_eq!(s, 403, "foreign Host refused");
-    let (s, _) = b.request("POST", "/api/pair", None, Some(&json!({"code": "x", "label": "y"})), &[("Origin", "http://evil.example")]);
+    let (s, _) = b.request(
+        "POST",
+        "/api/pair",
+        None,
+        Some(&json!({"code": "x", "label": "y"})),
+        &[("Origin", "http://evil.example")],
+    );
     assert_eq!(s, 403, "cross-origin write refused");
     let origin = format!("http://127.0.0.1:{}", b.port);
-    let (s, v) = b.request("POST", "/api/pair", None, Some(&json!({"code": "AAAA-AAAA", "label": "y"})), &[("Origin", &origin)]);
-    assert_eq!((s, v["error"].as_str()), (403, Some("invalid or expired code")), "same origin passes the check");
+    let (s, v) = b.request(
+        "POST",
+        "/api/pair",
+        None,
+        Some(&json!({"code": "AAAA-AAAA", "label": "y"})),
+        &[("Origin", &origin)],
+    );
+    assert_eq!(
+        (s, v["error"].as_str()),
+        (403, Some("invalid or expired code")),
+        "same origin passes the check"
+    );
 }

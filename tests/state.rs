@@ -29,13 +29,32 @@ fn every_file_in_the_state_dir_is_private() {
     let b = TestBridge::start();
     let token = b.pair("phone", "full");
     let pane = b.first_tmux_pane(&token);
-    let (s, _) = b.post(&format!("/api/panes/local/{pane}/input"), Some(&token), &json!({"keys": ["Enter"]}));
+    let (s, _) = b.post(
+        &format!("/api/panes/local/{pane}/input"),
+        Some(&token),
+        &json!({"keys": ["Enter"]}),
+    );
     assert_eq!(s, 200);
     let state = b.state();
-    assert_eq!(std::fs::metadata(&state).expect("meta").permissions().mode() & 0o777, 0o700);
+    assert_eq!(
+        std::fs::metadata(&state)
+            .expect("meta")
+            .permissions()
+            .mode()
+            & 0o777,
+        0o700
+    );
     let mut files = Vec::new();
     walk(&state, &mut files);
-    let names: Vec<String> = files.iter().map(|(p, _, _)| p.file_name().unwrap_or_default().to_string_lossy().into_owned()).collect();
+    let names: Vec<String> = files
+        .iter()
+        .map(|(p, _, _)| {
+            p.file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
     for must in ["audit.log", "local-secret", "bridge.sock", "db"] {
         assert!(names.iter().any(|n| n == must), "{must} exists: {names:?}");
     }
@@ -64,7 +83,10 @@ fn cli_without_a_bridge_says_so_in_one_line() {
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(err.trim().lines().count(), 1, "{err}");
-        assert!(err.contains("collie bridge"), "names the command that starts it: {err}");
+        assert!(
+            err.contains("collie bridge"),
+            "names the command that starts it: {err}"
+        );
     }
     let out = b.cli(&["pair", "--tier", "root"]);
     assert_eq!(out.status.code(), Some(2), "usage error");
@@ -81,7 +103,10 @@ fn tokens_and_pane_tokens_survive_a_restart() {
     let pane2 = b.first_tmux_pane(&token);
     assert_eq!(pane, pane2);
     let (_, after) = b.get("/api/panes", Some(&token));
-    assert_eq!(before["panes"][0]["token"], after["panes"][0]["token"], "pane token stable across restart");
+    assert_eq!(
+        before["panes"][0]["token"], after["panes"][0]["token"],
+        "pane token stable across restart"
+    );
 }
 
 #[test]
@@ -94,11 +119,23 @@ fn pane_token_changes_when_the_id_is_reused() {
     // A new tmux server reuses %0 for a different pane instance.
     let tmux = b.tmux.as_ref().expect("tmux");
     let _ = tmux.cmd().arg("kill-server").output();
-    let out = tmux.cmd().args(["new-session", "-d", "-s", "main", "-x", "100", "-y", "30"]).output().expect("tmux");
-    assert!(out.status.success());
+    // The old server may take a moment to let go of its socket.
+    let started = wait_for(Duration::from_secs(10), || {
+        let out = tmux
+            .cmd()
+            .args(["new-session", "-d", "-s", "main", "-x", "100", "-y", "30"])
+            .output()
+            .expect("tmux");
+        out.status.success().then_some(())
+    });
+    assert!(started.is_some(), "a new tmux server started");
     let tok2 = wait_for(Duration::from_secs(15), || {
         let (_, v) = b.get("/api/panes", Some(&token));
-        let p = v["panes"].as_array()?.iter().find(|p| p["pane"] == pane.as_str())?.clone();
+        let p = v["panes"]
+            .as_array()?
+            .iter()
+            .find(|p| p["pane"] == pane.as_str())?
+            .clone();
         let t = p["token"].as_str()?.to_string();
         (t != tok1).then_some(t)
     });
@@ -121,7 +158,10 @@ fn audit_fails_closed_when_the_log_cannot_be_written() {
     assert_eq!((s, v["error"].as_str()), (503, Some("audit unavailable")));
     std::thread::sleep(Duration::from_millis(300));
     let tmux = b.tmux.as_ref().expect("tmux");
-    assert!(!tmux.capture("main").contains("must-not-run"), "nothing was typed");
+    assert!(
+        !tmux.capture("main").contains("must-not-run"),
+        "nothing was typed"
+    );
     // Pairing is a write too.
     let code = b.code("full");
     let (s, v) = b.post("/api/pair", None, &json!({"code": code, "label": "second"}));
@@ -134,13 +174,23 @@ fn audit_lines_mask_typed_text_and_verify_detects_tampering() {
     let token = b.pair("phone", "full");
     let pane = b.first_tmux_pane(&token);
     for i in 0..3 {
-        let (s, _) = b.post(&format!("/api/panes/local/{pane}/input"), Some(&token), &json!({"text": format!("echo secret-typing-{i}"), "keys": ["Enter"]}));
+        let (s, _) = b.post(
+            &format!("/api/panes/local/{pane}/input"),
+            Some(&token),
+            &json!({"text": format!("echo secret-typing-{i}"), "keys": ["Enter"]}),
+        );
         assert_eq!(s, 200);
     }
     let log_path = b.state().join("audit.log");
     let log = std::fs::read_to_string(&log_path).expect("log");
-    assert!(!log.contains("secret-typing"), "typed characters are never written");
-    assert!(log.contains("\"pane.input\"") && log.contains("Enter"), "named keys readable");
+    assert!(
+        !log.contains("secret-typing"),
+        "typed characters are never written"
+    );
+    assert!(
+        log.contains("\"pane.input\"") && log.contains("Enter"),
+        "named keys readable"
+    );
     let out = b.cli_ok(&["audit", "verify"]);
     assert!(out.contains("ok"), "{out}");
     let tail = b.cli_ok(&["audit", "tail", "-n", "2"]);
@@ -151,18 +201,28 @@ fn audit_lines_mask_typed_text_and_verify_detects_tampering() {
     let mut lines: Vec<String> = log.lines().map(str::to_string).collect();
     let third: Value = serde_json::from_str(&lines[2]).expect("json");
     let seq = third["seq"].as_u64().expect("seq");
-    lines[2] = lines[2].replacen("\"pane.input\"", "\"pane.close\"", 1).replacen("\"device.paired\"", "\"device.revoked\"", 1);
+    lines[2] = lines[2]
+        .replacen("\"pane.input\"", "\"pane.close\"", 1)
+        .replacen("\"device.paired\"", "\"device.revoked\"", 1);
     std::fs::write(&log_path, lines.join("\n") + "\n").expect("write");
     let out = b.cli(&["audit", "verify"]);
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains(&format!("seq {seq}")), "names the first bad seq: {text}");
+    assert!(
+        text.contains(&format!("seq {seq}")),
+        "names the first bad seq: {text}"
+    );
 
     // Remove the last line: the store's tail catches it.
     let original: Vec<&str> = log.lines().collect();
     std::fs::write(&log_path, original[..original.len() - 1].join("\n") + "\n").expect("write");
     let out = b.cli(&["audit", "verify"]);
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 #[test]
@@ -177,10 +237,19 @@ fn expired_device_gets_403_and_its_label_can_be_taken_over() {
     {
         // Move the expiry into the past, as if time had passed.
         let store = Store::open(&b.state().join("db")).expect("store");
-        let raw = store.get(Table::Devices, "phone").expect("get").expect("device");
+        let raw = store
+            .get(Table::Devices, "phone")
+            .expect("get")
+            .expect("device");
         let mut d: Device = serde_json::from_slice(&raw).expect("device json");
         d.expires_at = Some(time::OffsetDateTime::now_utc() - time::Duration::minutes(1));
-        store.put(Table::Devices, "phone", &serde_json::to_vec(&d).expect("json")).expect("put");
+        store
+            .put(
+                Table::Devices,
+                "phone",
+                &serde_json::to_vec(&d).expect("json"),
+            )
+            .expect("put");
     }
     b.launch();
     let (s, v) = b.get("/api/panes", Some(&token));
@@ -208,10 +277,19 @@ fn acknowledged_changes_survive_sigkill() {
         let code = b.code("full");
         let label = format!("dev{i}");
         let xff = format!("198.51.100.{}", i + 1);
-        let (s, _, body) = b.raw("POST", "/api/pair", None, Some(&json!({"code": code, "label": label})), &[("X-Forwarded-For", &xff)]);
+        let (s, _, body) = b.raw(
+            "POST",
+            "/api/pair",
+            None,
+            Some(&json!({"code": code, "label": label})),
+            &[("X-Forwarded-For", &xff)],
+        );
         assert_eq!(s, 200, "{body}");
         let v: Value = serde_json::from_str(&body).expect("json");
-        acked.push((label.clone(), v["token"].as_str().expect("token").to_string()));
+        acked.push((
+            label.clone(),
+            v["token"].as_str().expect("token").to_string(),
+        ));
         if i % 5 == 1 {
             b.cli_ok(&["devices", "revoke", &label]);
             revoked.push(label.clone());
@@ -225,7 +303,11 @@ fn acknowledged_changes_survive_sigkill() {
     for (label, token) in &acked {
         let (s, v) = b.get("/api/panes", Some(token));
         if revoked.contains(label) {
-            assert_eq!((s, v["error"].as_str()), (403, Some("device not paired")), "{label}");
+            assert_eq!(
+                (s, v["error"].as_str()),
+                (403, Some("device not paired")),
+                "{label}"
+            );
         } else {
             assert_eq!(s, 200, "{label} survived: {v}");
         }
@@ -235,7 +317,10 @@ fn acknowledged_changes_survive_sigkill() {
     let list = v["devices"].as_array().expect("devices");
     assert_eq!(list.len(), acked.len() - revoked.len());
     for (label, tier) in &tiers {
-        let d = list.iter().find(|d| d["label"] == label.as_str()).expect("listed");
+        let d = list
+            .iter()
+            .find(|d| d["label"] == label.as_str())
+            .expect("listed");
         assert_eq!(d["tier"], *tier);
     }
 }
@@ -244,16 +329,37 @@ fn acknowledged_changes_survive_sigkill() {
 fn hosted_panes_and_the_resource_cap() {
     let b = TestBridge::start_with(Opts::default());
     let token = b.pair("phone", "full");
-    let out = b.cli_ok(&["panes", "new", "--name", "job", "--", "sh", "-c", "echo pane=$COLLIE_PANE; exec cat"]);
+    let out = b.cli_ok(&[
+        "panes",
+        "new",
+        "--name",
+        "job",
+        "--",
+        "sh",
+        "-c",
+        "echo pane=$COLLIE_PANE; exec cat",
+    ]);
     let addr = out.trim().to_string();
     assert!(addr.starts_with("testbox/p"), "{addr}");
-    let pane = addr.split('/').nth(1).and_then(|p| p.split('#').next()).expect("id").to_string();
+    let pane = addr
+        .split('/')
+        .nth(1)
+        .and_then(|p| p.split('#').next())
+        .expect("id")
+        .to_string();
     let shown = wait_for(Duration::from_secs(10), || {
         let (_, v) = b.get(&format!("/api/panes/local/{pane}"), Some(&token));
-        let t: String = v["lines"].as_array()?.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("\n");
+        let t: String = v["lines"]
+            .as_array()?
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join("\n");
         t.contains("pane=testbox/").then_some(t)
     });
-    assert!(shown.expect("COLLIE_PANE shown").contains(&format!("pane={addr}")));
+    assert!(shown
+        .expect("COLLIE_PANE shown")
+        .contains(&format!("pane={addr}")));
     b.cli_ok(&["panes", "send", &pane, "typed-through-cli", "--enter"]);
     let read = wait_for(Duration::from_secs(10), || {
         let out = b.cli_ok(&["panes", "read", &pane]);
@@ -262,12 +368,20 @@ fn hosted_panes_and_the_resource_cap() {
     assert!(read.is_some());
     b.cli_ok(&["panes", "rename", &pane, "renamed"]);
     let (_, v) = b.get("/api/panes", Some(&token));
-    assert!(v["panes"].as_array().expect("panes").iter().any(|p| p["name"] == "renamed"));
+    assert!(v["panes"]
+        .as_array()
+        .expect("panes")
+        .iter()
+        .any(|p| p["name"] == "renamed"));
 
     // Fill up to the cap: the next one is refused and audited.
     let mut refused = None;
     for i in 0..70 {
-        let (s, v) = b.post("/api/panes", Some(&token), &json!({"machine": "local", "name": format!("n{i}")}));
+        let (s, v) = b.post(
+            "/api/panes",
+            Some(&token),
+            &json!({"machine": "local", "name": format!("n{i}")}),
+        );
         if s != 200 {
             refused = Some((s, v));
             break;
@@ -286,9 +400,16 @@ fn hosted_panes_and_the_resource_cap() {
 fn redact_filter_and_doctor() {
     let b = TestBridge::start_with(Opts::default());
     let input = b.dir.path().join("log.txt");
-    std::fs::write(&input, "export OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz0123456789\nplain line\n").expect("write");
+    std::fs::write(
+        &input,
+        "export OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz0123456789\nplain line\n",
+    )
+    .expect("write");
     let out = b.cli_ok(&["redact", input.to_str().expect("utf-8")]);
-    assert!(!out.contains("abcdefghijklmnopqrstuvwxyz0123456789"), "{out}");
+    assert!(
+        !out.contains("abcdefghijklmnopqrstuvwxyz0123456789"),
+        "{out}"
+    );
     assert!(out.contains("plain line"));
     assert_eq!(out.lines().count(), 2);
 

@@ -31,9 +31,18 @@ fn get(url: &str, token: &str) -> (u16, Value) {
 fn settings(dir: &std::path::Path, tmux: &Tmux) -> Settings {
     let mut env = std::collections::BTreeMap::new();
     env.insert("HOME".to_string(), dir.join("home").display().to_string());
-    env.insert("COLLIE_STATE_DIR".into(), dir.join("state").display().to_string());
-    env.insert("COLLIE_CONFIG_DIR".into(), dir.join("config").display().to_string());
-    env.insert("COLLIE_TMUX_SOCKETS".into(), tmux.socket.display().to_string());
+    env.insert(
+        "COLLIE_STATE_DIR".into(),
+        dir.join("state").display().to_string(),
+    );
+    env.insert(
+        "COLLIE_CONFIG_DIR".into(),
+        dir.join("config").display().to_string(),
+    );
+    env.insert(
+        "COLLIE_TMUX_SOCKETS".into(),
+        tmux.socket.display().to_string(),
+    );
     Settings::resolve(
         &Overrides {
             port: Some(0),
@@ -52,20 +61,31 @@ async fn a_failed_child_is_restarted_and_the_in_flight_request_is_told() {
     std::env::set_var("TMUX_TMPDIR", dir.path().join("tmuxdefault"));
     std::fs::create_dir_all(dir.path().join("tmuxdefault")).expect("mkdir");
     let tmux = Tmux::start(dir.path());
-    let bridge = collie::bridge::start(settings(dir.path(), &tmux)).await.expect("start");
+    let bridge = collie::bridge::start(settings(dir.path(), &tmux))
+        .await
+        .expect("start");
     let base = format!("http://{}", bridge.http_addr);
 
-    let code = collie::ops::new_code(&bridge.ctx, "full", None).await.expect("code");
-    let claimed = collie::ops::claim(&bridge.ctx, code.code, "phone".into(), "127.0.0.1".parse().expect("ip"))
+    let code = collie::ops::new_code(&bridge.ctx, "full", None)
         .await
-        .expect("claim");
+        .expect("code");
+    let claimed = collie::ops::claim(
+        &bridge.ctx,
+        code.code,
+        "phone".into(),
+        "127.0.0.1".parse().expect("ip"),
+    )
+    .await
+    .expect("claim");
     let token = claimed.token.expose_secret().to_string();
 
     let (b2, t2) = (base.clone(), token.clone());
     let pane = tokio::task::spawn_blocking(move || {
         wait_for(Duration::from_secs(10), || {
             let (_, v) = get(&format!("{b2}/api/panes"), &t2);
-            v["panes"].as_array()?.first()?["pane"].as_str().map(str::to_string)
+            v["panes"].as_array()?.first()?["pane"]
+                .as_str()
+                .map(str::to_string)
         })
     })
     .await
@@ -73,11 +93,20 @@ async fn a_failed_child_is_restarted_and_the_in_flight_request_is_told() {
     .expect("a tmux pane");
 
     // Arm the fault, then make the request that trips it.
-    bridge.ctx.panes.cast(PanesMsg::FailNextSnapshot).expect("cast");
+    bridge
+        .ctx
+        .panes
+        .cast(PanesMsg::FailNextSnapshot)
+        .expect("cast");
     let url = format!("{base}/api/panes/local/{pane}");
     let (u, t) = (url.clone(), token.clone());
-    let (s, v) = tokio::task::spawn_blocking(move || get(&u, &t)).await.expect("join");
-    assert_eq!((s, v["error"].as_str()), (503, Some("restarting, try again")));
+    let (s, v) = tokio::task::spawn_blocking(move || get(&u, &t))
+        .await
+        .expect("join");
+    assert_eq!(
+        (s, v["error"].as_str()),
+        (503, Some("restarting, try again"))
+    );
 
     // The restarted child serves the next request.
     let (u, t) = (url.clone(), token.clone());
@@ -89,9 +118,15 @@ async fn a_failed_child_is_restarted_and_the_in_flight_request_is_told() {
     })
     .await
     .expect("join");
-    assert!(served.is_some(), "the bridge kept serving after the restart");
+    assert!(
+        served.is_some(),
+        "the bridge kept serving after the restart"
+    );
     let restarts = bridge.restarts().await;
-    assert!(restarts.iter().any(|(name, n)| *name == "panes" && *n == 1), "{restarts:?}");
+    assert!(
+        restarts.iter().any(|(name, n)| *name == "panes" && *n == 1),
+        "{restarts:?}"
+    );
     bridge.shutdown().await;
 }
 
@@ -101,7 +136,9 @@ async fn more_than_five_failures_in_a_minute_stop_the_bridge() {
     std::env::set_var("TMUX_TMPDIR", dir.path().join("tmuxdefault"));
     std::fs::create_dir_all(dir.path().join("tmuxdefault")).expect("mkdir");
     let tmux = Tmux::start(dir.path());
-    let bridge = collie::bridge::start(settings(dir.path(), &tmux)).await.expect("start");
+    let bridge = collie::bridge::start(settings(dir.path(), &tmux))
+        .await
+        .expect("start");
     let ctx = bridge.ctx.clone();
     for _ in 0..6 {
         // Wait for a live child, arm the fault, trip it.

@@ -127,7 +127,10 @@ mod tests {
             s.scan(Table::Devices).expect("scan"),
             vec![("phone".to_string(), b"{\"a\":1}".to_vec())]
         );
-        assert_eq!(s.get(Table::Meta, "salt").expect("get"), Some(b"xyz".to_vec()));
+        assert_eq!(
+            s.get(Table::Meta, "salt").expect("get"),
+            Some(b"xyz".to_vec())
+        );
         assert_eq!(s.get(Table::Meta, "nope").expect("get"), None);
     }
 }

@@ -41,7 +41,10 @@ pub(super) fn run() -> anyhow::Result<ExitCode> {
             s["machine"].as_str().unwrap_or("?"),
             s["version"].as_str().unwrap_or("?")
         )),
-        None => r.fail("no bridge running for this state dir", "start one with `collie bridge`"),
+        None => r.fail(
+            "no bridge running for this state dir",
+            "start one with `collie bridge`",
+        ),
     }
 
     // 2. Modes of the state dir and its files.
@@ -76,7 +79,10 @@ pub(super) fn run() -> anyhow::Result<ExitCode> {
     if settings.redact {
         r.ok("masking on");
     } else {
-        r.warn("masking off (COLLIE_REDACT=off)", "unset COLLIE_REDACT to mask secrets");
+        r.warn(
+            "masking off (COLLIE_REDACT=off)",
+            "unset COLLIE_REDACT to mask secrets",
+        );
     }
 
     // 6. The audit chain.

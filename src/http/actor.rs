@@ -55,8 +55,8 @@ impl Actor for HttpActor {
 
         let std_listener = args.listener.try_clone()?;
         let listener = tokio::net::TcpListener::from_std(std_listener)?;
-        let app = super::router(args.ctx.clone())
-            .into_make_service_with_connect_info::<SocketAddr>();
+        let app =
+            super::router(args.ctx.clone()).into_make_service_with_connect_info::<SocketAddr>();
         let stop = cancel.clone();
         tasks.spawn(async move {
             let served = axum::serve(listener, app)
@@ -81,10 +81,11 @@ impl Actor for HttpActor {
         state: &mut HttpState,
     ) -> Result<(), ActorProcessingErr> {
         state.cancel.cancel();
-        let drain = async {
-            while state.tasks.join_next().await.is_some() {}
-        };
-        if tokio::time::timeout(Duration::from_secs(3), drain).await.is_err() {
+        let drain = async { while state.tasks.join_next().await.is_some() {} };
+        if tokio::time::timeout(Duration::from_secs(3), drain)
+            .await
+            .is_err()
+        {
             state.tasks.abort_all();
         }
         Ok(())

@@ -71,7 +71,10 @@ impl Counters {
             denied: 0,
         };
         if let Ok(b) = self.buckets.lock() {
-            for x in b.iter().filter(|x| x.day > day - DAYS as i64 && x.day <= day) {
+            for x in b
+                .iter()
+                .filter(|x| x.day > day - DAYS as i64 && x.day <= day)
+            {
                 t.reads += x.reads;
                 t.writes += x.writes;
                 t.denied += x.denied;
@@ -95,9 +98,30 @@ mod tests {
         let c = Counters::default();
         c.bump(100, |b| b.reads += 2);
         c.bump(103, |b| b.writes += 1);
-        assert_eq!(c.totals_at(103), Totals { reads: 2, writes: 1, denied: 0 });
-        assert_eq!(c.totals_at(107), Totals { reads: 0, writes: 1, denied: 0 });
+        assert_eq!(
+            c.totals_at(103),
+            Totals {
+                reads: 2,
+                writes: 1,
+                denied: 0
+            }
+        );
+        assert_eq!(
+            c.totals_at(107),
+            Totals {
+                reads: 0,
+                writes: 1,
+                denied: 0
+            }
+        );
         c.bump(107, |b| b.denied += 1); // reuses day 100's slot
-        assert_eq!(c.totals_at(107), Totals { reads: 0, writes: 1, denied: 1 });
+        assert_eq!(
+            c.totals_at(107),
+            Totals {
+                reads: 0,
+                writes: 1,
+                denied: 1
+            }
+        );
     }
 }

@@ -60,7 +60,10 @@ pub async fn security_headers(
         );
     }
     if https {
-        h.insert(header::STRICT_TRANSPORT_SECURITY, HeaderValue::from_static(HSTS));
+        h.insert(
+            header::STRICT_TRANSPORT_SECURITY,
+            HeaderValue::from_static(HSTS),
+        );
     }
     resp
 }
@@ -85,7 +88,9 @@ fn check_host_and_origin(ctx: &Ctx, method: &Method, headers: &HeaderMap) -> Res
     let changes_state = !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
     if changes_state {
         if let Some(origin) = headers.get(header::ORIGIN) {
-            let origin = origin.to_str().map_err(|_| ApiError::Forbidden("origin not allowed"))?;
+            let origin = origin
+                .to_str()
+                .map_err(|_| ApiError::Forbidden("origin not allowed"))?;
             let origin_host = origin
                 .strip_prefix("http://")
                 .or_else(|| origin.strip_prefix("https://"))

@@ -62,7 +62,7 @@ impl Ctx {
     /// Whether `host_header` names a host this bridge answers for.
     pub fn host_allowed(&self, host_header: &str) -> bool {
         let h = headers::host_part(host_header);
-        self.allowed_hosts.iter().any(|a| *a == h)
+        self.allowed_hosts.contains(&h)
     }
 
     /// Appends an audit line, failing closed: the caller must not perform the write on error.

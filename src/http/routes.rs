@@ -84,10 +84,15 @@ async fn pair(
     headers: HeaderMap,
     bytes: Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    let xff = headers
-        .get("x-forwarded-for")
-        .and_then(|v| v.to_str().ok());
-    let source = pairing_source(peer.ip(), xff);
+    // Repeated X-Forwarded-For headers are one list (RFC 9110 §5.3): join them so "the last entry"
+    // is the last one the nearest proxy added.
+    let xff: Vec<&str> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    let xff = (!xff.is_empty()).then(|| xff.join(","));
+    let source = pairing_source(peer.ip(), xff.as_deref());
     let b: PairBody = body(&bytes)?;
     if b.code.len() > 64 {
         return Err(ApiError::InvalidCode);

@@ -25,14 +25,38 @@ pub const ROUTES: &[(Method, &str, Access)] = &[
     (Method::GET, "/api/devices", Access::Device(Tier::Read)),
     // Revoking oneself needs only `read`; revoking another device needs `full` (checked in the handler,
     // which knows whose label it is).
-    (Method::DELETE, "/api/devices/{label}", Access::Device(Tier::Read)),
+    (
+        Method::DELETE,
+        "/api/devices/{label}",
+        Access::Device(Tier::Read),
+    ),
     (Method::GET, "/api/panes", Access::Device(Tier::Read)),
     (Method::POST, "/api/panes", Access::Device(Tier::Full)),
-    (Method::GET, "/api/panes/{m}/{p}", Access::Device(Tier::Read)),
-    (Method::DELETE, "/api/panes/{m}/{p}", Access::Device(Tier::Full)),
-    (Method::GET, "/api/panes/{m}/{p}/stream", Access::Device(Tier::Read)),
-    (Method::POST, "/api/panes/{m}/{p}/input", Access::Device(Tier::Full)),
-    (Method::POST, "/api/panes/{m}/{p}/rename", Access::Device(Tier::Full)),
+    (
+        Method::GET,
+        "/api/panes/{m}/{p}",
+        Access::Device(Tier::Read),
+    ),
+    (
+        Method::DELETE,
+        "/api/panes/{m}/{p}",
+        Access::Device(Tier::Full),
+    ),
+    (
+        Method::GET,
+        "/api/panes/{m}/{p}/stream",
+        Access::Device(Tier::Read),
+    ),
+    (
+        Method::POST,
+        "/api/panes/{m}/{p}/input",
+        Access::Device(Tier::Full),
+    ),
+    (
+        Method::POST,
+        "/api/panes/{m}/{p}/rename",
+        Access::Device(Tier::Full),
+    ),
 ];
 
 /// The access a route requires, or `None` for a route the registry does not know (refused).

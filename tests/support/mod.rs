@@ -210,7 +210,11 @@ impl TestBridge {
     /// Pairs a device and returns its token.
     pub fn pair(&self, label: &str, tier: &str) -> String {
         let code = self.code(tier);
-        let (status, body) = self.post("/api/pair", None, &serde_json::json!({"code": code, "label": label}));
+        let (status, body) = self.post(
+            "/api/pair",
+            None,
+            &serde_json::json!({"code": code, "label": label}),
+        );
         assert_eq!(status, 200, "pairing failed: {body}");
         body["token"].as_str().expect("token").to_string()
     }

@@ -14,8 +14,8 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use rand::rngs::OsRng;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use rand::rngs::OsRng;
 use time::OffsetDateTime;
 
 use super::core::{PairError, PairingCore};
@@ -266,11 +266,15 @@ impl Actor for PairingActor {
                 let _ = reply.send(result);
             }
             PairingMsg::SetExpiry { label, dur, reply } => {
-                let result = state.change_expiry(state.registry.set_expiry(&label, dur, now)).await;
+                let result = state
+                    .change_expiry(state.registry.set_expiry(&label, dur, now))
+                    .await;
                 let _ = reply.send(result);
             }
             PairingMsg::ClearExpiry { label, reply } => {
-                let result = state.change_expiry(state.registry.clear_expiry(&label)).await;
+                let result = state
+                    .change_expiry(state.registry.clear_expiry(&label))
+                    .await;
                 let _ = reply.send(result);
             }
             PairingMsg::SetTier {
@@ -298,10 +302,11 @@ impl Actor for PairingActor {
                     // Last-seen is bookkeeping: written without a flush and without a new snapshot
                     // (it does not change what any device may do).
                     if let Ok(bytes) = serde_json::to_vec(&device) {
-                        let _ = state
-                            .args
-                            .store
-                            .put_lazy(Table::Devices, device.label.as_str(), &bytes);
+                        let _ = state.args.store.put_lazy(
+                            Table::Devices,
+                            device.label.as_str(),
+                            &bytes,
+                        );
                     }
                     state.registry.apply(Write::Put(device));
                 }
@@ -359,8 +364,11 @@ impl PairingState {
     ) -> Result<Device, PairingError> {
         let c = change?;
         let fmt = |t: Option<OffsetDateTime>| {
-            t.and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
-                .unwrap_or_else(|| "never".into())
+            t.and_then(|t| {
+                t.format(&time::format_description::well_known::Rfc3339)
+                    .ok()
+            })
+            .unwrap_or_else(|| "never".into())
         };
         let rec = self
             .record(AuditEventKind::DeviceExpiry, None)

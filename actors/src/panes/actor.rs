@@ -17,8 +17,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use rand::RngCore;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use rand::RngCore;
 use serde::Serialize;
 use time::OffsetDateTime;
 use tokio::sync::watch;
@@ -244,7 +244,8 @@ fn load_salt(store: &Store) -> Result<Vec<u8>, crate::store::StoreError> {
 }
 
 fn rfc3339(t: OffsetDateTime) -> Option<String> {
-    t.format(&time::format_description::well_known::Rfc3339).ok()
+    t.format(&time::format_description::well_known::Rfc3339)
+        .ok()
 }
 
 fn system_rfc3339(t: SystemTime) -> Option<String> {
@@ -505,14 +506,7 @@ impl PanesState {
         };
         let pane = HostedPane::spawn(opts).map_err(|e| PaneError::BadInput(e.to_string()))?;
         let name = name.unwrap_or_else(|| format!("pane {n}"));
-        self.hosted.insert(
-            n,
-            Hosted {
-                pane,
-                name,
-                token,
-            },
-        );
+        self.hosted.insert(n, Hosted { pane, name, token });
         self.list()
             .into_iter()
             .find(|p| p.pane == id)
