@@ -489,3 +489,77 @@ fn health_headers_host_and_origin() {
         "same origin passes the check"
     );
 }
+
+#[test]
+fn a_secret_wrapped_across_rows_leaks_neither_half() {
+    let b = TestBridge::start();
+    let token = b.pair("phone", "full");
+    let pane = b.first_tmux_pane(&token);
+    let tmux = b.tmux.as_ref().expect("tmux");
+    let out = tmux
+        .cmd()
+        .args(["resize-window", "-t", "main", "-x", "24"])
+        .output()
+        .expect("resize");
+    assert!(out.status.success(), "{out:?}");
+    let secret_tail = "abcdefghijklmnopqrstuvwxyz0123456789";
+    let (s, _) = b.post(
+        &format!("/api/panes/local/{pane}/input"),
+        Some(&token),
+        &json!({"text": "clear; printf '%s%s\\n' ghp_ abcdefghijklmnopqrstuvwxyz0123456789", "keys": ["Enter"]}),
+    );
+    assert_eq!(s, 200);
+    let lines = wait_for(Duration::from_secs(10), || {
+        let (_, v) = b.get(&format!("/api/panes/local/{pane}"), Some(&token));
+        let lines: Vec<String> = v["lines"]
+            .as_array()?
+            .iter()
+            .filter_map(|l| l.as_str().map(str::to_string))
+            .collect();
+        lines.iter().any(|l| l.starts_with("ghp_")).then_some(lines)
+    })
+    .expect("the printed token shows (wrapped) on the 24-column pane");
+    let start = lines
+        .iter()
+        .position(|l| l.starts_with("ghp_"))
+        .expect("row");
+    assert!(
+        lines[start].chars().count() == 24,
+        "the token wraps: {lines:?}"
+    );
+    // Neither row holds a run of the secret's characters: both halves are masked.
+    for row in &lines[start..=start + 1] {
+        for window in secret_tail.as_bytes().windows(6) {
+            let w = std::str::from_utf8(window).expect("ascii");
+            assert!(!row.contains(w), "row {row:?} leaks {w:?}");
+        }
+    }
+}
+
+#[test]
+fn pair_prints_a_code_and_a_qr_link() {
+    let b = TestBridge::start_with(support::Opts::default());
+    let out = b.cli_ok(&["pair"]);
+    assert!(out.contains("Pairing code: "), "{out}");
+    let code = out
+        .lines()
+        .find_map(|l| l.strip_prefix("Pairing code: "))
+        .expect("code line")
+        .trim()
+        .to_string();
+    assert_eq!(code.len(), 9, "XXXX-XXXX: {code}");
+    assert!(
+        out.contains(&format!("/#pair={}", code.replace('-', ""))),
+        "{out}"
+    );
+    assert!(
+        out.contains('█') || out.contains('▀') || out.contains('▄'),
+        "a terminal QR code"
+    );
+    let (s, _) = b.post(
+        "/api/pair",
+        None,
+        &json!({"code": code, "label": "qr-phone"}),
+    );
+    assert_eq!(s, 200);
+}

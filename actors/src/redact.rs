@@ -1,27 +1,35 @@
-//! TEMPORARY stub written by the lead engineer so the workspace compiles while the redaction core is
-//! being written. The redaction engineer replaces this whole file (keep `pub mod actor;`).
+//! Redaction: masking known secret shapes in text that leaves the machine (SPEC §6).
+//!
+//! The pure core is [`Masker`]: built once from `COLLIE_REDACT`, shared as `Arc<Masker>` and
+//! called inline on hot paths — screen snapshots and streams, push notifications, diffs, the
+//! file view, walky bodies, audit lines (§7) and `collie redact FILE`. The Redactor actor owns
+//! the configuration and hands the masker out; a message round trip per screen update would cost
+//! more than the masking.
+//!
+//! A secret is masked one `•` per character, so columns and line counts stay; a vendor prefix
+//! and one more character stay readable (`sk-ant-a•••…`), as does the first character of a
+//! value after a secret word or of a URL password. Masking is idempotent. Only high-precision
+//! shapes are masked ([`shape_patterns`] lists them): vendor-prefixed tokens, JWTs, PEM private
+//! key blocks, `scheme://user:password@host`, Collie device tokens and `key: value` /
+//! `KEY=value` lines whose key ends with a secret word. Bare hex or base64 never is.
+//!
+//! How: a case-sensitive Aho-Corasick prefilter ([`prefilter`]) finds the literals every shape
+//! needs (vendor prefixes, secret-word stems); only lines with a hit that passes a cheap check
+//! run the regexes of the shapes that literal triggers ([`shapes`]).
 
 pub mod actor;
+mod core;
+mod pem;
+mod prefilter;
+mod shapes;
 
-use std::borrow::Cow;
+#[cfg(test)]
+mod proptests;
+#[cfg(test)]
+mod tests;
 
-/// Placeholder masker (masks nothing yet).
-#[derive(Debug)]
-pub struct Masker {
-    enabled: bool,
-}
+pub use self::core::Masker;
+pub use self::shapes::shape_patterns;
 
-impl Masker {
-    /// A masker; `enabled = false` masks nothing.
-    pub fn new(enabled: bool) -> Masker {
-        Masker { enabled }
-    }
-    /// Whether masking is on.
-    pub fn is_enabled(&self) -> bool {
-        self.enabled
-    }
-    /// Masks `text`.
-    pub fn mask<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        Cow::Borrowed(text)
-    }
-}
+/// The character that replaces each masked character: `•` (U+2022).
+pub const MASK: char = '\u{2022}';

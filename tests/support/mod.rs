@@ -321,5 +321,8 @@ impl TestBridge {
 impl Drop for TestBridge {
     fn drop(&mut self) {
         self.stop();
+        // The tmux server must die before the temp dir (its socket) goes away; fields would drop
+        // in declaration order, dir first.
+        drop(self.tmux.take());
     }
 }

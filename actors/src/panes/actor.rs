@@ -364,7 +364,7 @@ impl PanesState {
             })
             .collect();
         for (n, h) in &self.hosted {
-            let snap_size = h.pane.snapshot(0, &|s: &str| s.to_string());
+            let (rows, cols) = h.pane.size();
             out.push(PaneInfo {
                 machine: self.args.machine.clone(),
                 pane: format!("p{n}"),
@@ -372,8 +372,8 @@ impl PanesState {
                 name: self.mask(&h.name),
                 backend: "pty",
                 alive: h.pane.is_alive(),
-                cols: snap_size.cols,
-                rows: snap_size.rows,
+                cols,
+                rows,
                 last_activity: rfc3339(h.pane.last_activity()),
                 asking_password: h.pane.asking_password(),
             });
@@ -466,8 +466,11 @@ impl PanesState {
         name: Option<String>,
         command: Vec<String>,
     ) -> Result<PaneInfo, PaneError> {
-        // What one more hosted pane may grow to: its ring plus a full 200×50 screen of scrollback.
-        let reserve = DEFAULT_RING_BYTES + DEFAULT_SCROLLBACK_LINES * 200 * 16;
+        // What one more hosted pane may grow to: its ring plus a full screen and scrollback at the
+        // size it starts with (vt100 cells are 32 bytes).
+        let start = SpawnOptions::default();
+        let reserve = DEFAULT_RING_BYTES
+            + (DEFAULT_SCROLLBACK_LINES + usize::from(start.rows)) * usize::from(start.cols) * 32;
         let over_count = self.hosted.len() >= MAX_HOSTED;
         let over_bytes = self.allocated_bytes() + reserve > BUFFER_CAP;
         if over_count || over_bytes {

@@ -307,6 +307,11 @@ impl HostedPane {
         }
     }
 
+    /// The terminal size as `(rows, cols)`, without copying the screen.
+    pub fn size(&self) -> (u16, u16) {
+        lock(&self.shared.output).screen.size()
+    }
+
     /// The current output sequence number; it grows by one per chunk read from the pty.
     pub fn seq(&self) -> u64 {
         lock(&self.shared.output).seq

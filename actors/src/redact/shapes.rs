@@ -1,0 +1,237 @@
+//! The table of secret shapes: one row per shape, with the literals that must occur in any match
+//! (the prefilter's triggers) and the regex that finds it.
+//!
+//! Conventions every row follows, relied on by the masker and checked by the tests:
+//! - The secret is the first capture group that took part in the match. Its first `keep`
+//!   characters stay readable (the vendor prefix sits outside the group, so `ghp_` plus one
+//!   character stays readable); every other character of the group becomes one `•`.
+//! - A regex never matches across a line break (no `\s` outside negated classes, `[ \t]` for
+//!   blanks), so masking a text line by line finds what masking it whole would.
+//! - Every match contains at least one of the row's triggers, spelled exactly as listed (the
+//!   prefilter is case-sensitive; see [`super::prefilter`]).
+//! - The masked part's character class admits `•` or does not match at all after masking, so
+//!   already-masked text is never matched in a way that changes it.
+//! - Bare hex or base64 is never a shape: every row needs a vendor prefix, a secret word, a
+//!   `user:password@` URL or a PEM marker.
+
+/// How a shape's candidate is confirmed cheaply at the trigger hit, before its regex runs.
+///
+/// Each check is a necessary condition of the regex matching through that hit, so skipping the
+/// regex when it fails changes no result; it only spares the regex on frequent trigger words
+/// ("Author:", "keyboard", every URL).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Check {
+    /// Always run the regex (vendor prefixes are rare in clean text).
+    None,
+    /// The word around the hit ends with a secret word and is followed by `:` or `=`.
+    Assignment,
+    /// The URL authority after `://` holds a `:` and, later, an `@`.
+    UrlUserinfo,
+    /// The text at the hit starts with this literal.
+    StartsWith(&'static str),
+}
+
+/// Which values an assignment-like shape leaves alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Value {
+    /// Whatever the regex captured is a secret.
+    Token,
+    /// A value after a secret word: skipped when it is plainly not a secret (`null`, `true`, a
+    /// `$VAR`/`${VAR}` reference, a call such as `get_token()`).
+    Assigned,
+}
+
+/// One secret shape.
+#[derive(Debug)]
+pub(crate) struct Shape {
+    /// Stable, kebab-case name (tests and the bench refer to shapes by it).
+    pub(crate) name: &'static str,
+    /// Literals one of which occurs in every match.
+    pub(crate) triggers: &'static [&'static str],
+    /// The regex; its first participating capture group is the secret.
+    pub(crate) pattern: &'static str,
+    /// How many leading characters of the secret stay readable.
+    pub(crate) keep: usize,
+    pub(crate) check: Check,
+    pub(crate) value: Value,
+    /// True for the PEM private key block, which spans lines and is masked by
+    /// [`super::pem`] rather than by its (baseline-only) regex.
+    pub(crate) multiline: bool,
+}
+
+const fn token(
+    name: &'static str,
+    triggers: &'static [&'static str],
+    pattern: &'static str,
+) -> Shape {
+    Shape {
+        name,
+        triggers,
+        pattern,
+        keep: 1,
+        check: Check::None,
+        value: Value::Token,
+        multiline: false,
+    }
+}
+
+/// Secret words, as the key of an assignment must end with them. Each word is accepted in
+/// lower, Title and UPPER case (and so in camelCase, snake_case and SCREAMING_CASE compounds:
+/// `accessToken`, `db_password`, `GITHUB_TOKEN`), which is what the case-sensitive prefilter
+/// stems below cover. The key must *end* with the word: `max_tokens`, `token_count` and
+/// `password_file` are not secrets.
+const SECRET_ASSIGNMENT: &str = concat!(
+    r"[A-Za-z0-9_.-]*",
+    r"(?:[tT]oken|TOKEN|[pP]assw(?:or)?d|PASSW(?:OR)?D|[pP]assphrase|PASSPHRASE",
+    r"|[sS]ecret|SECRET|[cC]redentials?|CREDENTIALS?|auth|AUTH|[bB]earer|BEARER",
+    r"|[aA]uthorization|AUTHORIZATION",
+    r"|(?:[aA]pi|API|[aA]ccess|ACCESS|[pP]rivate|PRIVATE|[sS]ecret|SECRET|[cC]lient|CLIENT",
+    r"|[mM]aster|MASTER|[sS]igning|SIGNING|[eE]ncryption|ENCRYPTION)[_.-]?(?:[kK]ey|KEY))",
+    r#"["']?[ \t]*(?::=|=>|[:=])[ \t]*"#,
+    r"(?:(?:[bB]earer|BEARER|[bB]asic|BASIC|[tT]oken|TOKEN)[ \t]+)?",
+    r#"(?:"((?:[^"\\\n]|\\.)*)"?|'([^'\n]*)'?|`([^`\n]*)`?|([^\s"'`,;&]+))"#,
+);
+
+/// Prefilter stems of the secret words: `oken` is in `token` and `Token`, `OKEN` in `TOKEN`.
+/// `auth` is not offered in Title case (`Auth`), which would fire on every `Author:` line of a
+/// `git log`; `Authorization` is found through `rization` instead.
+const SECRET_WORD_STEMS: &[&str] = &[
+    "oken", "OKEN", "ssw", "SSW", "ssph", "SSPH", "ecret", "ECRET", "key", "Key", "KEY", "auth",
+    "AUTH", "rer", "RER", "edential", "EDENTIAL", "rization",
+];
+
+/// `scheme://user:PASSWORD@host`: the password keeps its first character.
+const URL_PASSWORD: &str =
+    r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'`<>]*:([^\s/?#"'`<>]+)@"#;
+
+/// The PEM private key block, as one regex for the naive baseline; the masker itself walks the
+/// block line by line ([`super::pem`]) so that a block cut off by the screen edge is masked too.
+const PEM_BLOCK: &str =
+    r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(.*?)-----END [A-Z0-9 ]*PRIVATE KEY-----";
+
+/// Every shape, in the order the masker tries them on a line.
+pub(crate) static SHAPES: &[Shape] = &[
+    // GitHub: classic and fine-grained personal access tokens, OAuth, app and refresh tokens.
+    token("github-pat", &["ghp_"], r"(?-u:\b)ghp_([A-Za-z0-9]{36,})(?-u:\b)"),
+    token("github-oauth", &["gho_"], r"(?-u:\b)gho_([A-Za-z0-9]{36,})(?-u:\b)"),
+    token("github-user-to-server", &["ghu_"], r"(?-u:\b)ghu_([A-Za-z0-9]{36,})(?-u:\b)"),
+    token("github-server-to-server", &["ghs_"], r"(?-u:\b)ghs_([A-Za-z0-9]{36,})(?-u:\b)"),
+    token("github-refresh", &["ghr_"], r"(?-u:\b)ghr_([A-Za-z0-9]{36,})(?-u:\b)"),
+    token("github-fine-grained-pat", &["_pat_"], r"(?-u:\b)github_pat_([A-Za-z0-9_]{50,})"),
+    // OpenAI, Anthropic, OpenRouter: all `sk-`; the generic OpenAI row wants 32+ letters and
+    // digits with no dash, so `sk-learn` or a kebab-case name never match.
+    token("anthropic", &["sk-"], r"(?-u:\b)sk-ant-([A-Za-z0-9_-]{20,})"),
+    token("openai-project", &["sk-"], r"(?-u:\b)sk-(?:proj|svcacct|admin)-([A-Za-z0-9_-]{20,})"),
+    token("openrouter", &["sk-"], r"(?-u:\b)sk-or-v1-([0-9a-f]{64})(?-u:\b)"),
+    token("openai", &["sk-"], r"(?-u:\b)sk-([A-Za-z0-9]{32,})(?-u:\b)"),
+    token("aws-access-key-id", &["AKIA", "ASIA"], r"(?-u:\b)(?:AKIA|ASIA)([A-Z0-9]{16})(?-u:\b)"),
+    token("slack-token", &["xox"], r"(?-u:\b)xox[abprse]-([A-Za-z0-9-]{10,})"),
+    token("slack-app-token", &["xapp-"], r"(?-u:\b)xapp-([A-Za-z0-9-]{20,})"),
+    token(
+        "slack-webhook",
+        &["hooks"],
+        r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9_/-]{20,})",
+    ),
+    token(
+        "discord-webhook",
+        &["hooks"],
+        r"discord(?:app)?\.com/api/webhooks/([0-9]{5,}/[A-Za-z0-9_-]{20,})",
+    ),
+    token("stripe-secret-key", &["k_live_", "k_test_"], r"(?-u:\b)sk_(?:live|test)_([A-Za-z0-9]{16,})"),
+    token(
+        "stripe-restricted-key",
+        &["k_live_", "k_test_"],
+        r"(?-u:\b)rk_(?:live|test)_([A-Za-z0-9]{16,})",
+    ),
+    token("stripe-webhook-secret", &["whsec_"], r"(?-u:\b)whsec_([A-Za-z0-9+/=]{24,})"),
+    token("google-api-key", &["AIza"], r"(?-u:\b)AIza([A-Za-z0-9_-]{35})"),
+    token("google-oauth-client-secret", &["GOCSPX-"], r"(?-u:\b)GOCSPX-([A-Za-z0-9_-]{24,})"),
+    token("google-oauth-access-token", &["ya29."], r"(?-u:\b)ya29\.([A-Za-z0-9_-]{20,})"),
+    token("gitlab-pat", &["glpat-"], r"(?-u:\b)glpat-([A-Za-z0-9_-]{20,})"),
+    token("npm", &["npm_"], r"(?-u:\b)npm_([A-Za-z0-9]{36})(?-u:\b)"),
+    token("pypi", &["pypi-"], r"(?-u:\b)pypi-(AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,})"),
+    token("hugging-face", &["hf_"], r"(?-u:\b)hf_([A-Za-z0-9]{34,})(?-u:\b)"),
+    token("sendgrid", &["SG."], r"(?-u:\b)SG\.([A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})"),
+    // A JWT: base64url JSON header and payload (both start `eyJ`, i.e. `{"`), then a signature.
+    token("jwt", &["eyJ"], r"(?-u:\b)eyJ([A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)"),
+    token("mapbox", &["eyJ"], r"(?-u:\b)sk\.(eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,})"),
+    token("1password-service-account", &["eyJ"], r"(?-u:\b)ops_(eyJ[A-Za-z0-9+/=_-]{100,})"),
+    token("grafana-cloud", &["eyJ"], r"(?-u:\b)glc_(eyJ[A-Za-z0-9+/=_-]{30,})"),
+    token("grafana-service-account", &["glsa_"], r"(?-u:\b)glsa_([A-Za-z0-9]{32}_[A-Fa-f0-9]{8})(?-u:\b)"),
+    token("digitalocean", &["_v1_"], r"(?-u:\b)do[opr]_v1_([a-f0-9]{64})(?-u:\b)"),
+    token("shopify", &["shp"], r"(?-u:\b)shp(?:at|ca|pa|ss)_([a-fA-F0-9]{32})(?-u:\b)"),
+    Shape {
+        check: Check::StartsWith("key-"),
+        ..token("mailgun", &["key"], r"(?-u:\b)key-([0-9a-f]{32})(?-u:\b)")
+    },
+    token("databricks", &["dapi"], r"(?-u:\b)dapi([a-f0-9]{32}(?:-[0-9]+)?)(?-u:\b)"),
+    token(
+        "doppler",
+        &["dp."],
+        r"(?-u:\b)dp\.(?:pt|st|sa|ct|scim|audit)\.([A-Za-z0-9]{40,44})(?-u:\b)",
+    ),
+    token("linear", &["lin_api_"], r"(?-u:\b)lin_api_([A-Za-z0-9]{40})(?-u:\b)"),
+    token("sentry", &["sntry"], r"(?-u:\b)sntry[su]_([A-Za-z0-9+/=_-]{40,})"),
+    token("atlassian", &["ATATT3"], r"(?-u:\b)ATATT3([A-Za-z0-9_=-]{100,})"),
+    token("telegram-bot", &[":AA"], r"(?-u:\b)[0-9]{8,10}:(AA[A-Za-z0-9_-]{33})"),
+    token("square", &["sq0", "EAAA"], r"(?-u:\b)(?:sq0atp-|sq0csp-|EAAA)([A-Za-z0-9_-]{22,})"),
+    token("planetscale", &["pscale_"], r"(?-u:\b)pscale_(?:tkn|pw|oauth)_([A-Za-z0-9=._-]{32,})"),
+    token("heroku", &["HRKU-"], r"(?-u:\b)HRKU-(AA[A-Za-z0-9_-]{58})"),
+    token("groq", &["gsk_"], r"(?-u:\b)gsk_([A-Za-z0-9]{48,})(?-u:\b)"),
+    token("replicate", &["r8_"], r"(?-u:\b)r8_([A-Za-z0-9]{36,})(?-u:\b)"),
+    token("xai", &["xai-"], r"(?-u:\b)xai-([A-Za-z0-9]{64,})(?-u:\b)"),
+    token(
+        "tailscale",
+        &["tskey-"],
+        r"(?-u:\b)tskey-(?:auth|api|client|scim|webhook)-([A-Za-z0-9]+-[A-Za-z0-9]{16,})",
+    ),
+    token("docker-hub-pat", &["_pat_"], r"(?-u:\b)dckr_pat_([A-Za-z0-9_-]{27,})"),
+    token("hashicorp-vault", &["hvs."], r"(?-u:\b)hvs\.([A-Za-z0-9_-]{24,})"),
+    token(
+        "age-secret-key",
+        &["ECRET"],
+        r"(?-u:\b)AGE-SECRET-KEY-1([QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})",
+    ),
+    // Collie's own device tokens: `collie_` and 43 base64url characters (256 bits), no more.
+    token("collie-device-token", &["collie_"], r"(?-u:\b)collie_([A-Za-z0-9_-]{43})(?:[^A-Za-z0-9_-]|$)"),
+    Shape {
+        check: Check::UrlUserinfo,
+        value: Value::Assigned,
+        ..token("url-password", &["://"], URL_PASSWORD)
+    },
+    Shape {
+        check: Check::Assignment,
+        value: Value::Assigned,
+        ..token("secret-assignment", SECRET_WORD_STEMS, SECRET_ASSIGNMENT)
+    },
+    Shape {
+        keep: 0,
+        multiline: true,
+        check: Check::StartsWith("KEY-----"),
+        ..token("private-key-block", &["KEY"], PEM_BLOCK)
+    },
+];
+
+/// The secret words an assignment key may end with, lowercased, for [`Check::Assignment`]
+/// (a superset of what [`SECRET_ASSIGNMENT`] accepts, compared case-insensitively).
+pub(crate) const SECRET_WORD_ENDINGS: &[&str] = &[
+    "token",
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "credential",
+    "credentials",
+    "auth",
+    "bearer",
+    "authorization",
+    "key",
+];
+
+/// The shapes as `(name, regex)`, in table order, for tools that want to run them without the
+/// masker (the benchmark's naive baseline runs each over the whole text in turn).
+///
+/// In each regex the first capture group that took part in a match is the secret.
+pub fn shape_patterns() -> Vec<(&'static str, &'static str)> {
+    SHAPES.iter().map(|s| (s.name, s.pattern)).collect()
+}
