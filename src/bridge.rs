@@ -120,104 +120,40 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         ),
     };
 
-    let mut children = Vec::new();
-    {
-        let masker = Arc::clone(&masker);
-        children.push(ChildSpec {
-            name: "redactor",
-            start: Arc::new(move |sup| {
-                let masker = Arc::clone(&masker);
-                Box::pin(async move {
-                    let (r, _) = Actor::spawn_linked(None, Redactor, masker, sup).await?;
-                    Ok(r.get_cell())
-                })
-            }),
-        });
-    }
-    {
-        let slot = audit_slot.clone();
-        let args = AuditArgs {
-            path: settings.state_dir.join("audit.log"),
-            store: store.clone(),
-            mode: content_mode,
-            mask: {
-                let masker = Arc::clone(&masker);
-                Arc::new(move |s: &str| masker.mask(s).into_owned())
-            },
-        };
-        children.push(ChildSpec {
-            name: "audit",
-            start: Arc::new(move |sup| {
-                let slot = slot.clone();
-                let args = args.clone();
-                Box::pin(async move {
-                    let (r, _) = Actor::spawn_linked(None, AuditActor, args, sup).await?;
-                    slot.set(r.clone());
-                    Ok(r.get_cell())
-                })
-            }),
-        });
-    }
-    {
-        let slot = pairing_slot.clone();
-        let args = PairingArgs {
-            store: store.clone(),
-            policy: Arc::clone(&policy),
-            audit: audit_slot.clone(),
-            machine: settings.name.clone(),
-        };
-        children.push(ChildSpec {
-            name: "pairing",
-            start: Arc::new(move |sup| {
-                let slot = slot.clone();
-                let args = args.clone();
-                Box::pin(async move {
-                    let (r, _) = Actor::spawn_linked(None, PairingActor, args, sup).await?;
-                    slot.set(r.clone());
-                    Ok(r.get_cell())
-                })
-            }),
-        });
-    }
-    {
-        let slot = panes_slot.clone();
-        let args = PanesArgs {
-            machine: settings.name.clone(),
-            store: store.clone(),
-            masker: Arc::clone(&masker),
-            audit: audit_slot.clone(),
-            tmux_sockets: settings.tmux_sockets.clone(),
-        };
-        children.push(ChildSpec {
-            name: "panes",
-            start: Arc::new(move |sup| {
-                let slot = slot.clone();
-                let args = args.clone();
-                Box::pin(async move {
-                    let (r, _) = Actor::spawn_linked(None, PanesActor, args, sup).await?;
-                    slot.set(r.clone());
-                    Ok(r.get_cell())
-                })
-            }),
-        });
-    }
-    {
-        let args = HttpArgs {
-            ctx: ctx.clone(),
-            listener: Arc::new(listener),
-            control_socket: settings.control_socket(),
-        };
-        children.push(ChildSpec {
-            name: "http",
-            start: Arc::new(move |sup| {
-                let args = args.clone();
-                Box::pin(async move {
-                    let (r, _) = Actor::spawn_linked(None, HttpActor, args, sup).await?;
-                    Ok(r.get_cell())
-                })
-            }),
-        });
-    }
+    let audit_args = AuditArgs {
+        path: settings.state_dir.join("audit.log"),
+        store: store.clone(),
+        mode: content_mode,
+        mask: {
+            let masker = Arc::clone(&masker);
+            Arc::new(move |s: &str| masker.mask(s).into_owned())
+        },
+    };
+    let pairing_args = PairingArgs {
+        store: store.clone(),
+        policy: Arc::clone(&policy),
+        audit: audit_slot.clone(),
+        machine: settings.name.clone(),
+    };
+    let panes_args = PanesArgs {
+        machine: settings.name.clone(),
+        store: store.clone(),
+        masker: Arc::clone(&masker),
+        audit: audit_slot.clone(),
+        tmux_sockets: settings.tmux_sockets.clone(),
+    };
+    let http_args = HttpArgs {
+        ctx: ctx.clone(),
+        listener: Arc::new(listener),
+        control_socket: settings.control_socket(),
+    };
+    let children = vec![
+        child("redactor", || Redactor, Arc::clone(&masker), None),
+        child("audit", || AuditActor, audit_args, Some(audit_slot)),
+        child("pairing", || PairingActor, pairing_args, Some(pairing_slot)),
+        child("panes", || PanesActor, panes_args, Some(panes_slot)),
+        child("http", || HttpActor, http_args, None),
+    ];
 
     let exit = ExitReason::default();
     let (supervisor, join) = Actor::spawn(
@@ -287,6 +223,34 @@ impl RunningBridge {
     /// Restart counts per child.
     pub async fn restarts(&self) -> Vec<(&'static str, usize)> {
         ractor::call_t!(self.supervisor, SupervisorMsg::Restarts, 2000).unwrap_or_default()
+    }
+}
+
+/// A child of the supervisor: spawns `make()` linked to the supervisor with a clone of `args`, and
+/// publishes it in `slot` (when callers reach it through one) at every (re)start.
+fn child<A>(
+    name: &'static str,
+    make: fn() -> A,
+    args: A::Arguments,
+    slot: Option<Slot<A::Msg>>,
+) -> ChildSpec
+where
+    A: Actor,
+    A::Arguments: Clone + Sync,
+{
+    ChildSpec {
+        name,
+        start: Arc::new(move |sup| {
+            let args = args.clone();
+            let slot = slot.clone();
+            Box::pin(async move {
+                let (actor, _) = Actor::spawn_linked(None, make(), args, sup).await?;
+                if let Some(slot) = slot {
+                    slot.set(actor.clone());
+                }
+                Ok(actor.get_cell())
+            })
+        }),
     }
 }
 

@@ -13,9 +13,9 @@
 //! key blocks, `scheme://user:password@host`, Collie device tokens and `key: value` /
 //! `KEY=value` lines whose key ends with a secret word. Bare hex or base64 never is.
 //!
-//! How: a case-sensitive Aho-Corasick prefilter ([`prefilter`]) finds the literals every shape
+//! How: a case-sensitive Aho-Corasick prefilter (`prefilter.rs`) finds the literals every shape
 //! needs (vendor prefixes, secret-word stems); only lines with a hit that passes a cheap check
-//! run the regexes of the shapes that literal triggers ([`shapes`]).
+//! run the regexes of the shapes that literal triggers (`shapes.rs`).
 
 pub mod actor;
 mod core;

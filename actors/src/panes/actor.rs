@@ -24,7 +24,7 @@ use time::OffsetDateTime;
 use tokio::sync::watch;
 
 use super::keys::NamedKey;
-use super::pty::{HostedPane, SpawnOptions, DEFAULT_SCROLLBACK_LINES};
+use super::pty::{HostedPane, PtySnapshot, SpawnOptions, DEFAULT_SCROLLBACK_LINES};
 use super::ring::DEFAULT_RING_BYTES;
 use super::tmux::{TmuxBackend, TmuxError, TmuxOptions, TmuxSocket};
 use super::token::pane_token;
@@ -384,34 +384,38 @@ impl PanesState {
     fn snapshot(&self, pane: &str, scrollback: usize) -> Result<PaneSnapshot, PaneError> {
         let masker = Arc::clone(&self.args.masker);
         let mask = move |s: &str| masker.mask(s).into_owned();
-        if let Some(n) = hosted_id(pane) {
+        // Both backends' snapshots, reduced to (token, name, screen).
+        let (token, name, screen) = if let Some(n) = hosted_id(pane) {
             let h = self.hosted.get(&n).ok_or(PaneError::NoSuchPane)?;
-            let s = h.pane.snapshot(scrollback, &mask);
-            return Ok(PaneSnapshot {
-                machine: self.args.machine.clone(),
-                pane: pane.to_string(),
-                token: h.token.clone(),
-                name: self.mask(&h.name),
-                cols: s.cols,
-                rows: s.rows,
-                cursor: Cursor {
-                    x: s.cursor.0,
-                    y: s.cursor.1,
-                },
-                lines: s.lines,
-                scrollback: s.scrollback,
-                seq: s.seq,
-            });
-        }
-        let s = self
-            .tmux
-            .snapshot(pane, scrollback, &mask)
-            .ok_or(PaneError::NoSuchPane)?;
-        Ok(PaneSnapshot {
+            (
+                h.token.clone(),
+                h.name.clone(),
+                h.pane.snapshot(scrollback, &mask),
+            )
+        } else {
+            let t = self
+                .tmux
+                .snapshot(pane, scrollback, &mask)
+                .ok_or(PaneError::NoSuchPane)?;
+            let screen = PtySnapshot {
+                cols: t.cols,
+                rows: t.rows,
+                cursor: t.cursor,
+                lines: t.lines,
+                scrollback: t.scrollback,
+                seq: t.seq,
+            };
+            (t.token, t.name, screen)
+        };
+        Ok(self.shape(pane, token, &name, screen))
+    }
+
+    fn shape(&self, pane: &str, token: String, name: &str, s: PtySnapshot) -> PaneSnapshot {
+        PaneSnapshot {
             machine: self.args.machine.clone(),
-            pane: s.id,
-            token: s.token,
-            name: self.mask(&s.name),
+            pane: pane.to_string(),
+            token,
+            name: self.mask(name),
             cols: s.cols,
             rows: s.rows,
             cursor: Cursor {
@@ -421,7 +425,7 @@ impl PanesState {
             lines: s.lines,
             scrollback: s.scrollback,
             seq: s.seq,
-        })
+        }
     }
 
     fn subscribe(&self, pane: &str) -> Result<watch::Receiver<u64>, PaneError> {

@@ -107,7 +107,9 @@ impl Masker {
 
 impl fmt::Debug for Masker {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Masker").field("enabled", &self.is_enabled()).finish()
+        f.debug_struct("Masker")
+            .field("enabled", &self.is_enabled())
+            .finish()
     }
 }
 
@@ -132,7 +134,10 @@ impl Engine {
             for line in text.split('\n') {
                 let line = start..start + line.len();
                 start = line.end + 1;
-                candidates.push(Candidate { line, shapes: all_shapes() });
+                candidates.push(Candidate {
+                    line,
+                    shapes: all_shapes(),
+                });
             }
             return self.rewrite(text, &candidates);
         }
@@ -153,7 +158,9 @@ impl Engine {
             let first = hits[i].start;
             // The previous candidate's line ends at or before this hit: search back no further.
             let floor = candidates.last().map_or(0, |c| c.line.end);
-            let start = text[floor..first].rfind('\n').map_or(floor, |n| floor + n + 1);
+            let start = text[floor..first]
+                .rfind('\n')
+                .map_or(floor, |n| floor + n + 1);
             let end = text[first..].find('\n').map_or(text.len(), |n| first + n);
             let line = &text[start..end];
             let mut shapes = 0;
@@ -299,7 +306,8 @@ fn skip_chars(line: &str, start: usize, end: usize, shape: &Shape) -> usize {
 /// `line` with the characters in `spans` replaced by `•`; `None` if that changes nothing.
 fn apply(line: &str, spans: &mut [Range<usize>]) -> Option<String> {
     spans.sort_unstable_by_key(|r| r.start);
-    let mut out = String::with_capacity(line.len() + 2 * spans.iter().map(|r| r.len()).sum::<usize>());
+    let mut out =
+        String::with_capacity(line.len() + 2 * spans.iter().map(|r| r.len()).sum::<usize>());
     let mut changed = false;
     let mut at = 0;
     for span in spans.iter() {
@@ -331,11 +339,21 @@ fn bullets(n: usize) -> String {
 /// `$(cmd)`, `{{ secrets.X }}`, `%VAR%`, `<token>`) and not a call (`get_token()`).
 fn is_secret_value(value: &str) -> bool {
     const NOT_SECRETS: &[&str] = &[
-        "null", "none", "nil", "true", "false", "undefined", "yes", "no", "~",
+        "null",
+        "none",
+        "nil",
+        "true",
+        "false",
+        "undefined",
+        "yes",
+        "no",
+        "~",
     ];
     let is_ident = |s: &str| {
         let mut chars = s.chars();
-        chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
             && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
     };
     let value = value.trim();
@@ -354,7 +372,9 @@ fn is_secret_value(value: &str) -> bool {
     // `get_token()`, `os.environ.get(`, `Secret::new(`: code, not a literal secret.
     if let Some((callee, _)) = value.split_once('(') {
         let is_path = callee.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-            && callee.split(['.', ':']).all(|part| part.is_empty() || is_ident(part));
+            && callee
+                .split(['.', ':'])
+                .all(|part| part.is_empty() || is_ident(part));
         if is_path {
             return false;
         }

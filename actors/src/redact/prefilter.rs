@@ -117,7 +117,9 @@ impl Prefilter {
     pub(crate) fn line_shapes(&self, line: &str, scratch: &mut Vec<Hit>) -> u64 {
         scratch.clear();
         self.hits(line, scratch);
-        scratch.iter().fold(0, |set, &hit| set | self.confirm(line, hit))
+        scratch
+            .iter()
+            .fold(0, |set, &hit| set | self.confirm(line, hit))
     }
 }
 
@@ -144,7 +146,8 @@ fn is_assignment(line: &[u8], at: usize) -> bool {
     let end = at + line[at..].iter().take_while(|&&b| is_key_byte(b)).count();
     let key = &line[..end];
     let ends_with_secret_word = SECRET_WORD_ENDINGS.iter().any(|word| {
-        key.len() >= word.len() && key[key.len() - word.len()..].eq_ignore_ascii_case(word.as_bytes())
+        key.len() >= word.len()
+            && key[key.len() - word.len()..].eq_ignore_ascii_case(word.as_bytes())
     });
     if !ends_with_secret_word {
         return false;
@@ -153,7 +156,10 @@ fn is_assignment(line: &[u8], at: usize) -> bool {
     if let [b'"' | b'\'', tail @ ..] = rest {
         rest = tail;
     }
-    let blanks = rest.iter().take_while(|&&b| b == b' ' || b == b'\t').count();
+    let blanks = rest
+        .iter()
+        .take_while(|&&b| b == b' ' || b == b'\t')
+        .count();
     matches!(rest.get(blanks), Some(b':' | b'='))
 }
 

@@ -112,21 +112,69 @@ const PEM_BLOCK: &str =
 /// Every shape, in the order the masker tries them on a line.
 pub(crate) static SHAPES: &[Shape] = &[
     // GitHub: classic and fine-grained personal access tokens, OAuth, app and refresh tokens.
-    token("github-pat", &["ghp_"], r"(?-u:\b)ghp_([A-Za-z0-9]{36,})(?-u:\b)"),
-    token("github-oauth", &["gho_"], r"(?-u:\b)gho_([A-Za-z0-9]{36,})(?-u:\b)"),
-    token("github-user-to-server", &["ghu_"], r"(?-u:\b)ghu_([A-Za-z0-9]{36,})(?-u:\b)"),
-    token("github-server-to-server", &["ghs_"], r"(?-u:\b)ghs_([A-Za-z0-9]{36,})(?-u:\b)"),
-    token("github-refresh", &["ghr_"], r"(?-u:\b)ghr_([A-Za-z0-9]{36,})(?-u:\b)"),
-    token("github-fine-grained-pat", &["_pat_"], r"(?-u:\b)github_pat_([A-Za-z0-9_]{50,})"),
+    token(
+        "github-pat",
+        &["ghp_"],
+        r"(?-u:\b)ghp_([A-Za-z0-9]{36,})(?-u:\b)",
+    ),
+    token(
+        "github-oauth",
+        &["gho_"],
+        r"(?-u:\b)gho_([A-Za-z0-9]{36,})(?-u:\b)",
+    ),
+    token(
+        "github-user-to-server",
+        &["ghu_"],
+        r"(?-u:\b)ghu_([A-Za-z0-9]{36,})(?-u:\b)",
+    ),
+    token(
+        "github-server-to-server",
+        &["ghs_"],
+        r"(?-u:\b)ghs_([A-Za-z0-9]{36,})(?-u:\b)",
+    ),
+    token(
+        "github-refresh",
+        &["ghr_"],
+        r"(?-u:\b)ghr_([A-Za-z0-9]{36,})(?-u:\b)",
+    ),
+    token(
+        "github-fine-grained-pat",
+        &["_pat_"],
+        r"(?-u:\b)github_pat_([A-Za-z0-9_]{50,})",
+    ),
     // OpenAI, Anthropic, OpenRouter: all `sk-`; the generic OpenAI row wants 32+ letters and
     // digits with no dash, so `sk-learn` or a kebab-case name never match.
-    token("anthropic", &["sk-"], r"(?-u:\b)sk-ant-([A-Za-z0-9_-]{20,})"),
-    token("openai-project", &["sk-"], r"(?-u:\b)sk-(?:proj|svcacct|admin)-([A-Za-z0-9_-]{20,})"),
-    token("openrouter", &["sk-"], r"(?-u:\b)sk-or-v1-([0-9a-f]{64})(?-u:\b)"),
+    token(
+        "anthropic",
+        &["sk-"],
+        r"(?-u:\b)sk-ant-([A-Za-z0-9_-]{20,})",
+    ),
+    token(
+        "openai-project",
+        &["sk-"],
+        r"(?-u:\b)sk-(?:proj|svcacct|admin)-([A-Za-z0-9_-]{20,})",
+    ),
+    token(
+        "openrouter",
+        &["sk-"],
+        r"(?-u:\b)sk-or-v1-([0-9a-f]{64})(?-u:\b)",
+    ),
     token("openai", &["sk-"], r"(?-u:\b)sk-([A-Za-z0-9]{32,})(?-u:\b)"),
-    token("aws-access-key-id", &["AKIA", "ASIA"], r"(?-u:\b)(?:AKIA|ASIA)([A-Z0-9]{16})(?-u:\b)"),
-    token("slack-token", &["xox"], r"(?-u:\b)xox[abprse]-([A-Za-z0-9-]{10,})"),
-    token("slack-app-token", &["xapp-"], r"(?-u:\b)xapp-([A-Za-z0-9-]{20,})"),
+    token(
+        "aws-access-key-id",
+        &["AKIA", "ASIA"],
+        r"(?-u:\b)(?:AKIA|ASIA)([A-Z0-9]{16})(?-u:\b)",
+    ),
+    token(
+        "slack-token",
+        &["xox"],
+        r"(?-u:\b)xox[abprse]-([A-Za-z0-9-]{10,})",
+    ),
+    token(
+        "slack-app-token",
+        &["xapp-"],
+        r"(?-u:\b)xapp-([A-Za-z0-9-]{20,})",
+    ),
     token(
         "slack-webhook",
         &["hooks"],
@@ -137,63 +185,171 @@ pub(crate) static SHAPES: &[Shape] = &[
         &["hooks"],
         r"discord(?:app)?\.com/api/webhooks/([0-9]{5,}/[A-Za-z0-9_-]{20,})",
     ),
-    token("stripe-secret-key", &["k_live_", "k_test_"], r"(?-u:\b)sk_(?:live|test)_([A-Za-z0-9]{16,})"),
+    token(
+        "stripe-secret-key",
+        &["k_live_", "k_test_"],
+        r"(?-u:\b)sk_(?:live|test)_([A-Za-z0-9]{16,})",
+    ),
     token(
         "stripe-restricted-key",
         &["k_live_", "k_test_"],
         r"(?-u:\b)rk_(?:live|test)_([A-Za-z0-9]{16,})",
     ),
-    token("stripe-webhook-secret", &["whsec_"], r"(?-u:\b)whsec_([A-Za-z0-9+/=]{24,})"),
-    token("google-api-key", &["AIza"], r"(?-u:\b)AIza([A-Za-z0-9_-]{35})"),
-    token("google-oauth-client-secret", &["GOCSPX-"], r"(?-u:\b)GOCSPX-([A-Za-z0-9_-]{24,})"),
-    token("google-oauth-access-token", &["ya29."], r"(?-u:\b)ya29\.([A-Za-z0-9_-]{20,})"),
-    token("gitlab-pat", &["glpat-"], r"(?-u:\b)glpat-([A-Za-z0-9_-]{20,})"),
+    token(
+        "stripe-webhook-secret",
+        &["whsec_"],
+        r"(?-u:\b)whsec_([A-Za-z0-9+/=]{24,})",
+    ),
+    token(
+        "google-api-key",
+        &["AIza"],
+        r"(?-u:\b)AIza([A-Za-z0-9_-]{35})",
+    ),
+    token(
+        "google-oauth-client-secret",
+        &["GOCSPX-"],
+        r"(?-u:\b)GOCSPX-([A-Za-z0-9_-]{24,})",
+    ),
+    token(
+        "google-oauth-access-token",
+        &["ya29."],
+        r"(?-u:\b)ya29\.([A-Za-z0-9_-]{20,})",
+    ),
+    token(
+        "gitlab-pat",
+        &["glpat-"],
+        r"(?-u:\b)glpat-([A-Za-z0-9_-]{20,})",
+    ),
     token("npm", &["npm_"], r"(?-u:\b)npm_([A-Za-z0-9]{36})(?-u:\b)"),
-    token("pypi", &["pypi-"], r"(?-u:\b)pypi-(AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,})"),
-    token("hugging-face", &["hf_"], r"(?-u:\b)hf_([A-Za-z0-9]{34,})(?-u:\b)"),
-    token("sendgrid", &["SG."], r"(?-u:\b)SG\.([A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})"),
+    token(
+        "pypi",
+        &["pypi-"],
+        r"(?-u:\b)pypi-(AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,})",
+    ),
+    token(
+        "hugging-face",
+        &["hf_"],
+        r"(?-u:\b)hf_([A-Za-z0-9]{34,})(?-u:\b)",
+    ),
+    token(
+        "sendgrid",
+        &["SG."],
+        r"(?-u:\b)SG\.([A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})",
+    ),
     // A JWT: base64url JSON header and payload (both start `eyJ`, i.e. `{"`), then a signature.
-    token("jwt", &["eyJ"], r"(?-u:\b)eyJ([A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)"),
-    token("mapbox", &["eyJ"], r"(?-u:\b)sk\.(eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,})"),
-    token("1password-service-account", &["eyJ"], r"(?-u:\b)ops_(eyJ[A-Za-z0-9+/=_-]{100,})"),
-    token("grafana-cloud", &["eyJ"], r"(?-u:\b)glc_(eyJ[A-Za-z0-9+/=_-]{30,})"),
-    token("grafana-service-account", &["glsa_"], r"(?-u:\b)glsa_([A-Za-z0-9]{32}_[A-Fa-f0-9]{8})(?-u:\b)"),
-    token("digitalocean", &["_v1_"], r"(?-u:\b)do[opr]_v1_([a-f0-9]{64})(?-u:\b)"),
-    token("shopify", &["shp"], r"(?-u:\b)shp(?:at|ca|pa|ss)_([a-fA-F0-9]{32})(?-u:\b)"),
+    token(
+        "jwt",
+        &["eyJ"],
+        r"(?-u:\b)eyJ([A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)",
+    ),
+    token(
+        "mapbox",
+        &["eyJ"],
+        r"(?-u:\b)sk\.(eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,})",
+    ),
+    token(
+        "1password-service-account",
+        &["eyJ"],
+        r"(?-u:\b)ops_(eyJ[A-Za-z0-9+/=_-]{100,})",
+    ),
+    token(
+        "grafana-cloud",
+        &["eyJ"],
+        r"(?-u:\b)glc_(eyJ[A-Za-z0-9+/=_-]{30,})",
+    ),
+    token(
+        "grafana-service-account",
+        &["glsa_"],
+        r"(?-u:\b)glsa_([A-Za-z0-9]{32}_[A-Fa-f0-9]{8})(?-u:\b)",
+    ),
+    token(
+        "digitalocean",
+        &["_v1_"],
+        r"(?-u:\b)do[opr]_v1_([a-f0-9]{64})(?-u:\b)",
+    ),
+    token(
+        "shopify",
+        &["shp"],
+        r"(?-u:\b)shp(?:at|ca|pa|ss)_([a-fA-F0-9]{32})(?-u:\b)",
+    ),
     Shape {
         check: Check::StartsWith("key-"),
         ..token("mailgun", &["key"], r"(?-u:\b)key-([0-9a-f]{32})(?-u:\b)")
     },
-    token("databricks", &["dapi"], r"(?-u:\b)dapi([a-f0-9]{32}(?:-[0-9]+)?)(?-u:\b)"),
+    token(
+        "databricks",
+        &["dapi"],
+        r"(?-u:\b)dapi([a-f0-9]{32}(?:-[0-9]+)?)(?-u:\b)",
+    ),
     token(
         "doppler",
         &["dp."],
         r"(?-u:\b)dp\.(?:pt|st|sa|ct|scim|audit)\.([A-Za-z0-9]{40,44})(?-u:\b)",
     ),
-    token("linear", &["lin_api_"], r"(?-u:\b)lin_api_([A-Za-z0-9]{40})(?-u:\b)"),
-    token("sentry", &["sntry"], r"(?-u:\b)sntry[su]_([A-Za-z0-9+/=_-]{40,})"),
-    token("atlassian", &["ATATT3"], r"(?-u:\b)ATATT3([A-Za-z0-9_=-]{100,})"),
-    token("telegram-bot", &[":AA"], r"(?-u:\b)[0-9]{8,10}:(AA[A-Za-z0-9_-]{33})"),
-    token("square", &["sq0", "EAAA"], r"(?-u:\b)(?:sq0atp-|sq0csp-|EAAA)([A-Za-z0-9_-]{22,})"),
-    token("planetscale", &["pscale_"], r"(?-u:\b)pscale_(?:tkn|pw|oauth)_([A-Za-z0-9=._-]{32,})"),
+    token(
+        "linear",
+        &["lin_api_"],
+        r"(?-u:\b)lin_api_([A-Za-z0-9]{40})(?-u:\b)",
+    ),
+    token(
+        "sentry",
+        &["sntry"],
+        r"(?-u:\b)sntry[su]_([A-Za-z0-9+/=_-]{40,})",
+    ),
+    token(
+        "atlassian",
+        &["ATATT3"],
+        r"(?-u:\b)ATATT3([A-Za-z0-9_=-]{100,})",
+    ),
+    token(
+        "telegram-bot",
+        &[":AA"],
+        r"(?-u:\b)[0-9]{8,10}:(AA[A-Za-z0-9_-]{33})",
+    ),
+    token(
+        "square",
+        &["sq0", "EAAA"],
+        r"(?-u:\b)(?:sq0atp-|sq0csp-|EAAA)([A-Za-z0-9_-]{22,})",
+    ),
+    token(
+        "planetscale",
+        &["pscale_"],
+        r"(?-u:\b)pscale_(?:tkn|pw|oauth)_([A-Za-z0-9=._-]{32,})",
+    ),
     token("heroku", &["HRKU-"], r"(?-u:\b)HRKU-(AA[A-Za-z0-9_-]{58})"),
     token("groq", &["gsk_"], r"(?-u:\b)gsk_([A-Za-z0-9]{48,})(?-u:\b)"),
-    token("replicate", &["r8_"], r"(?-u:\b)r8_([A-Za-z0-9]{36,})(?-u:\b)"),
+    token(
+        "replicate",
+        &["r8_"],
+        r"(?-u:\b)r8_([A-Za-z0-9]{36,})(?-u:\b)",
+    ),
     token("xai", &["xai-"], r"(?-u:\b)xai-([A-Za-z0-9]{64,})(?-u:\b)"),
     token(
         "tailscale",
         &["tskey-"],
         r"(?-u:\b)tskey-(?:auth|api|client|scim|webhook)-([A-Za-z0-9]+-[A-Za-z0-9]{16,})",
     ),
-    token("docker-hub-pat", &["_pat_"], r"(?-u:\b)dckr_pat_([A-Za-z0-9_-]{27,})"),
-    token("hashicorp-vault", &["hvs."], r"(?-u:\b)hvs\.([A-Za-z0-9_-]{24,})"),
+    token(
+        "docker-hub-pat",
+        &["_pat_"],
+        r"(?-u:\b)dckr_pat_([A-Za-z0-9_-]{27,})",
+    ),
+    token(
+        "hashicorp-vault",
+        &["hvs."],
+        r"(?-u:\b)hvs\.([A-Za-z0-9_-]{24,})",
+    ),
     token(
         "age-secret-key",
         &["ECRET"],
         r"(?-u:\b)AGE-SECRET-KEY-1([QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})",
     ),
     // Collie's own device tokens: `collie_` and 43 base64url characters (256 bits), no more.
-    token("collie-device-token", &["collie_"], r"(?-u:\b)collie_([A-Za-z0-9_-]{43})(?:[^A-Za-z0-9_-]|$)"),
+    token(
+        "collie-device-token",
+        &["collie_"],
+        r"(?-u:\b)collie_([A-Za-z0-9_-]{43})(?:[^A-Za-z0-9_-]|$)",
+    ),
     Shape {
         check: Check::UrlUserinfo,
         value: Value::Assigned,
