@@ -141,6 +141,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         masker: Arc::clone(&masker),
         audit: audit_slot.clone(),
         tmux_sockets: settings.tmux_sockets.clone(),
+        buffer_cap: collie_actors::panes::actor::BUFFER_CAP,
     };
     let http_args = HttpArgs {
         ctx: ctx.clone(),

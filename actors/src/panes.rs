@@ -4,6 +4,7 @@
 //! the `Panes` actor owns both backends and answers list, snapshot, stream and write requests.
 
 pub mod actor;
+pub mod budget;
 pub mod keys;
 pub mod pty;
 pub mod ring;

@@ -6,8 +6,11 @@
 //! leaves through a reply is masked here with the redactor's masker — names too.
 //!
 //! Caps: at most [`MAX_HOSTED`] hosted panes, and the buffers of all panes stay under
-//! [`BUFFER_CAP`]; past either a new hosted pane is refused (`resource limit`) and the refusal is
-//! audited as `resource.denied`.
+//! [`BUFFER_CAP`] (or [`PanesArgs::buffer_cap`]); past either a new hosted pane is refused
+//! (`resource limit`) and the refusal is audited as `resource.denied`. As use nears the buffer cap
+//! tmux mirrors keep less scrollback: every [`BUDGET_PERIOD`], and after a hosted pane is created
+//! or closed, the actor feeds its measurements to the pure policy in [`super::budget`] and hands a
+//! changed limit to the tmux backend, which rebuilds its mirrors in the background.
 //!
 //! If the actor fails it is restarted: tmux mirrors are rebuilt from the tmux servers (the panes
 //! live on), hosted panes end with the failed instance (their processes are killed on drop).
@@ -15,14 +18,16 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use rand::RngCore;
 use serde::Serialize;
 use time::OffsetDateTime;
 use tokio::sync::watch;
+use tokio::task::JoinHandle;
 
+use super::budget::{tmux_scrollback_limit, BudgetInput};
 use super::keys::NamedKey;
 use super::pty::{HostedPane, PtySnapshot, SpawnOptions, DEFAULT_SCROLLBACK_LINES};
 use super::ring::DEFAULT_RING_BYTES;
@@ -37,6 +42,8 @@ use crate::store::{Store, Table};
 pub const MAX_HOSTED: usize = 64;
 /// Cap on the buffers of all panes together (rings, screens, scrollback).
 pub const BUFFER_CAP: usize = 128 * 1024 * 1024;
+/// How often the actor re-evaluates the tmux scrollback limit against the buffer cap.
+pub const BUDGET_PERIOD: Duration = Duration::from_secs(5);
 /// Store key of the pane-token salt.
 const SALT_KEY: &str = "panes.salt";
 
@@ -56,6 +63,9 @@ pub struct PanesArgs {
     pub audit: Slot<AuditMsg>,
     /// Extra tmux sockets besides the default one, in order.
     pub tmux_sockets: Vec<PathBuf>,
+    /// Cap on the buffers of all panes together, in bytes ([`BUFFER_CAP`] in the bridge; tests
+    /// pass a smaller one).
+    pub buffer_cap: usize,
 }
 
 /// One pane in a list (`GET /api/panes`).
@@ -209,6 +219,9 @@ pub enum PanesMsg {
         /// The answer.
         reply: Reply<()>,
     },
+    /// Re-evaluate the tmux scrollback limit against the buffer cap (sent by the actor's own
+    /// timer every [`BUDGET_PERIOD`]; harmless from anyone else).
+    CheckBudget,
     /// Test-only fault: the next snapshot request fails the actor mid-request.
     #[cfg(feature = "fault-injection")]
     FailNextSnapshot,
@@ -227,8 +240,20 @@ pub struct PanesState {
     hosted: BTreeMap<u32, Hosted>,
     next_hosted: u32,
     salt: Vec<u8>,
+    /// The timer that sends [`PanesMsg::CheckBudget`]; stopped with the state.
+    _budget_timer: AbortOnDrop,
     #[cfg(feature = "fault-injection")]
     fail_next_snapshot: bool,
+}
+
+/// Aborts the task when dropped, so the timer ends with the actor's state (a failed instance
+/// included) instead of running until its next tick notices.
+struct AbortOnDrop(JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 fn load_salt(store: &Store) -> Result<Vec<u8>, crate::store::StoreError> {
@@ -259,19 +284,21 @@ impl Actor for PanesActor {
 
     async fn pre_start(
         &self,
-        _myself: ActorRef<Self::Msg>,
+        myself: ActorRef<Self::Msg>,
         args: PanesArgs,
     ) -> Result<PanesState, ActorProcessingErr> {
         let salt = load_salt(&args.store)?;
         let mut sockets = vec![TmuxSocket::Default];
         sockets.extend(args.tmux_sockets.iter().cloned().map(TmuxSocket::Path));
         let tmux = TmuxBackend::start(sockets, &salt, TmuxOptions::default());
+        let budget_timer = myself.send_interval(BUDGET_PERIOD, || PanesMsg::CheckBudget);
         Ok(PanesState {
             args,
             tmux,
             hosted: BTreeMap::new(),
             next_hosted: 1,
             salt,
+            _budget_timer: AbortOnDrop(budget_timer),
             #[cfg(feature = "fault-injection")]
             fail_next_snapshot: false,
         })
@@ -318,13 +345,16 @@ impl Actor for PanesActor {
                 reply,
             } => {
                 let _ = reply.send(state.create(name, command).await);
+                state.check_budget();
             }
             PanesMsg::Rename { pane, name, reply } => {
                 let _ = reply.send(state.rename(&pane, name).await);
             }
             PanesMsg::Close { pane, reply } => {
                 let _ = reply.send(state.close(&pane).await);
+                state.check_budget();
             }
+            PanesMsg::CheckBudget => state.check_budget(),
             #[cfg(feature = "fault-injection")]
             PanesMsg::FailNextSnapshot => state.fail_next_snapshot = true,
         }
@@ -465,6 +495,23 @@ impl PanesState {
                 .sum::<usize>()
     }
 
+    /// Applies the scrollback policy to the tmux mirrors (SPEC §5 "Caps"); the backend rebuilds
+    /// them in the background when the limit changes.
+    fn check_budget(&self) {
+        let current = self.tmux.scrollback_limit();
+        let limit = tmux_scrollback_limit(BudgetInput {
+            cap: self.args.buffer_cap,
+            allocated: self.allocated_bytes(),
+            mirror_line_bytes: self.tmux.scrollback_line_bytes(),
+            full: self.tmux.options().scrollback,
+            current,
+        });
+        if limit != current {
+            tracing::info!(from = current, to = limit, "tmux scrollback limit changed");
+            self.tmux.set_scrollback_limit(limit);
+        }
+    }
+
     async fn create(
         &mut self,
         name: Option<String>,
@@ -476,7 +523,7 @@ impl PanesState {
         let reserve = DEFAULT_RING_BYTES
             + (DEFAULT_SCROLLBACK_LINES + usize::from(start.rows)) * usize::from(start.cols) * 32;
         let over_count = self.hosted.len() >= MAX_HOSTED;
-        let over_bytes = self.allocated_bytes() + reserve > BUFFER_CAP;
+        let over_bytes = self.allocated_bytes() + reserve > self.args.buffer_cap;
         if over_count || over_bytes {
             let rec = AuditRecord::new(AuditEventKind::ResourceDenied, self.args.machine.clone())
                 .with_detail(

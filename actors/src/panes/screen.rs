@@ -149,10 +149,15 @@ impl Screen {
     /// Estimated bytes this screen holds, for the global buffer cap (SPEC §5): the visible rows
     /// and the scrollback in use, times the size of a cell.
     pub fn allocated_bytes(&self) -> usize {
-        let (rows, cols) = self.size();
-        (usize::from(rows) + self.scrollback_in_use)
-            .saturating_mul(usize::from(cols))
-            .saturating_mul(std::mem::size_of::<vt100::Cell>())
+        let (rows, _) = self.size();
+        (usize::from(rows) + self.scrollback_in_use).saturating_mul(self.line_bytes())
+    }
+
+    /// Estimated bytes one line of this screen holds (its width times the size of a cell): what
+    /// each more line of scrollback costs.
+    pub fn line_bytes(&self) -> usize {
+        let (_, cols) = self.size();
+        usize::from(cols).saturating_mul(std::mem::size_of::<vt100::Cell>())
     }
 
     /// Rows `from..to` of the scrollback (0 is the oldest line held).

@@ -10,6 +10,11 @@
 //! commands sent through a control client. Processes are spawned only to discover the sessions
 //! of a socket, to attach, and to create the first session of a socket that has none.
 //!
+//! Scrollback: mirrors keep [`TmuxOptions::scrollback`] lines until the owner lowers the limit
+//! with [`TmuxBackend::set_scrollback_limit`] (the Panes actor does when the global buffer cap is
+//! near, SPEC §5); each manager then rebuilds its mirrors with the new limit, reseeding them from
+//! tmux through their control clients.
+//!
 //! Failure: if tmux is not installed or no server runs on a socket, that socket simply has no
 //! panes, and its manager retries discovery every [`TmuxOptions::retry`] (3 s by default). When a
 //! control client dies its session's panes are dropped at the next resync; when the last one
@@ -57,7 +62,8 @@ pub struct TmuxOptions {
     pub program: PathBuf,
     /// Extra environment for every tmux process (tests set `TMUX_TMPDIR` here).
     pub env: Vec<(OsString, OsString)>,
-    /// Lines of scrollback each mirror keeps and seeds (default 2,000).
+    /// Lines of scrollback each mirror keeps and seeds (default 2,000); the most
+    /// [`TmuxBackend::set_scrollback_limit`] allows.
     pub scrollback: usize,
     /// Pause between discovery attempts on a socket without a server (default 3 s).
     pub retry: Duration,
@@ -163,6 +169,8 @@ pub fn parse_pane_id(id: &str) -> Option<(usize, u32)> {
 pub struct TmuxBackend {
     servers: Vec<Arc<server::Shared>>,
     options: Arc<TmuxOptions>,
+    /// Lines of scrollback each mirror keeps now; every manager follows it.
+    scrollback: watch::Sender<usize>,
     /// The manager tasks; dropping the set aborts them (and so kills the control clients).
     _tasks: JoinSet<()>,
 }
@@ -175,6 +183,7 @@ impl TmuxBackend {
         let options = Arc::new(options);
         let salt: Arc<[u8]> = Arc::from(salt);
         let mut tasks = JoinSet::new();
+        let (scrollback, _) = watch::channel(options.scrollback);
         let servers: Vec<Arc<server::Shared>> = sockets
             .into_iter()
             .enumerate()
@@ -184,6 +193,7 @@ impl TmuxBackend {
                     socket,
                     options.clone(),
                     salt.clone(),
+                    scrollback.subscribe(),
                 ));
                 tasks.spawn(server::run(shared.clone()));
                 shared
@@ -192,6 +202,7 @@ impl TmuxBackend {
         TmuxBackend {
             servers,
             options,
+            scrollback,
             _tasks: tasks,
         }
     }
@@ -223,6 +234,30 @@ impl TmuxBackend {
     /// Estimated bytes held by all mirrors (for the global buffer cap, SPEC §5).
     pub fn allocated_bytes(&self) -> usize {
         self.servers.iter().map(|s| s.allocated_bytes()).sum()
+    }
+
+    /// Bytes one more line of scrollback costs across all mirrors (the sum of their widths times
+    /// the size of a cell): what the buffer-cap policy needs to foresee growing the limit.
+    pub fn scrollback_line_bytes(&self) -> usize {
+        self.servers.iter().map(|s| s.scrollback_line_bytes()).sum()
+    }
+
+    /// The lines of scrollback each mirror keeps now.
+    pub fn scrollback_limit(&self) -> usize {
+        *self.scrollback.borrow()
+    }
+
+    /// Sets the lines of scrollback each mirror keeps, at most [`TmuxOptions::scrollback`].
+    /// Returns at once: mirrors made later start with the new limit, and each socket's manager
+    /// rebuilds the existing ones in the background, reseeding them through their control clients
+    /// (no process is spawned). A mirror's memory drops when its reseed lands.
+    pub fn set_scrollback_limit(&self, lines: usize) {
+        let lines = lines.min(self.options.scrollback);
+        self.scrollback.send_if_modified(|limit| {
+            let changed = *limit != lines;
+            *limit = lines;
+            changed
+        });
     }
 
     /// Types `text` literally into the pane (`send-keys -H`, hex bytes: nothing is parsed as a key

@@ -153,11 +153,11 @@ impl Engine {
     /// Groups the hits by line and keeps the lines where some shape passed its check.
     fn candidates(&self, text: &str, hits: &[Hit]) -> Vec<Candidate> {
         let mut candidates: Vec<Candidate> = Vec::new();
+        // The end of the last line looked at: the next hit's line starts after it.
+        let mut floor = 0;
         let mut i = 0;
         while i < hits.len() {
             let first = hits[i].start;
-            // The previous candidate's line ends at or before this hit: search back no further.
-            let floor = candidates.last().map_or(0, |c| c.line.end);
             let start = text[floor..first]
                 .rfind('\n')
                 .map_or(floor, |n| floor + n + 1);
@@ -173,6 +173,7 @@ impl Engine {
                 shapes |= self.prefilter.confirm(line, hit);
                 i += 1;
             }
+            floor = end;
             if shapes != 0 {
                 candidates.push(Candidate {
                     line: start..end,
@@ -269,8 +270,18 @@ impl Engine {
                 let Some(secret) = caps.iter().skip(1).flatten().next() else {
                     continue;
                 };
-                if shape.value == Value::Assigned && !is_secret_value(secret.as_str()) {
-                    continue;
+                if shape.value == Value::Assigned {
+                    // `https://x-access-token:…@host` is a URL's user and password, not an
+                    // assignment to `x-access-token`: the URL shape masks just the password.
+                    let whole = caps.get(0).map_or(secret.start(), |m| m.start());
+                    let in_url = line[..whole].ends_with("//");
+                    let quoted = line[..secret.start()].ends_with(['"', '\'', '`']);
+                    if in_url
+                        || !is_secret_value(secret.as_str())
+                        || (!quoted && is_code(line, whole))
+                    {
+                        continue;
+                    }
                 }
                 let start = skip_chars(line, secret.start(), secret.end(), shape);
                 if start < secret.end() {
@@ -369,8 +380,8 @@ fn is_secret_value(value: &str) -> bool {
     {
         return false;
     }
-    // `get_token()`, `os.environ.get(`, `Secret::new(`: code, not a literal secret.
-    if let Some((callee, _)) = value.split_once('(') {
+    // `get_token()`, `os.environ.get(`, `Secret::new(`, `request.headers[`: code.
+    if let Some((callee, _)) = value.split_once(['(', '[']) {
         let is_path = callee.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
             && callee
                 .split(['.', ':'])
@@ -380,4 +391,22 @@ fn is_secret_value(value: &str) -> bool {
         }
     }
     true
+}
+
+/// Whether the assignment whose key starts at `key` is a declaration or a field in source code
+/// (`let token = cursor;`, `self.password = password`): there an unquoted value names a
+/// variable, and only a quoted literal is a secret.
+fn is_code(line: &str, key: usize) -> bool {
+    const DECLARATIONS: &[&str] = &[
+        "let", "mut", "const", "var", "val", "my", "auto", "static", "final", "readonly",
+    ];
+    let before = line[..key].trim_end_matches([' ', '\t']);
+    let separated = before.len() < key;
+    let declared = separated
+        && DECLARATIONS.iter().any(|word| {
+            before.strip_suffix(word).is_some_and(|rest| {
+                !rest.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            })
+        });
+    declared || line[key..].starts_with("self.") || line[key..].starts_with("this.")
 }

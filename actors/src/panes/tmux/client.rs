@@ -33,8 +33,14 @@ pub(super) enum Hook {
     None,
     /// The reply to the seed's `display` (cursor and size) of this pane.
     SeedCursor(u32),
-    /// The reply to the seed's `capture-pane` of this pane: rebuild its screen.
-    SeedCapture(u32),
+    /// The reply to the seed's `capture-pane` of this pane: rebuild its screen, keeping this many
+    /// lines of scrollback (the number the capture asked for).
+    SeedCapture {
+        /// The pane.
+        pane: u32,
+        /// Lines of scrollback of the rebuilt screen.
+        scrollback: usize,
+    },
 }
 
 struct Pending {
@@ -233,7 +239,9 @@ async fn read_stream(
                         match p.hook {
                             Hook::None => {}
                             Hook::SeedCursor(pane) => shared.seed_cursor(session, pane, &reply),
-                            Hook::SeedCapture(pane) => shared.seed_capture(session, pane, &reply),
+                            Hook::SeedCapture { pane, scrollback } => {
+                                shared.seed_capture(session, pane, scrollback, &reply)
+                            }
                         }
                     }
                     let _ = p.reply.send(reply);

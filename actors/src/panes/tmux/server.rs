@@ -8,6 +8,13 @@
 //! of the session that owns them; the reader task applies the seed in stream order (see
 //! `client.rs`). When the last client is gone (server exited) every mirror is dropped and the
 //! manager retries discovery every [`super::TmuxOptions::retry`] or when woken.
+//!
+//! Scrollback limit: every mirror's screen keeps the lines of the backend's current limit (a
+//! `watch` channel, lowered by the Panes actor when the global buffer cap is near). vt100 cannot
+//! shrink or grow a screen's scrollback in place, so when the limit changes the manager reseeds
+//! every mirror whose screen was built with another limit — the same `display` + `capture-pane`
+//! through the control client as after a resize, with `-S -<limit>` — and the capture's reply
+//! rebuilds the screen with that many lines. New mirrors start with the current limit.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -47,6 +54,8 @@ pub(super) struct Shared {
     state: Mutex<State>,
     /// Wakes the manager from its retry sleep (a session was just created).
     pub(super) wake: Notify,
+    /// Lines of scrollback each mirror keeps now (see the module doc).
+    scrollback: watch::Receiver<usize>,
 }
 
 #[derive(Debug, Default)]
@@ -70,6 +79,8 @@ struct Mirror {
     last_activity: SystemTime,
     /// Cursor and size `(x, y, cols, rows)` from the seed's `display`, until its capture lands.
     seed_cursor: Option<(u16, u16, u16, u16)>,
+    /// The scrollback limit of the last seed asked for (the screen's own once it lands).
+    scrollback: usize,
 }
 
 impl Mirror {
@@ -77,6 +88,14 @@ impl Mirror {
         self.seq += 1;
         self.tx.send_replace(self.seq);
     }
+}
+
+/// A pane to seed: through the control client of `owner`, with `scrollback` lines of history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Seed {
+    pane: u32,
+    owner: u32,
+    scrollback: usize,
 }
 
 /// One line of `list-panes`.
@@ -103,6 +122,7 @@ impl Shared {
         socket: TmuxSocket,
         options: Arc<TmuxOptions>,
         salt: Arc<[u8]>,
+        scrollback: watch::Receiver<usize>,
     ) -> Shared {
         Shared {
             index,
@@ -111,6 +131,7 @@ impl Shared {
             salt,
             state: Mutex::new(State::default()),
             wake: Notify::new(),
+            scrollback,
         }
     }
 
@@ -160,7 +181,7 @@ impl Shared {
         }
     }
 
-    pub(super) fn seed_capture(&self, session: u32, pane: u32, reply: &Reply) {
+    pub(super) fn seed_capture(&self, session: u32, pane: u32, scrollback: usize, reply: &Reply) {
         let mut state = lock(&self.state);
         let Some(m) = state.panes.get_mut(&pane) else {
             return;
@@ -170,7 +191,7 @@ impl Shared {
         }
         let (rows, cols) = m.screen.size();
         let (x, y, cols, rows) = m.seed_cursor.take().unwrap_or((0, 0, cols, rows));
-        let mut screen = Screen::new(rows, cols, self.options.scrollback);
+        let mut screen = Screen::new(rows, cols, scrollback);
         for (i, line) in reply.lines.iter().enumerate() {
             if i > 0 {
                 screen.feed(b"\r\n");
@@ -249,6 +270,15 @@ impl Shared {
             .panes
             .values()
             .map(|m| m.screen.allocated_bytes())
+            .sum()
+    }
+
+    /// Bytes one more line of scrollback costs across all mirrors of this socket.
+    pub(super) fn scrollback_line_bytes(&self) -> usize {
+        lock(&self.state)
+            .panes
+            .values()
+            .map(|m| m.screen.line_bytes())
             .sum()
     }
 
@@ -337,7 +367,49 @@ impl Shared {
             }
         }
         let to_seed = self.merge(&rows);
-        for (pane, owner) in to_seed {
+        self.seed(&to_seed, &clients).await;
+    }
+
+    /// Reseeds every mirror whose screen was built (or is being seeded) with another scrollback
+    /// limit than the current one.
+    async fn rescale(&self) {
+        let limit = *self.scrollback.borrow();
+        let (to_seed, clients) = {
+            let mut state = lock(&self.state);
+            let mut to_seed = Vec::new();
+            for (pane, m) in &mut state.panes {
+                if m.scrollback != limit {
+                    m.scrollback = limit;
+                    to_seed.push(Seed {
+                        pane: *pane,
+                        owner: m.owner,
+                        scrollback: limit,
+                    });
+                }
+            }
+            let clients: Vec<Arc<Client>> = state.clients.values().cloned().collect();
+            (to_seed, clients)
+        };
+        if !to_seed.is_empty() {
+            tracing::debug!(
+                socket = self.index,
+                limit,
+                panes = to_seed.len(),
+                "tmux scrollback limit changed"
+            );
+        }
+        self.seed(&to_seed, &clients).await;
+    }
+
+    /// Asks each pane's owning control client for its cursor and content; the reader rebuilds the
+    /// screen when the capture's reply arrives (see `client.rs`).
+    async fn seed(&self, to_seed: &[Seed], clients: &[Arc<Client>]) {
+        for &Seed {
+            pane,
+            owner,
+            scrollback,
+        } in to_seed
+        {
             let Some(c) = clients.iter().find(|c| c.session == owner) else {
                 continue;
             };
@@ -347,11 +419,8 @@ impl Shared {
                     Hook::SeedCursor(pane),
                 ),
                 (
-                    format!(
-                        "capture-pane -p -e -J -S -{} -t '%{pane}'",
-                        self.options.scrollback
-                    ),
-                    Hook::SeedCapture(pane),
+                    format!("capture-pane -p -e -J -S -{scrollback} -t '%{pane}'"),
+                    Hook::SeedCapture { pane, scrollback },
                 ),
             ];
             if let Err(e) = c.run(&commands).await {
@@ -360,8 +429,9 @@ impl Shared {
         }
     }
 
-    /// Applies a fresh pane list to the mirrors; returns the `(pane, owner)` pairs to seed.
-    fn merge(&self, rows: &[PaneRow]) -> Vec<(u32, u32)> {
+    /// Applies a fresh pane list to the mirrors; returns the panes to seed.
+    fn merge(&self, rows: &[PaneRow]) -> Vec<Seed> {
+        let limit = *self.scrollback.borrow();
         let mut state = lock(&self.state);
         let mut seen = BTreeMap::<u32, &PaneRow>::new();
         for row in rows {
@@ -388,7 +458,12 @@ impl Shared {
                         m.owner = row.session;
                         m.pane_pid = row.pane_pid;
                         m.screen.resize(row.rows, row.cols);
-                        to_seed.push((pane, row.session));
+                        m.scrollback = limit;
+                        to_seed.push(Seed {
+                            pane,
+                            owner: row.session,
+                            scrollback: limit,
+                        });
                     }
                 }
                 None => {
@@ -399,16 +474,21 @@ impl Shared {
                             owner: row.session,
                             pane_pid: row.pane_pid,
                             name: row.name.clone(),
-                            screen: Screen::new(row.rows, row.cols, self.options.scrollback),
+                            screen: Screen::new(row.rows, row.cols, limit),
                             seq: 0,
                             tx,
                             alive: !row.dead,
                             last_activity: SystemTime::UNIX_EPOCH
                                 + Duration::from_secs(row.activity),
                             seed_cursor: None,
+                            scrollback: limit,
                         },
                     );
-                    to_seed.push((pane, row.session));
+                    to_seed.push(Seed {
+                        pane,
+                        owner: row.session,
+                        scrollback: limit,
+                    });
                 }
             }
         }
@@ -433,8 +513,23 @@ impl Shared {
         if lock(&self.state).clients.is_empty() {
             return;
         }
+        // Mirrors made from here on use the limit as it is now; later changes reseed them.
+        let mut limit = self.scrollback.clone();
+        limit.mark_unchanged();
+        let mut limit_open = true;
         self.sync(&tx, &mut readers).await;
-        while let Some(first) = rx.recv().await {
+        loop {
+            let first = tokio::select! {
+                event = rx.recv() => event,
+                changed = limit.changed(), if limit_open => {
+                    // Closed only when the backend is dropped, which aborts this task anyway.
+                    limit_open = changed.is_ok();
+                    limit.mark_unchanged();
+                    self.rescale().await;
+                    continue;
+                }
+            };
+            let Some(first) = first else { return };
             let mut pending = vec![first];
             while let Ok(e) = rx.try_recv() {
                 pending.push(e);

@@ -417,10 +417,19 @@ async fn default_socket_honours_tmux_tmpdir_and_new_window_starts_a_server() {
     // With no server on the socket, new_window starts a session; the backend finds it.
     server.tmux_text(&["kill-server"]);
     assert!(wait_for(|| backend.list().is_empty()).await);
-    let id = backend
-        .new_window(Some("fresh"), None)
-        .await
-        .expect("new session");
+    // The killed server may still be shutting down ("server exited unexpectedly"): retry until a
+    // new one starts, within the deadline.
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    let id = loop {
+        match backend.new_window(Some("fresh"), None).await {
+            Ok(id) => break id,
+            Err(e) if tokio::time::Instant::now() < deadline => {
+                tracing::debug!(error = %e, "retrying new_window");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(e) => panic!("new session: {e}"),
+        }
+    };
     assert!(
         wait_for(|| backend
             .list()
@@ -431,4 +440,124 @@ async fn default_socket_honours_tmux_tmpdir_and_new_window_starts_a_server() {
         backend.list()
     );
     assert!(backend.allocated_bytes() > 0);
+}
+
+/// Lines of the mirror's scrollback (asking for more than any limit).
+fn scrollback_of(backend: &TmuxBackend, id: &str) -> Option<Vec<String>> {
+    backend.snapshot(id, 10_000, &plain).map(|s| s.scrollback)
+}
+
+/// Whether `lines` are consecutive numbers (what `seq` prints), so nothing was lost or mangled.
+fn consecutive(lines: &[String]) -> bool {
+    let nums: Vec<u64> = lines.iter().filter_map(|l| l.parse().ok()).collect();
+    nums.len() == lines.len() && nums.windows(2).all(|w| w[1] == w[0] + 1)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scrollback_limit_rebuilds_mirrors_and_applies_to_new_ones() {
+    let server = TmuxServer::start_on_path();
+    let prompt = wait_for(|| {
+        !server
+            .tmux_text(&["capture-pane", "-p", "-t", "t1"])
+            .is_empty()
+    })
+    .await;
+    assert!(prompt, "no prompt");
+    // Fill tmux's history (2,000 lines by default) before the backend starts, so the mirror's
+    // scrollback comes from its seed.
+    server.tmux_text(&["send-keys", "-t", "t1", "seq 1 3000", "Enter"]);
+    let filled = wait_for(|| {
+        server
+            .tmux_text(&["display", "-p", "-t", "t1", "#{history_size}"])
+            .parse::<usize>()
+            .is_ok_and(|n| n >= 1900)
+    })
+    .await;
+    assert!(filled, "tmux history never filled");
+
+    let backend = TmuxBackend::start(vec![server.socket_spec()], SALT, server.options());
+    assert_eq!(backend.scrollback_limit(), 2000);
+    assert!(wait_for(|| !backend.list().is_empty()).await);
+    let id = backend.list()[0].id.clone();
+    assert!(
+        wait_for(|| scrollback_of(&backend, &id).is_some_and(|s| s.len() >= 1500)).await,
+        "seed lacks the history: {:?}",
+        scrollback_of(&backend, &id).map(|s| s.len())
+    );
+    let full_bytes = backend.allocated_bytes();
+    assert_eq!(
+        backend.scrollback_line_bytes(),
+        80 * std::mem::size_of::<vt100::Cell>()
+    );
+
+    // Lower the limit: the mirror is rebuilt with at most 100 lines, the newest ones.
+    backend.set_scrollback_limit(100);
+    assert_eq!(backend.scrollback_limit(), 100);
+    assert!(
+        wait_for(
+            || scrollback_of(&backend, &id).is_some_and(|s| s.len() <= 100)
+                && backend.allocated_bytes() < full_bytes
+        )
+        .await,
+        "mirror kept its scrollback: {:?} lines, {} bytes",
+        scrollback_of(&backend, &id).map(|s| s.len()),
+        backend.allocated_bytes()
+    );
+    let kept = scrollback_of(&backend, &id).expect("mirror");
+    assert_eq!(kept.len(), 100, "{kept:?}");
+    assert!(consecutive(&kept), "{kept:?}");
+    let visible = backend.snapshot(&id, 0, &plain).expect("mirror").lines;
+    let first_visible: u64 = visible[0].parse().expect("a number on the first row");
+    assert_eq!(
+        kept.last().map(String::as_str),
+        Some(&*(first_visible - 1).to_string())
+    );
+
+    // Output after the change stays within the limit.
+    let word = format!("after-{}", random_word());
+    backend
+        .send_text(&id, &format!("seq 1 500; echo {word}\r"))
+        .await
+        .expect("send");
+    assert!(
+        wait_for(|| screen_has_line(&backend, &id, &word)).await,
+        "output never shown"
+    );
+    assert!(scrollback_of(&backend, &id).is_some_and(|s| s.len() <= 100));
+
+    // A new mirror starts with the current limit.
+    backend.set_scrollback_limit(0);
+    assert!(
+        wait_for(|| scrollback_of(&backend, &id).is_some_and(|s| s.is_empty())).await,
+        "mirror not emptied"
+    );
+    let argv = vec![
+        "sh".to_owned(),
+        "-c".to_owned(),
+        "seq 1 300; exec sh".to_owned(),
+    ];
+    let new_id = backend
+        .new_window(Some("fresh"), Some(&argv))
+        .await
+        .expect("new window");
+    assert!(
+        wait_for(|| screen_has_line(&backend, &new_id, "300")).await,
+        "new window output never shown"
+    );
+    assert_eq!(scrollback_of(&backend, &new_id), Some(Vec::new()));
+
+    // Raising the limit (clamped to the configured 2,000) brings the history back from tmux.
+    backend.set_scrollback_limit(usize::MAX);
+    assert_eq!(backend.scrollback_limit(), 2000);
+    assert!(
+        wait_for(
+            || scrollback_of(&backend, &new_id).is_some_and(|s| s.len() >= 270)
+                && scrollback_of(&backend, &id).is_some_and(|s| s.len() > 100)
+        )
+        .await,
+        "history not restored: {:?} / {:?}",
+        scrollback_of(&backend, &new_id).map(|s| s.len()),
+        scrollback_of(&backend, &id).map(|s| s.len())
+    );
+    assert!(backend.allocated_bytes() > full_bytes / 2);
 }
