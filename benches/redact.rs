@@ -125,9 +125,6 @@ const WORDS: &[&str] = &[
     "cursor",
     "width",
     "height",
-    "token",
-    "key",
-    "password",
     "config",
 ];
 

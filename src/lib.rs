@@ -8,3 +8,4 @@ pub mod control;
 pub mod http;
 pub mod ops;
 pub mod state;
+pub mod web;

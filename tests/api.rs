@@ -20,12 +20,13 @@ fn screen_text(v: &Value) -> String {
 }
 
 fn wait_screen(b: &TestBridge, token: &str, pane: &str, needle: &str) -> String {
+    let mut last = String::new();
     wait_for(Duration::from_secs(10), || {
         let (s, v) = b.get(&format!("/api/panes/local/{pane}"), Some(token));
-        let text = screen_text(&v);
-        (s == 200 && text.contains(needle)).then_some(text)
+        last = screen_text(&v);
+        (s == 200 && last.contains(needle)).then(|| last.clone())
     })
-    .unwrap_or_else(|| panic!("{needle:?} never appeared on {pane}"))
+    .unwrap_or_else(|| panic!("{needle:?} never appeared on {pane}; screen:\n{last}"))
 }
 
 #[test]
@@ -562,4 +563,34 @@ fn pair_prints_a_code_and_a_qr_link() {
         &json!({"code": code, "label": "qr-phone"}),
     );
     assert_eq!(s, 200);
+}
+
+#[test]
+fn a_private_key_block_on_screen_is_masked_across_lines() {
+    let b = TestBridge::start();
+    let token = b.pair("phone", "full");
+    let pane = b.first_tmux_pane(&token);
+    let body = [
+        "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj",
+        "MzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNbvJZHtCSuYEvu",
+        "NMoSfm76oqFvAp8Gy0iz5sxjZmSnXyCdPEovGhLa0VzMaQ8s+CLOyS56YyCFGeJZ",
+    ];
+    let key = format!(
+        "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
+        body.join("\n")
+    );
+    let file = b.dir.path().join("key.pem");
+    std::fs::write(&file, key).expect("write key");
+    let (s, _) = b.post(
+        &format!("/api/panes/local/{pane}/input"),
+        Some(&token),
+        &json!({"text": format!("clear; cat {}", file.display()), "keys": ["Enter"]}),
+    );
+    assert_eq!(s, 200);
+    let text = wait_screen(&b, &token, &pane, "-----END PRIVATE KEY-----");
+    assert!(text.contains("-----BEGIN PRIVATE KEY-----"), "{text}");
+    for line in body {
+        assert!(!text.contains(&line[8..24]), "key body leaked: {text}");
+    }
+    assert!(text.contains("••••••••"), "{text}");
 }

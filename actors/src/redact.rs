@@ -18,6 +18,7 @@
 //! run the regexes of the shapes that literal triggers (`shapes.rs`).
 
 pub mod actor;
+mod assign;
 mod core;
 mod pem;
 mod prefilter;

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, State};
 use axum::http::HeaderMap;
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::{Extension, Json, Router};
 use collie_actors::pairing::pairing_source;
@@ -40,14 +40,13 @@ pub(super) fn api() -> Router<Ctx> {
         .layer(DefaultBodyLimit::max(MAX_BODY))
 }
 
-/// The web app. The installable phone app arrives with its own issue; until then `/` explains how
-/// to use the API.
+/// The phone web app (SPEC §3.3): `/` and every file of [`crate::web::ASSETS`].
 pub(super) fn web() -> Router<Ctx> {
-    Router::new().route("/", get(index))
+    crate::web::routes().route("/", get(index))
 }
 
-async fn index() -> Html<&'static str> {
-    Html(include_str!("index.html"))
+async fn index(headers: HeaderMap) -> Response {
+    crate::web::index(&headers)
 }
 
 /// Parses a JSON body with an error that names the bad field.

@@ -47,10 +47,21 @@ impl Tmux {
         t
     }
 
-    /// A tmux command on this server.
+    /// A tmux command on this server. The server's panes run a plain `sh` with a private HOME and no
+    /// tmux config, so nothing from the machine's shell or tmux setup (rc files that hang or print)
+    /// reaches the tests.
     pub fn cmd(&self) -> Command {
+        let home = self.socket.with_file_name("tmux-home");
+        let _ = std::fs::create_dir_all(&home);
         let mut c = Command::new("tmux");
-        c.arg("-S").arg(&self.socket).env_remove("TMUX");
+        c.arg("-f")
+            .arg("/dev/null")
+            .arg("-S")
+            .arg(&self.socket)
+            .env_remove("TMUX")
+            .env("SHELL", "/bin/sh")
+            .env("HOME", &home)
+            .env("ENV", "/dev/null");
         c
     }
 

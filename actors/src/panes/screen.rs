@@ -233,22 +233,37 @@ fn visible_rows(screen: &vt100::Screen) -> impl Iterator<Item = RowText> + '_ {
 
 /// Masks `rows` per logical line and returns one trimmed string per row.
 fn mask_rows(rows: &[RowText], mask: &dyn Fn(&str) -> String) -> Vec<String> {
-    let mut out = Vec::with_capacity(rows.len());
+    // Group soft-wrapped rows into logical lines, remembering each row's character count.
+    let mut logical: Vec<(String, Vec<usize>)> = Vec::new();
     let mut start = 0;
     while start < rows.len() {
         let mut end = start;
         while end + 1 < rows.len() && rows[end].wrapped {
             end += 1;
         }
-        let group = &rows[start..=end];
         let mut line = String::new();
-        let mut counts = Vec::with_capacity(group.len());
-        for row in group {
+        let mut counts = Vec::with_capacity(end + 1 - start);
+        for row in &rows[start..=end] {
             counts.push(row.text.chars().count());
             line.push_str(&row.text);
         }
-        let masked = mask(line.trim_end_matches(' '));
-        let mut chars = masked.chars();
+        let trimmed = line.trim_end_matches(' ').len();
+        line.truncate(trimmed);
+        logical.push((line, counts));
+        start = end + 1;
+    }
+    // Mask all logical lines in one call, so shapes that span lines (a PEM private key block) are
+    // seen whole. The masker never adds or removes newlines; should the line count still differ,
+    // fall back to masking line by line.
+    let joined: Vec<&str> = logical.iter().map(|(l, _)| l.as_str()).collect();
+    let masked_all = mask(&joined.join("\n"));
+    let mut masked: Vec<String> = masked_all.split('\n').map(str::to_owned).collect();
+    if masked.len() != logical.len() {
+        masked = logical.iter().map(|(l, _)| mask(l)).collect();
+    }
+    let mut out = Vec::with_capacity(rows.len());
+    for ((_, counts), line) in logical.iter().zip(masked) {
+        let mut chars = line.chars();
         for (i, count) in counts.iter().enumerate() {
             let piece: String = if i + 1 == counts.len() {
                 chars.by_ref().collect()
@@ -257,7 +272,6 @@ fn mask_rows(rows: &[RowText], mask: &dyn Fn(&str) -> String) -> Vec<String> {
             };
             out.push(piece.trim_end_matches(' ').to_owned());
         }
-        start = end + 1;
     }
     out
 }

@@ -7,10 +7,10 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::pem;
 use super::prefilter::{Hit, Prefilter};
-use super::shapes::{Shape, Value, SHAPES};
+use super::shapes::{Value, SHAPES};
 use super::MASK;
+use super::{assign, pem};
 
 const _: () = assert!(SHAPES.len() <= 64, "shape sets are u64 bitsets");
 
@@ -79,6 +79,21 @@ impl Masker {
         masker
     }
 
+    /// The value of each assignment the secret-assignment regex finds in `line`, as the masker
+    /// resolves it, worth masking or not (for tests).
+    #[cfg(test)]
+    pub(crate) fn assignment_values(&self, line: &str) -> Vec<Range<usize>> {
+        let Some(engine) = &self.engine else {
+            return Vec::new();
+        };
+        let i = SHAPES.iter().position(|s| s.value == Value::Assignment);
+        let regex = engine.regex(i.expect("a secret-assignment shape"));
+        regex
+            .find_iter(line)
+            .filter_map(|m| assign::value(line, m.start()))
+            .collect()
+    }
+
     /// The names of the shapes that mask something in `text` (for tests).
     #[cfg(test)]
     pub(crate) fn shapes_found(&self, text: &str) -> Vec<&'static str> {
@@ -116,7 +131,11 @@ impl fmt::Debug for Masker {
 /// A line of the text with trigger hits, and the shapes they make worth trying.
 struct Candidate {
     line: Range<usize>,
+    /// The shapes whose checks passed at some hit: worth a regex run.
     shapes: u64,
+    /// Every shape some hit names, checked or not: a superset of what can match once the line
+    /// is masked, since masking never creates a trigger literal.
+    triggered: u64,
 }
 
 impl Engine {
@@ -124,6 +143,33 @@ impl Engine {
         self.regexes[i].get_or_init(|| {
             Regex::new(SHAPES[i].pattern).expect("every shape pattern compiles (unit-tested)")
         })
+    }
+
+    /// Calls `found(secret)` with the byte range of each secret of `SHAPES[i]` in `line` worth
+    /// masking (before `keep` is applied).
+    fn for_each_secret(&self, i: usize, line: &str, mut found: impl FnMut(Range<usize>)) {
+        let regex = self.regex(i);
+        match SHAPES[i].value {
+            Value::Assignment => {
+                for m in regex.find_iter(line) {
+                    if let Some(value) = assign::value(line, m.start()) {
+                        if assign::is_secret(line, m.start(), value.clone()) {
+                            found(value);
+                        }
+                    }
+                }
+            }
+            kind => {
+                for caps in regex.captures_iter(line) {
+                    let Some(secret) = caps.iter().skip(1).flatten().next() else {
+                        continue;
+                    };
+                    if kind == Value::Token || assign::is_secret_value(secret.as_str()) {
+                        found(secret.range());
+                    }
+                }
+            }
+        }
     }
 
     fn mask(&self, text: &str) -> Option<String> {
@@ -137,6 +183,7 @@ impl Engine {
                 candidates.push(Candidate {
                     line,
                     shapes: all_shapes(),
+                    triggered: all_shapes(),
                 });
             }
             return self.rewrite(text, &candidates);
@@ -163,7 +210,7 @@ impl Engine {
                 .map_or(floor, |n| floor + n + 1);
             let end = text[first..].find('\n').map_or(text.len(), |n| first + n);
             let line = &text[start..end];
-            let mut shapes = 0;
+            let (mut shapes, mut triggered) = (0, 0);
             while i < hits.len() && hits[i].start < end {
                 let hit = Hit {
                     start: hits[i].start - start,
@@ -171,6 +218,7 @@ impl Engine {
                     literal: hits[i].literal,
                 };
                 shapes |= self.prefilter.confirm(line, hit);
+                triggered |= self.prefilter.triggered(hit);
                 i += 1;
             }
             floor = end;
@@ -178,6 +226,7 @@ impl Engine {
                 candidates.push(Candidate {
                     line: start..end,
                     shapes,
+                    triggered,
                 });
             }
         }
@@ -188,10 +237,13 @@ impl Engine {
     fn rewrite(&self, text: &str, candidates: &[Candidate]) -> Option<String> {
         let mut body = Vec::new();
         for candidate in candidates {
-            if candidate.shapes & multiline_shapes() != 0 {
+            if candidate.shapes & MULTILINE != 0 {
                 pem::body_lines(text, candidate.line.clone(), &mut body);
             }
         }
+        // A BEGIN line can sit in another block's headers, and the two blocks share a body.
+        body.sort_unstable_by_key(|range| range.start);
+        body.dedup();
         let mut edits: Vec<(Range<usize>, String)> = Vec::new();
         for range in &body {
             if text[range.clone()].chars().any(|c| c != MASK) {
@@ -200,22 +252,14 @@ impl Engine {
         }
         for candidate in candidates {
             let line = candidate.line.clone();
-            let in_body = body
-                .binary_search_by(|b| {
-                    if b.end < line.start {
-                        std::cmp::Ordering::Less
-                    } else if b.start > line.end {
-                        std::cmp::Ordering::Greater
-                    } else {
-                        std::cmp::Ordering::Equal
-                    }
-                })
-                .is_ok();
-            let shapes = candidate.shapes & !multiline_shapes();
+            // Body ranges are sorted, disjoint and each within one line.
+            let next = body.partition_point(|b| b.end < line.start);
+            let in_body = body.get(next).is_some_and(|b| b.start <= line.end);
+            let shapes = candidate.shapes & !MULTILINE;
             if in_body || shapes == 0 {
                 continue;
             }
-            if let Some(masked) = self.mask_line(&text[line.clone()], shapes) {
+            if let Some(masked) = self.mask_line(&text[line.clone()], shapes, candidate.triggered) {
                 edits.push((line, masked));
             }
         }
@@ -226,6 +270,7 @@ impl Engine {
         let mut out = String::with_capacity(text.len() + text.len() / 8);
         let mut at = 0;
         for (range, replacement) in &edits {
+            debug_assert!(at <= range.start, "edits overlap");
             out.push_str(&text[at..range.start]);
             out.push_str(replacement);
             at = range.end;
@@ -234,24 +279,16 @@ impl Engine {
         Some(out)
     }
 
-    /// Masks one line until masking finds nothing more (a fixed point, so that masking the
-    /// result again is a no-op even where two shapes overlap). `None` when nothing changed.
-    fn mask_line(&self, line: &str, shapes: u64) -> Option<String> {
+    /// Masks one line with `shapes`, then again with `triggered` until that finds nothing more:
+    /// a fixed point, so that masking the result again is a no-op even where two shapes
+    /// overlap. `None` when nothing changed.
+    fn mask_line(&self, line: &str, shapes: u64, triggered: u64) -> Option<String> {
         let mut spans = Vec::new();
         self.line_spans(line, shapes, &mut spans);
         let mut masked = apply(line, &mut spans)?;
-        let mut scratch = Vec::new();
         loop {
-            #[cfg(test)]
-            let shapes = if self.every_shape {
-                all_shapes()
-            } else {
-                self.prefilter.line_shapes(&masked, &mut scratch)
-            };
-            #[cfg(not(test))]
-            let shapes = self.prefilter.line_shapes(&masked, &mut scratch);
             spans.clear();
-            self.line_spans(&masked, shapes, &mut spans);
+            self.line_spans(&masked, triggered, &mut spans);
             match apply(&masked, &mut spans) {
                 Some(again) => masked = again,
                 None => return Some(masked),
@@ -261,33 +298,17 @@ impl Engine {
 
     /// The byte ranges of `line` that the single-line shapes in `shapes` mask.
     fn line_spans(&self, line: &str, shapes: u64, spans: &mut Vec<Range<usize>>) {
-        let mut pending = shapes & !multiline_shapes();
+        let mut pending = shapes & !MULTILINE;
         while pending != 0 {
             let i = pending.trailing_zeros() as usize;
             pending &= pending - 1;
-            let shape = &SHAPES[i];
-            for caps in self.regex(i).captures_iter(line) {
-                let Some(secret) = caps.iter().skip(1).flatten().next() else {
-                    continue;
-                };
-                if shape.value == Value::Assigned {
-                    // `https://x-access-token:…@host` is a URL's user and password, not an
-                    // assignment to `x-access-token`: the URL shape masks just the password.
-                    let whole = caps.get(0).map_or(secret.start(), |m| m.start());
-                    let in_url = line[..whole].ends_with("//");
-                    let quoted = line[..secret.start()].ends_with(['"', '\'', '`']);
-                    if in_url
-                        || !is_secret_value(secret.as_str())
-                        || (!quoted && is_code(line, whole))
-                    {
-                        continue;
-                    }
+            let keep = SHAPES[i].keep;
+            self.for_each_secret(i, line, |secret| {
+                let start = skip_chars(line, secret.start, secret.end, keep);
+                if start < secret.end {
+                    spans.push(start..secret.end);
                 }
-                let start = skip_chars(line, secret.start(), secret.end(), shape);
-                if start < secret.end() {
-                    spans.push(start..secret.end());
-                }
-            }
+            });
         }
     }
 }
@@ -298,19 +319,22 @@ fn all_shapes() -> u64 {
 }
 
 /// The multi-line shapes, which the line-by-line masking leaves to [`pem`].
-fn multiline_shapes() -> u64 {
-    SHAPES
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.multiline)
-        .fold(0, |set, (i, _)| set | 1 << i)
-}
+const MULTILINE: u64 = {
+    let (mut set, mut i) = (0, 0);
+    while i < SHAPES.len() {
+        if SHAPES[i].multiline {
+            set |= 1 << i;
+        }
+        i += 1;
+    }
+    set
+};
 
-/// The byte offset after the first `shape.keep` characters of `line[start..end]`.
-fn skip_chars(line: &str, start: usize, end: usize, shape: &Shape) -> usize {
+/// The byte offset after the first `keep` characters of `line[start..end]`.
+fn skip_chars(line: &str, start: usize, end: usize, keep: usize) -> usize {
     line[start..end]
         .char_indices()
-        .nth(shape.keep)
+        .nth(keep)
         .map_or(end, |(i, _)| start + i)
 }
 
@@ -343,70 +367,4 @@ fn apply(line: &str, spans: &mut [Range<usize>]) -> Option<String> {
 
 fn bullets(n: usize) -> String {
     std::iter::repeat_n(MASK, n).collect()
-}
-
-/// Whether a value assigned to a secret word is worth masking: not empty, not a placeholder
-/// (`null`, `true`, `***`), not a reference to where the secret lives (`$VAR`, `${VAR}`,
-/// `$(cmd)`, `{{ secrets.X }}`, `%VAR%`, `<token>`) and not a call (`get_token()`).
-fn is_secret_value(value: &str) -> bool {
-    const NOT_SECRETS: &[&str] = &[
-        "null",
-        "none",
-        "nil",
-        "true",
-        "false",
-        "undefined",
-        "yes",
-        "no",
-        "~",
-    ];
-    let is_ident = |s: &str| {
-        let mut chars = s.chars();
-        chars
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-    };
-    let value = value.trim();
-    if value.is_empty()
-        || NOT_SECRETS.iter().any(|w| value.eq_ignore_ascii_case(w))
-        || value.chars().all(|c| c == '*' || c == MASK)
-        || value.starts_with("${")
-        || value.starts_with("$(")
-        || value.starts_with("{{")
-        || value.strip_prefix('$').is_some_and(is_ident)
-        || (value.len() > 2 && value.starts_with('%') && value.ends_with('%'))
-        || (value.starts_with('<') && value.ends_with('>'))
-    {
-        return false;
-    }
-    // `get_token()`, `os.environ.get(`, `Secret::new(`, `request.headers[`: code.
-    if let Some((callee, _)) = value.split_once(['(', '[']) {
-        let is_path = callee.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-            && callee
-                .split(['.', ':'])
-                .all(|part| part.is_empty() || is_ident(part));
-        if is_path {
-            return false;
-        }
-    }
-    true
-}
-
-/// Whether the assignment whose key starts at `key` is a declaration or a field in source code
-/// (`let token = cursor;`, `self.password = password`): there an unquoted value names a
-/// variable, and only a quoted literal is a secret.
-fn is_code(line: &str, key: usize) -> bool {
-    const DECLARATIONS: &[&str] = &[
-        "let", "mut", "const", "var", "val", "my", "auto", "static", "final", "readonly",
-    ];
-    let before = line[..key].trim_end_matches([' ', '\t']);
-    let separated = before.len() < key;
-    let declared = separated
-        && DECLARATIONS.iter().any(|word| {
-            before.strip_suffix(word).is_some_and(|rest| {
-                !rest.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
-            })
-        });
-    declared || line[key..].starts_with("self.") || line[key..].starts_with("this.")
 }

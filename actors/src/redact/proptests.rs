@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 
 use proptest::prelude::*;
 
-use super::tests::{filler, ALNUM, B64URL, HEX};
+use super::tests::{assignment_values_by_regex, filler, ALNUM, B64URL, HEX};
 use super::{Masker, MASK};
 
 static MASKER: LazyLock<Masker> = LazyLock::new(|| Masker::new(true));
@@ -58,6 +58,17 @@ fn fragment() -> impl Strategy<Value = String> {
         "日本",
         "null",
         "get_token()",
+        "Bearer ",
+        "token ",
+        "Basic\t",
+        "=>",
+        "\\",
+        "\\\"",
+        "let ",
+        "self.",
+        "//",
+        "x-access-token:",
+        "-----BEGIN PRIVATE KEY-----",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -102,6 +113,13 @@ proptest! {
     #[test]
     fn the_prefilter_never_changes_the_result(text in text()) {
         prop_assert_eq!(MASKER.mask(&text), EVERY_SHAPE.mask(&text));
+    }
+
+    #[test]
+    fn assignment_values_are_found_where_the_regex_groups_are(text in text()) {
+        for line in text.split('\n') {
+            prop_assert_eq!(MASKER.assignment_values(line), assignment_values_by_regex(line));
+        }
     }
 
     #[test]

@@ -5,8 +5,10 @@
 //! - The secret is the first capture group that took part in the match. Its first `keep`
 //!   characters stay readable (the vendor prefix sits outside the group, so `ghp_` plus one
 //!   character stays readable); every other character of the group becomes one `•`.
-//! - A regex never matches across a line break (no `\s` outside negated classes, `[ \t]` for
-//!   blanks), so masking a text line by line finds what masking it whole would.
+//! - A regex never matches across a line break (negated classes exclude `\n` and `\r`, `[ \t]`
+//!   stands for blanks), so masking a text line by line finds what masking it whole would.
+//!   Classes name ASCII whitespace (`\t-\r` and space) rather than `\s`: Unicode's whitespace
+//!   would make the automata several times larger for nothing a terminal shows.
 //! - Every match contains at least one of the row's triggers, spelled exactly as listed (the
 //!   prefilter is case-sensitive; see [`super::prefilter`]).
 //! - The masked part's character class admits `•` or does not match at all after masking, so
@@ -31,20 +33,23 @@ pub(crate) enum Check {
     StartsWith(&'static str),
 }
 
-/// Which values an assignment-like shape leaves alone.
+/// What a shape's match holds, and which of its values are left alone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Value {
     /// Whatever the regex captured is a secret.
     Token,
-    /// A value after a secret word: skipped when it is plainly not a secret (`null`, `true`, a
-    /// `$VAR`/`${VAR}` reference, a call such as `get_token()`).
-    Assigned,
+    /// A password: skipped when it is plainly not a secret (`null`, `***`, a `$VAR` or
+    /// `${VAR}` reference).
+    Password,
+    /// An assignment to a secret word, its value found by [`super::assign::value`]; skipped
+    /// as a password is, and also when it is code (`get_token()`, `let token = cursor;`).
+    Assignment,
 }
 
 /// One secret shape.
 #[derive(Debug)]
 pub(crate) struct Shape {
-    /// Stable, kebab-case name (tests and the bench refer to shapes by it).
+    /// Stable, kebab-case name (tests refer to shapes by it; [`shape_patterns`] lists it).
     pub(crate) name: &'static str,
     /// Literals one of which occurs in every match.
     pub(crate) triggers: &'static [&'static str],
@@ -80,17 +85,35 @@ const fn token(
 /// `accessToken`, `db_password`, `GITHUB_TOKEN`), which is what the case-sensitive prefilter
 /// stems below cover. The key must *end* with the word: `max_tokens`, `token_count` and
 /// `password_file` are not secrets.
-const SECRET_ASSIGNMENT: &str = concat!(
-    r"[A-Za-z0-9_.-]*",
-    r"(?:[tT]oken|TOKEN|[pP]assw(?:or)?d|PASSW(?:OR)?D|[pP]assphrase|PASSPHRASE",
-    r"|[sS]ecret|SECRET|[cC]redentials?|CREDENTIALS?|auth|AUTH|[bB]earer|BEARER",
-    r"|[aA]uthorization|AUTHORIZATION",
-    r"|(?:[aA]pi|API|[aA]ccess|ACCESS|[pP]rivate|PRIVATE|[sS]ecret|SECRET|[cC]lient|CLIENT",
-    r"|[mM]aster|MASTER|[sS]igning|SIGNING|[eE]ncryption|ENCRYPTION)[_.-]?(?:[kK]ey|KEY))",
-    r#"["']?[ \t]*(?::=|=>|[:=])[ \t]*"#,
-    r"(?:(?:[bB]earer|BEARER|[bB]asic|BASIC|[tT]oken|TOKEN)[ \t]+)?",
-    r#"(?:"((?:[^"\\\n]|\\.)*)"?|'([^'\n]*)'?|`([^`\n]*)`?|([^\s"'`,;&]+))"#,
-);
+macro_rules! secret_key {
+    () => {
+        concat!(
+            r"[A-Za-z0-9_.-]*",
+            r"(?:[tT]oken|TOKEN|[pP]assw(?:or)?d|PASSW(?:OR)?D|[pP]assphrase|PASSPHRASE",
+            r"|[sS]ecret|SECRET|[cC]redentials?|CREDENTIALS?|auth|AUTH|[bB]earer|BEARER",
+            r"|[aA]uthorization|AUTHORIZATION",
+            r"|(?:[aA]pi|API|[aA]ccess|ACCESS|[pP]rivate|PRIVATE|[sS]ecret|SECRET|[cC]lient",
+            r"|CLIENT|[mM]aster|MASTER|[sS]igning|SIGNING|[eE]ncryption|ENCRYPTION)",
+            r"[_.-]?(?:[kK]ey|KEY))",
+        )
+    };
+}
+
+/// What follows the key: `:`, `=`, `:=` or `=>`, an optional auth scheme (`Bearer`), and the
+/// value — quoted (an unterminated quote runs to the end of the line) or up to a blank, quote,
+/// `,`, `;` or `&`.
+macro_rules! secret_value {
+    () => {
+        concat!(
+            r#"["']?[ \t]*(?::=|=>|[:=])[ \t]*"#,
+            r"(?:(?:[bB]earer|BEARER|[bB]asic|BASIC|[tT]oken|TOKEN)[ \t]+)?",
+            r#"(?:"((?:[^"\\\r\n]|\\[^\r\n])*)"?|'([^'\r\n]*)'?|`([^`\r\n]*)`?"#,
+            r#"|([^\t-\r "'`,;&]+))"#,
+        )
+    };
+}
+
+const SECRET_ASSIGNMENT: &str = concat!(secret_key!(), secret_value!());
 
 /// Prefilter stems of the secret words: `oken` is in `token` and `Token`, `OKEN` in `TOKEN`.
 /// `auth` is not offered in Title case (`Auth`), which would fire on every `Author:` line of a
@@ -102,7 +125,7 @@ const SECRET_WORD_STEMS: &[&str] = &[
 
 /// `scheme://user:PASSWORD@host`: the password keeps its first character.
 const URL_PASSWORD: &str =
-    r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'`<>]*:([^\s/?#"'`<>]+)@"#;
+    r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]*://[^\t-\r :/?#@"'`<>]*:([^\t-\r /?#"'`<>]+)@"#;
 
 /// The PEM private key block, as one regex for the naive baseline; the masker itself walks the
 /// block line by line ([`super::pem`]) so that a block cut off by the screen edge is masked too.
@@ -110,7 +133,7 @@ const PEM_BLOCK: &str =
     r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(.*?)-----END [A-Z0-9 ]*PRIVATE KEY-----";
 
 /// Every shape, in the order the masker tries them on a line.
-pub(crate) static SHAPES: &[Shape] = &[
+pub(crate) const SHAPES: &[Shape] = &[
     // GitHub: classic and fine-grained personal access tokens, OAuth, app and refresh tokens.
     token(
         "github-pat",
@@ -274,7 +297,12 @@ pub(crate) static SHAPES: &[Shape] = &[
     ),
     Shape {
         check: Check::StartsWith("key-"),
-        ..token("mailgun", &["key"], r"(?-u:\b)key-([0-9a-f]{32})(?-u:\b)")
+        // Only after a blank, quote, `=` or `:`: `cache-key-<md5>` is not a Mailgun key.
+        ..token(
+            "mailgun",
+            &["key"],
+            r#"(?:^|[\t-\r "'=:])key-([0-9a-f]{32})(?-u:\b)"#,
+        )
     },
     token(
         "databricks",
@@ -352,12 +380,12 @@ pub(crate) static SHAPES: &[Shape] = &[
     ),
     Shape {
         check: Check::UrlUserinfo,
-        value: Value::Assigned,
+        value: Value::Password,
         ..token("url-password", &["://"], URL_PASSWORD)
     },
     Shape {
         check: Check::Assignment,
-        value: Value::Assigned,
+        value: Value::Assignment,
         ..token("secret-assignment", SECRET_WORD_STEMS, SECRET_ASSIGNMENT)
     },
     Shape {
@@ -383,6 +411,11 @@ pub(crate) const SECRET_WORD_ENDINGS: &[&str] = &[
     "authorization",
     "key",
 ];
+
+/// A byte of an assignment's key: `[A-Za-z0-9_.-]`.
+pub(crate) fn is_key_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
+}
 
 /// The shapes as `(name, regex)`, in table order, for tools that want to run them without the
 /// masker (the benchmark's naive baseline runs each over the whole text in turn).

@@ -4,6 +4,7 @@
 //! this file looks like a live credential to a secret scanner.
 
 use std::borrow::Cow;
+use std::ops::Range;
 use std::sync::LazyLock;
 
 use super::prefilter::AUTOMATA;
@@ -255,6 +256,12 @@ fn secret_assignments_keep_the_first_character_of_the_value() {
             "const PASSWORD = \"h••••••\";",
         ),
         ("letter_token=abcd", "letter_token=a•••"),
+        ("password: Hunter2", "password: H••••••"),
+        (
+            "password: hunter2, # rotate monthly",
+            "password: h••••••, # rotate monthly",
+        ),
+        ("Token: Token", "Token: T••••"),
         (
             "user=bob password=hunter2 token=abc",
             "user=bob password=h•••••• token=a••",
@@ -336,6 +343,13 @@ fn secret_words_without_a_secret_value_are_left_alone() {
         "const PASSWORD = PASSWORD_FROM_ENV",
         "self.password = password",
         "token = request.headers[\"X-Token\"]",
+        "pub token: Token,",
+        "    password: String,",
+        "    pub(crate) api_key: ApiKey,",
+        "fn new(token: Token) -> Self {",
+        "  readonly token: string;",
+        "\tPassword: password,",
+        "cache-key-d41d8cd98f00b204e9800998ecf8427e restored",
         "password = os.environ.get(\"DB_PASSWORD\")",
         "if token == expected {",
         "secret_key_base_dir: /srv",
@@ -344,6 +358,42 @@ fn secret_words_without_a_secret_value_are_left_alone() {
         "the key-value store, the key: a name",
     ] {
         unchanged(text);
+    }
+}
+
+/// The value of each match of the secret-assignment regex in `line`, as its own capture groups
+/// resolve it.
+pub(super) fn assignment_values_by_regex(line: &str) -> Vec<Range<usize>> {
+    static REGEX: LazyLock<regex::Regex> = LazyLock::new(|| {
+        let shape = SHAPES.iter().find(|s| s.name == "secret-assignment");
+        regex::Regex::new(shape.expect("the shape exists").pattern).expect("a valid pattern")
+    });
+    REGEX
+        .captures_iter(line)
+        .filter_map(|caps| Some(caps.iter().skip(1).flatten().next()?.range()))
+        .collect()
+}
+
+#[test]
+fn assignment_values_are_found_where_the_regex_groups_are() {
+    for line in [
+        "password: hunter2",
+        r#"token: "a\"b" and more"#,
+        r#"token: "ends in a backslash\"#,
+        r#"token: "escaped backslash\\" next"#,
+        "Authorization: Bearer",
+        "Authorization: Bearer ,x",
+        "Authorization: Bearer   'quoted after scheme' tail",
+        "x_token := value; y_secret => 'v2' z-api-key='' `k`",
+        "PASSWORD=`backticks` TOKEN='single",
+        "auth:   \t  spaced",
+        r#"{"password":"p","token":"t"}"#,
+    ] {
+        assert_eq!(
+            MASKER.assignment_values(line),
+            assignment_values_by_regex(line),
+            "{line:?}"
+        );
     }
 }
 
@@ -472,6 +522,19 @@ fn a_block_cut_off_before_its_end_is_masked_up_to_the_first_other_line() {
         bullets(64),
         bullets(64)
     );
+    check(&text, &expected);
+}
+
+#[test]
+fn a_begin_line_among_another_blocks_headers_shares_its_body() {
+    let body = base64_lines(2, 160);
+    let text = format!(
+        "-----BEGIN RSA PRIVATE KEY-----\nComment: -----BEGIN RSA PRIVATE KEY-----\n{}\n{}\n-----END RSA PRIVATE KEY-----",
+        body[0], body[1]
+    );
+    let expected = text
+        .replace(&body[0], &bullets(64))
+        .replace(&body[1], &bullets(24));
     check(&text, &expected);
 }
 
@@ -614,7 +677,7 @@ fn no_literal_is_a_prefix_of_another_in_its_automaton() {
             }
         }
         assert!(
-            group.len() <= 17,
+            group.len() <= 64,
             "a group of {} literals leaves Teddy's fast path",
             group.len()
         );

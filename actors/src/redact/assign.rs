@@ -1,0 +1,204 @@
+//! Assignments to secret words — `password: hunter2`, `"api_key": "…"`, `DB_TOKEN=…`,
+//! `Authorization: Bearer …` — where their value is, and whether it is worth masking.
+//!
+//! The secret-assignment regex finds an assignment; [`value`] then walks it by hand to the value.
+//! That walk mirrors the regex's own capture groups (a test compares the two on every line it
+//! generates), but resolving the groups with the regex engine costs microseconds per line: it
+//! backtracks through every secret word and every character of a long value.
+
+use std::ops::Range;
+
+use super::shapes::is_key_byte;
+use super::MASK;
+
+/// The auth schemes an assignment's value may start with (`Authorization: Bearer …`).
+const SCHEMES: &[&str] = &[
+    "bearer", "Bearer", "BEARER", "basic", "Basic", "BASIC", "token", "Token", "TOKEN",
+];
+
+/// The value of the assignment whose key starts at `key`: the byte range the regex's first
+/// participating group would give, without the quotes around it.
+pub(crate) fn value(line: &str, key: usize) -> Option<Range<usize>> {
+    let b = line.as_bytes();
+    let mut at = key + b[key..].iter().take_while(|&&c| is_key_byte(c)).count();
+    if matches!(b.get(at), Some(b'"' | b'\'')) {
+        at += 1;
+    }
+    at += blanks(b, at);
+    // `:=` and `=>` before `:` and `=`, unless nothing that can be a value follows them.
+    let two = b[at..].starts_with(b":=") || b[at..].starts_with(b"=>");
+    let operators: &[usize] = if two { &[2, 1] } else { &[1] };
+    operators.iter().find_map(|&len| {
+        let after = at + len;
+        after_operator(b, after + blanks(b, after))
+    })
+}
+
+/// An optional scheme word and blanks, then the value.
+fn after_operator(b: &[u8], at: usize) -> Option<Range<usize>> {
+    SCHEMES
+        .iter()
+        .filter(|scheme| b[at..].starts_with(scheme.as_bytes()))
+        .find_map(|scheme| {
+            let past = at + scheme.len();
+            let n = blanks(b, past);
+            if n > 0 {
+                quoted_or_bare(b, past + n)
+            } else {
+                None
+            }
+        })
+        .or_else(|| quoted_or_bare(b, at))
+}
+
+/// A quoted value (to its closing quote, or the end of the line when there is none) or a bare
+/// one (up to a blank, quote, `,`, `;` or `&`).
+fn quoted_or_bare(b: &[u8], at: usize) -> Option<Range<usize>> {
+    let &first = b.get(at)?;
+    let start = at + 1;
+    match first {
+        b'"' => {
+            // Backslash escapes, as in JSON; a backslash at the end of the line ends the value.
+            let mut i = start;
+            while i < b.len() {
+                match b[i] {
+                    b'"' | b'\r' | b'\n' => break,
+                    b'\\' if i + 1 < b.len() && !matches!(b[i + 1], b'\r' | b'\n') => i += 2,
+                    b'\\' => break,
+                    _ => i += 1,
+                }
+            }
+            Some(start..i.min(b.len()))
+        }
+        b'\'' | b'`' => {
+            let len = b[start..]
+                .iter()
+                .take_while(|&&c| !matches!(c, b'\r' | b'\n') && c != first)
+                .count();
+            Some(start..start + len)
+        }
+        _ => {
+            let len = b[at..].iter().take_while(|&&c| is_bare(c)).count();
+            (len > 0).then_some(at..at + len)
+        }
+    }
+}
+
+/// A byte of an unquoted value: not ASCII whitespace, a quote, `,`, `;` or `&`.
+fn is_bare(c: u8) -> bool {
+    !matches!(
+        c,
+        b'\t'..=b'\r' | b' ' | b'"' | b'\'' | b'`' | b',' | b';' | b'&'
+    )
+}
+
+fn blanks(b: &[u8], at: usize) -> usize {
+    b[at..]
+        .iter()
+        .take_while(|&&c| c == b' ' || c == b'\t')
+        .count()
+}
+
+/// Whether the assignment whose key starts at `key` has a value worth masking at `value`.
+pub(crate) fn is_secret(line: &str, key: usize, value: Range<usize>) -> bool {
+    // `https://x-access-token:…@host` is a URL's user and password, not an assignment to
+    // `x-access-token`: the URL shape masks just the password.
+    let in_url = line[..key].ends_with("//");
+    let quoted = line[..value.start].ends_with(['"', '\'', '`']);
+    !in_url && is_secret_value(&line[value.clone()]) && (quoted || !is_code(line, key, value.end))
+}
+
+/// Whether a value assigned to a secret word is worth masking: not empty, not a placeholder
+/// (`null`, `true`, `***`), not a reference to where the secret lives (`$VAR`, `${VAR}`,
+/// `$(cmd)`, `{{ secrets.X }}`, `%VAR%`, `<token>`) and not a call (`get_token()`).
+pub(crate) fn is_secret_value(value: &str) -> bool {
+    const NOT_SECRETS: &[&str] = &[
+        "null",
+        "none",
+        "nil",
+        "true",
+        "false",
+        "undefined",
+        "yes",
+        "no",
+        "~",
+        // Types, as in `password: string;` or `token: String,`.
+        "string",
+        "str",
+        "number",
+        "bool",
+        "boolean",
+        "any",
+        "bytes",
+    ];
+    let is_ident = |s: &str| {
+        let mut chars = s.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let value = value.trim();
+    if value.is_empty()
+        || NOT_SECRETS.iter().any(|w| value.eq_ignore_ascii_case(w))
+        || value.chars().all(|c| c == '*' || c == MASK)
+        || value.starts_with("${")
+        || value.starts_with("$(")
+        || value.starts_with("{{")
+        || value.strip_prefix('$').is_some_and(is_ident)
+        || (value.len() > 2 && value.starts_with('%') && value.ends_with('%'))
+        || (value.starts_with('<') && value.ends_with('>'))
+    {
+        return false;
+    }
+    // `get_token()`, `os.environ.get(`, `Secret::new(`, `request.headers[`: code.
+    if let Some((callee, _)) = value.split_once(['(', '[']) {
+        let is_path = callee.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && callee
+                .split(['.', ':'])
+                .all(|part| part.is_empty() || is_ident(part));
+        if is_path {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether the assignment whose key starts at `key` and whose unquoted value ends at `end` is
+/// source code — a declaration (`let token = cursor;`, `pub token: Token`), a field or a
+/// member (`self.password = password`, `    token: Token,`), a parameter (`fn new(token:
+/// Token)`): there the value names a variable or a type, and only a quoted literal is a secret.
+fn is_code(line: &str, key: usize, end: usize) -> bool {
+    const DECLARATIONS: &[&str] = &[
+        "let",
+        "mut",
+        "const",
+        "var",
+        "val",
+        "my",
+        "auto",
+        "static",
+        "final",
+        "readonly",
+        "pub",
+        "pub(crate)",
+        "private",
+        "public",
+        "protected",
+    ];
+    let before = line[..key].trim_end_matches([' ', '\t']);
+    let separated = before.len() < key;
+    let declared = separated
+        && DECLARATIONS.iter().any(|word| {
+            before.strip_suffix(word).is_some_and(|rest| {
+                !rest.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            })
+        });
+    let member = line[key..].starts_with("self.") || line[key..].starts_with("this.");
+    let parameter = before.ends_with('(');
+    // A field of a struct or object literal ends its line with a comma.
+    let field = line[end..]
+        .strip_prefix(',')
+        .is_some_and(|rest| rest.trim().is_empty());
+    declared || member || parameter || field
+}

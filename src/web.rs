@@ -1,0 +1,232 @@
+//! The phone web app (SPEC §3.3): static files in `src/web/`, embedded in the binary and served at
+//! `/`. No build step: the files are plain HTML, CSS and JavaScript modules, and what is in the
+//! folder is what the phone runs. The shell is served with `Cache-Control: no-cache` and a strong
+//! `ETag`, so a phone revalidates each file (a cheap 304 when nothing changed) and an update arrives
+//! at the next load; the service worker (`sw.js`) keeps a copy for offline starts. The security
+//! headers, including the CSP of §4.8, are added by the HTTP layer's middleware.
+
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+
+/// One embedded file.
+#[derive(Debug, Clone, Copy)]
+pub struct Asset {
+    /// URL path.
+    pub path: &'static str,
+    /// `Content-Type`.
+    pub content_type: &'static str,
+    /// The file.
+    pub body: &'static [u8],
+}
+
+const JS: &str = "text/javascript; charset=utf-8";
+
+macro_rules! asset {
+    ($path:literal, $file:literal, $ty:expr) => {
+        Asset {
+            path: $path,
+            content_type: $ty,
+            body: include_bytes!(concat!("web/", $file)),
+        }
+    };
+}
+
+/// Every file of the app, by URL path. `sw.js` lists the same files (less itself) as the shell.
+pub const ASSETS: &[Asset] = &[
+    asset!("/", "index.html", "text/html; charset=utf-8"),
+    asset!("/app.js", "app.js", JS),
+    asset!("/client.js", "client.js", JS),
+    asset!("/dom.js", "dom.js", JS),
+    asset!("/kept.js", "kept.js", JS),
+    asset!("/screen.js", "screen.js", JS),
+    asset!("/store.js", "store.js", JS),
+    asset!("/stream.js", "stream.js", JS),
+    asset!("/views/pair.js", "views/pair.js", JS),
+    asset!("/views/pane.js", "views/pane.js", JS),
+    asset!("/views/panes.js", "views/panes.js", JS),
+    asset!("/views/settings.js", "views/settings.js", JS),
+    asset!("/style.css", "style.css", "text/css; charset=utf-8"),
+    asset!("/sw.js", "sw.js", JS),
+    asset!(
+        "/manifest.webmanifest",
+        "manifest.webmanifest",
+        "application/manifest+json"
+    ),
+    asset!("/icons/icon.svg", "icons/icon.svg", "image/svg+xml"),
+    asset!("/icons/icon-192.png", "icons/icon-192.png", "image/png"),
+    asset!("/icons/icon-512.png", "icons/icon-512.png", "image/png"),
+];
+
+/// The routes of the app's files, one each, except the start page `/`, which the HTTP layer routes
+/// to [`index`].
+pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
+    ASSETS
+        .iter()
+        .filter(|a| a.path != "/")
+        .fold(Router::new(), |router, asset| {
+            let asset = *asset;
+            router.route(
+                asset.path,
+                get(move |headers: HeaderMap| async move { serve(&asset, &headers) }),
+            )
+        })
+}
+
+/// The app's start page (`/`).
+pub fn index(headers: &HeaderMap) -> Response {
+    let start = ASSETS
+        .iter()
+        .find(|a| a.path == "/")
+        .expect("ASSETS lists the start page");
+    serve(start, headers)
+}
+
+/// Answers one file, or 304 when the phone already holds this version.
+pub fn serve(asset: &Asset, headers: &HeaderMap) -> Response {
+    let etag = etag(asset.body);
+    let fresh = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
+    let mut resp = if fresh {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        asset.body.into_response()
+    };
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(asset.content_type),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if let Ok(v) = HeaderValue::from_str(&etag) {
+        h.insert(header::ETAG, v);
+    }
+    if asset.path == "/sw.js" {
+        h.insert("service-worker-allowed", HeaderValue::from_static("/"));
+    }
+    resp
+}
+
+/// A strong validator: 64-bit FNV-1a of the file, quoted. Stable across builds of the same file.
+fn etag(body: &[u8]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in body {
+        hash ^= u64::from(*b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("\"{hash:016x}\"")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(a: &Asset) -> &'static str {
+        std::str::from_utf8(a.body).expect("text assets are UTF-8")
+    }
+
+    fn is_text(a: &Asset) -> bool {
+        !a.content_type.starts_with("image/png")
+    }
+
+    #[test]
+    fn the_service_worker_caches_exactly_the_shell() {
+        let sw = ASSETS.iter().find(|a| a.path == "/sw.js").expect("sw.js");
+        let sw = text(sw);
+        for a in ASSETS.iter().filter(|a| a.path != "/sw.js") {
+            assert!(
+                sw.contains(&format!("'{}'", a.path)),
+                "sw.js misses {}",
+                a.path
+            );
+        }
+        assert!(sw.contains("startsWith('/api/')"), "sw.js must skip /api/");
+    }
+
+    #[test]
+    fn no_inline_script_or_style_and_no_html_sinks() {
+        let index = text(&ASSETS[0]);
+        assert!(!index.contains("<style"), "inline style in index.html");
+        assert!(!index.contains(" style="), "style attribute in index.html");
+        for tag in index.split("<script").skip(1) {
+            assert!(
+                tag.trim_start().starts_with("type=\"module\" src="),
+                "inline script"
+            );
+        }
+        for a in ASSETS.iter().filter(|a| a.path.ends_with(".js")) {
+            let js = text(a);
+            for sink in [
+                "innerHTML",
+                "outerHTML",
+                "insertAdjacentHTML",
+                "document.write",
+                "eval(",
+                "new Function",
+            ] {
+                assert!(!js.contains(sink), "{} uses {sink}", a.path);
+            }
+        }
+    }
+
+    #[test]
+    fn every_module_import_is_served() {
+        for a in ASSETS.iter().filter(|a| a.path.ends_with(".js")) {
+            let dir = a.path.rsplit_once('/').map_or("", |(d, _)| d);
+            for line in text(a).lines().filter(|l| l.starts_with("import ")) {
+                let spec = line
+                    .rsplit_once(" from '")
+                    .and_then(|(_, s)| s.split('\'').next())
+                    .expect("import … from '…'");
+                let mut parts: Vec<&str> = dir.split('/').filter(|s| !s.is_empty()).collect();
+                for seg in spec.split('/') {
+                    match seg {
+                        "." => {}
+                        ".." => {
+                            parts.pop();
+                        }
+                        s => parts.push(s),
+                    }
+                }
+                let target = format!("/{}", parts.join("/"));
+                assert!(
+                    ASSETS.iter().any(|x| x.path == target),
+                    "{} imports {target}, which is not served",
+                    a.path
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_router_builds_and_leaves_the_start_page_to_the_caller() {
+        let _ = routes::<()>().route("/", get(|h: HeaderMap| async move { index(&h) }));
+    }
+
+    #[test]
+    fn etag_and_not_modified() {
+        let a = &ASSETS[1];
+        let resp = serve(a, &HeaderMap::new());
+        assert_eq!(resp.status(), StatusCode::OK);
+        assert_eq!(resp.headers()[header::CONTENT_TYPE], a.content_type);
+        assert_eq!(resp.headers()[header::CACHE_CONTROL], "no-cache");
+        let tag = resp.headers()[header::ETAG].clone();
+        let mut h = HeaderMap::new();
+        h.insert(header::IF_NONE_MATCH, tag);
+        assert_eq!(serve(a, &h).status(), StatusCode::NOT_MODIFIED);
+    }
+
+    #[test]
+    fn text_assets_are_utf8_and_pngs_are_pngs() {
+        for a in ASSETS {
+            if is_text(a) {
+                let _ = text(a);
+            } else {
+                assert!(a.body.starts_with(b"\x89PNG\r\n\x1a\n"), "{}", a.path);
+            }
+        }
+    }
+}

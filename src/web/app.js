@@ -1,0 +1,146 @@
+// Collie's phone app: routing between the screens, theme, the unpaired state and the service
+// worker. Routes: `#/` panes, `#/pane/<machine>/<pane>`, `#/settings`, `#pair=CODE`.
+
+import { api, setUnpairedHandler } from './client.js';
+import { clear, h } from './dom.js';
+import { forgetPairing, getDevice, getPref, getToken } from './store.js';
+import { panesView } from './views/panes.js';
+import { pairView } from './views/pair.js';
+import { paneView } from './views/pane.js';
+import { settingsView } from './views/settings.js';
+
+const root = document.getElementById('app');
+let cleanup = null;
+let pairNote = '';
+
+const THEME_COLORS = { light: '#f6f6f3', dark: '#14181c' };
+
+function applyTheme() {
+  const pref = getPref('theme', 'system');
+  const html = document.documentElement;
+  if (pref === 'dark' || pref === 'light') html.dataset.theme = pref;
+  else delete html.dataset.theme;
+  const dark = pref === 'dark' || (pref !== 'light' && matchMedia('(prefers-color-scheme: dark)').matches);
+  for (const m of document.querySelectorAll('meta[name="theme-color"]')) {
+    m.setAttribute('content', THEME_COLORS[dark ? 'dark' : 'light']);
+  }
+}
+
+function parseRoute() {
+  const hash = location.hash.replace(/^#/, '');
+  const pair = /^\/?pair=([^&]*)/.exec(hash);
+  if (pair) return { name: 'pair', code: decodeURIComponent(pair[1]) };
+  const pane = /^\/pane\/([^/]+)\/([^/]+)$/.exec(hash);
+  if (pane) {
+    try {
+      return { name: 'pane', machine: decodeURIComponent(pane[1]), pane: decodeURIComponent(pane[2]) };
+    } catch {
+      return { name: 'panes' };
+    }
+  }
+  if (hash === '/settings') return { name: 'settings' };
+  return { name: 'panes' };
+}
+
+function render() {
+  if (cleanup) {
+    try {
+      cleanup();
+    } catch {
+      // a view failing to clean up must not block the next one
+    }
+    cleanup = null;
+  }
+  clear(root);
+  const route = parseRoute();
+  const paired = getToken() && getDevice();
+  const screen = h('div', { class: 'screen-root' });
+  root.append(screen);
+  if (route.name === 'pair' || !paired) {
+    document.title = 'Pair · Collie';
+    pairView(screen, {
+      code: route.code || '',
+      note: paired ? '' : pairNote,
+      done: () => {
+        pairNote = '';
+        history.replaceState(null, '', '#/');
+        render();
+      },
+    });
+  } else if (route.name === 'pane') {
+    cleanup = paneView(screen, route);
+  } else if (route.name === 'settings') {
+    document.title = 'Settings · Collie';
+    cleanup = settingsView(screen, { unpair, applyTheme });
+  } else {
+    document.title = 'Collie';
+    cleanup = panesView(screen);
+  }
+  const heading = screen.querySelector('h1');
+  if (heading && route.name !== 'pair') heading.focus({ preventScroll: true });
+  window.scrollTo(0, 0);
+}
+
+let forgetting = null;
+
+/** Forgets the pairing and shows the pairing screen. */
+async function forget(note) {
+  if (!forgetting) {
+    forgetting = (async () => {
+      if (cleanup) {
+        const c = cleanup;
+        cleanup = null;
+        try {
+          c(true);
+        } catch {
+          // a view failing to clean up must not keep the pairing
+        }
+      }
+      await forgetPairing();
+      pairNote = note;
+      history.replaceState(null, '', location.pathname);
+      render();
+    })().finally(() => {
+      forgetting = null;
+    });
+  }
+  return forgetting;
+}
+
+/** `Unpair this phone`: revoke this device on the bridge, then forget everything here. */
+async function unpair() {
+  const device = getDevice();
+  if (device?.label) {
+    try {
+      await api(`/api/devices/${encodeURIComponent(device.label)}`, { method: 'DELETE' });
+    } catch {
+      // unreachable or already revoked: forget locally anyway
+    }
+  }
+  await forget('This phone is unpaired.');
+}
+
+setUnpairedHandler((code) => {
+  forget(code === 'device expired'
+    ? 'This phone\u2019s pairing has expired. Pair it again.'
+    : 'This phone is no longer paired. Pair it again.');
+});
+
+// Phone keyboards shrink the visual viewport, not the layout one: size the app to what is visible.
+function fitViewport() {
+  const vv = window.visualViewport;
+  if (vv) document.documentElement.style.setProperty('--app-h', `${Math.round(vv.height)}px`);
+}
+
+window.addEventListener('hashchange', render);
+window.visualViewport?.addEventListener('resize', fitViewport);
+matchMedia('(prefers-color-scheme: dark)').addEventListener('change', applyTheme);
+fitViewport();
+applyTheme();
+render();
+
+if ('serviceWorker' in navigator && window.isSecureContext) {
+  navigator.serviceWorker.register('/sw.js', { scope: '/' }).catch(() => {
+    // the app works without offline support
+  });
+}

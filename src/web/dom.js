@@ -1,0 +1,53 @@
+// Tiny DOM helpers. Everything the app shows is built with createElement and text nodes, never
+// parsed from markup, so pane text and names can never become HTML.
+
+/**
+ * Creates an element. `attrs`: `class`, `on<event>` handlers, DOM properties for non-string values
+ * (`checked`, `disabled`, `value`), attributes otherwise. Children are nodes or strings (text).
+ */
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
+    else if (k === 'class') el.className = v;
+    else if (k === 'value' || typeof v !== 'string') el[k] = v;
+    else el.setAttribute(k, v);
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    if (Array.isArray(c)) append(el, c);
+    else el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+}
+
+/** Removes every child of `el`. */
+export function clear(el) {
+  while (el.firstChild) el.firstChild.remove();
+}
+
+/** "just now", "42 s ago", "5 min ago", "3 h ago", "2 d ago" for an RFC 3339 time (or null). */
+export function ago(iso, now = Date.now()) {
+  if (!iso) return 'no activity yet';
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return 'unknown';
+  const s = Math.max(0, Math.round((now - t) / 1000));
+  if (s < 5) return 'just now';
+  if (s < 60) return `${s} s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+  return `${Math.floor(s / 86400)} d ago`;
+}
+
+/** A date for people: "12 Mar 2026, 14:05", or `never` for null. */
+export function when(iso, never = 'never') {
+  if (!iso) return never;
+  const t = new Date(iso);
+  if (Number.isNaN(t.getTime())) return iso;
+  return t.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}

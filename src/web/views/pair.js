@@ -1,0 +1,113 @@
+// Pairing screen (docs/guide/phone-app.md, "Pairing").
+
+import { api } from '../client.js';
+import { h } from '../dom.js';
+import { getDevice, getToken, setPairing } from '../store.js';
+
+const LABEL = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** The words a person reads for an error of POST /api/pair. */
+export function pairError(err) {
+  switch (err.code) {
+    case 'invalid or expired code':
+      return 'That code is wrong or has expired. Run collie pair on the computer for a new one.';
+    case 'too many attempts': {
+      const n = Number.parseInt(err.retryAfter, 10);
+      return `Too many attempts. Wait ${Number.isFinite(n) ? n : 60} seconds and try again.`;
+    }
+    case 'label in use':
+      return 'Another device already uses that name. Pick another.';
+    case 'invalid label':
+      return 'Use 1–64 letters, digits, dots, dashes or underscores.';
+    case 'pairing unavailable':
+      return 'The bridge cannot read its device list right now. Try again in a moment.';
+    default:
+      if (err.offline) return 'Cannot reach the bridge. Check the connection and try again.';
+      return `Pairing failed (${err.code}). Try again.`;
+  }
+}
+
+/**
+ * Renders the pairing screen. `code` pre-fills the code (from `#pair=CODE`); `note` is a sentence
+ * saying why the phone is here (unpaired, revoked).
+ */
+export function pairView(root, { code = '', note = '', done }) {
+  const codeInput = h('input', {
+    id: 'pair-code',
+    name: 'code',
+    type: 'text',
+    value: code,
+    required: true,
+    autocomplete: 'one-time-code',
+    autocapitalize: 'characters',
+    autocorrect: 'off',
+    spellcheck: false,
+    inputmode: 'text',
+    placeholder: 'ABCD-EFGH',
+    maxlength: '64',
+  });
+  const labelInput = h('input', {
+    id: 'pair-label',
+    name: 'label',
+    type: 'text',
+    required: true,
+    autocomplete: 'off',
+    autocapitalize: 'none',
+    autocorrect: 'off',
+    spellcheck: false,
+    placeholder: 'my-phone',
+    maxlength: '64',
+  });
+  const alert = h('p', { role: 'alert', class: 'alert' });
+  const button = h('button', { type: 'submit', class: 'primary' }, 'Pair');
+  const paired = getToken() && getDevice();
+
+  async function submit(e) {
+    e.preventDefault();
+    alert.textContent = '';
+    const c = codeInput.value.trim();
+    const label = labelInput.value.trim();
+    if (!c) {
+      alert.textContent = 'Enter the code that collie pair printed.';
+      codeInput.focus();
+      return;
+    }
+    if (!LABEL.test(label)) {
+      alert.textContent = pairError({ code: 'invalid label' });
+      labelInput.focus();
+      return;
+    }
+    button.disabled = true;
+    button.textContent = 'Pairing…';
+    try {
+      const res = await api('/api/pair', { method: 'POST', body: { code: c, label } });
+      setPairing(res.token, res.device);
+      done();
+    } catch (err) {
+      alert.textContent = pairError(err);
+    } finally {
+      button.disabled = false;
+      button.textContent = 'Pair';
+    }
+  }
+
+  root.append(
+    h('header', { class: 'bar' }, h('h1', { tabindex: '-1' }, 'Pair this phone')),
+    h('main', { class: 'page' },
+      note ? h('p', { class: 'note' }, note) : null,
+      paired ? h('p', { class: 'note' },
+        `This phone is paired as ${paired.label}. Pairing again replaces that pairing. `,
+        h('a', { href: '#/' }, 'Go to panes')) : null,
+      h('p', { class: 'muted' },
+        'On the computer, run ', h('code', null, 'collie pair'),
+        ' and type the code it shows, or open its QR link.'),
+      h('form', { class: 'stack', onsubmit: submit, novalidate: '' },
+        h('label', { for: 'pair-code' }, 'Pairing code'),
+        codeInput,
+        h('label', { for: 'pair-label' }, 'Device name'),
+        labelInput,
+        h('p', { class: 'hint' }, 'Letters, digits, dots, dashes or underscores, e.g. anna-phone.'),
+        alert,
+        button)));
+  (code ? labelInput : codeInput).focus({ preventScroll: true });
+}

@@ -1,0 +1,457 @@
+// Pane view (docs/guide/phone-app.md, "Pane view"): the live screen, history above it, the input
+// bar and key bar for `full` devices. Pane text only ever becomes text nodes.
+
+import { api, KEYS, panePath } from '../client.js';
+import { clear, h, when } from '../dom.js';
+import * as kept from '../kept.js';
+import { applyEvent, earlierCount, HISTORY_MAX, scrolledOff } from '../screen.js';
+import { PaneStream } from '../stream.js';
+import { getDevice, getDraft, getToken, keepText, setDevice, setDraft } from '../store.js';
+
+const SCROLLBACK_OPEN = 500;
+const SCROLLBACK_STEP = 500;
+const SCROLLBACK_MAX = 2000;
+const SAVE_MS = 3000;
+const CHECK_MS = 5000;
+
+export function paneView(root, { machine, pane }) {
+  let gone = false;
+  let name = pane;
+  let rows = [];
+  let history = [];
+  let sbRequested = SCROLLBACK_OPEN;
+  let moreEarlier = false;
+  let haveScrollback = false;
+  let live = false;
+  let keptShown = false;
+  let asking = false;
+  let dirty = false;
+  let hiddenAt = 0;
+  let rowNodes = [];
+  const timers = [];
+
+  // ---- DOM ----
+  const heading = h('h1', { tabindex: '-1', class: 'pane-title' }, pane);
+  const status = h('p', { role: 'status', class: 'status' }, 'Connecting…');
+  const earlierBtn = h('button', { type: 'button', class: 'ghost', hidden: true, onclick: loadEarlier }, 'Load earlier');
+  const earlierNote = h('p', { class: 'muted small', hidden: true });
+  const historyPre = h('pre', { class: 'history', 'aria-label': 'Scrollback' });
+  const cursor = h('span', { class: 'cursor', 'aria-hidden': 'true', hidden: true });
+  const screenPre = h('pre', { class: 'screen', 'aria-label': 'Screen' });
+  const term = h('div', { class: 'term', tabindex: '0', 'aria-label': 'Terminal' },
+    h('div', { class: 'earlier' }, earlierBtn, earlierNote), historyPre, screenPre);
+  const note = h('p', { class: 'note pane-note', hidden: true });
+  const controls = h('div', { class: 'controls' });
+  const view = h('div', { class: 'pane-view' },
+    h('header', { class: 'bar' },
+      h('a', { href: '#/', class: 'bar-link back' }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '‹'), 'Back'),
+      heading,
+      status),
+    note,
+    term,
+    controls);
+  root.append(view);
+  document.documentElement.classList.add('in-pane');
+
+  // ---- scrolling ----
+  function atBottom() {
+    return term.scrollHeight - term.scrollTop - term.clientHeight < 24;
+  }
+
+  function toBottom() {
+    term.scrollTop = term.scrollHeight;
+  }
+
+  /** Runs `change` (which alters the history or the screen) keeping the reader where they were. */
+  function keepPlace(change) {
+    const stick = atBottom();
+    const before = term.scrollHeight;
+    const historyEnd = historyPre.offsetTop + historyPre.offsetHeight;
+    const viewTop = term.scrollTop;
+    change();
+    if (stick) toBottom();
+    else if (historyEnd <= viewTop + 1) term.scrollTop = viewTop + (term.scrollHeight - before);
+  }
+
+  // ---- rendering ----
+  function renderRows() {
+    clear(screenPre);
+    rowNodes = rows.map((line, i) => document.createTextNode(i < rows.length - 1 ? `${line}\n` : line));
+    screenPre.append(...rowNodes, cursor);
+  }
+
+  function setRow(i) {
+    rowNodes[i].data = i < rows.length - 1 ? `${rows[i]}\n` : rows[i];
+  }
+
+  function placeCursor(c) {
+    if (!c || !live || c.y >= rows.length) {
+      cursor.hidden = true;
+      return;
+    }
+    cursor.hidden = false;
+    cursor.style.setProperty('--cx', String(c.x));
+    cursor.style.setProperty('--cy', String(c.y));
+  }
+
+  function appendHistory(lines) {
+    if (!lines.length) return;
+    history.push(...lines);
+    if (history.length > HISTORY_MAX) {
+      history = history.slice(history.length - HISTORY_MAX);
+      moreEarlier = false;
+      earlierBtn.hidden = true;
+      historyPre.textContent = history.length ? `${history.join('\n')}\n` : '';
+      return;
+    }
+    historyPre.append(document.createTextNode(`${lines.join('\n')}\n`));
+  }
+
+  function setHistory(lines) {
+    history = lines.slice(-HISTORY_MAX);
+    historyPre.textContent = history.length ? `${history.join('\n')}\n` : '';
+  }
+
+  function showEarlierButton() {
+    earlierBtn.hidden = !moreEarlier;
+  }
+
+  // ---- live data ----
+  function leaveKept() {
+    if (!keptShown) return;
+    keptShown = false;
+    note.hidden = true;
+    setHistory([]);
+  }
+
+  function onEvent(ev) {
+    leaveKept();
+    live = true;
+    keepPlace(() => {
+      const prev = rows;
+      const next = applyEvent(rows, ev);
+      if (prev.length && next.rows.length === prev.length) appendHistory(scrolledOff(prev, next.rows));
+      rows = next.rows;
+      if (next.all || rowNodes.length !== rows.length) renderRows();
+      else next.changed.forEach(setRow);
+      placeCursor(ev.cursor);
+    });
+    dirty = true;
+    renderControls();
+    if (!haveScrollback) loadScrollback();
+  }
+
+  async function loadScrollback() {
+    haveScrollback = true;
+    try {
+      const snap = await api(`${panePath(machine, pane)}?scrollback=${SCROLLBACK_OPEN}`);
+      if (gone) return;
+      setTitle(snap.name);
+      const sb = snap.scrollback || [];
+      keepPlace(() => {
+        leaveKept();
+        setHistory(sb.concat(history));
+        if (!rows.length && (snap.lines || []).length) {
+          rows = snap.lines.slice();
+          renderRows();
+        }
+      });
+      moreEarlier = sb.length >= SCROLLBACK_OPEN;
+      showEarlierButton();
+      if (!live) toBottom();
+    } catch (err) {
+      haveScrollback = false;
+      if (err.offline) showKept();
+      else if (err.status === 404) ended('This pane no longer exists.');
+    }
+  }
+
+  async function loadEarlier() {
+    if (sbRequested >= SCROLLBACK_MAX) return;
+    const n = Math.min(SCROLLBACK_MAX, sbRequested + SCROLLBACK_STEP);
+    earlierBtn.disabled = true;
+    try {
+      const snap = await api(`${panePath(machine, pane)}?scrollback=${n}`);
+      if (gone) return;
+      sbRequested = n;
+      const sb = snap.scrollback || [];
+      const count = earlierCount(history, sb);
+      if (count > 0) {
+        const before = term.scrollHeight;
+        const top = term.scrollTop;
+        history = sb.slice(0, count).concat(history);
+        historyPre.prepend(document.createTextNode(`${sb.slice(0, count).join('\n')}\n`));
+        term.scrollTop = top + (term.scrollHeight - before);
+      }
+      moreEarlier = count > 0 && sb.length >= n && n < SCROLLBACK_MAX;
+      if (!moreEarlier) {
+        earlierNote.hidden = false;
+        earlierNote.textContent = count > 0 ? 'This is as far back as the phone loads.' : 'No earlier lines.';
+      }
+    } catch (err) {
+      earlierNote.hidden = false;
+      earlierNote.textContent = err.offline ? 'Cannot reach the bridge.' : `Could not load: ${err.code}`;
+    } finally {
+      earlierBtn.disabled = false;
+      showEarlierButton();
+    }
+  }
+
+  function setTitle(n) {
+    if (n && n !== name) {
+      name = n;
+      heading.textContent = n;
+      document.title = `${n} · Collie`;
+    }
+  }
+
+  function ended(text) {
+    live = false;
+    cursor.hidden = true;
+    status.textContent = 'Ended';
+    note.hidden = false;
+    note.textContent = text;
+    renderControls();
+  }
+
+  // ---- the kept copy ----
+  async function showKept() {
+    if (live || keptShown || !keepText()) return;
+    const rec = await kept.load(machine, pane);
+    if (!rec || live || gone) return;
+    keptShown = true;
+    setTitle(rec.name);
+    rows = [];
+    rowNodes = [];
+    clear(screenPre);
+    setHistory(rec.lines || []);
+    note.hidden = false;
+    note.textContent = `Kept copy from ${when(new Date(rec.saved_at).toISOString())}. `
+      + 'The bridge cannot be reached; this text is only shown, nothing here can send keys.';
+    status.textContent = 'Kept copy';
+    toBottom();
+  }
+
+  async function saveKept() {
+    if (!dirty || !live || asking || gone || !getToken() || !keepText()) return;
+    dirty = false;
+    try {
+      await kept.save(machine, pane, name, history.concat(rows));
+    } catch {
+      // storage full or unavailable: keeping is best effort
+    }
+  }
+
+  // ---- the pane's state from the list (name, alive, asking_password) ----
+  async function check() {
+    try {
+      const { panes } = await api('/api/panes');
+      if (gone) return;
+      const me = (panes || []).find((p) => p.machine === machine && p.pane === pane)
+        || (machine === 'local' ? (panes || []).find((p) => p.pane === pane) : null);
+      if (!me) return;
+      setTitle(me.name);
+      asking = !!me.asking_password;
+      if (asking) kept.drop(machine, pane);
+      if (!me.alive && live) {
+        note.hidden = false;
+        note.textContent = 'The program in this pane has exited.';
+      }
+    } catch {
+      // the stream reports connectivity
+    }
+  }
+
+  // ---- input (tier full) ----
+  function canType() {
+    return getDevice()?.tier === 'full' && live && !keptShown;
+  }
+
+  let field = null;
+  let composing = false;
+  let sendAfterComposition = false;
+  const sendError = h('p', { role: 'alert', class: 'alert small' });
+
+  function saveDraft(text) {
+    if (!gone) setDraft(machine, pane, text);
+  }
+
+  async function post(body) {
+    sendError.textContent = '';
+    try {
+      await api(panePath(machine, pane, '/input'), { method: 'POST', body });
+      return true;
+    } catch (err) {
+      if (err.status === 403 && err.code !== 'insufficient tier') return false; // unpaired: app.js
+      sendError.textContent = err.offline
+        ? 'Not sent: cannot reach the bridge.'
+        : `Not sent: ${err.code}.`;
+      if (err.code === 'insufficient tier') refreshTier();
+      return false;
+    }
+  }
+
+  async function send() {
+    if (!field || composing) return;
+    const text = field.value;
+    field.value = '';
+    saveDraft('');
+    const ok = await post(text ? { text, keys: ['Enter'] } : { keys: ['Enter'] });
+    if (!ok && !gone && getToken() && field && !field.value) {
+      field.value = text;
+      saveDraft(text);
+    }
+  }
+
+  function sendSoon() {
+    if (composing) {
+      // Let the keyboard commit what it is composing first; the send follows compositionend.
+      sendAfterComposition = true;
+      field.blur();
+      setTimeout(() => {
+        if (sendAfterComposition) {
+          sendAfterComposition = false;
+          composing = false;
+          send();
+        }
+      }, 400);
+      return;
+    }
+    send();
+  }
+
+  function buildControls() {
+    field = h('input', {
+      id: 'pane-input',
+      type: 'text',
+      class: 'type',
+      value: getDraft(machine, pane),
+      autocomplete: 'off',
+      autocorrect: 'off',
+      autocapitalize: 'off',
+      spellcheck: false,
+      enterkeyhint: 'send',
+      placeholder: 'Type, then Send',
+    });
+    field.addEventListener('compositionstart', () => { composing = true; });
+    field.addEventListener('compositionend', () => {
+      composing = false;
+      saveDraft(field.value);
+      if (sendAfterComposition) {
+        sendAfterComposition = false;
+        send().then(() => field?.focus({ preventScroll: true }));
+      }
+    });
+    field.addEventListener('input', (e) => {
+      if (!e.isComposing && !composing) saveDraft(field.value);
+    });
+    field.addEventListener('keydown', (e) => {
+      if (e.key !== 'Enter' || e.shiftKey || e.altKey) return;
+      if (e.isComposing || composing || e.keyCode === 229) return; // the IME's own Enter
+      e.preventDefault();
+      send();
+    });
+    const keep = (e) => e.preventDefault(); // keep the keyboard (and any composition) open
+    const sendBtn = h('button', {
+      type: 'button',
+      class: 'primary send',
+      onmousedown: keep,
+      onclick: sendSoon,
+    }, 'Send');
+    const keyBar = h('div', { class: 'keys', role: 'group', 'aria-label': 'Keys' },
+      KEYS.map(([label, key, glyph]) => h('button', {
+        type: 'button',
+        class: 'key',
+        'aria-label': label,
+        title: label,
+        onmousedown: keep,
+        onclick: () => post({ keys: [key] }),
+      }, glyph)));
+    return [
+      h('div', { class: 'input-row' },
+        h('label', { for: 'pane-input', class: 'visually-hidden' }, 'Type to pane'),
+        field,
+        sendBtn),
+      sendError,
+      keyBar,
+    ];
+  }
+
+  let controlsShown = false;
+  function renderControls() {
+    const want = canType();
+    if (want === controlsShown) return;
+    controlsShown = want;
+    const stick = atBottom();
+    clear(controls);
+    field = null;
+    if (want) controls.append(...buildControls());
+    if (stick) toBottom();
+  }
+
+  async function refreshTier() {
+    try {
+      const { devices } = await api('/api/devices');
+      const me = (devices || []).find((d) => d.current);
+      if (me && !gone) {
+        setDevice(me);
+        renderControls();
+      }
+    } catch {
+      // keep the stored tier
+    }
+  }
+
+  // ---- the stream ----
+  const stream = new PaneStream(panePath(machine, pane, '/stream'), {
+    event: onEvent,
+    state(s) {
+      if (s === 'live') status.textContent = 'Live';
+      else if (s === 'reconnecting') {
+        status.textContent = 'Reconnecting…';
+        if (!live && !keptShown) showKept();
+      } else if (!keptShown) status.textContent = 'Connecting…';
+      status.dataset.state = s;
+    },
+    gone(code) {
+      ended(code === 'pane closed' ? 'This pane was closed.' : 'This pane no longer exists.');
+    },
+  });
+
+  function onVisibility() {
+    if (document.visibilityState === 'hidden') {
+      hiddenAt = Date.now();
+      saveKept();
+    } else if (Date.now() - hiddenAt > 1500 || status.dataset.state !== 'live') {
+      stream.kick();
+      check();
+    }
+  }
+
+  function onOnline() {
+    stream.kick();
+  }
+
+  document.title = `${pane} · Collie`;
+  document.addEventListener('visibilitychange', onVisibility);
+  window.addEventListener('online', onOnline);
+  window.addEventListener('pagehide', saveKept);
+  timers.push(setInterval(saveKept, SAVE_MS), setInterval(check, CHECK_MS));
+  stream.start();
+  loadScrollback();
+  check();
+  refreshTier();
+
+  /** `forgetting`: the pairing is being forgotten, so nothing may be written any more. */
+  return (forgetting = false) => {
+    if (!forgetting) saveKept();
+    gone = true;
+    stream.stop();
+    timers.forEach(clearInterval);
+    document.removeEventListener('visibilitychange', onVisibility);
+    window.removeEventListener('online', onOnline);
+    window.removeEventListener('pagehide', saveKept);
+    document.documentElement.classList.remove('in-pane');
+    document.title = 'Collie';
+  };
+}

@@ -1,0 +1,187 @@
+// Settings (docs/guide/phone-app.md, "Settings"): this device, masking (read-only), what the phone
+// keeps, theme, paired devices with revoke (confirmed in a dialog), and unpairing.
+
+import { api } from '../client.js';
+import { ago, clear, h, when } from '../dom.js';
+import * as kept from '../kept.js';
+import { getDevice, getPref, keepText, setDevice, setPref } from '../store.js';
+
+const TIERS = { read: 'read (watch only)', files: 'files', full: 'full (can type)' };
+
+/** Asks "Revoke <label>?" in a modal dialog; resolves true on Confirm. */
+function confirmRevoke(label) {
+  return new Promise((resolve) => {
+    const title = h('p', { id: 'dialog-title', class: 'dialog-title' }, `Revoke ${label}?`);
+    const dialog = h('dialog', { 'aria-labelledby': 'dialog-title', class: 'dialog' },
+      title,
+      h('p', { class: 'muted' }, 'That device will no longer reach this bridge. It can be paired again later.'),
+      h('div', { class: 'row end' },
+        h('button', { type: 'button', class: 'ghost', onclick: () => close(false) }, 'Cancel'),
+        h('button', { type: 'button', class: 'danger', onclick: () => close(true) }, 'Confirm')));
+    dialog.setAttribute('role', 'dialog');
+    dialog.addEventListener('cancel', (e) => {
+      e.preventDefault();
+      close(false);
+    });
+    function close(ok) {
+      dialog.close();
+      dialog.remove();
+      resolve(ok);
+    }
+    document.body.append(dialog);
+    dialog.showModal();
+  });
+}
+
+export function settingsView(root, { unpair, applyTheme }) {
+  let gone = false;
+  const device = getDevice() || {};
+  const me = h('dl', { class: 'facts' });
+  const masking = h('p', { class: 'fact' }, 'Secret masking: …');
+  const devices = h('ul', { class: 'devices' }, h('li', { class: 'muted' }, 'Loading…'));
+  const alert = h('p', { role: 'alert', class: 'alert' });
+
+  function renderMe(d) {
+    clear(me);
+    me.append(
+      h('dt', {}, 'Name'), h('dd', {}, d.label || '—'),
+      h('dt', {}, 'Tier'), h('dd', {}, TIERS[d.tier] || d.tier || '—'),
+      h('dt', {}, 'Expires'), h('dd', {}, when(d.expires_at)));
+  }
+
+  const keep = h('input', {
+    id: 'keep',
+    type: 'checkbox',
+    checked: keepText(),
+    onchange: async () => {
+      setPref('keep', keep.checked ? 'on' : 'off');
+      if (!keep.checked) await kept.deleteAll();
+    },
+  });
+
+  const theme = h('select', {
+    id: 'theme',
+    onchange: () => {
+      setPref('theme', theme.value);
+      applyTheme();
+    },
+  },
+  h('option', { value: 'system' }, 'System'),
+  h('option', { value: 'dark' }, 'Dark'),
+  h('option', { value: 'light' }, 'Light'));
+  theme.value = getPref('theme', 'system');
+
+  async function revoke(d) {
+    if (!(await confirmRevoke(d.label))) return;
+    alert.textContent = '';
+    if (d.current) {
+      await unpair();
+      return;
+    }
+    try {
+      await api(`/api/devices/${encodeURIComponent(d.label)}`, { method: 'DELETE' });
+      loadDevices();
+    } catch (err) {
+      if (err.status === 403 && err.code !== 'insufficient tier') return;
+      alert.textContent = err.offline
+        ? 'Cannot reach the bridge. Nothing was revoked.'
+        : err.code === 'insufficient tier'
+          ? 'Only a device of tier full can revoke other devices.'
+          : `Could not revoke ${d.label}: ${err.code}.`;
+    }
+  }
+
+  function renderDevices(list, myTier) {
+    clear(devices);
+    if (!list.length) devices.append(h('li', { class: 'muted' }, 'No paired devices.'));
+    for (const d of list) {
+      const canRevoke = d.current || myTier === 'full';
+      devices.append(h('li', { class: 'device' },
+        h('div', { class: 'device-main' },
+          h('span', { class: 'device-label' }, d.label),
+          d.current ? h('span', { class: 'badge' }, 'this phone') : null,
+          h('span', { class: 'muted small device-meta' },
+            `${d.tier} · last seen ${d.last_seen ? ago(d.last_seen) : 'never'} · expires ${when(d.expires_at)}`)),
+        canRevoke ? h('button', {
+          type: 'button',
+          class: 'ghost danger-text',
+          'aria-label': `Revoke ${d.label}`,
+          onclick: () => revoke(d),
+        }, 'Revoke') : null));
+    }
+  }
+
+  async function loadDevices() {
+    try {
+      const res = await api('/api/devices');
+      if (gone) return;
+      const list = res.devices || [];
+      const current = list.find((d) => d.current);
+      if (current) {
+        setDevice(current);
+        renderMe(current);
+      }
+      renderDevices(list, current?.tier || device.tier);
+    } catch (err) {
+      if (gone || err.status === 403) return;
+      clear(devices);
+      devices.append(h('li', { class: 'muted' }, err.offline
+        ? 'Cannot reach the bridge.'
+        : `Could not load the devices: ${err.code}.`));
+    }
+  }
+
+  async function loadSettings() {
+    try {
+      const s = await api('/api/settings');
+      if (!gone) masking.textContent = `Secret masking: ${s.masking ? 'on' : 'off'}`;
+    } catch {
+      if (!gone) masking.textContent = 'Secret masking: unknown (bridge unreachable)';
+    }
+  }
+
+  const unpairBtn = h('button', {
+    type: 'button',
+    class: 'danger wide',
+    onclick: async () => {
+      unpairBtn.disabled = true;
+      await unpair();
+    },
+  }, 'Unpair this phone');
+
+  renderMe(device);
+  root.append(
+    h('header', { class: 'bar' },
+      h('a', { href: '#/', class: 'bar-link back' }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '‹'), 'Back'),
+      h('h1', { tabindex: '-1' }, 'Settings')),
+    h('main', { class: 'page' },
+      h('section', { class: 'card' },
+        h('h2', {}, 'This phone'),
+        me,
+        masking,
+        h('p', { class: 'muted small' }, 'Masking is set on the computer (COLLIE_REDACT).')),
+      h('section', { class: 'card' },
+        h('h2', {}, 'On this phone'),
+        h('div', { class: 'check' },
+          keep,
+          h('label', { for: 'keep' }, 'Keep text on this phone')),
+        h('p', { class: 'muted small' },
+          'A small copy of the last masked screens, shown when the bridge cannot be reached. Off deletes it.'),
+        h('div', { class: 'field' },
+          h('label', { for: 'theme' }, 'Theme'),
+          theme)),
+      h('section', { class: 'card' },
+        h('h2', {}, 'Paired devices'),
+        devices,
+        alert),
+      h('section', { class: 'card' },
+        h('p', { class: 'muted small' },
+          'Unpairing revokes this phone on the bridge and deletes the token, drafts and kept text here.'),
+        unpairBtn)));
+  loadDevices();
+  loadSettings();
+  return () => {
+    gone = true;
+    document.querySelectorAll('dialog.dialog').forEach((d) => d.remove());
+  };
+}

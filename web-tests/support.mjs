@@ -1,0 +1,411 @@
+// Harness of the browser tests: a real `collie bridge` in a temp dir of its own, a real tmux server on
+// a private socket, and headless Debian chromium driven by playwright-core. Everything started here
+// is stopped by `close()` (bridge: SIGTERM, SIGKILL after 10 s; tmux: kill-server before the temp dir
+// is removed; browser: close), and every wait is bounded.
+//
+// The binary under test is `target/debug/collie` (scripts/test builds it with `cargo build
+// --all-features` first), or `$COLLIE_BIN`.
+
+import { spawn, execFile } from 'node:child_process';
+import { mkdtemp, mkdir, rm, access } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+import { chromium } from 'playwright-core';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const COLLIE_BIN = process.env.COLLIE_BIN || path.join(ROOT, 'target', 'debug', 'collie');
+export const CHROMIUM = process.env.COLLIE_CHROMIUM || '/usr/bin/chromium';
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--headless',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+];
+
+/** The tmux window (and so the pane's name in Collie) every test bridge starts with. */
+export const WINDOW = 'work';
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `f` (sync or async) every `every` ms until it returns a truthy value; throws after `timeout`. */
+export async function waitFor(what, f, { timeout = 10_000, every = 50 } = {}) {
+  const deadline = Date.now() + timeout;
+  let last;
+  for (;;) {
+    try {
+      const v = await f();
+      if (v) return v;
+      last = v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() >= deadline) {
+      throw new Error(`timed out after ${timeout} ms waiting for ${what} (last: ${String(last)})`);
+    }
+    await sleep(every);
+  }
+}
+
+function run(cmd, args, opts = {}) {
+  return new Promise((resolve) => {
+    execFile(cmd, args, { timeout: 15_000, ...opts }, (error, stdout, stderr) => {
+      resolve({ code: error ? (error.code ?? 1) : 0, stdout, stderr, error });
+    });
+  });
+}
+
+/** A private tmux server with one session `main`, window `work` (100×30) running a plain bash. */
+export class Tmux {
+  constructor(dir) {
+    this.socket = path.join(dir, 'tmux.sock');
+    this.env = {
+      PATH: process.env.PATH,
+      HOME: path.join(dir, 'home'),
+      TMUX_TMPDIR: path.join(dir, 'tmuxdefault'),
+      TERM: 'xterm-256color',
+      PS1: '$ ',
+      HISTFILE: '/dev/null',
+      LANG: 'C.UTF-8',
+    };
+  }
+
+  async start() {
+    const out = await this.run([
+      'new-session', '-d', '-s', 'main', '-n', WINDOW, '-x', '100', '-y', '30',
+      "env PS1='$ ' HISTFILE=/dev/null bash --norc --noprofile -i",
+    ]);
+    if (out.code !== 0) throw new Error(`tmux new-session failed: ${out.stderr}`);
+    // No automatic renaming: the window name is the pane's name in Collie.
+    await this.run(['set-option', '-g', 'automatic-rename', 'off']);
+    await this.run(['set-window-option', '-t', 'main:0', 'automatic-rename', 'off']);
+    return this;
+  }
+
+  run(args) {
+    return run('tmux', ['-S', this.socket, ...args], { env: this.env });
+  }
+
+  /** `capture-pane -p` of the (only) pane: what really reached tmux. */
+  async capture(target = 'main:0') {
+    const out = await this.run(['capture-pane', '-p', '-t', target]);
+    return out.stdout;
+  }
+
+  /** Types into the pane with tmux itself (not through Collie). */
+  async sendKeys(...keys) {
+    const out = await this.run(['send-keys', '-t', 'main:0', ...keys]);
+    if (out.code !== 0) throw new Error(`tmux send-keys failed: ${out.stderr}`);
+  }
+
+  async kill() {
+    await this.run(['kill-server']);
+  }
+}
+
+/** A running `collie bridge` with its own state, config, home and tmux dirs. */
+export class Bridge {
+  static async start({ name = 'testbox', tmux = true } = {}) {
+    const dir = await mkdtemp(path.join(tmpdir(), 'collie-web-'));
+    const b = new Bridge(dir, name);
+    try {
+      for (const d of ['state', 'config', 'tmuxdefault', 'home']) await mkdir(path.join(dir, d), { recursive: true });
+      if (tmux) b.tmux = await new Tmux(dir).start();
+      await b.launch(0);
+    } catch (e) {
+      await b.close();
+      throw e;
+    }
+    return b;
+  }
+
+  constructor(dir, name) {
+    this.dir = dir;
+    this.name = name;
+    this.tmux = null;
+    this.child = null;
+    this.port = 0;
+    this.stderr = '';
+  }
+
+  get url() {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  get env() {
+    const d = this.dir;
+    const env = {
+      PATH: process.env.PATH,
+      HOME: path.join(d, 'home'),
+      COLLIE_STATE_DIR: path.join(d, 'state'),
+      COLLIE_CONFIG_DIR: path.join(d, 'config'),
+      TMUX_TMPDIR: path.join(d, 'tmuxdefault'),
+      COLLIE_LOG: 'warn',
+    };
+    if (this.tmux) env.COLLIE_TMUX_SOCKETS = this.tmux.socket;
+    return env;
+  }
+
+  /** Starts (or restarts) the bridge process on the same state dir; `port` 0 picks a free one. */
+  async launch(port = this.port) {
+    const child = spawn(COLLIE_BIN, ['bridge', '--port', String(port), '--name', this.name], {
+      env: this.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    child.stderr.on('data', (d) => {
+      this.stderr = (this.stderr + d).slice(-20_000);
+    });
+    const exited = new Promise((resolve) => child.once('exit', (code, sig) => resolve({ code, sig })));
+    child.exitedP = exited;
+    const lines = createInterface({ input: child.stdout });
+    const banner = await Promise.race([
+      new Promise((resolve) => lines.once('line', resolve)),
+      exited.then((e) => {
+        throw new Error(`bridge exited before its banner (${JSON.stringify(e)}): ${this.stderr}`);
+      }),
+      sleep(15_000).then(() => {
+        throw new Error(`no bridge banner within 15 s: ${this.stderr}`);
+      }),
+    ]);
+    // Keep draining stdout so the bridge never blocks on a full pipe.
+    lines.on('line', () => {});
+    const m = /http:\/\/127\.0\.0\.1:(\d+)/.exec(banner);
+    if (!m) throw new Error(`unexpected banner: ${banner}`);
+    this.port = Number(m[1]);
+    await waitFor('the bridge control socket', () =>
+      access(path.join(this.dir, 'state', 'bridge.sock')).then(() => true, () => false), { timeout: 10_000 });
+    await waitFor('GET /api/health', async () => (await fetch(`${this.url}/api/health`)).ok, { timeout: 10_000 });
+  }
+
+  /** Stops the bridge process (SIGTERM, SIGKILL after 10 s). */
+  async stop() {
+    const child = this.child;
+    if (!child) return;
+    this.child = null;
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const done = await Promise.race([child.exitedP.then(() => true), sleep(10_000).then(() => false)]);
+    if (!done) {
+      child.kill('SIGKILL');
+      await Promise.race([child.exitedP, sleep(5_000)]);
+    }
+  }
+
+  /** Runs `collie ARGS` against this bridge. */
+  cli(args) {
+    return run(COLLIE_BIN, args, { env: this.env });
+  }
+
+  async cliOk(args) {
+    const out = await this.cli(args);
+    if (out.code !== 0) throw new Error(`collie ${args.join(' ')} failed (${out.code}): ${out.stderr}`);
+    return out.stdout;
+  }
+
+  /** A fresh pairing code from `collie pair --json`. */
+  async code(tier = 'full') {
+    const v = JSON.parse(await this.cliOk(['pair', '--json', '--tier', tier]));
+    if (!v.code) throw new Error(`pair --json gave no code: ${JSON.stringify(v)}`);
+    return v.code;
+  }
+
+  /** Pairs a device over the API (not through the app); returns its token. */
+  async pairApi(label, tier = 'full') {
+    const code = await this.code(tier);
+    const r = await fetch(`${this.url}/api/pair`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ code, label }),
+    });
+    const body = await r.json();
+    if (r.status !== 200) throw new Error(`pairing failed: ${r.status} ${JSON.stringify(body)}`);
+    return body.token;
+  }
+
+  async api(pathname, token, init = {}) {
+    const r = await fetch(`${this.url}${pathname}`, {
+      ...init,
+      headers: { ...(init.headers || {}), authorization: `Bearer ${token}` },
+    });
+    const text = await r.text();
+    let body = null;
+    try {
+      body = JSON.parse(text);
+    } catch {}
+    return { status: r.status, body, text };
+  }
+
+  /** The id of the tmux pane once the bridge mirrors it. */
+  async tmuxPane(token) {
+    return waitFor('the bridge to mirror the tmux pane', async () => {
+      const { status, body } = await this.api('/api/panes', token);
+      if (status !== 200) return null;
+      const p = body.panes.find((p) => p.backend === 'tmux' && p.name === WINDOW);
+      return p ? p.pane : null;
+    }, { timeout: 10_000 });
+  }
+
+  async close() {
+    try {
+      await this.stop();
+    } finally {
+      try {
+        if (this.tmux) await this.tmux.kill();
+      } finally {
+        await rm(this.dir, { recursive: true, force: true });
+      }
+    }
+  }
+}
+
+/** Launches Debian's chromium (never a downloaded one), with a fresh temp profile. */
+export async function launchBrowser() {
+  await access(CHROMIUM).catch(() => {
+    throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (never \`npx playwright install\`)`);
+  });
+  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true, timeout: 30_000 });
+}
+
+/**
+ * A fresh context and page, with every console error, page error, failed request and CSP violation
+ * recorded in `page.problems`.
+ */
+export async function openPage(browser, { width = 390, height = 844, colorScheme = 'light', scale = 1 } = {}) {
+  const context = await browser.newContext({
+    viewport: { width, height },
+    deviceScaleFactor: scale,
+    isMobile: true,
+    hasTouch: true,
+    colorScheme,
+  });
+  context.setDefaultTimeout(10_000);
+  context.setDefaultNavigationTimeout(15_000);
+  await context.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => {
+      console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI || '(inline)'} at ${e.sourceFile}:${e.lineNumber}`);
+    });
+  });
+  const page = await context.newPage();
+  page.problems = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') page.problems.push(`console.error: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => page.problems.push(`pageerror: ${e.message}`));
+  return { context, page };
+}
+
+/** Reads localStorage as a plain object. */
+export function storage(page) {
+  return page.evaluate(() => Object.fromEntries(Object.keys(localStorage).map((k) => [k, localStorage.getItem(k)])));
+}
+
+/** The Screen's text, one string per line. */
+export async function screenLines(page) {
+  const text = await page.getByLabel('Screen', { exact: true }).innerText({ timeout: 5_000 });
+  return text.split('\n').map((l) => l.replace(/\s+$/, ''));
+}
+
+/** Waits until some line of the Screen satisfies `pred`; returns the lines. */
+export function waitScreen(page, what, pred, timeout = 10_000) {
+  return waitFor(`the Screen to show ${what}`, async () => {
+    const lines = await screenLines(page);
+    return lines.some(pred) ? lines : null;
+  }, { timeout });
+}
+
+/** Pairs the page through the QR link `<url>/#pair=CODE`, as a person would. */
+export async function pairInApp(page, bridge, { label = 'phone', tier = 'full' } = {}) {
+  const code = await bridge.code(tier);
+  await page.goto(`${bridge.url}/#pair=${code}`);
+  await page.getByLabel('Device name', { exact: true }).fill(label);
+  await page.getByRole('button', { name: 'Pair', exact: true }).click();
+  await page.getByRole('heading', { name: 'Panes', exact: true }).waitFor({ timeout: 10_000 });
+  return code;
+}
+
+/** From the pane list, opens the tmux pane by its link and waits for its Screen. */
+export async function openPane(page, name = WINDOW) {
+  await page.getByRole('link', { name, exact: true }).click({ timeout: 10_000 });
+  await page.getByRole('heading', { name, exact: true }).waitFor({ timeout: 10_000 });
+  await page.getByLabel('Screen', { exact: true }).waitFor({ timeout: 10_000 });
+}
+
+/** Everything a test holds, closed in reverse order, pass or fail. */
+export class Scope {
+  constructor() {
+    this.items = [];
+  }
+  add(x, close) {
+    this.items.push(close);
+    return x;
+  }
+  async close() {
+    const errors = [];
+    for (const close of this.items.reverse()) {
+      try {
+        await Promise.race([close(), sleep(20_000)]);
+      } catch (e) {
+        errors.push(e);
+      }
+    }
+    this.items = [];
+    if (errors.length) throw errors[0];
+  }
+}
+
+/** A bridge (with tmux) and a page, both closed by `scope`. */
+export async function setup(scope, browser, pageOpts = {}) {
+  const bridge = scope.add(await Bridge.start(), () => bridge.close());
+  const { context, page } = await openPage(browser, pageOpts);
+  scope.add(null, () => context.close());
+  return { bridge, context, page };
+}
+
+/**
+ * Runs `fn({bridge, context, page}, scope)` with a fresh bridge, tmux server and browser context,
+ * all closed afterwards, pass or fail. On failure the error carries what the page showed, the
+ * page's console errors and the bridge's stderr, and a screenshot is saved under
+ * `$TMPDIR/collie-web-failures/`.
+ */
+export async function session(browser, name, fn, pageOpts = {}) {
+  const scope = new Scope();
+  let ctx;
+  try {
+    ctx = await setup(scope, browser, pageOpts);
+    await fn(ctx, scope);
+  } catch (e) {
+    const notes = [];
+    if (ctx?.page) {
+      try {
+        const dir = path.join(tmpdir(), 'collie-web-failures');
+        await mkdir(dir, { recursive: true });
+        const file = path.join(dir, `${name.replace(/[^A-Za-z0-9]+/g, '-')}.png`);
+        await ctx.page.screenshot({ path: file, timeout: 5_000 });
+        notes.push(`screenshot: ${file}`);
+      } catch {}
+      try {
+        const body = await ctx.page.locator('body').innerText({ timeout: 2_000 });
+        notes.push(`page ${ctx.page.url()}:\n${body.slice(0, 3_000)}`);
+      } catch {}
+      notes.push(`page problems:\n${ctx.page.problems.join('\n')}`);
+    }
+    if (ctx?.bridge) notes.push(`bridge stderr:\n${ctx.bridge.stderr.slice(-3_000)}`);
+    if (e && typeof e === 'object' && notes.length) {
+      try {
+        e.message += `\n--- ${notes.join('\n--- ')}`;
+      } catch {}
+    }
+    throw e;
+  } finally {
+    await scope.close();
+  }
+}
+
+/** Lines of text as a human reads them: `hel""lo` echoed by the shell prints `hello` on a line of its own. */
+export const isLine = (want) => (l) => l.trim() === want;
