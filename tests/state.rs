@@ -421,3 +421,49 @@ fn redact_filter_and_doctor() {
     assert!(text.contains("audit chain ok"), "{text}");
     assert_eq!(out.status.code(), Some(0), "{text}");
 }
+
+#[test]
+fn an_unreadable_device_store_answers_pairing_unavailable_and_recovers() {
+    let mut b = TestBridge::start_with(Opts::default());
+    let token = b.pair("phone", "full");
+    b.stop();
+    let good = {
+        let store = Store::open(&b.state().join("db")).expect("store");
+        let good = store
+            .get(Table::Devices, "phone")
+            .expect("get")
+            .expect("device");
+        store
+            .put(Table::Devices, "phone", b"{ half-written")
+            .expect("put");
+        good
+    };
+    b.launch();
+    let (s, v) = b.get("/api/panes", Some(&token));
+    assert_eq!((s, v["error"].as_str()), (503, Some("pairing unavailable")));
+    let (s, v) = b.get(
+        "/api/panes",
+        Some("collie_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"),
+    );
+    assert_eq!(
+        (s, v["error"].as_str()),
+        (503, Some("pairing unavailable")),
+        "no token is judged"
+    );
+    let code = b.code("full");
+    let (s, v) = b.post("/api/pair", None, &json!({"code": code, "label": "other"}));
+    assert_eq!((s, v["error"].as_str()), (503, Some("pairing unavailable")));
+    let (s, _) = b.get("/api/health", None);
+    assert_eq!(s, 200, "the bridge itself keeps serving");
+    let out = b.cli(&["doctor"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("device store cannot be read"));
+    b.stop();
+    {
+        let store = Store::open(&b.state().join("db")).expect("store");
+        store.put(Table::Devices, "phone", &good).expect("put");
+    }
+    b.launch();
+    let (s, _) = b.get("/api/panes", Some(&token));
+    assert_eq!(s, 200, "the phone kept its token and it works again");
+}

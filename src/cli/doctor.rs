@@ -53,7 +53,11 @@ pub(super) fn run() -> anyhow::Result<ExitCode> {
     // 3. Paired devices.
     if let Some(s) = &status {
         match s["devices"].as_u64() {
-            Some(0) | None => r.warn("no paired devices", "pair a phone with `collie pair`"),
+            None => r.fail(
+                "the device store cannot be read: phones get `pairing unavailable`",
+                "see the bridge's log for the bad record; stop the bridge and move `db/` aside to start over",
+            ),
+            Some(0) => r.warn("no paired devices", "pair a phone with `collie pair`"),
             Some(n) => r.ok(&format!("{n} paired device(s)")),
         }
     }

@@ -13,7 +13,7 @@ use axum::http::{header, HeaderMap, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use collie_actors::audit::{AuditEventKind, AuditRecord};
-use collie_actors::pairing::{AuthError, Tier};
+use collie_actors::pairing::{AuthError, PairingMsg, Tier};
 use subtle_compare::ct_eq_str;
 
 use super::error::ApiError;
@@ -125,6 +125,11 @@ async fn authenticate(
             })
         }
         Err(AuthError::NotPaired) => Err(ApiError::NotPaired),
+        Err(AuthError::Unavailable) => {
+            // The phone keeps its token and retries; ask the pairing actor to read the store again.
+            let _ = ctx.pairing.cast(PairingMsg::Retry);
+            Err(ApiError::PairingUnavailable)
+        }
         Err(e @ (AuthError::Expired | AuthError::InsufficientTier)) => {
             // The token is known: name the device in the audit line. Asking for the lowest tier at
             // the start of time cannot fail for a known token, so this only looks the device up.

@@ -90,6 +90,9 @@ pub enum PairingError {
     /// The store could not be written; nothing changed.
     #[error("pairing unavailable")]
     Store(#[from] StoreError),
+    /// The device store could not be read at start; nothing can be paired or changed until it can.
+    #[error("pairing unavailable")]
+    Unavailable,
 }
 
 impl From<PairError> for PairingError {
@@ -142,7 +145,7 @@ pub enum PairingMsg {
         reply: RpcReplyPort<Result<ClaimedDevice, PairingError>>,
     },
     /// All devices.
-    List(RpcReplyPort<Vec<Device>>),
+    List(RpcReplyPort<Result<Vec<Device>, PairingError>>),
     /// Revoke a device.
     Revoke {
         /// Its label.
@@ -181,6 +184,8 @@ pub enum PairingMsg {
     },
     /// A device was seen (updates `last_seen`, at most once a minute, not flushed).
     Touch(String),
+    /// A request found the device store unreadable: try reading it again.
+    Retry,
 }
 
 /// The actor's state.
@@ -189,6 +194,22 @@ pub struct PairingState {
     core: PairingCore,
     registry: DeviceRegistry,
     version: u64,
+    /// False while the device store cannot be read (corrupt record, I/O error): the published
+    /// snapshot then answers `pairing unavailable` and every change is refused.
+    available: bool,
+}
+
+/// Reads every device record from the store.
+fn load_registry(store: &Store) -> Result<DeviceRegistry, StoreError> {
+    let mut devices = Vec::new();
+    for (key, value) in store.scan(Table::Devices)? {
+        let device: Device = serde_json::from_slice(&value).map_err(|e| StoreError::Corrupt {
+            key: key.clone(),
+            reason: e.to_string(),
+        })?;
+        devices.push(device);
+    }
+    Ok(DeviceRegistry::from_devices(devices))
 }
 
 impl Actor for PairingActor {
@@ -201,26 +222,17 @@ impl Actor for PairingActor {
         _myself: ActorRef<Self::Msg>,
         args: PairingArgs,
     ) -> Result<PairingState, ActorProcessingErr> {
-        let mut devices = Vec::new();
-        for (key, value) in args.store.scan(Table::Devices)? {
-            let device: Device =
-                serde_json::from_slice(&value).map_err(|e| StoreError::Corrupt {
-                    key: key.clone(),
-                    reason: e.to_string(),
-                })?;
-            devices.push(device);
-        }
-        let registry = DeviceRegistry::from_devices(devices);
         // Versions only need to grow within one process: the snapshot is rebuilt at each start.
         let version = args.policy.load().version() + 1;
-        args.policy
-            .store(Arc::new(PolicySnapshot::build(version, registry.iter())));
-        Ok(PairingState {
+        let mut state = PairingState {
             args,
             core: PairingCore::new(),
-            registry,
+            registry: DeviceRegistry::new(),
             version,
-        })
+            available: false,
+        };
+        state.reload();
+        Ok(state)
     }
 
     async fn handle(
@@ -230,7 +242,15 @@ impl Actor for PairingActor {
         state: &mut PairingState,
     ) -> Result<(), ActorProcessingErr> {
         let now = OffsetDateTime::now_utc();
+        if !state.available {
+            state.reload();
+        }
+        if !state.available {
+            state.refuse(msg);
+            return Ok(());
+        }
         match msg {
+            PairingMsg::Retry => {}
             PairingMsg::NewCode {
                 tier,
                 expires,
@@ -251,7 +271,7 @@ impl Actor for PairingActor {
                 let _ = reply.send(state.claim(&code, &label, source, now).await);
             }
             PairingMsg::List(reply) => {
-                let _ = reply.send(state.registry.iter().cloned().collect());
+                let _ = reply.send(Ok(state.registry.iter().cloned().collect()));
             }
             PairingMsg::Revoke { label, by, reply } => {
                 let result = match state.registry.revoke(&label) {
@@ -317,6 +337,65 @@ impl Actor for PairingActor {
 }
 
 impl PairingState {
+    /// (Re)reads the registry from the store and publishes the matching snapshot: the devices, or
+    /// an "unavailable" snapshot when the store cannot be read.
+    fn reload(&mut self) {
+        self.version += 1;
+        match load_registry(&self.args.store) {
+            Ok(registry) => {
+                if !self.available {
+                    tracing::info!(devices = registry.len(), "device store read");
+                }
+                self.registry = registry;
+                self.available = true;
+                self.args.policy.store(Arc::new(PolicySnapshot::build(
+                    self.version,
+                    self.registry.iter(),
+                )));
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot read the device store; answering `pairing unavailable`");
+                self.available = false;
+                self.args
+                    .policy
+                    .store(Arc::new(PolicySnapshot::unavailable(self.version)));
+            }
+        }
+    }
+
+    /// Answers a message while the store is unreadable.
+    fn refuse(&mut self, msg: PairingMsg) {
+        match msg {
+            PairingMsg::NewCode {
+                tier,
+                expires,
+                reply,
+            } => {
+                // A code can still be shown; claiming it answers `pairing unavailable`.
+                let issued = self
+                    .core
+                    .issue(&mut OsRng, tier, expires, OffsetDateTime::now_utc());
+                let _ = reply.send(NewCode {
+                    code: issued.code.display(),
+                    expires_at: issued.expires_at,
+                });
+            }
+            PairingMsg::Claim { reply, .. } => {
+                let _ = reply.send(Err(PairingError::Unavailable));
+            }
+            PairingMsg::List(reply) => {
+                let _ = reply.send(Err(PairingError::Unavailable));
+            }
+            PairingMsg::Revoke { reply, .. }
+            | PairingMsg::SetExpiry { reply, .. }
+            | PairingMsg::ClearExpiry { reply, .. }
+            | PairingMsg::SetTier { reply, .. } => {
+                let _ = reply.send(Err(PairingError::Unavailable));
+            }
+            PairingMsg::Touch(_) | PairingMsg::Retry => {}
+        }
+    }
+
     fn record(&self, event: AuditEventKind, by: Option<&str>) -> AuditRecord {
         let mut rec = AuditRecord::new(event, self.args.machine.clone());
         if let Some(by) = by {

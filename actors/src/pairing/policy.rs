@@ -13,7 +13,7 @@ use super::label::Label;
 use super::tier::Tier;
 use super::token::TokenHash;
 
-/// Why a request was refused. `Display` is the exact §3.2 string (all 403).
+/// Why a request was refused. `Display` is the exact §3.2 string (403, except `Unavailable`: 503).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum AuthError {
@@ -26,6 +26,10 @@ pub enum AuthError {
     /// The device's tier is below what the route needs.
     #[error("insufficient tier")]
     InsufficientTier,
+    /// The device store could not be read, so no device can be checked; the phone keeps its token
+    /// and retries.
+    #[error("pairing unavailable")]
+    Unavailable,
 }
 
 /// The device a request was authorized as.
@@ -72,6 +76,7 @@ pub struct PolicySnapshot {
     version: u64,
     by_prefix: HashMap<u64, Vec<Entry>>,
     devices: usize,
+    available: bool,
 }
 
 fn prefix(hash: &TokenHash) -> u64 {
@@ -103,7 +108,22 @@ impl PolicySnapshot {
             version,
             by_prefix,
             devices: count,
+            available: true,
         }
+    }
+
+    /// The snapshot published while the device store cannot be read: every authorization answers
+    /// [`AuthError::Unavailable`] (never "not paired", which would make a phone forget its token).
+    pub fn unavailable(version: u64) -> PolicySnapshot {
+        PolicySnapshot {
+            available: false,
+            ..PolicySnapshot::build(version, [])
+        }
+    }
+
+    /// Whether the device store was readable when this snapshot was built.
+    pub fn is_available(&self) -> bool {
+        self.available
     }
 
     /// A snapshot with no device: it denies everything.
@@ -138,6 +158,9 @@ impl PolicySnapshot {
         required: Tier,
         now: OffsetDateTime,
     ) -> Result<AuthorizedDevice, AuthError> {
+        if !self.available {
+            return Err(AuthError::Unavailable);
+        }
         let hash = TokenHash::from_presented(presented);
         let entry = self
             .by_prefix
@@ -181,6 +204,21 @@ mod tests {
     use crate::pairing::DeviceRegistry;
 
     const T0: OffsetDateTime = datetime!(2025-06-01 12:00:00 UTC);
+
+    #[test]
+    fn an_unavailable_snapshot_answers_unavailable_never_not_paired() {
+        let snap = PolicySnapshot::unavailable(3);
+        assert!(!snap.is_available());
+        let token = DeviceToken::generate(&mut StdRng::seed_from_u64(9));
+        for tier in Tier::ALL {
+            assert_eq!(
+                snap.authorize(token.expose_secret(), tier, T0),
+                Err(AuthError::Unavailable)
+            );
+            assert_eq!(snap.authorize("", tier, T0), Err(AuthError::Unavailable));
+        }
+        assert!(PolicySnapshot::empty(1).is_available());
+    }
 
     fn device(
         label: &str,
