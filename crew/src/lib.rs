@@ -1,0 +1,4 @@
+//! Collie's crew protocol (SPEC §8), knowing nothing of actors, HTTP or the store: machine identity
+//! and pinned mutual TLS, the wire codec, the hello/capability handshake as a pure state machine, the
+//! relay message types, and the transports (QUIC, and an in-memory one for tests).
+#![warn(missing_docs)]
