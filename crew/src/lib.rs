@@ -2,3 +2,10 @@
 //! and pinned mutual TLS, the wire codec, the hello/capability handshake as a pure state machine, the
 //! relay message types, and the transports (QUIC, and an in-memory one for tests).
 #![warn(missing_docs)]
+
+pub mod hello;
+pub mod identity;
+pub mod pin;
+pub mod relay;
+pub mod tls;
+pub mod wire;

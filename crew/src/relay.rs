@@ -1,0 +1,281 @@
+//! The relay messages between a lead and a member (SPEC §8), and the lead's pure bookkeeping of the
+//! requests it has in flight to one member.
+//!
+//! The lead turns a phone request on a member's pane into a [`RelayRequest`] and sends it over the
+//! member's connection; the member runs it against its own panes (masking as it would for a phone),
+//! and answers with one [`RelayResponse`] carrying the same `id`. A stream subscription is answered
+//! once ([`RelayOk::Subscribed`]) and then followed by [`StreamEvent`]s tagged with the
+//! subscription's `id` until one side ends it. All frames a member sends are [`MemberMessage`]s.
+//!
+//! Errors travel as [`RelayError`], whose `Display` strings are the exact ones of SPEC §3.2, so the
+//! lead can hand them to the phone unchanged.
+//!
+//! [`InFlight`] is the lead's side of one member link as a pure state machine (no I/O, no clock:
+//! the caller passes `now` and deadlines): it bounds concurrent requests and streams, assigns ids,
+//! matches responses to the waiting requests and times requests out, so that every request is
+//! answered exactly once — by its response, by its deadline, or when the link closes.
+//!
+//! Kinds and errors end in a `#[serde(other)] Unknown` variant, and `kind`/`result` are the last
+//! fields of their messages, so a newer peer's additions decode as `Unknown` (see `crate::wire`).
+
+mod inflight;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub use inflight::{Answer, InFlight, InFlightError, Refused};
+
+/// A request the lead relays to a member.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RelayRequest {
+    /// Assigned by the lead ([`InFlight::start`]); unique on the link, never reused.
+    pub id: u64,
+    /// The label of the phone the request comes from, for the member's audit line.
+    pub device: String,
+    /// The lead's request id for this phone request, so both audit logs can be matched.
+    pub request_id: String,
+    /// What to do. Last, so that a kind from a newer lead decodes as [`RelayKind::Unknown`].
+    pub kind: RelayKind,
+}
+
+/// What a relayed request asks of the member.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum RelayKind {
+    /// The member's panes (`GET /api/panes`, this machine's part).
+    PaneList,
+    /// A masked screen snapshot (`GET /api/panes/{m}/{p}[?scrollback=N]`).
+    Snapshot {
+        /// Pane id.
+        pane: String,
+        /// Scrollback lines wanted, if any.
+        scrollback: Option<u32>,
+    },
+    /// Start a stream of screen changes; answered [`RelayOk::Subscribed`], then [`StreamEvent`]s
+    /// whose `stream` is this request's id.
+    Subscribe {
+        /// Pane id.
+        pane: String,
+        /// The last `seq` the phone saw (`Last-Event-ID`), if it is resuming.
+        last_seq: Option<u64>,
+    },
+    /// End a stream started by the request `stream`.
+    Unsubscribe {
+        /// The id of the `Subscribe` request.
+        stream: u64,
+    },
+    /// Type into a pane: `text` first, then `keys` in order (SPEC §3.2).
+    Input {
+        /// Pane id.
+        pane: String,
+        /// Text typed literally.
+        text: Option<String>,
+        /// Keys from the fixed list (`Enter`, `C-c`, …).
+        keys: Vec<String>,
+    },
+    /// Open a hosted pane.
+    Create {
+        /// Name for the pane.
+        name: Option<String>,
+        /// Starter to run in it.
+        starter: Option<String>,
+    },
+    /// Rename a pane.
+    Rename {
+        /// Pane id.
+        pane: String,
+        /// The new name.
+        name: String,
+    },
+    /// Close a pane.
+    Close {
+        /// Pane id.
+        pane: String,
+    },
+    /// A kind this side does not know (sent by a newer peer); answered [`RelayError::UnknownKind`].
+    #[serde(other)]
+    Unknown,
+}
+
+impl RelayKind {
+    /// Whether the request changes something on the member (audited on both sides).
+    pub fn is_write(&self) -> bool {
+        matches!(
+            self,
+            RelayKind::Input { .. }
+                | RelayKind::Create { .. }
+                | RelayKind::Rename { .. }
+                | RelayKind::Close { .. }
+        )
+    }
+
+    /// Whether the request opens a stream (and so takes a stream slot in [`InFlight`]).
+    pub fn is_subscribe(&self) -> bool {
+        matches!(self, RelayKind::Subscribe { .. })
+    }
+}
+
+/// The member's one answer to a [`RelayRequest`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RelayResponse {
+    /// The request's id.
+    pub id: u64,
+    /// The outcome. Last, so a newer member's additions decode as `Unknown`.
+    pub result: Result<RelayOk, RelayError>,
+}
+
+/// A successful relay outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum RelayOk {
+    /// The member's panes.
+    PaneList(Vec<PaneInfo>),
+    /// A masked screen.
+    Snapshot(PaneSnapshot),
+    /// The stream is running; events follow with `stream` = the request's id.
+    Subscribed,
+    /// Done (unsubscribe, input, rename, close).
+    Done,
+    /// A pane was created.
+    Created(PaneInfo),
+    /// An outcome this side does not know (from a newer member); the lead treats it as unreadable.
+    #[serde(other)]
+    Unknown,
+}
+
+/// A relay failure. `Display` is the exact phone-facing string of SPEC §3.2.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[non_exhaustive]
+pub enum RelayError {
+    /// Unknown pane id on the member (404).
+    #[error("no such pane")]
+    NoSuchPane,
+    /// A pane or session cap is reached, or the link's request or stream limit (503).
+    #[error("resource limit")]
+    ResourceLimit,
+    /// The member could not append its audit line, so it refused the write (503).
+    #[error("audit unavailable")]
+    AuditUnavailable,
+    /// The member did not declare the capability the request needs (501).
+    #[error("capability missing")]
+    CapabilityMissing,
+    /// Bad input; the message says what to change (`text too long`, `unknown key: X`) (400).
+    #[error("{0}")]
+    BadInput(String),
+    /// The member's actor serving the request failed mid-request (503).
+    #[error("restarting, try again")]
+    Restarting,
+    /// The member does not know the request kind (it is older than the lead).
+    #[error("unknown request kind")]
+    UnknownKind,
+    /// No answer in time, or the link is down (502; set by the lead, not sent by members).
+    #[error("member unreachable")]
+    Unreachable,
+    /// The member's answer could not be decoded (502; set by the lead).
+    #[error("member response unreadable")]
+    Unreadable,
+    /// An error this side does not know (from a newer member); shown as unreadable.
+    #[serde(other)]
+    #[error("member response unreadable")]
+    Unknown,
+}
+
+/// A change to a streamed screen (SPEC §3.2 stream events), already masked by the member.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamEvent {
+    /// The id of the `Subscribe` request this stream belongs to.
+    pub stream: u64,
+    /// The screen's change counter.
+    pub seq: u64,
+    /// Cursor position.
+    pub cursor: Cursor,
+    /// Changed rows (all rows on the first event and on every resync), row index → whole line.
+    pub rows: BTreeMap<u16, String>,
+}
+
+/// The end of a stream, sent by the member (the pane closed, or it cannot serve it any longer).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamEnd {
+    /// The id of the `Subscribe` request.
+    pub stream: u64,
+    /// Why, if it is an error.
+    pub error: Option<RelayError>,
+}
+
+/// Every frame a member sends on its relay stream.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum MemberMessage {
+    /// The answer to a request.
+    Response(RelayResponse),
+    /// A screen change on a stream.
+    Event(StreamEvent),
+    /// A stream ended.
+    End(StreamEnd),
+    /// A message this side does not know (from a newer member); ignored.
+    #[serde(other)]
+    Unknown,
+}
+
+/// One pane in a list, as the member reports it (the shape of `GET /api/panes` entries).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PaneInfo {
+    /// The member's machine name.
+    pub machine: String,
+    /// Pane id (`t0-3`, `p1`).
+    pub pane: String,
+    /// 4-character instance token.
+    pub token: String,
+    /// User-given name, masked.
+    pub name: String,
+    /// `tmux` or `pty`.
+    pub backend: String,
+    /// Whether the program still runs.
+    pub alive: bool,
+    /// Width.
+    pub cols: u16,
+    /// Height.
+    pub rows: u16,
+    /// RFC 3339 time of the last output.
+    pub last_activity: Option<String>,
+    /// Best-effort password prompt detection.
+    pub asking_password: bool,
+}
+
+/// Cursor position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cursor {
+    /// Column, 0-based.
+    pub x: u16,
+    /// Row, 0-based.
+    pub y: u16,
+}
+
+/// A masked screen (the shape of `GET /api/panes/{m}/{p}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PaneSnapshot {
+    /// The member's machine name.
+    pub machine: String,
+    /// Pane id.
+    pub pane: String,
+    /// Instance token.
+    pub token: String,
+    /// Name, masked.
+    pub name: String,
+    /// Width.
+    pub cols: u16,
+    /// Height.
+    pub rows: u16,
+    /// Cursor.
+    pub cursor: Cursor,
+    /// Visible rows, masked.
+    pub lines: Vec<String>,
+    /// Scrollback lines, oldest first, masked.
+    pub scrollback: Vec<String>,
+    /// Change counter.
+    pub seq: u64,
+}
+
+#[cfg(test)]
+mod tests;
