@@ -8,4 +8,5 @@ pub mod identity;
 pub mod pin;
 pub mod relay;
 pub mod tls;
+pub mod transport;
 pub mod wire;

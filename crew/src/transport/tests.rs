@@ -1,0 +1,358 @@
+//! The transport contract over real QUIC on loopback, and the exchange both transports must carry
+//! (shared with the in-memory tests).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::quic::{QuicConnection, QuicEndpoint};
+use super::*;
+use crate::hello::{
+    CrewSecret, Hello, HelloConfig, LeadHandshake, MemberHandshake, Opening, PROTOCOL,
+};
+use crate::identity::Identity;
+use crate::relay::{MemberMessage, PaneInfo, RelayKind, RelayOk, RelayRequest, RelayResponse};
+use crate::tls::PinSet;
+use crate::wire::MAX_FRAME;
+
+/// Every wait in these tests is bounded by this; nothing is timed.
+pub(super) const DEADLINE: Duration = Duration::from_secs(10);
+
+pub(super) async fn within<F: Future>(what: &str, future: F) -> F::Output {
+    tokio::time::timeout(DEADLINE, future)
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not happen in time"))
+}
+
+fn hello_config(name: &str) -> HelloConfig {
+    HelloConfig::new(
+        name.to_owned(),
+        "0.1.0".to_owned(),
+        CrewSecret::from([42u8; 32]),
+    )
+}
+
+fn pane() -> PaneInfo {
+    PaneInfo {
+        machine: "web-1".to_owned(),
+        pane: "t0-1".to_owned(),
+        token: "ab12".to_owned(),
+        name: "build".to_owned(),
+        backend: "tmux".to_owned(),
+        alive: true,
+        cols: 80,
+        rows: 24,
+        last_activity: None,
+        asking_password: false,
+    }
+}
+
+/// The first exchange of a crew link over one connection, `lead` and `member` being its two ends:
+/// the member opens a stream with its hello, both run the hello state machines over the
+/// connection's exporter value, then the lead opens a second stream and relays one request.
+pub(super) async fn hello_and_relay<C: Connection>(lead: &C, member: &C) {
+    let exporter = lead.exporter().unwrap();
+    assert_eq!(
+        member.exporter().unwrap(),
+        exporter,
+        "one connection, one exporter value"
+    );
+
+    let member_side = async {
+        let (mut send, mut recv) = member.open_bi().await.unwrap();
+        let mut handshake = MemberHandshake::new(hello_config("web-1"), member.exporter().unwrap());
+        send.send_message(&Opening::Hello(handshake.hello()))
+            .await
+            .unwrap();
+        let reply: Hello = recv.recv_message().await.unwrap().unwrap();
+        assert_eq!(handshake.on_hello(&reply).unwrap().name, "laptop");
+
+        let (mut send, mut recv) = member.accept_bi().await.unwrap();
+        let request: RelayRequest = recv.recv_message().await.unwrap().unwrap();
+        assert_eq!(request.kind, RelayKind::PaneList);
+        let response = MemberMessage::Response(RelayResponse {
+            id: request.id,
+            result: Ok(RelayOk::PaneList(vec![pane()])),
+        });
+        send.send_message(&response).await.unwrap();
+        // The lead finishes the stream after its answer.
+        assert!(recv.recv().await.unwrap().is_none());
+    };
+
+    let lead_side = async {
+        let (mut send, mut recv) = lead.accept_bi().await.unwrap();
+        let Opening::Hello(hello) = recv.recv_message().await.unwrap().unwrap() else {
+            panic!("expected a hello");
+        };
+        let mut handshake = LeadHandshake::new(
+            hello_config("laptop"),
+            "web-1".to_owned(),
+            lead.exporter().unwrap(),
+        );
+        let reply = handshake.on_hello(&hello).unwrap();
+        send.send_message(&reply).await.unwrap();
+        let peer = handshake.member().unwrap().clone();
+        assert_eq!(peer.protocol, PROTOCOL);
+        peer.allows(&RelayKind::PaneList).unwrap();
+
+        let (mut send, mut recv) = lead.open_bi().await.unwrap();
+        let request = RelayRequest {
+            id: 1,
+            device: "phone".to_owned(),
+            request_id: "r-1".to_owned(),
+            kind: RelayKind::PaneList,
+        };
+        send.send_message(&request).await.unwrap();
+        let answer: MemberMessage = recv.recv_message().await.unwrap().unwrap();
+        assert_eq!(
+            answer,
+            MemberMessage::Response(RelayResponse {
+                id: 1,
+                result: Ok(RelayOk::PaneList(vec![pane()])),
+            })
+        );
+        send.finish().unwrap();
+    };
+
+    within("the hello and relay exchange", async {
+        tokio::join!(member_side, lead_side)
+    })
+    .await;
+}
+
+/// A stream on which the peer announced a frame of [`MAX_FRAME`] + 1 bytes is refused and stopped;
+/// `second` then still carries frames. `first_recv` is the lead's half of the poisoned stream.
+pub(super) async fn oversized_frame_is_refused<R: RecvFrames>(first_recv: &mut R) {
+    let error = within("the oversized frame refusal", first_recv.recv())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            TransportError::Frame(WireError::TooLarge { len }) if len == MAX_FRAME as u64 + 1
+        ),
+        "{error:?}"
+    );
+}
+
+/// The header of a frame announcing one byte more than the limit.
+pub(super) fn oversized_header() -> [u8; 4] {
+    u32::try_from(MAX_FRAME + 1).unwrap().to_be_bytes()
+}
+
+const LOOPBACK: &str = "127.0.0.1:0";
+
+struct Crew {
+    lead_identity: Arc<Identity>,
+    member_identity: Arc<Identity>,
+    pins: PinSet,
+    lead: QuicEndpoint,
+    member: QuicEndpoint,
+    address: SocketAddr,
+}
+
+impl Crew {
+    /// A lead and a member endpoint on loopback; the member is pinned on the lead if `pinned`.
+    fn new(pinned: bool, admission: ClientAdmission) -> Self {
+        let lead_identity = Arc::new(Identity::generate().unwrap());
+        let member_identity = Arc::new(Identity::generate().unwrap());
+        let pins = PinSet::new();
+        if pinned {
+            pins.insert(member_identity.pin());
+        }
+        let loopback: SocketAddr = LOOPBACK.parse().unwrap();
+        let lead =
+            QuicEndpoint::lead(lead_identity.clone(), loopback, pins.check(), admission).unwrap();
+        let member = QuicEndpoint::member(member_identity.clone(), loopback).unwrap();
+        let address = lead.local_addr().unwrap();
+        Self {
+            lead_identity,
+            member_identity,
+            pins,
+            lead,
+            member,
+            address,
+        }
+    }
+
+    /// Dials the lead and returns (lead side, member side).
+    async fn connect(&self) -> (QuicConnection, QuicConnection) {
+        within("a connection", async {
+            let member = self
+                .member
+                .dial(&self.address, self.lead_identity.pin())
+                .await
+                .unwrap();
+            let lead = self.lead.accept().await.unwrap();
+            (lead, member)
+        })
+        .await
+    }
+}
+
+#[tokio::test]
+async fn quic_carries_the_hello_and_a_relay_exchange_between_pinned_peers() {
+    let crew = Crew::new(true, ClientAdmission::PinnedOnly);
+    let (lead, member) = crew.connect().await;
+    assert_eq!(lead.peer_pin(), crew.member_identity.pin());
+    assert_eq!(member.peer_pin(), crew.lead_identity.pin());
+    assert_eq!(
+        lead.peer_status(),
+        PeerStatus::Pinned(crew.member_identity.pin())
+    );
+    assert_eq!(
+        member.peer_status(),
+        PeerStatus::Pinned(crew.lead_identity.pin())
+    );
+    hello_and_relay(&lead, &member).await;
+
+    // A second connection has its own exporter value, so a proof cannot be replayed across them.
+    let (lead_2, member_2) = crew.connect().await;
+    assert_eq!(lead_2.exporter().unwrap(), member_2.exporter().unwrap());
+    assert_ne!(lead_2.exporter().unwrap(), lead.exporter().unwrap());
+    hello_and_relay(&lead_2, &member_2).await;
+
+    // Unpinning applies to a live connection at the next check.
+    crew.pins.remove(&crew.member_identity.pin());
+    assert_eq!(
+        lead.peer_status(),
+        PeerStatus::Unpinned(crew.member_identity.pin())
+    );
+}
+
+#[tokio::test]
+async fn quic_an_oversized_frame_closes_only_its_stream() {
+    let crew = Crew::new(true, ClientAdmission::PinnedOnly);
+    let (lead, member) = crew.connect().await;
+
+    // A raw stream announcing 16 MiB + 1, followed by some bytes of it.
+    let (mut raw, _raw_recv) = member.quinn().open_bi().await.unwrap();
+    raw.write_all(&oversized_header()).await.unwrap();
+    raw.write_all(&[0u8; 4096]).await.unwrap();
+    let (_first_send, mut first_recv) = within("the raw stream", lead.accept_bi()).await.unwrap();
+    oversized_frame_is_refused(&mut first_recv).await;
+    let code = within("the stop", raw.stopped()).await.unwrap();
+    assert_eq!(code, Some(quinn::VarInt::from_u32(STREAM_MALFORMED)));
+
+    // The connection and a new stream still work, both ways.
+    let (mut send, mut recv) = member.open_bi().await.unwrap();
+    send.send(b"still here").await.unwrap();
+    let (mut lead_send, mut lead_recv) = within("a second stream", lead.accept_bi()).await.unwrap();
+    assert_eq!(
+        within("a frame", lead_recv.recv()).await.unwrap().unwrap(),
+        b"still here"
+    );
+    lead_send.send(b"and here").await.unwrap();
+    assert_eq!(
+        within("a frame", recv.recv()).await.unwrap().unwrap(),
+        b"and here"
+    );
+    assert!(lead.close_reason().is_none());
+    assert!(member.close_reason().is_none());
+
+    // A well-framed payload that is not the expected message also stops only its stream.
+    send.send(&[0xff; 3]).await.unwrap();
+    let error = lead_recv.recv_message::<RelayRequest>().await.unwrap_err();
+    assert!(
+        matches!(error, TransportError::Frame(WireError::Malformed(_))),
+        "{error:?}"
+    );
+    let error = within("the stop", async {
+        loop {
+            if let Err(e) = send.send(b"more").await {
+                break e;
+            }
+        }
+    })
+    .await;
+    assert!(matches!(error, TransportError::StreamStopped), "{error:?}");
+    assert!(lead.close_reason().is_none());
+
+    // Sending more than the limit is refused before anything is sent.
+    let (mut send, _recv) = member.open_bi().await.unwrap();
+    let too_big = vec![0u8; MAX_FRAME + 1];
+    assert!(matches!(
+        send.send(&too_big).await,
+        Err(TransportError::Frame(WireError::TooLarge { .. }))
+    ));
+}
+
+#[tokio::test]
+async fn quic_an_unpinned_dialer_is_reported_unpinned_in_join_mode() {
+    let crew = Crew::new(false, ClientAdmission::JoinAllowed);
+    let (lead, member) = crew.connect().await;
+    assert_eq!(
+        lead.peer_status(),
+        PeerStatus::Unpinned(crew.member_identity.pin())
+    );
+    // The member still verified the lead.
+    assert_eq!(
+        member.peer_status(),
+        PeerStatus::Pinned(crew.lead_identity.pin())
+    );
+
+    // Once the invite is gone the lead admits pinned members only: the next handshake fails.
+    crew.lead
+        .set_admission(ClientAdmission::PinnedOnly)
+        .unwrap();
+    let refused = within("the refused dial", async {
+        match crew
+            .member
+            .dial(&crew.address, crew.lead_identity.pin())
+            .await
+        {
+            Err(error) => matches!(error, TransportError::Dial { .. }),
+            // TLS 1.3: the client may finish before the server checked its certificate.
+            Ok(connection) => matches!(connection.closed().await, Closed::Lost(_)),
+        }
+    })
+    .await;
+    assert!(refused);
+    // The lead never hands out the refused connection; the earlier one is unaffected.
+    assert!(lead.close_reason().is_none());
+}
+
+#[tokio::test]
+async fn quic_a_dial_with_the_wrong_lead_pin_fails() {
+    let crew = Crew::new(true, ClientAdmission::PinnedOnly);
+    let stranger = Identity::generate().unwrap();
+    let error = within(
+        "the failed dial",
+        crew.member.dial(&crew.address, stranger.pin()),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(error, TransportError::Dial { .. }), "{error:?}");
+}
+
+#[tokio::test]
+async fn quic_the_peer_sees_the_close_reason() {
+    let crew = Crew::new(true, ClientAdmission::PinnedOnly);
+    let (lead, member) = crew.connect().await;
+    let (mut send, mut recv) = member.open_bi().await.unwrap();
+    send.send(b"hello").await.unwrap();
+    let (_lead_send, mut lead_recv) = lead.accept_bi().await.unwrap();
+    assert_eq!(lead_recv.recv().await.unwrap().unwrap(), b"hello");
+
+    lead.close("member removed");
+    assert_eq!(
+        within("the close", member.closed()).await,
+        Closed::ByPeer("member removed".to_owned())
+    );
+    assert_eq!(lead.close_reason(), Some(Closed::Locally));
+    let error = within("the failed recv", recv.recv()).await.unwrap_err();
+    assert!(
+        matches!(&error, TransportError::ConnectionClosed(Closed::ByPeer(r)) if r == "member removed"),
+        "{error:?}"
+    );
+    assert!(matches!(
+        member.open_bi().await,
+        Err(TransportError::ConnectionClosed(_))
+    ));
+
+    // Closing the endpoint ends accepting.
+    crew.lead.close("lead shutting down");
+    assert!(within("the end of accepting", crew.lead.accept())
+        .await
+        .is_none());
+}
