@@ -1,15 +1,90 @@
 //! Assignments to secret words — `password: hunter2`, `"api_key": "…"`, `DB_TOKEN=…`,
-//! `Authorization: Bearer …` — where their value is, and whether it is worth masking.
+//! `Authorization: Bearer …` — where they are, where their value is, and whether it is worth
+//! masking.
 //!
-//! The secret-assignment regex finds an assignment; [`value`] then walks it by hand to the value.
-//! That walk mirrors the regex's own capture groups (a test compares the two on every line it
-//! generates), but resolving the groups with the regex engine costs microseconds per line: it
-//! backtracks through every secret word and every character of a long value.
+//! The secret-assignment regex defines an assignment; the masker finds them by hand instead
+//! ([`find`]), and [`value`] walks each to its value. Both mirror the regex (tests compare
+//! [`find`] with the regex's matches, and [`value`] with its capture groups, on every line they
+//! generate): run through the regex engine, the assignment regex costs about a microsecond per
+//! line, for it backtracks through every secret word and every character of a long value.
 
 use std::ops::Range;
 
 use super::shapes::is_key_byte;
 use super::MASK;
+
+/// The secret words a key may end with, spelled as the regex spells them ([`super::shapes`]),
+/// apart from the `…key` compounds, which [`ends_with_secret_word`] spells out.
+const WORDS: &[&str] = &[
+    "token", "Token", "TOKEN", "passwd", "Passwd", "PASSWD", "password", "Password", "PASSWORD",
+    "passphrase", "Passphrase", "PASSPHRASE", "secret", "Secret", "SECRET", "credential",
+    "Credential", "CREDENTIAL", "credentials", "Credentials", "CREDENTIALS", "auth", "AUTH",
+    "bearer", "Bearer", "BEARER", "authorization", "Authorization", "AUTHORIZATION",
+];
+
+/// What may come before `key`, `Key` or `KEY` in a `…key` compound (then an optional `_`, `.`
+/// or `-`).
+const KEY_QUALIFIERS: &[&str] = &[
+    "api", "Api", "API", "access", "Access", "ACCESS", "private", "Private", "PRIVATE", "secret",
+    "Secret", "SECRET", "client", "Client", "CLIENT", "master", "Master", "MASTER", "signing",
+    "Signing", "SIGNING", "encryption", "Encryption", "ENCRYPTION",
+];
+
+/// Calls `found(key, value)` for each assignment to a secret word in `line`, where the
+/// secret-assignment regex's `find_iter` would find one: `key` is where its match starts,
+/// `value` what [`value`] gives for it.
+///
+/// A match starts where a run of key bytes (`[A-Za-z0-9_.-]`) starts: the key's leading
+/// `[A-Za-z0-9_.-]*` takes the whole run, and the secret word must end it, since what follows
+/// the word (a quote, a blank, `:` or `=`) is no key byte. The next match is looked for after
+/// this one's end, which is never inside a run.
+pub(crate) fn find(line: &str, mut found: impl FnMut(usize, Range<usize>)) {
+    let b = line.as_bytes();
+    let mut at = 0;
+    while let Some(skip) = b[at..].iter().position(|&c| is_key_byte(c)) {
+        let key = at + skip;
+        let end = key + b[key..].iter().take_while(|&&c| is_key_byte(c)).count();
+        at = end;
+        if !ends_with_secret_word(&b[key..end]) || !has_operator(b, end) {
+            continue;
+        }
+        if let Some(value) = value(line, key) {
+            // The match takes the closing quote of a quoted value too.
+            let quote = b[value.start - 1];
+            let closed = matches!(quote, b'"' | b'\'' | b'`') && b.get(value.end) == Some(&quote);
+            at = value.end + usize::from(closed);
+            found(key, value);
+        }
+    }
+}
+
+/// Does the run of key bytes `key` end with a secret word, as the regex spells them?
+fn ends_with_secret_word(key: &[u8]) -> bool {
+    if WORDS.iter().any(|w| key.ends_with(w.as_bytes())) {
+        return true;
+    }
+    let Some(rest) = [b"key".as_slice(), b"Key", b"KEY"]
+        .iter()
+        .find_map(|k| key.strip_suffix(*k))
+    else {
+        return false;
+    };
+    let rest = rest
+        .strip_suffix(b"_")
+        .or_else(|| rest.strip_suffix(b"."))
+        .or_else(|| rest.strip_suffix(b"-"))
+        .unwrap_or(rest);
+    KEY_QUALIFIERS.iter().any(|q| rest.ends_with(q.as_bytes()))
+}
+
+/// After the key: an optional quote and blanks, then `:` or `=`.
+fn has_operator(b: &[u8], mut at: usize) -> bool {
+    if matches!(b.get(at), Some(b'"' | b'\'')) {
+        at += 1;
+    }
+    at += blanks(b, at);
+    matches!(b.get(at), Some(b':' | b'='))
+}
 
 /// The auth schemes an assignment's value may start with (`Authorization: Bearer …`).
 const SCHEMES: &[&str] = &[

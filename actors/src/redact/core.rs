@@ -79,19 +79,15 @@ impl Masker {
         masker
     }
 
-    /// The value of each assignment the secret-assignment regex finds in `line`, as the masker
-    /// resolves it, worth masking or not (for tests).
+    /// Where each assignment to a secret word in `line` starts, and its value, as the masker
+    /// finds them, worth masking or not (for tests: they must be where the regex finds them).
     #[cfg(test)]
-    pub(crate) fn assignment_values(&self, line: &str) -> Vec<Range<usize>> {
-        let Some(engine) = &self.engine else {
-            return Vec::new();
-        };
-        let i = SHAPES.iter().position(|s| s.value == Value::Assignment);
-        let regex = engine.regex(i.expect("a secret-assignment shape"));
-        regex
-            .find_iter(line)
-            .filter_map(|m| assign::value(line, m.start()))
-            .collect()
+    pub(crate) fn assignment_values(&self, line: &str) -> Vec<(usize, Range<usize>)> {
+        let mut found = Vec::new();
+        if self.engine.is_some() {
+            assign::find(line, |key, value| found.push((key, value)));
+        }
+        found
     }
 
     /// The names of the shapes that mask something in `text` (for tests).
@@ -133,9 +129,6 @@ struct Candidate {
     line: Range<usize>,
     /// The shapes whose checks passed at some hit: worth a regex run.
     shapes: u64,
-    /// Every shape some hit names, checked or not: a superset of what can match once the line
-    /// is masked, since masking never creates a trigger literal.
-    triggered: u64,
 }
 
 impl Engine {
@@ -148,19 +141,15 @@ impl Engine {
     /// Calls `found(secret)` with the byte range of each secret of `SHAPES[i]` in `line` worth
     /// masking (before `keep` is applied).
     fn for_each_secret(&self, i: usize, line: &str, mut found: impl FnMut(Range<usize>)) {
-        let regex = self.regex(i);
         match SHAPES[i].value {
-            Value::Assignment => {
-                for m in regex.find_iter(line) {
-                    if let Some(value) = assign::value(line, m.start()) {
-                        if assign::is_secret(line, m.start(), value.clone()) {
-                            found(value);
-                        }
-                    }
+            // Found by hand, as the regex would find them (see `assign`).
+            Value::Assignment => assign::find(line, |key, value| {
+                if assign::is_secret(line, key, value.clone()) {
+                    found(value);
                 }
-            }
+            }),
             kind => {
-                for caps in regex.captures_iter(line) {
+                for caps in self.regex(i).captures_iter(line) {
                     let Some(secret) = caps.iter().skip(1).flatten().next() else {
                         continue;
                     };
@@ -183,52 +172,47 @@ impl Engine {
                 candidates.push(Candidate {
                     line,
                     shapes: all_shapes(),
-                    triggered: all_shapes(),
                 });
             }
             return self.rewrite(text, &candidates);
         }
-        let mut hits = Vec::new();
-        self.prefilter.hits(text, &mut hits);
+        let (mut hits, mut scratch) = (Vec::new(), Vec::new());
+        self.prefilter.hits(text, &mut hits, &mut scratch);
         if hits.is_empty() {
             return None;
         }
         let candidates = self.candidates(text, &hits);
+        if candidates.is_empty() {
+            return None;
+        }
         self.rewrite(text, &candidates)
     }
 
-    /// Groups the hits by line and keeps the lines where some shape passed its check.
+    /// The lines where some hit passes a shape's check, with the shapes of all their hits.
+    ///
+    /// The checks run on the whole text (they read no further than the hit's line), so a line
+    /// is only looked up for a hit that passes one: on clean text, almost never.
     fn candidates(&self, text: &str, hits: &[Hit]) -> Vec<Candidate> {
         let mut candidates: Vec<Candidate> = Vec::new();
-        // The end of the last line looked at: the next hit's line starts after it.
-        let mut floor = 0;
+        // The index of the first hit not yet part of a candidate line.
         let mut i = 0;
         while i < hits.len() {
-            let first = hits[i].start;
-            let start = text[floor..first]
-                .rfind('\n')
-                .map_or(floor, |n| floor + n + 1);
-            let end = text[first..].find('\n').map_or(text.len(), |n| first + n);
-            let line = &text[start..end];
-            let (mut shapes, mut triggered) = (0, 0);
+            if self.prefilter.confirm(text, hits[i]) == 0 {
+                i += 1;
+                continue;
+            }
+            let at = hits[i].start;
+            let start = text[..at].rfind('\n').map_or(0, |n| n + 1);
+            let end = text[at..].find('\n').map_or(text.len(), |n| at + n);
+            let mut shapes = 0;
             while i < hits.len() && hits[i].start < end {
-                let hit = Hit {
-                    start: hits[i].start - start,
-                    end: hits[i].end - start,
-                    literal: hits[i].literal,
-                };
-                shapes |= self.prefilter.confirm(line, hit);
-                triggered |= self.prefilter.triggered(hit);
+                shapes |= self.prefilter.confirm(text, hits[i]);
                 i += 1;
             }
-            floor = end;
-            if shapes != 0 {
-                candidates.push(Candidate {
-                    line: start..end,
-                    shapes,
-                    triggered,
-                });
-            }
+            candidates.push(Candidate {
+                line: start..end,
+                shapes,
+            });
         }
         candidates
     }
@@ -259,7 +243,7 @@ impl Engine {
             if in_body || shapes == 0 {
                 continue;
             }
-            if let Some(masked) = self.mask_line(&text[line.clone()], shapes, candidate.triggered) {
+            if let Some(masked) = self.mask_line(&text[line.clone()], shapes) {
                 edits.push((line, masked));
             }
         }
@@ -279,21 +263,38 @@ impl Engine {
         Some(out)
     }
 
-    /// Masks one line with `shapes`, then again with `triggered` until that finds nothing more:
-    /// a fixed point, so that masking the result again is a no-op even where two shapes
-    /// overlap. `None` when nothing changed.
-    fn mask_line(&self, line: &str, shapes: u64, triggered: u64) -> Option<String> {
+    /// Masks one line with `shapes`, then again until that finds nothing more: a fixed point,
+    /// so that masking the result again is a no-op even where two shapes overlap. `None` when
+    /// nothing changed.
+    ///
+    /// Each round tries the shapes the prefilter confirms on the masked line, which is what
+    /// masking it again would try: a shape it leaves out has no trigger there that passes its
+    /// check, and so no match.
+    fn mask_line(&self, line: &str, shapes: u64) -> Option<String> {
         let mut spans = Vec::new();
         self.line_spans(line, shapes, &mut spans);
         let mut masked = apply(line, &mut spans)?;
+        let (mut hits, mut scratch) = (Vec::new(), Vec::new());
         loop {
             spans.clear();
-            self.line_spans(&masked, triggered, &mut spans);
+            let again = self.again(&masked, &mut hits, &mut scratch);
+            self.line_spans(&masked, again, &mut spans);
             match apply(&masked, &mut spans) {
                 Some(again) => masked = again,
                 None => return Some(masked),
             }
         }
+    }
+
+    /// The shapes worth trying on a masked line: those the prefilter confirms there.
+    fn again(&self, line: &str, hits: &mut Vec<Hit>, scratch: &mut Vec<Hit>) -> u64 {
+        #[cfg(test)]
+        if self.every_shape {
+            return all_shapes();
+        }
+        self.prefilter.hits(line, hits, scratch);
+        hits.iter()
+            .fold(0, |shapes, &hit| shapes | self.prefilter.confirm(line, hit))
     }
 
     /// The byte ranges of `line` that the single-line shapes in `shapes` mask.

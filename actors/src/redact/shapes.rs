@@ -115,12 +115,14 @@ macro_rules! secret_value {
 
 const SECRET_ASSIGNMENT: &str = concat!(secret_key!(), secret_value!());
 
-/// Prefilter stems of the secret words: `oken` is in `token` and `Token`, `OKEN` in `TOKEN`.
-/// `auth` is not offered in Title case (`Auth`), which would fire on every `Author:` line of a
-/// `git log`; `Authorization` is found through `rization` instead.
+/// Prefilter stems of the secret words, one per spelling: `oken` is in `token` and `Token`,
+/// `OKEN` in `TOKEN`, `UTH` in `AUTH` and `AUTHORIZATION`. `auth` is not offered in Title case
+/// (`Auth`), which would fire on every `Author:` line of a `git log`; `Authorization` is found
+/// through `rization` instead. Each stem is chosen for the prefilter's scan (see
+/// [`super::prefilter`]), and listed there in its bucket order.
 const SECRET_WORD_STEMS: &[&str] = &[
-    "oken", "OKEN", "ssw", "SSW", "ssph", "SSPH", "ecret", "ECRET", "key", "Key", "KEY", "auth",
-    "AUTH", "rer", "RER", "edential", "EDENTIAL", "rization",
+    "oken", "OKEN", "ssw", "ASSW", "sphr", "SSPH", "ecre", "ECRET", "key", "Key", "KEY", "auth",
+    "UTH", "rer", "ARER", "denti", "DENTI", "rization",
 ];
 
 /// `scheme://user:PASSWORD@host`: the password keeps its first character.
@@ -137,12 +139,12 @@ pub(crate) const SHAPES: &[Shape] = &[
     // GitHub: classic and fine-grained personal access tokens, OAuth, app and refresh tokens.
     token(
         "github-pat",
-        &["ghp_"],
+        &["hp_"],
         r"(?-u:\b)ghp_([A-Za-z0-9]{36,})(?-u:\b)",
     ),
     token(
         "github-oauth",
-        &["gho_"],
+        &["ho_"],
         r"(?-u:\b)gho_([A-Za-z0-9]{36,})(?-u:\b)",
     ),
     token(
@@ -185,7 +187,7 @@ pub(crate) const SHAPES: &[Shape] = &[
     token("openai", &["sk-"], r"(?-u:\b)sk-([A-Za-z0-9]{32,})(?-u:\b)"),
     token(
         "aws-access-key-id",
-        &["AKIA", "ASIA"],
+        &["KIA", "SIA"],
         r"(?-u:\b)(?:AKIA|ASIA)([A-Z0-9]{16})(?-u:\b)",
     ),
     token(
@@ -195,32 +197,32 @@ pub(crate) const SHAPES: &[Shape] = &[
     ),
     token(
         "slack-app-token",
-        &["xapp-"],
+        &["xap"],
         r"(?-u:\b)xapp-([A-Za-z0-9-]{20,})",
     ),
     token(
         "slack-webhook",
-        &["hooks"],
+        &["ooks.s"],
         r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9_/-]{20,})",
     ),
     token(
         "discord-webhook",
-        &["hooks"],
+        &["ooks/"],
         r"discord(?:app)?\.com/api/webhooks/([0-9]{5,}/[A-Za-z0-9_-]{20,})",
     ),
     token(
         "stripe-secret-key",
-        &["k_live_", "k_test_"],
+        &["_live_", "k_test_"],
         r"(?-u:\b)sk_(?:live|test)_([A-Za-z0-9]{16,})",
     ),
     token(
         "stripe-restricted-key",
-        &["k_live_", "k_test_"],
+        &["_live_", "k_test_"],
         r"(?-u:\b)rk_(?:live|test)_([A-Za-z0-9]{16,})",
     ),
     token(
         "stripe-webhook-secret",
-        &["whsec_"],
+        &["ec_"],
         r"(?-u:\b)whsec_([A-Za-z0-9+/=]{24,})",
     ),
     token(
@@ -230,7 +232,7 @@ pub(crate) const SHAPES: &[Shape] = &[
     ),
     token(
         "google-oauth-client-secret",
-        &["GOCSPX-"],
+        &["SPX-"],
         r"(?-u:\b)GOCSPX-([A-Za-z0-9_-]{24,})",
     ),
     token(
@@ -243,10 +245,10 @@ pub(crate) const SHAPES: &[Shape] = &[
         &["glpat-"],
         r"(?-u:\b)glpat-([A-Za-z0-9_-]{20,})",
     ),
-    token("npm", &["npm_"], r"(?-u:\b)npm_([A-Za-z0-9]{36})(?-u:\b)"),
+    token("npm", &["pm_"], r"(?-u:\b)npm_([A-Za-z0-9]{36})(?-u:\b)"),
     token(
         "pypi",
-        &["pypi-"],
+        &["ypi-"],
         r"(?-u:\b)pypi-(AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,})",
     ),
     token(
@@ -316,7 +318,7 @@ pub(crate) const SHAPES: &[Shape] = &[
     ),
     token(
         "linear",
-        &["lin_api_"],
+        &["n_api_"],
         r"(?-u:\b)lin_api_([A-Za-z0-9]{40})(?-u:\b)",
     ),
     token(
@@ -341,7 +343,7 @@ pub(crate) const SHAPES: &[Shape] = &[
     ),
     token(
         "planetscale",
-        &["pscale_"],
+        &["cale_"],
         r"(?-u:\b)pscale_(?:tkn|pw|oauth)_([A-Za-z0-9=._-]{32,})",
     ),
     token("heroku", &["HRKU-"], r"(?-u:\b)HRKU-(AA[A-Za-z0-9_-]{58})"),
@@ -351,7 +353,7 @@ pub(crate) const SHAPES: &[Shape] = &[
         &["r8_"],
         r"(?-u:\b)r8_([A-Za-z0-9]{36,})(?-u:\b)",
     ),
-    token("xai", &["xai-"], r"(?-u:\b)xai-([A-Za-z0-9]{64,})(?-u:\b)"),
+    token("xai", &["ai-"], r"(?-u:\b)xai-([A-Za-z0-9]{64,})(?-u:\b)"),
     token(
         "tailscale",
         &["tskey-"],
@@ -375,7 +377,7 @@ pub(crate) const SHAPES: &[Shape] = &[
     // Collie's own device tokens: `collie_` and 43 base64url characters (256 bits), no more.
     token(
         "collie-device-token",
-        &["collie_"],
+        &["ie_"],
         r"(?-u:\b)collie_([A-Za-z0-9_-]{43})(?:[^A-Za-z0-9_-]|$)",
     ),
     Shape {

@@ -361,16 +361,19 @@ fn secret_words_without_a_secret_value_are_left_alone() {
     }
 }
 
-/// The value of each match of the secret-assignment regex in `line`, as its own capture groups
-/// resolve it.
-pub(super) fn assignment_values_by_regex(line: &str) -> Vec<Range<usize>> {
+/// The start and value of each match of the secret-assignment regex in `line`, as its own
+/// capture groups resolve it.
+pub(super) fn assignment_values_by_regex(line: &str) -> Vec<(usize, Range<usize>)> {
     static REGEX: LazyLock<regex::Regex> = LazyLock::new(|| {
         let shape = SHAPES.iter().find(|s| s.name == "secret-assignment");
         regex::Regex::new(shape.expect("the shape exists").pattern).expect("a valid pattern")
     });
     REGEX
         .captures_iter(line)
-        .filter_map(|caps| Some(caps.iter().skip(1).flatten().next()?.range()))
+        .filter_map(|caps| {
+            let start = caps.get(0)?.start();
+            Some((start, caps.iter().skip(1).flatten().next()?.range()))
+        })
         .collect()
 }
 
@@ -388,6 +391,14 @@ fn assignment_values_are_found_where_the_regex_groups_are() {
         "PASSWORD=`backticks` TOKEN='single",
         "auth:   \t  spaced",
         r#"{"password":"p","token":"t"}"#,
+        "tokentoken=1 monkey=2 my_api-Key = x a.b-SECRET_KEY:y apikey=z",
+        "tokenfoo=1 password=2, Token\"=x token'= 'y' TOKEN \t=> v",
+        r#"password="a"token=b password='c'd.secret=e `x`auth=f"#,
+        "passwd: x passWord: y PassPhrase: z credentials=w CREDENTIAL=v bearer=u AUTH=t",
+        "SigningKey=1 signing-key=2 encryption.KEY=3 Masterkey=4 client_Key=5 privateKEY=6",
+        "token: token:=x api_key=>'z' secret:\"unterminated",
+        "auth: \"escaped \\\" quote\" tail=token:x",
+        "héllo_token=ü日本 тoken=x",
     ] {
         assert_eq!(
             MASKER.assignment_values(line),
@@ -681,5 +692,58 @@ fn no_literal_is_a_prefix_of_another_in_its_automaton() {
             "a group of {} literals leaves Teddy's fast path",
             group.len()
         );
+    }
+}
+
+#[test]
+#[ignore]
+fn zz_timing_scratch() {
+    let masker = Masker::new(true);
+    let lines = [
+        "export GITHUB_TOKEN=ghp_aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6\n",
+        "DATABASE_URL=postgres://app:Xy7Kq2Lm9Np4Rs6T@db.internal:5432/app\n",
+        "aws_access_key_id = AKIAQWERTYUIOPASDFGH\n",
+        "curl -H 'Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6kL9mN2p' https://api.example.com/v1/me\n",
+        "OPENAI_API_KEY=sk-proj-aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6kL9mN2paB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6kL9mN2paB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3\n",
+        "  \"password\": \"aB3dE6gH9jK2mN5pQ8sT\",\n",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\naB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6kL9mN2paB3dE6gH9jK2mN5pQ8sT1v\naB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6kL9mN2paB3dE6gH9jK2mN5pQ8sT1v\naB3dE6gH9jK2\n-----END OPENSSH PRIVATE KEY-----\n",
+        "paired: collie_aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6kL9mN2p\n",
+    ];
+    let only: Vec<String> = std::env::var("ZZ_LINE").map(|v| vec![v]).unwrap_or_default();
+    for line in lines.iter().copied().filter(|l| only.is_empty() || l.starts_with(only[0].as_str())) {
+        let n = 200000;
+        let t = std::time::Instant::now();
+        for _ in 0..n {
+            std::hint::black_box(masker.mask(std::hint::black_box(line)));
+        }
+        let ns = t.elapsed().as_nanos() / n;
+        eprintln!("{ns:6} ns  {}", &line[..line.len().min(40)].trim_end());
+    }
+}
+
+#[test]
+#[ignore]
+fn zz_timing_regexes() {
+    let lines = [
+        "export GITHUB_TOKEN=ghp_aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6",
+        "curl -H 'Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6kL9mN2p' https://api.example.com/v1/me",
+        "OPENAI_API_KEY=sk-proj-aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6kL9mN2paB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6kL9mN2paB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3",
+    ];
+    let names = ["secret-assignment", "github-pat", "jwt", "mapbox", "1password-service-account", "grafana-cloud", "url-password", "anthropic", "openai-project", "openrouter", "openai"];
+    for line in lines {
+        let masked = MASKER.mask(line).into_owned();
+        for text in [line, masked.as_str()] {
+            for shape in SHAPES.iter().filter(|s| names.contains(&s.name)) {
+                let re = regex::Regex::new(shape.pattern).unwrap();
+                let n = 20000;
+                let t = std::time::Instant::now();
+                let mut c = 0;
+                for _ in 0..n {
+                    c += re.captures_iter(std::hint::black_box(text)).count();
+                }
+                let ns = t.elapsed().as_nanos() / n;
+                eprintln!("{ns:6} ns  {:28} {c:6} {}", shape.name, &text[..20]);
+            }
+        }
     }
 }
