@@ -2,7 +2,7 @@
 //! the supervisor gives up on a child.
 //!
 //! Start order: state dir (0700, modes tightened), store, local secret, then the supervisor with its
-//! children Redactor → Audit → Pairing → Panes → Http. Every child is reached through a
+//! children Redactor → Audit → Pairing → Panes → Crew → Http. Every child is reached through a
 //! [`Slot`](collie_actors::slot::Slot) that the supervisor refreshes on restart. A clean exit
 //! deletes `local-secret` and the control socket.
 
@@ -15,6 +15,7 @@ use anyhow::{Context, Result};
 use arc_swap::ArcSwap;
 use collie_actors::audit::actor::{AuditActor, AuditArgs};
 use collie_actors::audit::{AuditMsg, ContentMode};
+use collie_actors::crew_link::{CrewActor, CrewArgs, CrewMsg, CrewView};
 use collie_actors::pairing::actor::{PairingActor, PairingArgs};
 use collie_actors::pairing::{PairingMsg, PolicySnapshot};
 use collie_actors::panes::actor::{PanesActor, PanesArgs};
@@ -83,6 +84,8 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     let audit_slot: Slot<AuditMsg> = Slot::default();
     let pairing_slot: Slot<PairingMsg> = Slot::default();
     let panes_slot: Slot<PanesMsg> = Slot::default();
+    let crew_slot: Slot<CrewMsg> = Slot::default();
+    let crew_view = Arc::new(ArcSwap::from_pointee(CrewView::solo(&settings.name)));
     let content_mode: ContentMode = settings
         .audit_content
         .parse()
@@ -109,6 +112,8 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         pairing: pairing_slot.clone(),
         audit: audit_slot.clone(),
         panes: panes_slot.clone(),
+        crew: crew_slot.clone(),
+        crew_view: Arc::clone(&crew_view),
         masker: Arc::clone(&masker),
         counters: Arc::new(Counters::default()),
         audit_content: Arc::new(settings.audit_content.clone()),
@@ -143,6 +148,15 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         tmux_sockets: settings.tmux_sockets.clone(),
         buffer_cap: collie_actors::panes::actor::BUFFER_CAP,
     };
+    let crew_args = CrewArgs {
+        store: store.clone(),
+        audit: audit_slot.clone(),
+        state_dir: settings.state_dir.clone(),
+        machine: settings.name.clone(),
+        bind: SocketAddr::new(settings.host, settings.crew_port),
+        address: settings.crew_address.clone(),
+        view: Arc::clone(&crew_view),
+    };
     let http_args = HttpArgs {
         ctx: ctx.clone(),
         listener: Arc::new(listener),
@@ -153,6 +167,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         child("audit", || AuditActor, audit_args, Some(audit_slot)),
         child("pairing", || PairingActor, pairing_args, Some(pairing_slot)),
         child("panes", || PanesActor, panes_args, Some(panes_slot)),
+        child("crew", || CrewActor, crew_args, Some(crew_slot)),
         child("http", || HttpActor, http_args, None),
     ];
 

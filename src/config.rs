@@ -14,6 +14,9 @@ use serde::Deserialize;
 /// Default HTTP port of the phone API.
 pub const DEFAULT_PORT: u16 = 7420;
 
+/// Default UDP port a crew lead listens on for members (SPEC §8).
+pub const DEFAULT_CREW_PORT: u16 = 7421;
+
 /// The `COLLIE_*` variables Collie understands; doctor reports any other.
 pub const KNOWN_VARS: &[&str] = &[
     "COLLIE_HOST",
@@ -42,6 +45,17 @@ pub struct ConfigFile {
     /// `[tmux]` table.
     #[serde(default)]
     pub tmux: TmuxConfig,
+    /// `[crew]` table.
+    #[serde(default)]
+    pub crew: CrewConfig,
+}
+
+/// `[crew]` in `config.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CrewConfig {
+    /// The address (`HOST:PORT`) members dial, put in invites by default.
+    pub address: Option<String>,
 }
 
 /// `[tmux]` in `config.toml`.
@@ -64,6 +78,10 @@ pub struct Settings {
     pub host: IpAddr,
     /// HTTP port (0 = chosen by the OS, for tests).
     pub port: u16,
+    /// Crew port a lead listens on (UDP; 0 = chosen by the OS).
+    pub crew_port: u16,
+    /// The address invites name (`crew.address` in `config.toml`); default the lead's own.
+    pub crew_address: Option<String>,
     /// This machine's name.
     pub name: String,
     /// Public URL phones use, if configured.
@@ -150,6 +168,13 @@ impl Settings {
                 None => DEFAULT_PORT,
             },
         };
+        // `collie bridge --crew-port` overrides this after loading.
+        let crew_port = match get("COLLIE_CREW_PORT") {
+            Some(p) => p
+                .parse()
+                .with_context(|| format!("COLLIE_CREW_PORT must be a port number, got {p:?}"))?,
+            None => DEFAULT_CREW_PORT,
+        };
         let name = match overrides.name.clone().or(file.name.clone()) {
             Some(n) => {
                 if !valid_name(&n) || n == "local" {
@@ -185,8 +210,10 @@ impl Settings {
             config_dir,
             host,
             port,
+            crew_port,
             name,
             public_url: file.public_url,
+            crew_address: file.crew.address,
             redact,
             audit_content,
             tmux_sockets,
@@ -301,6 +328,29 @@ mod tests {
         assert!(valid_name("web-1"));
         assert!(!valid_name("Web"));
         assert!(!valid_name(""));
+    }
+
+    #[test]
+    fn crew_port_and_address() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cfg = dir.path().to_string_lossy().to_string();
+        let base = [
+            ("COLLIE_CONFIG_DIR", cfg.as_str()),
+            ("COLLIE_STATE_DIR", "/s"),
+        ];
+        let s = Settings::resolve(&Overrides::default(), &env(&base)).expect("resolve");
+        assert_eq!((s.crew_port, s.crew_address), (DEFAULT_CREW_PORT, None));
+        std::fs::write(
+            dir.path().join("config.toml"),
+            "[crew]\naddress = \"laptop.lan:7421\"\n",
+        )
+        .expect("write");
+        let e = env(&[base[0], base[1], ("COLLIE_CREW_PORT", "0")]);
+        let s = Settings::resolve(&Overrides::default(), &e).expect("resolve");
+        assert_eq!(s.crew_port, 0);
+        assert_eq!(s.crew_address.as_deref(), Some("laptop.lan:7421"));
+        let e = env(&[base[0], base[1], ("COLLIE_CREW_PORT", "x")]);
+        assert!(Settings::resolve(&Overrides::default(), &e).is_err());
     }
 
     #[test]

@@ -5,8 +5,10 @@
 //! SPEC §3.2 string. HTTP handlers and the control server are thin adapters around these.
 
 use std::net::IpAddr;
+use std::time::Duration;
 
 use collie_actors::audit::{typed_text_detail, AuditEventKind, AuditRecord};
+use collie_actors::crew_link::{CrewError, CrewMsg};
 use collie_actors::pairing::actor::{ClaimedDevice, NewCode, PairingError};
 use collie_actors::pairing::{Device, Dur, PairingMsg, Tier};
 use collie_actors::panes::actor::{PaneError, PaneInfo, PaneSnapshot};
@@ -336,6 +338,47 @@ pub async fn close(ctx: &Ctx, actor: &Actor, pane: String) -> Result<(), ApiErro
         .await??)
 }
 
+// ---- the crew ----
+
+/// How long an invite is valid unless `--expires` says otherwise (SPEC §8).
+pub const INVITE_TTL: Duration = Duration::from_secs(600);
+
+/// The longest `--expires` of an invite.
+pub const MAX_INVITE_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
+
+fn crew_error(e: CrewError) -> ApiError {
+    match e {
+        CrewError::AuditUnavailable => ApiError::AuditUnavailable,
+        other => ApiError::BadRequest(other.to_string()),
+    }
+}
+
+/// Parses an invite's `--expires`: `Ns`, `Nm`, `Nh` or `Nd`, at least a second, at most 7 days.
+pub fn parse_invite_ttl(s: &str) -> Result<Duration, ApiError> {
+    let bad = || {
+        ApiError::BadRequest(format!(
+            "invalid --expires {s:?}: use Ns, Nm, Nh or Nd (e.g. 10m), at most 7d"
+        ))
+    };
+    let unit = match s.chars().last() {
+        Some('s') => 1,
+        Some('m') => 60,
+        Some('h') => 3600,
+        Some('d') => 86_400,
+        _ => return Err(bad()),
+    };
+    let digits = &s[..s.len() - 1];
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    let n: u64 = digits.parse().map_err(|_| bad())?;
+    let ttl = Duration::from_secs(n.checked_mul(unit).ok_or_else(bad)?);
+    if ttl.is_zero() || ttl > MAX_INVITE_TTL {
+        return Err(bad());
+    }
+    Ok(ttl)
+}
+
 // ---- the control socket ----
 
 /// Answers one control-socket request.
@@ -449,10 +492,80 @@ async fn control_inner(ctx: &Ctx, req: Request) -> Result<Value, ApiError> {
             rename(ctx, &cli, pane, name).await?;
             Ok(Value::Null)
         }
+        Request::CrewInit => {
+            let view = ctx.crew.call(CrewMsg::Init).await?.map_err(crew_error)?;
+            Ok(serde_json::to_value(view).unwrap_or_default())
+        }
+        Request::CrewInvite { expires, address } => {
+            let expires = match expires.as_deref() {
+                None => INVITE_TTL,
+                Some(s) => parse_invite_ttl(s)?,
+            };
+            let invite = ctx
+                .crew
+                .call(|reply| CrewMsg::Invite {
+                    expires,
+                    address,
+                    reply,
+                })
+                .await?
+                .map_err(crew_error)?;
+            Ok(json!({ "invite": invite, "expires_in_secs": expires.as_secs() }))
+        }
+        Request::CrewJoin { invite, name } => {
+            let view = ctx
+                .crew
+                .call(|reply| CrewMsg::Join {
+                    invite,
+                    name,
+                    reply,
+                })
+                .await?
+                .map_err(crew_error)?;
+            Ok(serde_json::to_value(view).unwrap_or_default())
+        }
+        Request::CrewStatus => {
+            Ok(serde_json::to_value(ctx.crew_view.load().as_ref()).unwrap_or_default())
+        }
+        Request::CrewRemove { name } => {
+            ctx.crew
+                .call(|reply| CrewMsg::Remove {
+                    name: name.clone(),
+                    reply,
+                })
+                .await?
+                .map_err(crew_error)?;
+            Ok(json!({ "message": format!("removed {name} from the crew") }))
+        }
         Request::PanesClose { pane } => {
             let pane = local_pane(ctx, &pane)?;
             close(ctx, &cli, pane).await?;
             Ok(Value::Null)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invite_ttl_accepts_units_and_refuses_the_rest() {
+        assert_eq!(parse_invite_ttl("30s").ok(), Some(Duration::from_secs(30)));
+        assert_eq!(parse_invite_ttl("10m").ok(), Some(INVITE_TTL));
+        assert_eq!(parse_invite_ttl("7d").ok(), Some(MAX_INVITE_TTL));
+        for bad in [
+            "",
+            "m",
+            "0m",
+            "8d",
+            "-1h",
+            "1.5h",
+            "10 m",
+            "10x",
+            "99999999999999999999d",
+        ] {
+            assert!(parse_invite_ttl(bad).is_err(), "{bad:?}");
         }
     }
 }

@@ -13,9 +13,12 @@
 //! key blocks, `scheme://user:password@host`, Collie device tokens and `key: value` /
 //! `KEY=value` lines whose key ends with a secret word. Bare hex or base64 never is.
 //!
-//! How: a case-sensitive Aho-Corasick prefilter (`prefilter.rs`) finds the literals every shape
-//! needs (vendor prefixes, secret-word stems); only lines with a hit that passes a cheap check
-//! run the regexes of the shapes that literal triggers (`shapes.rs`).
+//! How: two passes of a case-sensitive literal search (`prefilter.rs`, Teddy) find the literals
+//! every shape needs (vendor prefixes, secret-word stems); only lines with a hit that passes a
+//! cheap check run the regexes of the shapes that literal triggers (`shapes.rs`), and the
+//! assignments to secret words are found by a hand-written walk that mirrors their regex
+//! (`assign.rs`). A masked line is tried again until nothing changes, with the shapes the
+//! prefilter confirms on it.
 
 pub mod actor;
 mod assign;

@@ -36,6 +36,9 @@ pub enum Table {
     Devices,
     /// Small named values (audit tail, salts, versions).
     Meta,
+    /// The crew: this bridge's role and crew secret (`role`), pinned members (`member/<name>`) and
+    /// issued invites (`invite/<hash of the join secret>`).
+    Crew,
 }
 
 impl Table {
@@ -43,6 +46,7 @@ impl Table {
         match self {
             Table::Devices => "devices",
             Table::Meta => "meta",
+            Table::Crew => "crew",
         }
     }
 }

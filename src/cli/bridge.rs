@@ -18,14 +18,20 @@ pub(super) struct Args {
     /// This machine's name (`[a-z0-9-]{1,32}`).
     #[arg(long, value_name = "N")]
     name: Option<String>,
+    /// UDP port a crew lead listens on (default COLLIE_CREW_PORT or 7421; 0 lets the OS choose).
+    #[arg(long, value_name = "P")]
+    crew_port: Option<u16>,
 }
 
 pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let settings = Settings::load(&Overrides {
+    let mut settings = Settings::load(&Overrides {
         host: args.host,
         port: args.port,
         name: args.name,
     })?;
+    if let Some(p) = args.crew_port {
+        settings.crew_port = p;
+    }
     init_logging(&settings);
     // Everything the bridge creates — the store's files included — is private from the start
     // (SPEC §2). Panes it hosts inherit this umask; see docs/decisions/0005-umask.md.

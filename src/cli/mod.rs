@@ -5,6 +5,7 @@
 
 mod audit;
 mod bridge;
+mod crew;
 mod devices;
 mod doctor;
 mod pair;
@@ -33,6 +34,9 @@ enum Command {
     Bridge(bridge::Args),
     /// Print a one-time pairing code (and QR code) for a phone, valid 10 minutes.
     Pair(pair::Args),
+    /// Make a crew of machines: init, invite, join, status, members, remove.
+    #[command(subcommand)]
+    Crew(crew::Cmd),
     /// List and manage paired devices.
     #[command(subcommand)]
     Devices(devices::Cmd),
@@ -55,6 +59,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Bridge(args) => bridge::run(args),
         Command::Pair(args) => pair::run(args),
+        Command::Crew(cmd) => crew::run(cmd),
         Command::Devices(cmd) => devices::run(cmd),
         Command::Panes(args) => panes::run(args),
         Command::Audit(cmd) => audit::run(cmd),

@@ -87,6 +87,29 @@ pub enum Request {
         /// Pane id.
         pane: String,
     },
+    /// Make this bridge a crew lead.
+    CrewInit,
+    /// A one-time crew invite.
+    CrewInvite {
+        /// How long it is valid (`30s`, `10m`, `2h`, `1d`; default 10 minutes).
+        expires: Option<String>,
+        /// The address members dial (`HOST:PORT`), if not the lead's own.
+        address: Option<String>,
+    },
+    /// Join a crew.
+    CrewJoin {
+        /// The invite string.
+        invite: String,
+        /// The name to ask for.
+        name: Option<String>,
+    },
+    /// The crew as this bridge sees it.
+    CrewStatus,
+    /// Remove a member.
+    CrewRemove {
+        /// Its name.
+        name: String,
+    },
 }
 
 /// One reply: `{"ok":true,"data":…}` or `{"ok":false,"error":"…"}`.

@@ -65,7 +65,7 @@ async fn health(State(ctx): State<Ctx>) -> Json<Value> {
     Json(json!({
         "build": option_env!("COLLIE_BUILD").unwrap_or("dev"),
         "version": env!("CARGO_PKG_VERSION"),
-        "crew_mode": "solo",
+        "crew_mode": ctx.crew_view.load().role,
         "counts_7d": ctx.counters.totals(),
     }))
 }
@@ -108,14 +108,22 @@ async fn pair(
 }
 
 async fn machines(State(ctx): State<Ctx>) -> Json<Value> {
-    Json(json!({
-        "machines": [{
-            "name": ctx.machine,
-            "role": "solo",
-            "online": true,
-            "version": env!("CARGO_PKG_VERSION"),
-        }]
-    }))
+    let view = ctx.crew_view.load();
+    let mut machines = vec![json!({
+        "name": ctx.machine,
+        "role": view.role,
+        "online": true,
+        "version": env!("CARGO_PKG_VERSION"),
+    })];
+    for m in view.members.iter() {
+        machines.push(json!({
+            "name": m.name,
+            "role": "member",
+            "online": m.online,
+            "version": m.version,
+        }));
+    }
+    Json(json!({ "machines": machines }))
 }
 
 async fn settings(State(ctx): State<Ctx>) -> Json<Value> {

@@ -16,18 +16,64 @@ use super::MASK;
 /// The secret words a key may end with, spelled as the regex spells them ([`super::shapes`]),
 /// apart from the `…key` compounds, which [`ends_with_secret_word`] spells out.
 const WORDS: &[&str] = &[
-    "token", "Token", "TOKEN", "passwd", "Passwd", "PASSWD", "password", "Password", "PASSWORD",
-    "passphrase", "Passphrase", "PASSPHRASE", "secret", "Secret", "SECRET", "credential",
-    "Credential", "CREDENTIAL", "credentials", "Credentials", "CREDENTIALS", "auth", "AUTH",
-    "bearer", "Bearer", "BEARER", "authorization", "Authorization", "AUTHORIZATION",
+    "token",
+    "Token",
+    "TOKEN",
+    "passwd",
+    "Passwd",
+    "PASSWD",
+    "password",
+    "Password",
+    "PASSWORD",
+    "passphrase",
+    "Passphrase",
+    "PASSPHRASE",
+    "secret",
+    "Secret",
+    "SECRET",
+    "credential",
+    "Credential",
+    "CREDENTIAL",
+    "credentials",
+    "Credentials",
+    "CREDENTIALS",
+    "auth",
+    "AUTH",
+    "bearer",
+    "Bearer",
+    "BEARER",
+    "authorization",
+    "Authorization",
+    "AUTHORIZATION",
 ];
 
 /// What may come before `key`, `Key` or `KEY` in a `…key` compound (then an optional `_`, `.`
 /// or `-`).
 const KEY_QUALIFIERS: &[&str] = &[
-    "api", "Api", "API", "access", "Access", "ACCESS", "private", "Private", "PRIVATE", "secret",
-    "Secret", "SECRET", "client", "Client", "CLIENT", "master", "Master", "MASTER", "signing",
-    "Signing", "SIGNING", "encryption", "Encryption", "ENCRYPTION",
+    "api",
+    "Api",
+    "API",
+    "access",
+    "Access",
+    "ACCESS",
+    "private",
+    "Private",
+    "PRIVATE",
+    "secret",
+    "Secret",
+    "SECRET",
+    "client",
+    "Client",
+    "CLIENT",
+    "master",
+    "Master",
+    "MASTER",
+    "signing",
+    "Signing",
+    "SIGNING",
+    "encryption",
+    "Encryption",
+    "ENCRYPTION",
 ];
 
 /// Calls `found(key, value)` for each assignment to a secret word in `line`, where the
@@ -45,7 +91,7 @@ pub(crate) fn find(line: &str, mut found: impl FnMut(usize, Range<usize>)) {
         let key = at + skip;
         let end = key + b[key..].iter().take_while(|&&c| is_key_byte(c)).count();
         at = end;
-        if !ends_with_secret_word(&b[key..end]) || !has_operator(b, end) {
+        if !has_operator(b, end) || !ends_with_secret_word(&b[key..end]) {
             continue;
         }
         if let Some(value) = value(line, key) {

@@ -129,6 +129,9 @@ struct Candidate {
     line: Range<usize>,
     /// The shapes whose checks passed at some hit: worth a regex run.
     shapes: u64,
+    /// Every literal hit on the line (bit `i` for the prefilter's literal `i`), checked or not:
+    /// what can be found on the line once masked.
+    literals: u64,
 }
 
 impl Engine {
@@ -172,6 +175,7 @@ impl Engine {
                 candidates.push(Candidate {
                     line,
                     shapes: all_shapes(),
+                    literals: 0,
                 });
             }
             return self.rewrite(text, &candidates);
@@ -197,21 +201,33 @@ impl Engine {
         // The index of the first hit not yet part of a candidate line.
         let mut i = 0;
         while i < hits.len() {
-            if self.prefilter.confirm(text, hits[i]) == 0 {
+            let confirmed = self.prefilter.confirm(text, hits[i]);
+            if confirmed == 0 {
                 i += 1;
                 continue;
             }
             let at = hits[i].start;
             let start = text[..at].rfind('\n').map_or(0, |n| n + 1);
             let end = text[at..].find('\n').map_or(text.len(), |n| at + n);
-            let mut shapes = 0;
+            // Earlier hits on this line passed no check, but their literals count.
+            let mut literals = 0;
+            let mut j = i;
+            while j > 0 && hits[j - 1].start >= start {
+                j -= 1;
+                literals |= 1 << hits[j].literal;
+            }
+            let mut shapes = confirmed;
+            literals |= 1 << hits[i].literal;
+            i += 1;
             while i < hits.len() && hits[i].start < end {
                 shapes |= self.prefilter.confirm(text, hits[i]);
+                literals |= 1 << hits[i].literal;
                 i += 1;
             }
             candidates.push(Candidate {
                 line: start..end,
                 shapes,
+                literals,
             });
         }
         candidates
@@ -243,7 +259,7 @@ impl Engine {
             if in_body || shapes == 0 {
                 continue;
             }
-            if let Some(masked) = self.mask_line(&text[line.clone()], shapes) {
+            if let Some(masked) = self.mask_line(&text[line.clone()], shapes, candidate.literals) {
                 edits.push((line, masked));
             }
         }
@@ -269,15 +285,14 @@ impl Engine {
     ///
     /// Each round tries the shapes the prefilter confirms on the masked line, which is what
     /// masking it again would try: a shape it leaves out has no trigger there that passes its
-    /// check, and so no match.
-    fn mask_line(&self, line: &str, shapes: u64) -> Option<String> {
+    /// check, and so no match. Those triggers are among the `literals` hit on `line`.
+    fn mask_line(&self, line: &str, shapes: u64, literals: u64) -> Option<String> {
         let mut spans = Vec::new();
         self.line_spans(line, shapes, &mut spans);
         let mut masked = apply(line, &mut spans)?;
-        let (mut hits, mut scratch) = (Vec::new(), Vec::new());
         loop {
             spans.clear();
-            let again = self.again(&masked, &mut hits, &mut scratch);
+            let again = self.again(&masked, literals);
             self.line_spans(&masked, again, &mut spans);
             match apply(&masked, &mut spans) {
                 Some(again) => masked = again,
@@ -287,14 +302,12 @@ impl Engine {
     }
 
     /// The shapes worth trying on a masked line: those the prefilter confirms there.
-    fn again(&self, line: &str, hits: &mut Vec<Hit>, scratch: &mut Vec<Hit>) -> u64 {
+    fn again(&self, line: &str, literals: u64) -> u64 {
         #[cfg(test)]
         if self.every_shape {
             return all_shapes();
         }
-        self.prefilter.hits(line, hits, scratch);
-        hits.iter()
-            .fold(0, |shapes, &hit| shapes | self.prefilter.confirm(line, hit))
+        self.prefilter.confirm_literals(line, literals)
     }
 
     /// The byte ranges of `line` that the single-line shapes in `shapes` mask.
@@ -341,6 +354,15 @@ fn skip_chars(line: &str, start: usize, end: usize, keep: usize) -> usize {
 
 /// `line` with the characters in `spans` replaced by `•`; `None` if that changes nothing.
 fn apply(line: &str, spans: &mut [Range<usize>]) -> Option<String> {
+    // Most often (the last round of `mask_line`) nothing changes: find out before copying.
+    let changes = |span: &Range<usize>| {
+        line[span.clone()]
+            .chars()
+            .any(|c| !matches!(c, MASK | '\n' | '\r'))
+    };
+    if !spans.iter().any(changes) {
+        return None;
+    }
     spans.sort_unstable_by_key(|r| r.start);
     let mut out =
         String::with_capacity(line.len() + 2 * spans.iter().map(|r| r.len()).sum::<usize>());

@@ -16,10 +16,11 @@
 //!   share `auth`'s bucket and masks and fire on every `Author:` of a `git log`).
 //! - Teddy puts the literals into buckets in the order given (the `i`-th literal with new low
 //!   nibbles into bucket `7 - i % 8`), so the order below *is* the bucket layout. It was chosen
-//!   by counting, over the benchmark's terminal text, the positions each layout lets through
-//!   (a local search over literal choices and layouts): the vendor pass passes about 580
-//!   positions per MiB, 373 of them real `://` hits, where the earlier three automata passed
-//!   about 4,300. Reordering keeps results the same and only costs speed.
+//!   by a local search over literal choices and layouts that counted, on the benchmark's clean
+//!   terminal text, the positions each layout lets through to verification: about 580 per MiB
+//!   for the vendor pass (373 of them real `://` hits) and 919 for the stem pass (all real
+//!   words: `key`, `token`, `auth`…), where the three automata before let through about 4,300.
+//!   Another order gives the same results, only slower.
 //! - Slim Teddy (eight buckets, 32 bytes per step with AVX2) is asked for explicitly: for more
 //!   than 32 literals aho-corasick would pick fat Teddy, which steps 16 bytes at a time.
 //!
@@ -41,8 +42,8 @@ pub(crate) const AUTOMATA: &[&[&str]] = &[
         "HRKU-", "k_test_", "gsk_", "hp_", "ooks.s", "xox", "sq0", "_v1_", ":AA", "ATATT3",
         "glpat-", "ghu_", "ghs_", "KIA", "SG.", "ya29.", "ec_", "sk-", "cale_", "eyJ", "ghr_",
         "ho_", "dp.", "hvs.", "EAAA", "pm_", "dapi", "r8_", "_live_", "ai-", "ypi-", "hf_", "ie_",
-        "sntry", "shp", "SIA", "_pat_", "://", "n_api_", "xap", "AIza", "glsa_", "tskey-",
-        "SPX-", "ooks/",
+        "sntry", "shp", "SIA", "_pat_", "://", "n_api_", "xap", "AIza", "glsa_", "tskey-", "SPX-",
+        "ooks/",
     ],
     // Secret-word stems, each spelling's own literal, grouped by what Teddy's buckets share.
     &[
@@ -50,6 +51,17 @@ pub(crate) const AUTOMATA: &[&[&str]] = &[
         "ssw", "oken", "denti", "KEY", "Key", "rization", "ECRET",
     ],
 ];
+
+/// How many literals there are: sets of them are `u64` bitsets.
+const LITERALS: usize = {
+    let (mut n, mut i) = (0, 0);
+    while i < AUTOMATA.len() {
+        n += AUTOMATA[i].len();
+        i += 1;
+    }
+    n
+};
+const _: () = assert!(LITERALS <= 64, "literal sets are u64 bitsets");
 
 /// A trigger occurrence: byte offsets in the scanned text and the literal's global index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,6 +114,8 @@ impl Scanner {
 /// The scanners and, per literal, the shapes it triggers.
 #[derive(Debug)]
 pub(crate) struct Prefilter {
+    /// Every literal, by global index.
+    literals: Vec<&'static str>,
     scanners: Vec<Scanner>,
     /// Global literal index of each group's first literal.
     offsets: Vec<usize>,
@@ -113,15 +127,17 @@ impl Prefilter {
     pub(crate) fn new() -> Prefilter {
         let mut scanners = Vec::with_capacity(AUTOMATA.len());
         let mut offsets = Vec::with_capacity(AUTOMATA.len());
-        let mut shapes = Vec::new();
+        let (mut literals, mut shapes) = (Vec::new(), Vec::new());
         for group in AUTOMATA {
             offsets.push(shapes.len());
             for literal in group.iter() {
+                literals.push(*literal);
                 shapes.push(shapes_of(literal));
             }
             scanners.push(Scanner::new(group));
         }
         Prefilter {
+            literals,
             scanners,
             offsets,
             shapes,
@@ -158,6 +174,31 @@ impl Prefilter {
             candidates &= candidates - 1;
             if passes(SHAPES[i].check, text, hit) {
                 confirmed |= 1 << i;
+            }
+        }
+        confirmed
+    }
+}
+
+impl Prefilter {
+    /// The shapes confirmed on `line` by the literals in the set `literals` (bit `i` for global
+    /// literal `i`): on a line masked from one where those were all the hits, what the
+    /// prefilter would confirm, since masking never creates a literal (all are ASCII, and a `•`
+    /// only ever replaces characters).
+    pub(crate) fn confirm_literals(&self, line: &str, literals: u64) -> u64 {
+        let mut confirmed = 0;
+        let mut pending = literals;
+        while pending != 0 {
+            let literal = pending.trailing_zeros() as usize;
+            pending &= pending - 1;
+            let text = self.literals[literal];
+            for (start, _) in line.match_indices(text) {
+                let hit = Hit {
+                    start,
+                    end: start + text.len(),
+                    literal,
+                };
+                confirmed |= self.confirm(line, hit);
             }
         }
         confirmed
@@ -203,24 +244,32 @@ fn passes(check: Check, text: &str, hit: Hit) -> bool {
     match check {
         Check::None => true,
         Check::StartsWith(prefix) => text[hit.start..].starts_with(prefix),
-        Check::Assignment => is_assignment(text.as_bytes(), hit.start),
-        Check::UrlUserinfo => has_userinfo(text.as_bytes(), hit.end),
+        Check::StartsWithAny(prefixes) => prefixes.iter().any(|p| text[hit.start..].starts_with(p)),
+        Check::Preceded(prefix) => text[..hit.start].ends_with(prefix),
+        Check::Followed(class, n) => {
+            text.as_bytes()[hit.end..]
+                .iter()
+                .take(n)
+                .filter(|&&b| class.contains(b))
+                .count()
+                == n
+        }
+        Check::Assignment => is_assignment(text, hit.start),
+        Check::UrlUserinfo => has_userinfo(text, hit.end),
     }
 }
 
 /// Is the word that contains `at` a key ending with a secret word, followed by `:` or `=`?
 /// (A secret word is letters only, so matching it as a suffix of `line[..end]` never looks
 /// before the key.)
-fn is_assignment(line: &[u8], at: usize) -> bool {
+///
+/// Also, since only a change matters: is there a character other than `•` after the first
+/// one past the operator? The value's first character stays readable, so a value masked
+/// already (`token=g•••`, at the end of its line) is not worth the walk again.
+fn is_assignment(text: &str, at: usize) -> bool {
+    let line = text.as_bytes();
     let end = at + line[at..].iter().take_while(|&&b| is_key_byte(b)).count();
-    let key = &line[..end];
-    let ends_with_secret_word = SECRET_WORD_ENDINGS.iter().any(|word| {
-        key.len() >= word.len()
-            && key[key.len() - word.len()..].eq_ignore_ascii_case(word.as_bytes())
-    });
-    if !ends_with_secret_word {
-        return false;
-    }
+    // The operator first: it rules out most words cheaply.
     let mut rest = &line[end..];
     if let [b'"' | b'\'', tail @ ..] = rest {
         rest = tail;
@@ -229,12 +278,26 @@ fn is_assignment(line: &[u8], at: usize) -> bool {
         .iter()
         .take_while(|&&b| b == b' ' || b == b'\t')
         .count();
-    matches!(rest.get(blanks), Some(b':' | b'='))
+    if !matches!(rest.get(blanks), Some(b':' | b'=')) {
+        return false;
+    }
+    let operator = line.len() - rest.len() + blanks;
+    if !unmasked_after_first(&text[operator + 1..]) {
+        return false;
+    }
+    let key = &line[..end];
+    SECRET_WORD_ENDINGS.iter().any(|word| {
+        key.len() >= word.len()
+            && key[key.len() - word.len()..].eq_ignore_ascii_case(word.as_bytes())
+    })
 }
 
 /// Does the URL authority that starts at `at` (just after `://`) hold `user:password@`?
-fn has_userinfo(line: &[u8], at: usize) -> bool {
-    let authority = &line[at..];
+///
+/// Also, since only a change matters: does the password hold a character other than `•`
+/// after its first (which stays readable)?
+fn has_userinfo(text: &str, at: usize) -> bool {
+    let authority = &text.as_bytes()[at..];
     let len = authority
         .iter()
         .position(|&b| b.is_ascii_whitespace() || b"/?#\"'`<>".contains(&b))
@@ -244,7 +307,19 @@ fn has_userinfo(line: &[u8], at: usize) -> bool {
         authority.iter().position(|&b| b == b':'),
         authority.iter().rposition(|&b| b == b'@'),
     ) {
-        (Some(colon), Some(at_sign)) => colon + 1 < at_sign,
+        (Some(colon), Some(at_sign)) => {
+            // Both are ASCII, so the password between them is whole characters.
+            colon + 1 < at_sign && unmasked_after_first(&text[at + colon + 1..at + at_sign])
+        }
         _ => false,
     }
+}
+
+/// Does the line that `rest` starts hold a character other than `•`, `\r` (which masking
+/// keeps) and its first character?
+fn unmasked_after_first(rest: &str) -> bool {
+    let line = rest.split('\n').next().unwrap_or_default();
+    let mut chars = line.chars();
+    chars.next();
+    chars.any(|c| c != super::MASK && c != '\r')
 }

@@ -31,6 +31,34 @@ pub(crate) enum Check {
     UrlUserinfo,
     /// The text at the hit starts with this literal.
     StartsWith(&'static str),
+    /// The text at the hit starts with one of these literals.
+    StartsWithAny(&'static [&'static str]),
+    /// The text before the hit ends with this literal.
+    Preceded(&'static str),
+    /// At least this many bytes of the class follow the trigger: the token itself. This also
+    /// spares the regex a masked token, whose readable prefix is followed by `•`.
+    Followed(Class, usize),
+}
+
+/// A class of token bytes, for [`Check::Followed`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Class {
+    /// `[A-Za-z0-9]`
+    Alnum,
+    /// `[A-Z0-9]`
+    UpperDigit,
+    /// `[A-Za-z0-9_-]`
+    Base64Url,
+}
+
+impl Class {
+    pub(crate) fn contains(self, b: u8) -> bool {
+        match self {
+            Class::Alnum => b.is_ascii_alphanumeric(),
+            Class::UpperDigit => b.is_ascii_uppercase() || b.is_ascii_digit(),
+            Class::Base64Url => b.is_ascii_alphanumeric() || b == b'_' || b == b'-',
+        }
+    }
 }
 
 /// What a shape's match holds, and which of its values are left alone.
@@ -57,6 +85,7 @@ pub(crate) struct Shape {
     pub(crate) pattern: &'static str,
     /// How many leading characters of the secret stay readable.
     pub(crate) keep: usize,
+    /// A necessary condition of a match at each hit of a trigger, cheaper than the regex.
     pub(crate) check: Check,
     pub(crate) value: Value,
     /// True for the PEM private key block, which spans lines and is masked by
@@ -137,31 +166,46 @@ const PEM_BLOCK: &str =
 /// Every shape, in the order the masker tries them on a line.
 pub(crate) const SHAPES: &[Shape] = &[
     // GitHub: classic and fine-grained personal access tokens, OAuth, app and refresh tokens.
-    token(
-        "github-pat",
-        &["hp_"],
-        r"(?-u:\b)ghp_([A-Za-z0-9]{36,})(?-u:\b)",
-    ),
-    token(
-        "github-oauth",
-        &["ho_"],
-        r"(?-u:\b)gho_([A-Za-z0-9]{36,})(?-u:\b)",
-    ),
-    token(
-        "github-user-to-server",
-        &["ghu_"],
-        r"(?-u:\b)ghu_([A-Za-z0-9]{36,})(?-u:\b)",
-    ),
-    token(
-        "github-server-to-server",
-        &["ghs_"],
-        r"(?-u:\b)ghs_([A-Za-z0-9]{36,})(?-u:\b)",
-    ),
-    token(
-        "github-refresh",
-        &["ghr_"],
-        r"(?-u:\b)ghr_([A-Za-z0-9]{36,})(?-u:\b)",
-    ),
+    Shape {
+        check: Check::Followed(Class::Alnum, 36),
+        ..token(
+            "github-pat",
+            &["hp_"],
+            r"(?-u:\b)ghp_([A-Za-z0-9]{36,})(?-u:\b)",
+        )
+    },
+    Shape {
+        check: Check::Followed(Class::Alnum, 36),
+        ..token(
+            "github-oauth",
+            &["ho_"],
+            r"(?-u:\b)gho_([A-Za-z0-9]{36,})(?-u:\b)",
+        )
+    },
+    Shape {
+        check: Check::Followed(Class::Alnum, 36),
+        ..token(
+            "github-user-to-server",
+            &["ghu_"],
+            r"(?-u:\b)ghu_([A-Za-z0-9]{36,})(?-u:\b)",
+        )
+    },
+    Shape {
+        check: Check::Followed(Class::Alnum, 36),
+        ..token(
+            "github-server-to-server",
+            &["ghs_"],
+            r"(?-u:\b)ghs_([A-Za-z0-9]{36,})(?-u:\b)",
+        )
+    },
+    Shape {
+        check: Check::Followed(Class::Alnum, 36),
+        ..token(
+            "github-refresh",
+            &["ghr_"],
+            r"(?-u:\b)ghr_([A-Za-z0-9]{36,})(?-u:\b)",
+        )
+    },
     token(
         "github-fine-grained-pat",
         &["_pat_"],
@@ -169,27 +213,42 @@ pub(crate) const SHAPES: &[Shape] = &[
     ),
     // OpenAI, Anthropic, OpenRouter: all `sk-`; the generic OpenAI row wants 32+ letters and
     // digits with no dash, so `sk-learn` or a kebab-case name never match.
-    token(
-        "anthropic",
-        &["sk-"],
-        r"(?-u:\b)sk-ant-([A-Za-z0-9_-]{20,})",
-    ),
-    token(
-        "openai-project",
-        &["sk-"],
-        r"(?-u:\b)sk-(?:proj|svcacct|admin)-([A-Za-z0-9_-]{20,})",
-    ),
-    token(
-        "openrouter",
-        &["sk-"],
-        r"(?-u:\b)sk-or-v1-([0-9a-f]{64})(?-u:\b)",
-    ),
-    token("openai", &["sk-"], r"(?-u:\b)sk-([A-Za-z0-9]{32,})(?-u:\b)"),
-    token(
-        "aws-access-key-id",
-        &["KIA", "SIA"],
-        r"(?-u:\b)(?:AKIA|ASIA)([A-Z0-9]{16})(?-u:\b)",
-    ),
+    Shape {
+        check: Check::StartsWith("sk-ant-"),
+        ..token(
+            "anthropic",
+            &["sk-"],
+            r"(?-u:\b)sk-ant-([A-Za-z0-9_-]{20,})",
+        )
+    },
+    Shape {
+        check: Check::StartsWithAny(&["sk-proj-", "sk-svcacct-", "sk-admin-"]),
+        ..token(
+            "openai-project",
+            &["sk-"],
+            r"(?-u:\b)sk-(?:proj|svcacct|admin)-([A-Za-z0-9_-]{20,})",
+        )
+    },
+    Shape {
+        check: Check::StartsWith("sk-or-v1-"),
+        ..token(
+            "openrouter",
+            &["sk-"],
+            r"(?-u:\b)sk-or-v1-([0-9a-f]{64})(?-u:\b)",
+        )
+    },
+    Shape {
+        check: Check::Followed(Class::Alnum, 32),
+        ..token("openai", &["sk-"], r"(?-u:\b)sk-([A-Za-z0-9]{32,})(?-u:\b)")
+    },
+    Shape {
+        check: Check::Followed(Class::UpperDigit, 16),
+        ..token(
+            "aws-access-key-id",
+            &["KIA", "SIA"],
+            r"(?-u:\b)(?:AKIA|ASIA)([A-Z0-9]{16})(?-u:\b)",
+        )
+    },
     token(
         "slack-token",
         &["xox"],
@@ -262,26 +321,38 @@ pub(crate) const SHAPES: &[Shape] = &[
         r"(?-u:\b)SG\.([A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})",
     ),
     // A JWT: base64url JSON header and payload (both start `eyJ`, i.e. `{"`), then a signature.
-    token(
-        "jwt",
-        &["eyJ"],
-        r"(?-u:\b)eyJ([A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)",
-    ),
-    token(
-        "mapbox",
-        &["eyJ"],
-        r"(?-u:\b)sk\.(eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,})",
-    ),
-    token(
-        "1password-service-account",
-        &["eyJ"],
-        r"(?-u:\b)ops_(eyJ[A-Za-z0-9+/=_-]{100,})",
-    ),
-    token(
-        "grafana-cloud",
-        &["eyJ"],
-        r"(?-u:\b)glc_(eyJ[A-Za-z0-9+/=_-]{30,})",
-    ),
+    Shape {
+        check: Check::Followed(Class::Base64Url, 8),
+        ..token(
+            "jwt",
+            &["eyJ"],
+            r"(?-u:\b)eyJ([A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)",
+        )
+    },
+    Shape {
+        check: Check::Preceded("sk."),
+        ..token(
+            "mapbox",
+            &["eyJ"],
+            r"(?-u:\b)sk\.(eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,})",
+        )
+    },
+    Shape {
+        check: Check::Preceded("ops_"),
+        ..token(
+            "1password-service-account",
+            &["eyJ"],
+            r"(?-u:\b)ops_(eyJ[A-Za-z0-9+/=_-]{100,})",
+        )
+    },
+    Shape {
+        check: Check::Preceded("glc_"),
+        ..token(
+            "grafana-cloud",
+            &["eyJ"],
+            r"(?-u:\b)glc_(eyJ[A-Za-z0-9+/=_-]{30,})",
+        )
+    },
     token(
         "grafana-service-account",
         &["glsa_"],
@@ -375,11 +446,14 @@ pub(crate) const SHAPES: &[Shape] = &[
         r"(?-u:\b)AGE-SECRET-KEY-1([QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})",
     ),
     // Collie's own device tokens: `collie_` and 43 base64url characters (256 bits), no more.
-    token(
-        "collie-device-token",
-        &["ie_"],
-        r"(?-u:\b)collie_([A-Za-z0-9_-]{43})(?:[^A-Za-z0-9_-]|$)",
-    ),
+    Shape {
+        check: Check::Followed(Class::Base64Url, 43),
+        ..token(
+            "collie-device-token",
+            &["ie_"],
+            r"(?-u:\b)collie_([A-Za-z0-9_-]{43})(?:[^A-Za-z0-9_-]|$)",
+        )
+    },
     Shape {
         check: Check::UrlUserinfo,
         value: Value::Password,

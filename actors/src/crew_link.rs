@@ -1,0 +1,127 @@
+//! The crew link (SPEC §8): this bridge's place in a crew, and the connection between lead and
+//! members.
+//!
+//! **What it owns.** The role (solo, lead or member, kept in the store's `crew` table with the crew
+//! secret), the machine's crew identity (`<state>/crew/`, created by `crew init` or `crew join`),
+//! the QUIC endpoint, and the tasks that serve it. On the lead: the registry of pinned members and
+//! issued invites (only the hash of each join secret is stored) and which members are online. On a
+//! member: the lead's pin and address and whether the link is up.
+//!
+//! **Who sends it what.** The CLI (through the control socket and `src/ops.rs`) sends `Init`,
+//! `Invite`, `Join` and `Remove`; the link's own tasks ([`link`]) ask it to decide join requests and
+//! hellos and report connections that ended. Readers (`collie crew status`, `GET /api/machines`,
+//! `/api/health`) never send it a message: the actor publishes a [`CrewView`] in an `ArcSwap` after
+//! every change.
+//!
+//! **Pure cores.** [`core::Registry`] (members and invites, `now` passed in) and
+//! [`backoff::Backoff`] (reconnect delays, the random fraction passed in). [`invite`] is the
+//! invite string.
+//!
+//! **When it fails.** The supervisor restarts it; `pre_start` reads the role from the store and
+//! reopens the endpoint (a lead on the address it had), so members reconnect by themselves. The
+//! tasks are owned by the actor's state and aborted when it stops.
+
+pub mod actor;
+pub mod backoff;
+pub mod core;
+pub mod invite;
+pub mod link;
+
+use serde::Serialize;
+
+pub use self::actor::{CrewActor, CrewArgs, CrewMsg};
+
+/// Why a crew command failed; `Display` is the message the CLI prints.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CrewError {
+    /// `crew init` on a lead.
+    #[error("this bridge already leads a crew")]
+    AlreadyLead,
+    /// `crew init` or `crew join` on a member.
+    #[error("this bridge is already a member of a crew")]
+    AlreadyMember,
+    /// A lead-only command on a bridge that does not lead.
+    #[error("this bridge does not lead a crew (run `collie crew init` first)")]
+    NotLead,
+    /// No member has the name.
+    #[error("no member named {0} in this crew")]
+    NoSuchMember(String),
+    /// The invite string is unreadable.
+    #[error(transparent)]
+    Invite(#[from] invite::InviteError),
+    /// The lead refused the join.
+    #[error("join refused: {0}")]
+    Refused(collie_crew::hello::JoinError),
+    /// The lead presented a certificate whose pin is not the invite's.
+    #[error(
+        "the lead at {0} does not have the pin in the invite: check the invite, or ask the lead for a new one"
+    )]
+    LeadPinMismatch(String),
+    /// The lead's TLS refused this machine's certificate: it has no open invite.
+    #[error(
+        "the lead refused this machine: the invite is used or expired; ask the lead for a new one (`collie crew invite`)"
+    )]
+    NotAdmitted,
+    /// The lead could not be reached.
+    #[error("cannot reach the lead: {0}")]
+    Unreachable(String),
+    /// A bad `--address`, `--expires` or name.
+    #[error("{0}")]
+    BadInput(String),
+    /// The audit line could not be written; nothing was changed.
+    #[error("audit unavailable")]
+    AuditUnavailable,
+    /// The store, the identity or the endpoint failed.
+    #[error("crew unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// What `collie crew status`, `/api/machines` and `/api/health` show; published by the actor.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct CrewView {
+    /// `solo`, `lead` or `member`.
+    pub role: &'static str,
+    /// This machine's crew name.
+    pub name: String,
+    /// This machine's pin (not on a solo bridge).
+    pub pin: Option<String>,
+    /// Where a lead listens for members.
+    pub address: Option<String>,
+    /// On a member: its lead.
+    pub lead: Option<MachineView>,
+    /// On a lead: its members, by name.
+    pub members: Vec<MachineView>,
+    /// This bridge's version.
+    pub version: String,
+}
+
+/// One other machine of the crew.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct MachineView {
+    /// Its name.
+    pub name: String,
+    /// Its pin.
+    pub pin: String,
+    /// Its address (the lead's, on a member).
+    pub address: Option<String>,
+    /// Whether a link to it is up now.
+    pub online: bool,
+    /// Its bridge version, from its last hello.
+    pub version: Option<String>,
+}
+
+impl CrewView {
+    /// The view of a solo bridge called `name`.
+    pub fn solo(name: &str) -> Self {
+        Self {
+            role: "solo",
+            name: name.to_owned(),
+            pin: None,
+            address: None,
+            lead: None,
+            members: Vec::new(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        }
+    }
+}

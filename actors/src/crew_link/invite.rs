@@ -1,0 +1,96 @@
+//! The invite string `collie crew invite` prints and `collie crew join` reads:
+//! `collie-crew:<lead pin>:<join secret>:<lead address>` — the pin and the secret as 64 lowercase
+//! hex digits each, the address as `HOST:PORT` (IPv6 in brackets). One copyable line.
+
+use std::fmt;
+
+use collie_crew::hello::JoinSecret;
+use collie_crew::pin::Pin;
+
+const PREFIX: &str = "collie-crew:";
+
+/// Why an invite string could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InviteError {
+    /// Not of the invite's shape.
+    #[error("not a crew invite: expected collie-crew:<pin>:<secret>:<host:port>")]
+    Malformed,
+    /// The pin part is not a pin.
+    #[error("the invite's lead pin is not 64 lowercase hex digits")]
+    BadPin,
+    /// The secret part is not 32 bytes of hex.
+    #[error("the invite's join secret is not 64 hex digits")]
+    BadSecret,
+}
+
+/// A parsed invite.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InviteCode {
+    /// The lead's pin.
+    pub lead_pin: Pin,
+    /// The one-time join secret.
+    pub secret: JoinSecret,
+    /// Where the lead listens.
+    pub address: String,
+}
+
+impl InviteCode {
+    /// Parses an invite string (surrounding whitespace ignored).
+    pub fn parse(s: &str) -> Result<Self, InviteError> {
+        let rest = s
+            .trim()
+            .strip_prefix(PREFIX)
+            .ok_or(InviteError::Malformed)?;
+        let mut parts = rest.splitn(3, ':');
+        let (Some(pin), Some(secret), Some(address)) = (parts.next(), parts.next(), parts.next())
+        else {
+            return Err(InviteError::Malformed);
+        };
+        if address.is_empty() {
+            return Err(InviteError::Malformed);
+        }
+        let lead_pin: Pin = pin.parse().map_err(|_| InviteError::BadPin)?;
+        let bytes: [u8; 32] = hex::decode(secret)
+            .ok()
+            .and_then(|b| b.try_into().ok())
+            .ok_or(InviteError::BadSecret)?;
+        Ok(Self {
+            lead_pin,
+            secret: JoinSecret::from(bytes),
+            address: address.to_owned(),
+        })
+    }
+}
+
+impl fmt::Display for InviteCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{PREFIX}{}:{}:{}",
+            self.lead_pin,
+            hex::encode(self.secret.as_bytes()),
+            self.address
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_refuses_garbage() {
+        let code = InviteCode {
+            lead_pin: Pin::of_spki(b"x"),
+            secret: JoinSecret::random(),
+            address: "[::1]:7421".into(),
+        };
+        assert_eq!(InviteCode::parse(&code.to_string()), Ok(code.clone()));
+        assert_eq!(InviteCode::parse("nope"), Err(InviteError::Malformed));
+        let bad = code
+            .to_string()
+            .replacen("collie-crew:", "collie-crew:z", 1);
+        assert_eq!(InviteCode::parse(&bad), Err(InviteError::BadPin));
+    }
+}

@@ -1,0 +1,292 @@
+//! The link's tasks: the lead's accept loop and per-connection service, and the member's dialer.
+//! Each task is owned by the crew actor (a `JoinSet` in its state) and asks the actor for every
+//! decision; tasks hold no crew state of their own.
+//!
+//! After the hello, both sides keep the hello stream as a heartbeat: the member sends a
+//! [`LinkFrame::Beat`] every [`BEAT_EVERY`], the lead echoes each one. A lead that hears nothing for
+//! [`LEAD_SILENCE`] closes the connection and marks the member offline (QUIC's own idle timeout is
+//! 30 s — too slow to show a killed member offline); a member that hears nothing for
+//! [`MEMBER_SILENCE`] reconnects.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use collie_crew::hello::{HelloConfig, JoinReply, MemberHandshake, Opening};
+use collie_crew::pin::Pin;
+use collie_crew::tls::PeerStatus;
+use collie_crew::transport::quic::{QuicConnection, QuicEndpoint};
+use collie_crew::transport::{Connection, RecvFrames, SendFrames, Transport};
+use ractor::ActorRef;
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+use tokio::task::JoinSet;
+
+use super::actor::CrewMsg;
+use super::backoff::Backoff;
+
+/// How often a member sends a heartbeat.
+pub const BEAT_EVERY: Duration = Duration::from_secs(1);
+/// A lead that hears nothing from a member this long closes its connection.
+pub const LEAD_SILENCE: Duration = Duration::from_secs(3);
+/// A member that hears nothing from the lead this long reconnects.
+pub const MEMBER_SILENCE: Duration = Duration::from_secs(5);
+/// The most time an opening (or its answer) may take.
+pub const OPENING_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long the actor is given to answer a task.
+const ACTOR_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A frame on the hello stream after the hello.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum LinkFrame {
+    /// I am alive.
+    Beat,
+    /// A frame this build does not know (still counts as a sign of life).
+    #[serde(other)]
+    Unknown,
+}
+
+/// The lead's accept loop: serves each connection in a child task until the endpoint closes.
+pub(super) async fn accept_loop(endpoint: Arc<QuicEndpoint>, actor: ActorRef<CrewMsg>) {
+    let mut conns = JoinSet::new();
+    loop {
+        tokio::select! {
+            conn = endpoint.accept() => {
+                let Some(conn) = conn else { break };
+                conns.spawn(serve(conn, actor.clone()));
+            }
+            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+        }
+    }
+}
+
+/// One connection on the lead: a join request, or a member's hello and then its heartbeat.
+async fn serve(conn: QuicConnection, actor: ActorRef<CrewMsg>) {
+    let opened = tokio::time::timeout(OPENING_TIMEOUT, async {
+        let (send, mut recv) = conn.accept_bi().await.ok()?;
+        let opening: Opening = recv.recv_message().await.ok()??;
+        Some((send, recv, opening))
+    })
+    .await;
+    let Ok(Some((mut send, mut recv, opening))) = opened else {
+        conn.close("no opening");
+        return;
+    };
+    match opening {
+        Opening::Join(request) => {
+            let peer = conn.peer_pin();
+            let reply = actor
+                .call(
+                    |r| CrewMsg::LeadJoin {
+                        request,
+                        peer,
+                        reply: r,
+                    },
+                    Some(ACTOR_TIMEOUT),
+                )
+                .await
+                .ok()
+                .and_then(|r| r.success_or(()).ok())
+                .unwrap_or(JoinReply::Refused(collie_crew::hello::JoinError::Unknown));
+            if send.send_message(&reply).await.is_ok() {
+                let _ = send.finish();
+                // Let the member read the reply and close first.
+                let _ = tokio::time::timeout(OPENING_TIMEOUT, conn.closed()).await;
+            }
+            conn.close("join done");
+        }
+        Opening::Hello(hello) => {
+            if let PeerStatus::Unpinned(_) = conn.peer_status() {
+                conn.close("not a member of this crew");
+                return;
+            }
+            let Ok(exporter) = conn.exporter() else {
+                conn.close("no exporter");
+                return;
+            };
+            let answer = actor
+                .call(
+                    |r| CrewMsg::LeadHello {
+                        hello,
+                        exporter,
+                        conn: conn.clone(),
+                        reply: r,
+                    },
+                    Some(ACTOR_TIMEOUT),
+                )
+                .await
+                .ok()
+                .and_then(|r| r.success_or(()).ok());
+            let (answer, name, conn_id) = match answer {
+                Some(Ok(ok)) => ok,
+                Some(Err(reason)) => {
+                    conn.close(&reason);
+                    return;
+                }
+                None => {
+                    conn.close("lead busy");
+                    return;
+                }
+            };
+            if send.send_message(&answer).await.is_ok() {
+                loop {
+                    match tokio::time::timeout(LEAD_SILENCE, recv.recv()).await {
+                        Ok(Ok(Some(_))) => {
+                            if send.send_message(&LinkFrame::Beat).await.is_err() {
+                                break;
+                            }
+                        }
+                        Ok(_) => break,
+                        Err(_) => {
+                            conn.close("heartbeat missed");
+                            break;
+                        }
+                    }
+                }
+            }
+            conn.close("link ended");
+            let _ = actor.cast(CrewMsg::LeadGone { name, conn_id });
+        }
+        _ => conn.close("unknown opening"),
+    }
+}
+
+/// What a member's link needs.
+pub(super) struct MemberLink {
+    /// The member's endpoint.
+    pub endpoint: Arc<QuicEndpoint>,
+    /// The lead's address.
+    pub addr: SocketAddr,
+    /// The lead's pin.
+    pub lead_pin: Pin,
+    /// The member's hello settings.
+    pub config: HelloConfig,
+}
+
+/// The member's link: dial, hello, heartbeat until it breaks, back off, again — forever (the actor
+/// aborts it).
+pub(super) async fn member_loop(link: MemberLink, actor: ActorRef<CrewMsg>) {
+    let mut backoff = Backoff::default();
+    loop {
+        match connect(&link).await {
+            Ok((conn, mut send, mut recv, version)) => {
+                backoff.reset();
+                let _ = actor.cast(CrewMsg::MemberLink {
+                    lead_version: Some(version),
+                });
+                let why = heartbeat(&conn, &mut send, &mut recv).await;
+                tracing::info!(%why, "crew link to the lead ended");
+                conn.close(&why);
+                let _ = actor.cast(CrewMsg::MemberLink { lead_version: None });
+            }
+            Err(why) => tracing::debug!(%why, "crew link: cannot reach the lead"),
+        }
+        let jitter: f64 = rand::thread_rng().gen();
+        tokio::time::sleep(backoff.next_delay(jitter)).await;
+    }
+}
+
+type Stream = (
+    QuicConnection,
+    <QuicConnection as Connection>::Send,
+    <QuicConnection as Connection>::Recv,
+    String,
+);
+
+async fn connect(link: &MemberLink) -> Result<Stream, String> {
+    let attempt = async {
+        let conn = link
+            .endpoint
+            .dial(&link.addr, link.lead_pin)
+            .await
+            .map_err(|e| e.to_string())?;
+        let exporter = conn.exporter().map_err(|e| e.to_string())?;
+        let mut handshake = MemberHandshake::new(link.config.clone(), exporter);
+        let (mut send, mut recv) = conn.open_bi().await.map_err(|e| e.to_string())?;
+        send.send_message(&Opening::Hello(handshake.hello()))
+            .await
+            .map_err(|e| e.to_string())?;
+        let answer = match recv.recv_message().await {
+            Ok(Some(h)) => h,
+            Ok(None) => return Err("the lead ended the stream".to_owned()),
+            Err(e) => return Err(conn.close_reason().map_or(e.to_string(), |c| c.to_string())),
+        };
+        let version = match handshake.on_hello(&answer) {
+            Ok(peer) => peer.bridge_version.clone(),
+            Err(e) => {
+                conn.close(&e.to_string());
+                return Err(e.to_string());
+            }
+        };
+        Ok((conn, send, recv, version))
+    };
+    tokio::time::timeout(OPENING_TIMEOUT, attempt)
+        .await
+        .map_err(|_| "timed out".to_owned())?
+}
+
+async fn heartbeat(
+    conn: &QuicConnection,
+    send: &mut <QuicConnection as Connection>::Send,
+    recv: &mut <QuicConnection as Connection>::Recv,
+) -> String {
+    let mut tick = tokio::time::interval(BEAT_EVERY);
+    let mut deadline = tokio::time::Instant::now() + MEMBER_SILENCE;
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {
+                if let Err(e) = send.send_message(&LinkFrame::Beat).await {
+                    return e.to_string();
+                }
+            }
+            frame = recv.recv() => match frame {
+                Ok(Some(_)) => deadline = tokio::time::Instant::now() + MEMBER_SILENCE,
+                Ok(None) => return "the lead ended the stream".to_owned(),
+                Err(e) => return e.to_string(),
+            },
+            _ = tokio::time::sleep_until(deadline) => return "heartbeat missed".to_owned(),
+            closed = conn.closed() => return closed.to_string(),
+        }
+    }
+}
+
+/// Joins the crew of `addr`: dials pinning the lead, sends the join request and returns the lead's
+/// reply. The caller handles the outcome.
+pub(super) async fn join(
+    endpoint: &QuicEndpoint,
+    addr: SocketAddr,
+    lead_pin: Pin,
+    request: collie_crew::hello::JoinRequest,
+) -> Result<JoinReply, super::CrewError> {
+    use super::CrewError;
+    let classify = |e: &dyn std::fmt::Display| {
+        let text = e.to_string();
+        if text.contains("aborted by peer") && text.contains("certificate") {
+            // The lead's TLS refused this machine: it accepts no joins right now. (QUIC completes
+            // the client's side of the handshake before the lead has checked the client's
+            // certificate, so this can surface on the first stream rather than the dial.)
+            CrewError::NotAdmitted
+        } else if text.contains("certificate") || text.contains("pin") {
+            CrewError::LeadPinMismatch(addr.to_string())
+        } else {
+            CrewError::Unreachable(text)
+        }
+    };
+    let attempt = async {
+        let conn = endpoint
+            .dial(&addr, lead_pin)
+            .await
+            .map_err(|e| classify(&e))?;
+        let (mut send, mut recv) = conn.open_bi().await.map_err(|e| classify(&e))?;
+        send.send_message(&Opening::Join(request))
+            .await
+            .map_err(|e| classify(&e))?;
+        let reply: Option<JoinReply> = recv.recv_message().await.map_err(|e| classify(&e))?;
+        conn.close("joined");
+        reply.ok_or_else(|| CrewError::Unreachable("the lead sent no reply".into()))
+    };
+    tokio::time::timeout(OPENING_TIMEOUT, attempt)
+        .await
+        .map_err(|_| CrewError::Unreachable(format!("{addr}: timed out")))?
+}

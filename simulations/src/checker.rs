@@ -1,0 +1,338 @@
+//! The invariant checker. It keeps its own ghost state — which machine each phone request was
+//! for, which pins the operator actually admitted — fed by the harness from the models' effects,
+//! and is asked after every step whether the world is still sound.
+
+use std::collections::BTreeMap;
+
+use collie_crew::pin::Pin;
+use collie_crew::relay::{RelayError, RelayOk};
+use collie_crew::wire::{FRAME_HEADER, MAX_BUFFERED, MAX_FRAME};
+
+use crate::lead::{Lead, LinkState, MAX_OPENING, MAX_REQUESTS, MAX_STREAMS};
+use crate::ViolationKind;
+
+/// The most a lead connection's frame decoder may have allocated in these simulations: every frame
+/// a model sends is a few KiB, and a peer announcing 16 MiB must cost only what it sent.
+pub(crate) const LEAD_BUFFER_CAP: usize = 64 * 1024;
+
+/// A broken invariant, before the harness adds where and when.
+#[derive(Debug)]
+pub(crate) struct Fail {
+    pub(crate) kind: ViolationKind,
+    pub(crate) detail: String,
+}
+
+pub(crate) type Check = Result<(), Box<Fail>>;
+
+fn fail(kind: ViolationKind, detail: String) -> Check {
+    Err(Box::new(Fail { kind, detail }))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Pending,
+    Answered,
+    /// The lead died with the request in flight: the phone's HTTP connection broke.
+    Aborted,
+}
+
+#[derive(Debug)]
+struct Request {
+    machine: String,
+    write: bool,
+    deadline: u64,
+    state: State,
+}
+
+/// Counts for the report.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Tally {
+    pub(crate) issued: u64,
+    pub(crate) ok: u64,
+    pub(crate) unreachable: u64,
+    pub(crate) other_errors: u64,
+    pub(crate) aborted: u64,
+    pub(crate) writes: u64,
+}
+
+/// Ghost state and checks.
+#[derive(Debug, Default)]
+pub(crate) struct Checker {
+    requests: BTreeMap<u64, Request>,
+    /// Request id → the machine it ran on.
+    executed: BTreeMap<String, String>,
+    /// Pin → name, for every machine the operator admitted and has not removed.
+    trusted: BTreeMap<Pin, String>,
+    pub(crate) tally: Tally,
+}
+
+impl Checker {
+    /// The operator invited this machine (it may serve once it joined).
+    pub(crate) fn trust(&mut self, pin: Pin, name: &str) {
+        self.trusted.insert(pin, name.to_owned());
+    }
+
+    /// The operator removed this machine.
+    pub(crate) fn revoke(&mut self, pin: &Pin) {
+        self.trusted.remove(pin);
+    }
+
+    pub(crate) fn on_issue(&mut self, id: u64, machine: &str, write: bool, deadline: u64) {
+        self.tally.issued += 1;
+        self.requests.insert(
+            id,
+            Request {
+                machine: machine.to_owned(),
+                write,
+                deadline,
+                state: State::Pending,
+            },
+        );
+    }
+
+    pub(crate) fn on_aborted(&mut self, ids: &[u64]) -> Check {
+        for id in ids {
+            match self.requests.get_mut(id) {
+                Some(r) if r.state == State::Pending => {
+                    r.state = State::Aborted;
+                    self.tally.aborted += 1;
+                }
+                _ => {
+                    return fail(
+                        ViolationKind::AnsweredTwice,
+                        format!("request {id} aborted but not pending"),
+                    )
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A relayed write ran on `machine`.
+    pub(crate) fn on_executed(&mut self, request_id: &str, machine: &str) -> Check {
+        self.tally.writes += 1;
+        let target = request_id
+            .parse::<u64>()
+            .ok()
+            .and_then(|id| self.requests.get(&id));
+        match target {
+            Some(r) if r.write && r.machine == machine => {}
+            Some(r) => {
+                return fail(
+                    ViolationKind::WrongMachine,
+                    format!(
+                        "write {request_id} for {} (write: {}) ran on {machine}",
+                        r.machine, r.write
+                    ),
+                )
+            }
+            None => {
+                return fail(
+                    ViolationKind::WrongMachine,
+                    format!("write {request_id} ran on {machine} but no phone asked for it"),
+                )
+            }
+        }
+        if let Some(first) = self
+            .executed
+            .insert(request_id.to_owned(), machine.to_owned())
+        {
+            return fail(
+                ViolationKind::DuplicateWrite,
+                format!("write {request_id} ran twice (on {first}, then on {machine})"),
+            );
+        }
+        Ok(())
+    }
+
+    /// The lead answered a phone request.
+    pub(crate) fn on_answer(
+        &mut self,
+        id: u64,
+        result: &Result<RelayOk, RelayError>,
+        now: u64,
+    ) -> Check {
+        let Some(r) = self.requests.get_mut(&id) else {
+            return fail(
+                ViolationKind::AnsweredTwice,
+                format!("answer to unknown request {id}"),
+            );
+        };
+        if r.state != State::Pending {
+            return fail(
+                ViolationKind::AnsweredTwice,
+                format!(
+                    "request {id} answered again ({:?}) after {:?}",
+                    result, r.state
+                ),
+            );
+        }
+        r.state = State::Answered;
+        if now > r.deadline {
+            return fail(
+                ViolationKind::MissedDeadline,
+                format!(
+                    "request {id} answered at {now} ms, deadline {} ms",
+                    r.deadline
+                ),
+            );
+        }
+        let from_member = |m: &str| m == r.machine;
+        let sound = match result {
+            Ok(RelayOk::Snapshot(s)) => from_member(&s.machine),
+            Ok(RelayOk::PaneList(list)) => list.iter().all(|p| from_member(&p.machine)),
+            Ok(RelayOk::Done) if r.write => {
+                self.executed.get(&id.to_string()).map(String::as_str) == Some(&r.machine)
+            }
+            Ok(RelayOk::Done | RelayOk::Subscribed) => true,
+            Ok(_) => false,
+            Err(
+                RelayError::Unreachable
+                | RelayError::NoSuchPane
+                | RelayError::CapabilityMissing
+                | RelayError::ResourceLimit,
+            ) => true,
+            Err(_) => false,
+        };
+        match result {
+            Ok(_) => self.tally.ok += 1,
+            Err(RelayError::Unreachable) => self.tally.unreachable += 1,
+            Err(_) => self.tally.other_errors += 1,
+        }
+        if !sound {
+            return fail(
+                ViolationKind::BadAnswer,
+                format!("request {id} for {} answered {result:?}", r.machine),
+            );
+        }
+        Ok(())
+    }
+
+    /// The lead accepted a hello from `pin` as `name`.
+    pub(crate) fn on_served(&self, pin: &Pin, name: &str) -> Check {
+        match self.trusted.get(pin) {
+            Some(n) if n == name => Ok(()),
+            Some(n) => fail(
+                ViolationKind::UnpinnedServed,
+                format!("{pin} admitted as {n} but served as {name}"),
+            ),
+            None => fail(
+                ViolationKind::UnpinnedServed,
+                format!("unpinned peer {pin} served as {name}"),
+            ),
+        }
+    }
+
+    /// The lead sent a phone request for `machine` to the peer with `pin`.
+    pub(crate) fn on_relayed(&self, pin: &Pin, machine: &str, phone: u64) -> Check {
+        match self.trusted.get(pin) {
+            Some(n) if n == machine => Ok(()),
+            Some(n) => fail(
+                ViolationKind::WrongMachine,
+                format!("request {phone} for {machine} relayed to {n}"),
+            ),
+            None => fail(
+                ViolationKind::UnpinnedServed,
+                format!("request {phone} for {machine} relayed to unpinned peer {pin}"),
+            ),
+        }
+    }
+
+    /// The checks of every step.
+    pub(crate) fn step(&self, now: u64, lead: &Lead) -> Check {
+        if let Some((id, r)) = self
+            .requests
+            .iter()
+            .find(|(_, r)| r.state == State::Pending && r.deadline < now)
+        {
+            return fail(
+                ViolationKind::MissedDeadline,
+                format!(
+                    "request {id} for {} unanswered at {now} ms, deadline {} ms",
+                    r.machine, r.deadline
+                ),
+            );
+        }
+        let mut opening = 0;
+        let mut names = BTreeMap::new();
+        for (conn, c) in &lead.conns {
+            let (cap, held) = (c.decoder.capacity(), c.decoder.buffered());
+            if cap > LEAD_BUFFER_CAP.min(MAX_BUFFERED) || held > FRAME_HEADER + MAX_FRAME {
+                return fail(
+                    ViolationKind::MemoryBound,
+                    format!("connection {conn}: decoder holds {held} bytes in {cap}"),
+                );
+            }
+            match &c.state {
+                LinkState::Established { name, inflight, .. } => {
+                    if inflight.in_flight() > MAX_REQUESTS || inflight.streams() > MAX_STREAMS {
+                        return fail(
+                            ViolationKind::MemoryBound,
+                            format!(
+                                "{name}: {} requests, {} streams",
+                                inflight.in_flight(),
+                                inflight.streams()
+                            ),
+                        );
+                    }
+                    if let Some(other) = names.insert(name.clone(), *conn) {
+                        return fail(
+                            ViolationKind::MemoryBound,
+                            format!("{name} has two links ({other} and {conn})"),
+                        );
+                    }
+                }
+                _ => opening += 1,
+            }
+        }
+        if opening > MAX_OPENING {
+            return fail(
+                ViolationKind::MemoryBound,
+                format!("{opening} connections opening"),
+            );
+        }
+        Ok(())
+    }
+
+    /// At the end: a member's own write log must hold exactly the writes seen running there.
+    pub(crate) fn audit(&self, machine: &str, log: &[String]) -> Check {
+        for id in log {
+            if self.executed.get(id).map(String::as_str) != Some(machine) {
+                return fail(
+                    ViolationKind::WrongMachine,
+                    format!("{machine}'s write log holds {id}, which did not run there"),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// At the end: the members' write logs together hold every write that ran, once.
+    pub(crate) fn audit_total(&self, logged: usize) -> Check {
+        if logged != self.executed.len() {
+            return fail(
+                ViolationKind::DuplicateWrite,
+                format!(
+                    "members logged {logged} writes, {} distinct ones ran",
+                    self.executed.len()
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// At the end: nothing may still wait.
+    pub(crate) fn finish(&self) -> Check {
+        if let Some((id, r)) = self
+            .requests
+            .iter()
+            .find(|(_, r)| r.state == State::Pending)
+        {
+            return fail(
+                ViolationKind::MissedDeadline,
+                format!("request {id} for {} never answered", r.machine),
+            );
+        }
+        Ok(())
+    }
+}

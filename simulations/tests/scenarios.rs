@@ -1,0 +1,130 @@
+//! Every scenario for a fixed set of seeds, determinism, and proof that the checker catches broken
+//! leads. A failure names the scenario and seed; replay it with
+//! `cargo run -p collie-simulations -- <scenario> --seed N --trace`.
+
+use collie_simulations::{run, run_with, Bug, Options, Scenario, ViolationKind};
+
+/// Seeds per scenario in `cargo test` (more with `--seeds K` on the binary).
+const SEEDS: u64 = 8;
+
+fn run_seeds(scenario: Scenario, seeds: std::ops::Range<u64>) {
+    for seed in seeds {
+        if let Err(violation) = run(scenario, seed) {
+            panic!("{violation}");
+        }
+    }
+}
+
+#[test]
+fn fifty_members_join() {
+    for seed in 0..SEEDS {
+        let report = run(Scenario::Join, seed).unwrap_or_else(|v| panic!("{v}"));
+        assert_eq!(report.joined, 50, "seed {seed}: {report}");
+    }
+}
+
+#[test]
+fn random_partitions_and_restarts() {
+    for seed in 0..SEEDS {
+        let report = run(Scenario::Faults, seed).unwrap_or_else(|v| panic!("{v}"));
+        assert!(report.steps >= 6_000, "{report}");
+        assert!(report.faults > 20, "{report}");
+        assert!(
+            report.answered_ok > 0 && report.answered_unreachable > 0,
+            "{report}"
+        );
+        assert!(report.aborted_by_lead_restart > 0 || seed > 0, "{report}");
+    }
+}
+
+#[test]
+fn unpinned_member_is_never_served() {
+    for seed in 0..SEEDS {
+        let report = run(Scenario::Unpinned, seed).unwrap_or_else(|v| panic!("{v}"));
+        // The intruder's hellos and the removed member's hellos were all refused.
+        assert!(report.refused_openings > 0, "{report}");
+        assert_eq!(report.joined, 4, "{report}");
+    }
+}
+
+#[test]
+fn garbage_closes_the_stream_not_the_lead() {
+    for seed in 0..SEEDS {
+        let report = run(Scenario::Garbage, seed).unwrap_or_else(|v| panic!("{v}"));
+        assert!(report.bad_frames > 0, "{report}");
+        // The lead kept serving the honest members throughout.
+        assert!(report.answered_ok > 100, "{report}");
+    }
+}
+
+#[test]
+fn more_seeds_of_every_scenario() {
+    for scenario in [Scenario::Faults, Scenario::Unpinned, Scenario::Garbage] {
+        run_seeds(scenario, 100..100 + SEEDS);
+    }
+}
+
+#[test]
+fn same_seed_same_trace() {
+    for scenario in Scenario::ALL {
+        let options = Options {
+            bug: None,
+            trace: true,
+        };
+        let a = run_with(scenario, 7, options).unwrap_or_else(|v| panic!("{v}"));
+        let b = run_with(scenario, 7, options).unwrap_or_else(|v| panic!("{v}"));
+        assert!(!a.trace.is_empty());
+        assert_eq!(a, b, "{scenario}: two runs of seed 7 differ");
+        let c = run(scenario, 8).unwrap_or_else(|v| panic!("{v}"));
+        assert_ne!(
+            a.digest, c.digest,
+            "{scenario}: seeds 7 and 8 gave the same run"
+        );
+    }
+}
+
+/// Runs a broken lead over a few seeds and returns the kinds of violation found.
+fn caught(scenario: Scenario, bug: Bug) -> Vec<ViolationKind> {
+    (0..4)
+        .filter_map(|seed| {
+            let options = Options {
+                bug: Some(bug),
+                trace: false,
+            };
+            run_with(scenario, seed, options).err().map(|v| v.kind)
+        })
+        .collect()
+}
+
+#[test]
+fn checker_catches_a_lead_that_resends_writes() {
+    let kinds = caught(Scenario::Faults, Bug::ResendWriteOnTimeout);
+    assert_eq!(kinds, vec![ViolationKind::DuplicateWrite; 4]);
+}
+
+#[test]
+fn checker_catches_a_lead_that_serves_unpinned_peers() {
+    let kinds = caught(Scenario::Unpinned, Bug::ServeUnpinned);
+    assert_eq!(kinds, vec![ViolationKind::UnpinnedServed; 4]);
+}
+
+#[test]
+fn checker_catches_a_lead_that_misroutes() {
+    let kinds = caught(Scenario::Faults, Bug::Misroute);
+    assert_eq!(kinds, vec![ViolationKind::WrongMachine; 4]);
+}
+
+#[test]
+fn checker_catches_a_lead_that_ignores_deadlines() {
+    let kinds = caught(Scenario::Faults, Bug::IgnoreDeadlines);
+    assert_eq!(kinds, vec![ViolationKind::MissedDeadline; 4]);
+}
+
+/// A join whose acceptance is lost in flight leaves the member pinned without the crew secret, and
+/// its retry is refused `invite already used` (see `Scenario::JoinUnderFaults`). Run with
+/// `--ignored` once the join is made idempotent for the pin that used the invite.
+#[test]
+#[ignore = "known gap: a lost join acceptance strands the member"]
+fn joins_survive_faults() {
+    run_seeds(Scenario::JoinUnderFaults, 0..SEEDS);
+}
