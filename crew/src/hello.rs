@@ -382,6 +382,8 @@ pub struct JoinContext<'a> {
     pub lead_name: &'a str,
     /// Whether a member already has a name.
     pub name_taken: &'a dyn Fn(&str) -> bool,
+    /// The name the lead has pinned for `peer_pin`, if this machine is already a member.
+    pub pinned_as: Option<&'a str>,
     /// The crew secret to hand over.
     pub crew_secret: &'a CrewSecret,
     /// The current time.
@@ -401,6 +403,15 @@ pub fn validate_join(
         return Err(JoinError::WrongSecret);
     }
     if invite.used {
+        // The machine that used this invite may come back with it when the acceptance was lost in
+        // flight (a restart or a dropped link before the reply arrived): it is pinned under the name
+        // it asked for, so it gets the same answer again. Anyone else is refused.
+        if request.member_pin == *ctx.peer_pin && ctx.pinned_as == Some(request.name.as_str()) {
+            return Ok(JoinAccepted {
+                crew_secret: ctx.crew_secret.clone(),
+                lead_name: ctx.lead_name.to_owned(),
+            });
+        }
         return Err(JoinError::InviteUsed);
     }
     if ctx.now >= invite.expires_at {

@@ -295,15 +295,19 @@ impl Lead {
         let index = self.invites.iter().position(|i| i.secret_hash == hash);
         let pins = &self.pins;
         let name_taken = |n: &str| pins.values().any(|v| v == n);
+        let pinned_as = self.pins.get(&pin).map(String::as_str);
+        let repeat = pinned_as.is_some();
         let ctx = JoinContext {
             invite: index.and_then(|i| self.invites.get(i)),
             peer_pin: &pin,
             lead_name: &self.name,
             name_taken: &name_taken,
+            pinned_as,
             crew_secret: &self.secret,
             now: Self::wall_clock(now),
         };
         let reply = match validate_join(request, &ctx) {
+            Ok(accepted) if repeat => JoinReply::Accepted(accepted),
             Ok(accepted) => {
                 if let Some(invite) = index.and_then(|i| self.invites.get_mut(i)) {
                     invite.used = true;

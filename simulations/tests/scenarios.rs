@@ -120,11 +120,9 @@ fn checker_catches_a_lead_that_ignores_deadlines() {
     assert_eq!(kinds, vec![ViolationKind::MissedDeadline; 4]);
 }
 
-/// A join whose acceptance is lost in flight leaves the member pinned without the crew secret, and
-/// its retry is refused `invite already used` (see `Scenario::JoinUnderFaults`). Run with
-/// `--ignored` once the join is made idempotent for the pin that used the invite.
+/// A join whose acceptance is lost in flight (see `Scenario::JoinUnderFaults`): the member retries
+/// with the same invite and, being pinned under that name, gets the same acceptance again.
 #[test]
-#[ignore = "known gap: a lost join acceptance strands the member"]
 fn joins_survive_faults() {
     run_seeds(Scenario::JoinUnderFaults, 0..SEEDS);
 }

@@ -564,12 +564,16 @@ impl CrewState {
             tracing::info!(name = %request.name, reason = %e, "crew join refused");
             return JoinReply::Refused(e);
         }
-        let Some((invite, member)) = lead.registry.join_writes(&request) else {
-            return JoinReply::Refused(JoinError::WrongSecret);
-        };
         let accepted = collie_crew::hello::JoinAccepted {
             crew_secret: lead.secret.clone(),
             lead_name: self.args.machine.clone(),
+        };
+        if lead.registry.by_pin(&peer).is_some() {
+            // The same machine again, after its acceptance was lost: nothing new to record.
+            return JoinReply::Accepted(accepted);
+        }
+        let Some((invite, member)) = lead.registry.join_writes(&request) else {
+            return JoinReply::Refused(JoinError::WrongSecret);
         };
         if self
             .audit(

@@ -78,7 +78,8 @@ impl Registry {
     ) -> Result<JoinAccepted, JoinError> {
         let hash = request.join_secret.hash();
         let invite = self.invites.iter().find(|i| i.secret_hash == hash);
-        let pin_taken = self.by_pin(peer_pin).is_some();
+        let pinned_as = self.by_pin(peer_pin).map(|m| m.name.as_str());
+        let pin_taken = pinned_as.is_some();
         let name_taken = |name: &str| pin_taken || self.members.contains_key(name);
         validate_join(
             request,
@@ -87,6 +88,7 @@ impl Registry {
                 peer_pin,
                 lead_name,
                 name_taken: &name_taken,
+                pinned_as,
                 crew_secret: secret,
                 now,
             },

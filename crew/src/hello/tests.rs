@@ -303,6 +303,7 @@ mod join {
                 peer_pin: &pin(1),
                 lead_name: "laptop",
                 name_taken: &taken,
+                pinned_as: None,
                 crew_secret: &crew,
                 now,
             },
@@ -405,4 +406,45 @@ mod join {
             opening
         );
     }
+}
+
+#[test]
+fn the_machine_that_used_an_invite_gets_the_same_acceptance_again() {
+    let crew = CrewSecret::from([7u8; 32]);
+    let used = Invite {
+        used: true,
+        ..Invite::new(
+            &JoinSecret::from([1u8; 32]),
+            SystemTime::UNIX_EPOCH + Duration::from_secs(600),
+        )
+    };
+    let pin = Pin::from([9u8; 32]);
+    let request = JoinRequest {
+        join_secret: JoinSecret::from([1u8; 32]),
+        name: "db-1".into(),
+        member_pin: pin,
+    };
+    let taken = |_: &str| true;
+    let check = |pinned_as: Option<&str>| {
+        validate_join(
+            &request,
+            &JoinContext {
+                invite: Some(&used),
+                peer_pin: &pin,
+                lead_name: "laptop",
+                name_taken: &taken,
+                pinned_as,
+                crew_secret: &crew,
+                // Even after the invite expired: the machine proved the secret once.
+                now: SystemTime::UNIX_EPOCH + Duration::from_secs(3600),
+            },
+        )
+    };
+    assert_eq!(
+        check(Some("db-1")).expect("accepted again").lead_name,
+        "laptop"
+    );
+    // Anyone else holding the used secret is refused, and so is the member under another name.
+    assert_eq!(check(None), Err(JoinError::InviteUsed));
+    assert_eq!(check(Some("db-2")), Err(JoinError::InviteUsed));
 }
