@@ -156,11 +156,23 @@ fn audit_fails_closed_when_the_log_cannot_be_written() {
         &json!({"text": "echo must-not-run-$((1+1))", "keys": ["Enter"]}),
     );
     assert_eq!((s, v["error"].as_str()), (503, Some("audit unavailable")));
-    std::thread::sleep(Duration::from_millis(300));
+    // Type a marker straight into tmux; once its output shows, anything the bridge had typed before
+    // would show too.
     let tmux = b.tmux.as_ref().expect("tmux");
+    let out = tmux
+        .cmd()
+        .args(["send-keys", "-t", "main", "echo marker-$((2+3))", "Enter"])
+        .output()
+        .expect("tmux send-keys");
+    assert!(out.status.success());
+    let screen = wait_for(Duration::from_secs(10), || {
+        let text = tmux.capture("main");
+        text.contains("marker-5").then_some(text)
+    })
+    .expect("the marker ran");
     assert!(
-        !tmux.capture("main").contains("must-not-run"),
-        "nothing was typed"
+        !screen.contains("must-not-run"),
+        "nothing was typed: {screen}"
     );
     // Pairing is a write too.
     let code = b.code("full");
