@@ -207,11 +207,25 @@ fn quoted_or_bare(b: &[u8], at: usize) -> Option<Range<usize>> {
 
 /// A byte of an unquoted value: not ASCII whitespace, a quote, `,`, `;` or `&`.
 fn is_bare(c: u8) -> bool {
-    !matches!(
-        c,
-        b'\t'..=b'\r' | b' ' | b'"' | b'\'' | b'`' | b',' | b';' | b'&'
-    )
+    BARE[usize::from(c)]
 }
+
+/// [`is_bare`] as a table: the bare-value walk runs over every byte of long tokens.
+const BARE: [bool; 256] = {
+    let mut table = [true; 256];
+    let mut c = b'\t';
+    while c <= b'\r' {
+        table[c as usize] = false;
+        c += 1;
+    }
+    let mut i = 0;
+    let stops = b" \"'`,;&";
+    while i < stops.len() {
+        table[stops[i] as usize] = false;
+        i += 1;
+    }
+    table
+};
 
 fn blanks(b: &[u8], at: usize) -> usize {
     b[at..]

@@ -30,6 +30,9 @@ pub struct Masker {
 struct Engine {
     prefilter: Prefilter,
     regexes: Vec<OnceLock<Regex>>,
+    /// Per shape: the spellings of the literal its matches start with, when the rest of every
+    /// match is the secret group (see [`literal_prefix`]).
+    prefixes: Vec<Option<Vec<String>>>,
     /// Test only: skip the prefilter and try every shape on every line.
     #[cfg(test)]
     every_shape: bool,
@@ -41,6 +44,7 @@ impl Masker {
         let engine = enabled.then(|| Engine {
             prefilter: Prefilter::new(),
             regexes: SHAPES.iter().map(|_| OnceLock::new()).collect(),
+            prefixes: SHAPES.iter().map(|s| literal_prefix(s.pattern)).collect(),
             #[cfg(test)]
             every_shape: false,
         });
@@ -151,6 +155,29 @@ impl Engine {
                     found(value);
                 }
             }),
+            // The group is the match less its literal prefix: the regex's DFAs find the match,
+            // and the captures engine has nothing to add.
+            Value::Token if self.prefixes[i].is_some() => {
+                let spellings = self.prefixes[i].as_deref().unwrap_or_default();
+                let regex = self.regex(i);
+                for m in regex.find_iter(line) {
+                    let mut starts = spellings
+                        .iter()
+                        .filter(|p| m.as_str().starts_with(p.as_str()));
+                    match (starts.next(), starts.next()) {
+                        (Some(prefix), None) => found(m.start() + prefix.len()..m.end()),
+                        // Two spellings fit: ask the captures engine which one it took.
+                        _ => {
+                            let secret = regex
+                                .captures_at(line, m.start())
+                                .and_then(|caps| caps.get(1));
+                            if let Some(secret) = secret {
+                                found(secret.range());
+                            }
+                        }
+                    }
+                }
+            }
             kind => {
                 for caps in self.regex(i).captures_iter(line) {
                     let Some(secret) = caps.iter().skip(1).flatten().next() else {
@@ -242,14 +269,25 @@ impl Engine {
             }
         }
         // A BEGIN line can sit in another block's headers, and the two blocks share a body.
-        body.sort_unstable_by_key(|range| range.start);
-        body.dedup();
-        let mut edits: Vec<(Range<usize>, String)> = Vec::new();
-        for range in &body {
-            if text[range.clone()].chars().any(|c| c != MASK) {
-                edits.push((range.clone(), bullets(text[range.clone()].chars().count())));
-            }
+        if !body.is_sorted_by_key(|range| range.start) {
+            body.sort_unstable_by_key(|range| range.start);
         }
+        body.dedup();
+        // The body lines that change and the masked candidate lines, each run in text order and
+        // disjoint from the other, are written out as they come.
+        let mut bodies = body
+            .iter()
+            .filter(|range| text[(*range).clone()].chars().any(|c| c != MASK))
+            .peekable();
+        let mut out: Option<String> = None;
+        let mut at = 0;
+        let mut emit = |out: &mut Option<String>, range: Range<usize>, new: &str| {
+            let out = out.get_or_insert_with(|| String::with_capacity(text.len() + text.len() / 8));
+            out.push_str(&text[at..range.start]);
+            out.push_str(new);
+            at = range.end;
+        };
+        let (mut spans, mut masked, mut spare) = (Vec::new(), String::new(), String::new());
         for candidate in candidates {
             let line = candidate.line.clone();
             // Body ranges are sorted, disjoint and each within one line.
@@ -259,45 +297,59 @@ impl Engine {
             if in_body || shapes == 0 {
                 continue;
             }
-            if let Some(masked) = self.mask_line(&text[line.clone()], shapes, candidate.literals) {
-                edits.push((line, masked));
+            let buffers = (&mut spans, &mut masked, &mut spare);
+            if self.mask_line(&text[line.clone()], shapes, candidate.literals, buffers) {
+                while let Some(range) = bodies.next_if(|b| b.start < line.start) {
+                    emit(
+                        &mut out,
+                        range.clone(),
+                        &bullets(text[range.clone()].chars().count()),
+                    );
+                }
+                emit(&mut out, line, &masked);
             }
         }
-        if edits.is_empty() {
-            return None;
+        for range in bodies {
+            emit(
+                &mut out,
+                range.clone(),
+                &bullets(text[range.clone()].chars().count()),
+            );
         }
-        edits.sort_unstable_by_key(|(range, _)| range.start);
-        let mut out = String::with_capacity(text.len() + text.len() / 8);
-        let mut at = 0;
-        for (range, replacement) in &edits {
-            debug_assert!(at <= range.start, "edits overlap");
-            out.push_str(&text[at..range.start]);
-            out.push_str(replacement);
-            at = range.end;
-        }
+        let mut out = out?;
         out.push_str(&text[at..]);
         Some(out)
     }
 
     /// Masks one line with `shapes`, then again until that finds nothing more: a fixed point,
-    /// so that masking the result again is a no-op even where two shapes overlap. `None` when
+    /// so that masking the result again is a no-op even where two shapes overlap. False when
     /// nothing changed.
     ///
     /// Each round tries the shapes the prefilter confirms on the masked line, which is what
     /// masking it again would try: a shape it leaves out has no trigger there that passes its
     /// check, and so no match. Those triggers are among the `literals` hit on `line`.
-    fn mask_line(&self, line: &str, shapes: u64, literals: u64) -> Option<String> {
-        let mut spans = Vec::new();
-        self.line_spans(line, shapes, &mut spans);
-        let mut masked = apply(line, &mut spans)?;
+    ///
+    /// The masked line is left in `masked`; `spans` and `spare` are buffers to reuse.
+    fn mask_line(
+        &self,
+        line: &str,
+        shapes: u64,
+        literals: u64,
+        (spans, masked, spare): (&mut Vec<Range<usize>>, &mut String, &mut String),
+    ) -> bool {
+        spans.clear();
+        self.line_spans(line, shapes, spans);
+        if !apply(line, spans, masked) {
+            return false;
+        }
         loop {
             spans.clear();
-            let again = self.again(&masked, literals);
-            self.line_spans(&masked, again, &mut spans);
-            match apply(&masked, &mut spans) {
-                Some(again) => masked = again,
-                None => return Some(masked),
+            let again = self.again(masked, literals);
+            self.line_spans(masked, again, spans);
+            if !apply(masked, spans, spare) {
+                return true;
             }
+            std::mem::swap(masked, spare);
         }
     }
 
@@ -352,8 +404,9 @@ fn skip_chars(line: &str, start: usize, end: usize, keep: usize) -> usize {
         .map_or(end, |(i, _)| start + i)
 }
 
-/// `line` with the characters in `spans` replaced by `•`; `None` if that changes nothing.
-fn apply(line: &str, spans: &mut [Range<usize>]) -> Option<String> {
+/// Writes `line` with the characters in `spans` replaced by `•` to `out`; false (and `out`
+/// left as it may be) if that changes nothing.
+fn apply(line: &str, spans: &mut [Range<usize>], out: &mut String) -> bool {
     // Most often (the last round of `mask_line`) nothing changes: find out before copying.
     let changes = |span: &Range<usize>| {
         line[span.clone()]
@@ -361,11 +414,12 @@ fn apply(line: &str, spans: &mut [Range<usize>]) -> Option<String> {
             .any(|c| !matches!(c, MASK | '\n' | '\r'))
     };
     if !spans.iter().any(changes) {
-        return None;
+        return false;
     }
-    spans.sort_unstable_by_key(|r| r.start);
-    let mut out =
-        String::with_capacity(line.len() + 2 * spans.iter().map(|r| r.len()).sum::<usize>());
+    if !spans.is_sorted_by_key(|r| r.start) {
+        spans.sort_unstable_by_key(|r| r.start);
+    }
+    out.clear();
     let mut changed = false;
     let mut at = 0;
     for span in spans.iter() {
@@ -385,9 +439,119 @@ fn apply(line: &str, spans: &mut [Range<usize>]) -> Option<String> {
         at = span.end;
     }
     out.push_str(&line[at..]);
-    changed.then_some(out)
+    changed
 }
 
 fn bullets(n: usize) -> String {
     std::iter::repeat_n(MASK, n).collect()
+}
+
+/// For a pattern `(?-u:\b)LITERAL(GROUP)` or `(?-u:\b)LITERAL(GROUP)(?-u:\b)`, where LITERAL
+/// is plain characters with at most one choice of plain strings in it (`(?:AKIA|ASIA)`,
+/// `sk-(?:proj|svcacct|admin)-`) and GROUP holds no other group: every spelling of the literal.
+/// Every match is then one of them followed by the group, so the group is found from the match
+/// alone. `None` for any other pattern.
+fn literal_prefix(pattern: &str) -> Option<Vec<String>> {
+    const BOUNDARY: &str = r"(?-u:\b)";
+    let rest = pattern.strip_prefix(BOUNDARY)?;
+    let (head, rest) = rest.split_at(rest.find('(')?);
+    plain(head)?;
+    let (spellings, rest) = match rest.strip_prefix("(?:") {
+        Some(choice) => {
+            let (choices, rest) = choice.split_at(choice.find(')')?);
+            let rest = &rest[1..];
+            let (tail, rest) = rest.split_at(rest.find('(')?);
+            let tail = plain(tail)?;
+            let spellings = choices
+                .split('|')
+                .map(|alt| Some(format!("{}{}{tail}", plain(head)?, plain(alt)?)))
+                .collect::<Option<Vec<_>>>()?;
+            (spellings, rest)
+        }
+        None => (vec![plain(head)?], rest),
+    };
+    let group = rest.strip_prefix('(')?;
+    let (inner, tail) = group.split_at(group.find(')')?);
+    // No group inside (a `(` before the first `)`), no choice, no escaped `)`.
+    let plain_group = !inner.contains(['(', '|']) && !inner.ends_with('\\');
+    let tail = &tail[1..];
+    (plain_group && (tail.is_empty() || tail == BOUNDARY)).then_some(spellings)
+}
+
+/// `text` as the string it matches, if it is a regex of plain characters only (letters,
+/// digits, `_`, `-`, `\.`).
+fn plain(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.next() == Some('.') => out.push('.'),
+            c if c.is_ascii_alphanumeric() || c == '_' || c == '-' => out.push(c),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod literal_prefix_tests {
+    use super::literal_prefix;
+    use crate::redact::shapes::SHAPES;
+
+    #[test]
+    fn literal_prefixes_of_the_shapes() {
+        let found: Vec<(&str, Vec<String>)> = SHAPES
+            .iter()
+            .filter_map(|s| literal_prefix(s.pattern).map(|n| (s.name, n)))
+            .collect();
+        let has = |name: &str, spellings: &[&str]| {
+            found.iter().any(|(n, s)| {
+                *n == name && s.iter().map(String::as_str).eq(spellings.iter().copied())
+            })
+        };
+        assert!(has("github-pat", &["ghp_"]), "{found:?}");
+        assert!(has("aws-access-key-id", &["AKIA", "ASIA"]), "{found:?}");
+        assert!(has("jwt", &["eyJ"]), "{found:?}");
+        assert!(
+            has("openai-project", &["sk-proj-", "sk-svcacct-", "sk-admin-"]),
+            "{found:?}"
+        );
+        assert!(
+            has(
+                "doppler",
+                &[
+                    "dp.pt.",
+                    "dp.st.",
+                    "dp.sa.",
+                    "dp.ct.",
+                    "dp.scim.",
+                    "dp.audit."
+                ]
+            ),
+            "{found:?}"
+        );
+        assert!(
+            has("stripe-secret-key", &["sk_live_", "sk_test_"]),
+            "{found:?}"
+        );
+        for name in [
+            "databricks",
+            "telegram-bot",
+            "collie-device-token",
+            "mailgun",
+            "url-password",
+            "secret-assignment",
+            "private-key-block",
+            "slack-token",
+            "digitalocean",
+        ] {
+            assert!(found.iter().all(|(n, _)| *n != name), "{name}: {found:?}");
+        }
+        // One group, the secret.
+        for (name, _) in &found {
+            let shape = SHAPES.iter().find(|s| s.name == *name).expect("listed");
+            let re = regex::Regex::new(shape.pattern).expect("compiles");
+            assert_eq!(re.captures_len(), 2, "{name}");
+        }
+    }
 }

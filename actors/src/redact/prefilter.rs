@@ -30,6 +30,7 @@
 use aho_corasick::packed::{self, Searcher};
 use aho_corasick::{AhoCorasick, Input, MatchKind, Span};
 
+use super::assign;
 use super::shapes::{is_key_byte, Check, Shape, SECRET_WORD_ENDINGS, SHAPES};
 
 /// The trigger literals, one group per pass, in Teddy bucket order (see the module docs). Every
@@ -263,9 +264,10 @@ fn passes(check: Check, text: &str, hit: Hit) -> bool {
 /// (A secret word is letters only, so matching it as a suffix of `line[..end]` never looks
 /// before the key.)
 ///
-/// Also, since only a change matters: is there a character other than `•` after the first
-/// one past the operator? The value's first character stays readable, so a value masked
-/// already (`token=g•••`, at the end of its line) is not worth the walk again.
+/// Also, since only a change matters: does the value hold a character other than `•` after
+/// its first? The value's first character stays readable, so a value masked already
+/// (`token=g•••`, `"password": "h•••",`, `Authorization: Bearer e•••`) is not worth the walk
+/// again.
 fn is_assignment(text: &str, at: usize) -> bool {
     let line = text.as_bytes();
     let end = at + line[at..].iter().take_while(|&&b| is_key_byte(b)).count();
@@ -281,15 +283,17 @@ fn is_assignment(text: &str, at: usize) -> bool {
     if !matches!(rest.get(blanks), Some(b':' | b'=')) {
         return false;
     }
-    let operator = line.len() - rest.len() + blanks;
-    if !unmasked_after_first(&text[operator + 1..]) {
-        return false;
-    }
     let key = &line[..end];
-    SECRET_WORD_ENDINGS.iter().any(|word| {
+    if !SECRET_WORD_ENDINGS.iter().any(|word| {
         key.len() >= word.len()
             && key[key.len() - word.len()..].eq_ignore_ascii_case(word.as_bytes())
-    })
+    }) {
+        return false;
+    }
+    // The value the walk finds for the key that holds `at` (it reads the key forward from
+    // any of its bytes, and no further than the line): masked but for its first character
+    // already, or absent, the assignment changes nothing.
+    assign::value(text, at).is_some_and(|value| unmasked_after_first(&text[value]))
 }
 
 /// Does the URL authority that starts at `at` (just after `://`) hold `user:password@`?
@@ -297,16 +301,17 @@ fn is_assignment(text: &str, at: usize) -> bool {
 /// Also, since only a change matters: does the password hold a character other than `•`
 /// after its first (which stays readable)?
 fn has_userinfo(text: &str, at: usize) -> bool {
-    let authority = &text.as_bytes()[at..];
-    let len = authority
-        .iter()
-        .position(|&b| b.is_ascii_whitespace() || b"/?#\"'`<>".contains(&b))
-        .unwrap_or(authority.len());
-    let authority = &authority[..len];
-    match (
-        authority.iter().position(|&b| b == b':'),
-        authority.iter().rposition(|&b| b == b'@'),
-    ) {
+    // One pass to the authority's end: its first `:` and last `@`.
+    let (mut colon, mut at_sign) = (None, None);
+    for (i, &b) in text.as_bytes()[at..].iter().enumerate() {
+        match AUTHORITY[usize::from(b)] {
+            Authority::End => break,
+            Authority::Colon if colon.is_none() => colon = Some(i),
+            Authority::At => at_sign = Some(i),
+            _ => {}
+        }
+    }
+    match (colon, at_sign) {
         (Some(colon), Some(at_sign)) => {
             // Both are ASCII, so the password between them is whole characters.
             colon + 1 < at_sign && unmasked_after_first(&text[at + colon + 1..at + at_sign])
@@ -314,6 +319,38 @@ fn has_userinfo(text: &str, at: usize) -> bool {
         _ => false,
     }
 }
+
+/// What a byte is to [`has_userinfo`].
+#[derive(Clone, Copy)]
+enum Authority {
+    /// Part of the authority.
+    Other,
+    Colon,
+    At,
+    /// ASCII whitespace or one of `/?#"'`<>`: the authority ends before it.
+    End,
+}
+
+const AUTHORITY: [Authority; 256] = {
+    let mut table = [Authority::Other; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        if b.is_ascii_whitespace() {
+            table[i] = Authority::End;
+        }
+        i += 1;
+    }
+    let ends = b"/?#\"'`<>";
+    let mut i = 0;
+    while i < ends.len() {
+        table[ends[i] as usize] = Authority::End;
+        i += 1;
+    }
+    table[b':' as usize] = Authority::Colon;
+    table[b'@' as usize] = Authority::At;
+    table
+};
 
 /// Does the line that `rest` starts hold a character other than `•`, `\r` (which masking
 /// keeps) and its first character?
