@@ -15,7 +15,7 @@ use anyhow::{Context, Result};
 use arc_swap::ArcSwap;
 use collie_actors::audit::actor::{AuditActor, AuditArgs};
 use collie_actors::audit::{AuditMsg, ContentMode};
-use collie_actors::crew_link::{CrewActor, CrewArgs, CrewMsg, CrewView};
+use collie_actors::crew_link::{CrewActor, CrewArgs, CrewMsg, CrewView, Relays};
 use collie_actors::pairing::actor::{PairingActor, PairingArgs};
 use collie_actors::pairing::{PairingMsg, PolicySnapshot};
 use collie_actors::panes::actor::{PanesActor, PanesArgs};
@@ -47,6 +47,17 @@ pub struct RunningBridge {
     exit: ExitReason,
     state_dir: PathBuf,
     signals: Signals,
+    /// The member's relay server; aborted with the bridge.
+    _relay_server: AbortOnDrop,
+}
+
+/// A task aborted when this handle is dropped.
+struct AbortOnDrop(JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// SIGTERM and SIGINT streams, registered before anything starts so an early signal still means
@@ -86,6 +97,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     let panes_slot: Slot<PanesMsg> = Slot::default();
     let crew_slot: Slot<CrewMsg> = Slot::default();
     let crew_view = Arc::new(ArcSwap::from_pointee(CrewView::solo(&settings.name)));
+    let (relay_streams, relay_streams_rx) = tokio::sync::mpsc::channel(crate::relay::member::QUEUE);
     let content_mode: ContentMode = settings
         .audit_content
         .parse()
@@ -114,6 +126,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         panes: panes_slot.clone(),
         crew: crew_slot.clone(),
         crew_view: Arc::clone(&crew_view),
+        relays: Relays::default(),
         masker: Arc::clone(&masker),
         counters: Arc::new(Counters::default()),
         audit_content: Arc::new(settings.audit_content.clone()),
@@ -156,7 +169,13 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         bind: SocketAddr::new(settings.host, settings.crew_port),
         address: settings.crew_address.clone(),
         view: Arc::clone(&crew_view),
+        relays: Arc::clone(&ctx.relays),
+        relay_streams,
     };
+    let relay_server = AbortOnDrop(tokio::spawn(crate::relay::member::run(
+        ctx.clone(),
+        relay_streams_rx,
+    )));
     let http_args = HttpArgs {
         ctx: ctx.clone(),
         listener: Arc::new(listener),
@@ -191,6 +210,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         exit,
         state_dir: settings.state_dir.clone(),
         signals,
+        _relay_server: relay_server,
     })
 }
 

@@ -27,6 +27,8 @@ pub struct Actor {
     pub device: Option<String>,
     /// The request id shared by all lines of this request.
     pub request_id: String,
+    /// On a member: the lead that relayed the request (the device is the lead's phone).
+    pub relayed_by: Option<String>,
 }
 
 impl Actor {
@@ -35,26 +37,27 @@ impl Actor {
         Actor {
             device: None,
             request_id: request_id(),
+            relayed_by: None,
         }
     }
 
-    fn record(&self, ctx: &Ctx, event: AuditEventKind) -> AuditRecord {
-        AuditRecord {
+    /// The audit line of a write by this actor on this machine.
+    pub fn record(&self, ctx: &Ctx, event: AuditEventKind) -> AuditRecord {
+        let rec = AuditRecord {
             event,
             machine: ctx.machine.clone(),
             session: None,
             device: self.device.clone(),
             request_id: Some(self.request_id.clone()),
             detail: serde_json::Map::new(),
+        };
+        match (&self.relayed_by, &self.device) {
+            (Some(lead), _) => rec
+                .with_detail("via", "relay")
+                .with_detail("lead", lead.clone()),
+            (None, Some(_)) => rec.with_detail("via", "phone"),
+            (None, None) => rec.with_detail("via", "cli"),
         }
-        .with_detail(
-            "via",
-            if self.device.is_some() {
-                "phone"
-            } else {
-                "cli"
-            },
-        )
     }
 }
 
@@ -218,7 +221,30 @@ pub async fn input(
     text: String,
     key_names: Vec<String>,
 ) -> Result<(), ApiError> {
-    keys::validate_text(&text).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let keys = validate_input(&text, &key_names)?;
+    let info = pane_info(ctx, &pane).await?;
+    let rec = input_record(
+        actor.record(ctx, AuditEventKind::PaneInput),
+        &info.pane,
+        &text,
+        &keys,
+    );
+    ctx.audit(rec).await?;
+    Ok(ctx
+        .panes
+        .call(|r| PanesMsg::Input {
+            pane,
+            text,
+            keys,
+            reply: r,
+        })
+        .await??)
+}
+
+/// Checks input the way every machine does (SPEC §3.2): text at most 64 KiB, keys from the fixed
+/// list, something to send. The lead checks before relaying, so a bad request costs no round trip.
+pub fn validate_input(text: &str, key_names: &[String]) -> Result<Vec<NamedKey>, ApiError> {
+    keys::validate_text(text).map_err(|e| ApiError::BadRequest(e.to_string()))?;
     if key_names.len() > 256 {
         return Err(ApiError::BadRequest("too many keys (at most 256)".into()));
     }
@@ -232,12 +258,14 @@ pub async fn input(
             "nothing to send: give text or keys".into(),
         ));
     }
-    let info = pane_info(ctx, &pane).await?;
-    let mut rec = actor
-        .record(ctx, AuditEventKind::PaneInput)
-        .with_detail("pane", info.pane.clone());
+    Ok(keys)
+}
+
+/// The details of a `pane.input` line: typed text only as a preview (SPEC §7), key names.
+pub fn input_record(rec: AuditRecord, pane: &str, text: &str, keys: &[NamedKey]) -> AuditRecord {
+    let mut rec = rec.with_detail("pane", pane.to_owned());
     if !text.is_empty() {
-        rec = rec.with_detail("text", typed_text_detail(&text));
+        rec = rec.with_detail("text", typed_text_detail(text));
     }
     if !keys.is_empty() {
         rec = rec.with_detail(
@@ -245,16 +273,7 @@ pub async fn input(
             Value::Array(keys.iter().map(|k| Value::from(k.as_str())).collect()),
         );
     }
-    ctx.audit(rec).await?;
-    Ok(ctx
-        .panes
-        .call(|r| PanesMsg::Input {
-            pane,
-            text,
-            keys,
-            reply: r,
-        })
-        .await??)
+    rec
 }
 
 async fn pane_info(ctx: &Ctx, pane: &str) -> Result<PaneInfo, ApiError> {
@@ -293,7 +312,8 @@ pub async fn create(
         .await??)
 }
 
-fn validate_pane_name(n: &str) -> Result<(), ApiError> {
+/// A pane name: 1-64 characters, no control characters.
+pub fn validate_pane_name(n: &str) -> Result<(), ApiError> {
     if n.is_empty() || n.chars().count() > 64 || n.chars().any(char::is_control) {
         return Err(ApiError::BadRequest(
             "invalid name: 1-64 characters, no control characters".into(),

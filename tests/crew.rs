@@ -200,3 +200,277 @@ fn refused_joins_leave_no_state_on_either_side() {
     let log = std::fs::read_to_string(lead.state().join("audit.log")).expect("audit log");
     assert_eq!(log.matches("\"event\":\"crew.joined\"").count(), 2);
 }
+
+/// A member-to-be with a private tmux server (one pane) and the given extra environment.
+fn member_bridge(env: &[(&str, &str)]) -> TestBridge {
+    let mut all = vec![("COLLIE_CREW_PORT".to_owned(), "0".to_owned())];
+    all.extend(env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+    TestBridge::start_with(Opts {
+        with_tmux: true,
+        env: all,
+    })
+}
+
+/// The id of `machine`'s tmux pane in the lead's `GET /api/panes`, once it is listed.
+fn relayed_pane(lead: &TestBridge, token: &str, machine: &str) -> String {
+    wait_for(Duration::from_secs(10), || {
+        let (s, v) = lead.get("/api/panes", Some(token));
+        (s == 200).then_some(())?;
+        v["panes"]
+            .as_array()?
+            .iter()
+            .find(|p| p["machine"] == machine && p["backend"] == "tmux")
+            .and_then(|p| p["pane"].as_str().map(str::to_owned))
+    })
+    .unwrap_or_else(|| panic!("the lead does not list {machine}'s pane"))
+}
+
+/// The snapshot's visible text once it contains `needle`.
+fn screen_with(b: &TestBridge, token: &str, machine: &str, pane: &str, needle: &str) -> String {
+    wait_for(Duration::from_secs(10), || {
+        let (s, v) = b.get(&format!("/api/panes/{machine}/{pane}"), Some(token));
+        (s == 200).then_some(())?;
+        let text = v["lines"]
+            .as_array()?
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join("\n");
+        text.contains(needle).then_some(text)
+    })
+    .unwrap_or_else(|| panic!("{needle:?} never appeared on {machine}/{pane}"))
+}
+
+/// The first event of a pane's stream.
+fn first_event(b: &TestBridge, token: &str, machine: &str, pane: &str) -> Value {
+    use std::io::BufRead;
+    let resp = ureq::get(&b.url(&format!("/api/panes/{machine}/{pane}/stream")))
+        .set("Authorization", &format!("Bearer {token}"))
+        .timeout(Duration::from_secs(10))
+        .call()
+        .expect("stream");
+    let mut reader = std::io::BufReader::new(resp.into_reader());
+    let mut line = String::new();
+    while reader.read_line(&mut line).expect("read the stream") > 0 {
+        if let Some(d) = line.strip_prefix("data:") {
+            return json_of(d.trim());
+        }
+        line.clear();
+    }
+    panic!("the stream ended without an event");
+}
+
+fn audit_lines(b: &TestBridge) -> Vec<Value> {
+    std::fs::read_to_string(b.state().join("audit.log"))
+        .expect("audit log")
+        .lines()
+        .map(json_of)
+        .collect()
+}
+
+const SECRET: &str = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+/// Prints [`SECRET`] without it appearing whole in the typed command line.
+const PRINT_SECRET: &str = "printf 'tok=%s%s\\n' ghp_abcdefghijklmnopq rstuvwxyz0123456789";
+
+#[test]
+fn the_lead_relays_reads_writes_and_streams_of_member_panes() {
+    let lead = bridge();
+    let mut web1 = member_bridge(&[]);
+    // web-2 masks nothing itself: what the phone sees masked, the lead masked.
+    let web2 = member_bridge(&[("COLLIE_REDACT", "off")]);
+    lead.cli_ok(&["crew", "init"]);
+    web1.cli_ok(&["crew", "join", &invite(&lead), "--name", "web-1"]);
+    web2.cli_ok(&["crew", "join", &invite(&lead), "--name", "web-2"]);
+    let phone = lead.pair("phone", "full");
+    let p1 = relayed_pane(&lead, &phone, "web-1");
+    let p2 = relayed_pane(&lead, &phone, "web-2");
+
+    // Type into each member's pane through the lead; the secret it prints is masked either way.
+    for (machine, pane) in [("web-1", &p1), ("web-2", &p2)] {
+        let (s, body) = lead.post(
+            &format!("/api/panes/{machine}/{pane}/input"),
+            Some(&phone),
+            &serde_json::json!({"text": PRINT_SECRET, "keys": ["Enter"]}),
+        );
+        assert_eq!(s, 200, "{body}");
+        let text = screen_with(&lead, &phone, machine, pane, "tok=ghp");
+        assert!(!text.contains(SECRET), "{machine}: secret relayed: {text}");
+        assert!(text.contains("tok=ghp_a•••"), "{machine}: {text}");
+        let event = first_event(&lead, &phone, machine, pane);
+        let rows: String = event["rows"]
+            .as_object()
+            .expect("rows")
+            .values()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(rows.contains("tok=ghp_a•••"), "{machine} stream: {rows}");
+        assert!(!rows.contains(SECRET), "{machine}: secret in the stream");
+        assert_eq!(event["full"], true);
+    }
+    // web-2 itself shows the secret (its masking is off), so the lead's masking is what held.
+    let own = web2.pair("own", "read");
+    let text = screen_with(&web2, &own, "local", &p2, "tok=ghp");
+    assert!(text.contains(SECRET), "web-2 masks nothing itself: {text}");
+
+    // The write is audited on both sides with one request id; the member's line names the lead.
+    let lead_line = audit_lines(&lead)
+        .into_iter()
+        .find(|l| l["event"] == "pane.input" && l["machine"] == "web-2")
+        .expect("the lead audited the relayed input");
+    assert_eq!(lead_line["device"], "phone");
+    let member_line = audit_lines(&web2)
+        .into_iter()
+        .find(|l| l["event"] == "pane.input")
+        .expect("the member audited the relayed input");
+    assert_eq!(member_line["request_id"], lead_line["request_id"]);
+    assert_eq!(member_line["device"], "phone");
+    assert_eq!(member_line["detail"]["via"], "relay");
+    assert_eq!(member_line["detail"]["lead"], "testbox");
+    assert!(
+        !serde_json::to_string(&member_line)
+            .unwrap()
+            .contains("printf"),
+        "typed text is never written to the audit log"
+    );
+
+    // Create, rename and close a hosted pane on a member through the lead.
+    let (s, created) = lead.post(
+        "/api/panes",
+        Some(&phone),
+        &serde_json::json!({"machine": "web-1", "name": "relayed"}),
+    );
+    assert_eq!(s, 200, "{created}");
+    assert_eq!(created["machine"], "web-1");
+    let hosted = created["pane"].as_str().expect("pane id").to_owned();
+    let (s, body) = lead.post(
+        &format!("/api/panes/web-1/{hosted}/rename"),
+        Some(&phone),
+        &serde_json::json!({"name": "renamed"}),
+    );
+    assert_eq!(s, 200, "{body}");
+    let (_, panes) = web1.get("/api/panes", Some(&web1.pair("own", "read")));
+    assert!(
+        panes["panes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["pane"] == hosted.as_str() && p["name"] == "renamed"),
+        "{panes}"
+    );
+    let (s, body) = lead.request(
+        "DELETE",
+        &format!("/api/panes/web-1/{hosted}"),
+        Some(&phone),
+        None,
+        &[],
+    );
+    assert_eq!(s, 200, "{body}");
+    let events: Vec<String> = audit_lines(&web1)
+        .iter()
+        .filter_map(|l| l["event"].as_str().map(str::to_owned))
+        .collect();
+    for e in ["pane.create", "pane.rename", "pane.close"] {
+        assert!(
+            events.iter().any(|x| x == e),
+            "{e} not audited on the member"
+        );
+    }
+
+    // Errors keep their meaning through the relay, and the tier gate runs before routing.
+    let (s, body) = lead.get("/api/panes/web-1/t9-99", Some(&phone));
+    assert_eq!((s, body["error"].as_str()), (404, Some("no such pane")));
+    let (s, body) = lead.get("/api/panes/nowhere/t0-0", Some(&phone));
+    assert_eq!((s, body["error"].as_str()), (404, Some("no such machine")));
+    let (s, body) = lead.post(
+        &format!("/api/panes/web-1/{p1}/input"),
+        Some(&phone),
+        &serde_json::json!({"keys": ["NoSuchKey"]}),
+    );
+    assert_eq!(s, 400, "{body}");
+    let reader = lead.pair("reader", "read");
+    let (s, body) = lead.post(
+        &format!("/api/panes/web-1/{p1}/input"),
+        Some(&reader),
+        &serde_json::json!({"text": "x"}),
+    );
+    assert_eq!(
+        (s, body["error"].as_str()),
+        (403, Some("insufficient tier"))
+    );
+
+    // Kill web-1: its requests answer 502 `member unreachable` within 2 s, before and after the
+    // lead notices; its panes are missing from the list and it shows offline.
+    web1.kill_hard();
+    let asked = Instant::now();
+    let (s, body) = lead.get(&format!("/api/panes/web-1/{p1}"), Some(&phone));
+    let took = asked.elapsed();
+    assert_eq!(
+        (s, body["error"].as_str()),
+        (502, Some("member unreachable"))
+    );
+    assert!(took < Duration::from_secs(2), "answered after {took:?}");
+    let offline = wait_for(Duration::from_secs(8), || {
+        (member_online(&lead, "web-1") == Some(false)).then_some(())
+    });
+    assert!(offline.is_some(), "the lead did not notice web-1 die");
+    let (s, body) = lead.get(&format!("/api/panes/web-1/{p1}"), Some(&phone));
+    assert_eq!(
+        (s, body["error"].as_str()),
+        (502, Some("member unreachable"))
+    );
+    let (s, list) = lead.get("/api/panes", Some(&phone));
+    assert_eq!(s, 200);
+    assert_eq!(list["unreachable"], serde_json::json!(["web-1"]));
+    assert!(list["panes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["machine"] == "web-2"));
+
+    // Restarted, it serves again without any command.
+    web1.launch();
+    let back = relayed_pane(&lead, &phone, "web-1");
+    let text = screen_with(&lead, &phone, "web-1", &back, "tok=ghp");
+    assert!(!text.contains(SECRET));
+}
+
+#[test]
+fn pins_hold_in_both_directions_after_joining() {
+    let mut lead = bridge();
+    let mut member = bridge();
+    let other = bridge();
+    lead.cli_ok(&["crew", "init"]);
+    member.cli_ok(&["crew", "join", &invite(&lead), "--name", "web-1"]);
+    other.cli_ok(&["crew", "join", &invite(&lead), "--name", "web-2"]);
+    let up = wait_for(Duration::from_secs(10), || {
+        (member_online(&lead, "web-1") == Some(true) && lead_online(&other)).then_some(())
+    });
+    assert!(up.is_some(), "the links did not come up");
+
+    // The member comes back with a new identity (its pinned certificate is gone): the lead
+    // refuses it, so it never comes online.
+    member.stop();
+    std::fs::remove_dir_all(member.state().join("crew")).expect("remove the identity");
+    member.launch();
+    let until = Instant::now() + Duration::from_secs(4);
+    while Instant::now() < until {
+        assert_eq!(
+            member_online(&lead, "web-1"),
+            Some(false),
+            "an unpinned member got in"
+        );
+        assert!(!lead_online(&member));
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    // The lead comes back with a new identity on the same address: members refuse it.
+    lead.stop();
+    std::fs::remove_dir_all(lead.state().join("crew")).expect("remove the identity");
+    lead.launch();
+    let until = Instant::now() + Duration::from_secs(4);
+    while Instant::now() < until {
+        assert!(!lead_online(&other), "a member accepted an unpinned lead");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(member_online(&lead, "web-2"), Some(false));
+}

@@ -27,9 +27,24 @@ pub mod core;
 pub mod invite;
 pub mod link;
 
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use collie_crew::relay::client::RelayClient;
+use collie_crew::transport::quic::{QuicConnection, QuicRecv, QuicSend};
 use serde::Serialize;
 
 pub use self::actor::{CrewActor, CrewArgs, CrewMsg};
+
+/// On a lead: a relay client per online member, by name, published by the actor whenever a member
+/// comes or goes. The phone API reads it without a message, so a relayed request costs no actor
+/// round trip.
+pub type Relays = Arc<ArcSwap<BTreeMap<String, Arc<RelayClient<QuicConnection>>>>>;
+
+/// On a member: one relay stream the lead opened, handed to the bridge's relay server (which
+/// knows panes, masking and auditing; this actor knows only the link).
+pub type RelayStream = (QuicSend, QuicRecv);
 
 /// Why a crew command failed; `Display` is the message the CLI prints.
 #[derive(Debug, thiserror::Error)]

@@ -18,7 +18,9 @@
 //! Kinds and errors end in a `#[serde(other)] Unknown` variant, and `kind`/`result` are the last
 //! fields of their messages, so a newer peer's additions decode as `Unknown` (see `crate::wire`).
 
+pub mod client;
 mod inflight;
+pub mod server;
 
 use std::collections::BTreeMap;
 
@@ -114,6 +116,12 @@ impl RelayKind {
     pub fn is_subscribe(&self) -> bool {
         matches!(self, RelayKind::Subscribe { .. })
     }
+
+    /// Whether `ok` is an answer this kind of request can have (a `Snapshot` to a snapshot
+    /// request, `Done` to an input, …); the lead treats any other answer as unreadable.
+    pub fn fits(&self, ok: &RelayOk) -> bool {
+        inflight::Expect::of(self).fits(ok)
+    }
 }
 
 /// The member's one answer to a [`RelayRequest`].
@@ -190,7 +198,13 @@ pub struct StreamEvent {
     pub seq: u64,
     /// Cursor position.
     pub cursor: Cursor,
-    /// Changed rows (all rows on the first event and on every resync), row index → whole line.
+    /// Screen width.
+    pub cols: u16,
+    /// Screen height.
+    pub height: u16,
+    /// Whether `rows` holds every row (the first event, a resize, a resync) rather than changes.
+    pub full: bool,
+    /// Changed rows (all rows when `full`), row index → whole line.
     pub rows: BTreeMap<u16, String>,
 }
 
@@ -277,5 +291,7 @@ pub struct PaneSnapshot {
     pub seq: u64,
 }
 
+#[cfg(test)]
+mod live_tests;
 #[cfg(test)]
 mod tests;

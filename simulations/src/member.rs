@@ -310,6 +310,9 @@ impl Member {
                         stream: request.id,
                         seq: p.seq,
                         cursor: Cursor { x: 0, y: 0 },
+                        cols: 80,
+                        height: 24,
+                        full: true,
                         rows: p
                             .lines
                             .iter()

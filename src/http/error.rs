@@ -43,6 +43,15 @@ pub enum ApiError {
     /// 503: the actor serving the request failed mid-request.
     #[error("restarting, try again")]
     Restarting,
+    /// 502: the member is offline or did not answer in time (SPEC §8).
+    #[error("member unreachable")]
+    MemberUnreachable,
+    /// 502: the member's answer could not be decoded, so it is not relayed (SPEC §6).
+    #[error("member response unreadable")]
+    MemberUnreadable,
+    /// 501: the member did not declare the capability the request needs (SPEC §8).
+    #[error("capability missing")]
+    CapabilityMissing,
     /// 404.
     #[error("no such machine")]
     NoSuchMachine,
@@ -80,6 +89,8 @@ impl ApiError {
                 StatusCode::SERVICE_UNAVAILABLE
             }
             NoSuchMachine | NoSuchPane | NoSuchDevice | NotFound => StatusCode::NOT_FOUND,
+            MemberUnreachable | MemberUnreadable => StatusCode::BAD_GATEWAY,
+            CapabilityMissing => StatusCode::NOT_IMPLEMENTED,
             BadRequest(_) => StatusCode::BAD_REQUEST,
             Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }

@@ -20,7 +20,7 @@ use arc_swap::ArcSwap;
 use axum::middleware;
 use axum::Router;
 use collie_actors::audit::{AuditMsg, AuditRecord};
-use collie_actors::crew_link::{CrewMsg, CrewView};
+use collie_actors::crew_link::{CrewMsg, CrewView, Relays};
 use collie_actors::pairing::{PairingMsg, PolicySnapshot};
 use collie_actors::panes::PanesMsg;
 use collie_actors::redact::Masker;
@@ -53,6 +53,8 @@ pub struct Ctx {
     pub crew: Slot<CrewMsg>,
     /// The crew's current view, published by the crew actor (read without a message).
     pub crew_view: Arc<ArcSwap<CrewView>>,
+    /// On a lead: the relay clients of the online members, published by the crew actor.
+    pub relays: Relays,
     /// The masker handed out by the redactor.
     pub masker: Arc<Masker>,
     /// Read / write / denial counts for `/api/health`.

@@ -19,6 +19,7 @@ use super::auth::Caller;
 use super::error::ApiError;
 use super::{request_id, Ctx};
 use crate::ops::{self, Actor};
+use crate::relay::lead::{self, Target};
 
 /// Largest request body the API reads (input text is at most 64 KiB, JSON-escaped).
 const MAX_BODY: usize = 512 * 1024;
@@ -54,10 +55,11 @@ fn body<T: DeserializeOwned>(bytes: &Bytes) -> Result<T, ApiError> {
     serde_json::from_slice(bytes).map_err(|e| ApiError::BadRequest(format!("invalid body: {e}")))
 }
 
-fn actor_of(caller: &Caller) -> Actor {
+pub(super) fn actor_of(caller: &Caller) -> Actor {
     Actor {
         device: caller.audit_name(),
         request_id: request_id(),
+        relayed_by: None,
     }
 }
 
@@ -172,8 +174,15 @@ async fn revoke(
     Ok(Json(json!({ "revoked": d.label.as_str() })))
 }
 
-async fn panes(State(ctx): State<Ctx>) -> Result<Json<Value>, ApiError> {
-    Ok(Json(json!({ "panes": ops::panes(&ctx).await? })))
+async fn panes(
+    State(ctx): State<Ctx>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Json<Value>, ApiError> {
+    let actor = actor_of(&caller);
+    let (local, (members, unreachable)) = tokio::join!(ops::panes(&ctx), lead::panes(&ctx, &actor));
+    let mut panes = local?;
+    panes.extend(members);
+    Ok(Json(json!({ "panes": panes, "unreachable": unreachable })))
 }
 
 #[derive(Deserialize)]
@@ -183,11 +192,17 @@ struct SnapshotQuery {
 
 async fn snapshot(
     State(ctx): State<Ctx>,
+    Extension(caller): Extension<Caller>,
     Path((m, p)): Path<(String, String)>,
     Query(q): Query<SnapshotQuery>,
 ) -> Result<Response, ApiError> {
-    ops::check_machine(&ctx, &m)?;
-    let snap = ops::snapshot(&ctx, p, q.scrollback.unwrap_or(0).min(10_000)).await?;
+    let lines = q.scrollback.unwrap_or(0).min(10_000);
+    let snap = match lead::target(&ctx, &m)? {
+        Target::Local => ops::snapshot(&ctx, p, lines).await?,
+        Target::Member(member) => {
+            lead::snapshot(&ctx, &member, &actor_of(&caller), p, lines).await?
+        }
+    };
     Ok(Json(snap).into_response())
 }
 
@@ -204,16 +219,17 @@ async fn input(
     Path((m, p)): Path<(String, String)>,
     bytes: Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    ops::check_machine(&ctx, &m)?;
+    let target = lead::target(&ctx, &m)?;
     let b: InputBody = body(&bytes)?;
-    ops::input(
-        &ctx,
-        &actor_of(&caller),
-        p,
+    let (actor, text, keys) = (
+        actor_of(&caller),
         b.text.unwrap_or_default(),
         b.keys.unwrap_or_default(),
-    )
-    .await?;
+    );
+    match target {
+        Target::Local => ops::input(&ctx, &actor, p, text, keys).await?,
+        Target::Member(member) => lead::input(&ctx, &member, &actor, p, text, keys).await?,
+    }
     Ok(Json(json!({ "ok": true })))
 }
 
@@ -231,13 +247,16 @@ async fn create(
     bytes: Bytes,
 ) -> Result<Json<Value>, ApiError> {
     let b: CreateBody = body(&bytes)?;
-    ops::check_machine(&ctx, &b.machine)?;
-    if b.starter.is_some() {
-        return Err(ApiError::BadRequest(
-            "starter: no starters are configured on this machine".into(),
-        ));
-    }
-    let info = ops::create(&ctx, &actor_of(&caller), b.name, Vec::new()).await?;
+    let actor = actor_of(&caller);
+    let info = match lead::target(&ctx, &b.machine)? {
+        Target::Member(member) => lead::create(&ctx, &member, &actor, b.name, b.starter).await?,
+        Target::Local if b.starter.is_some() => {
+            return Err(ApiError::BadRequest(
+                "starter: no starters are configured on this machine".into(),
+            ))
+        }
+        Target::Local => ops::create(&ctx, &actor, b.name, Vec::new()).await?,
+    };
     Ok(Json(serde_json::to_value(info).unwrap_or_default()))
 }
 
@@ -253,9 +272,13 @@ async fn rename(
     Path((m, p)): Path<(String, String)>,
     bytes: Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    ops::check_machine(&ctx, &m)?;
+    let target = lead::target(&ctx, &m)?;
     let b: RenameBody = body(&bytes)?;
-    ops::rename(&ctx, &actor_of(&caller), p, b.name).await?;
+    let actor = actor_of(&caller);
+    match target {
+        Target::Local => ops::rename(&ctx, &actor, p, b.name).await?,
+        Target::Member(member) => lead::rename(&ctx, &member, &actor, p, b.name).await?,
+    }
     Ok(Json(json!({ "ok": true })))
 }
 
@@ -264,7 +287,10 @@ async fn close(
     Extension(caller): Extension<Caller>,
     Path((m, p)): Path<(String, String)>,
 ) -> Result<Json<Value>, ApiError> {
-    ops::check_machine(&ctx, &m)?;
-    ops::close(&ctx, &actor_of(&caller), p).await?;
+    let actor = actor_of(&caller);
+    match lead::target(&ctx, &m)? {
+        Target::Local => ops::close(&ctx, &actor, p).await?,
+        Target::Member(member) => lead::close(&ctx, &member, &actor, p).await?,
+    }
     Ok(Json(json!({ "ok": true })))
 }

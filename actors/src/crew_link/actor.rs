@@ -14,17 +14,19 @@ use collie_crew::hello::{
 };
 use collie_crew::identity::Identity;
 use collie_crew::pin::Pin;
+use collie_crew::relay::client::{Limits, RelayClient};
 use collie_crew::tls::{ClientAdmission, PinSet};
 use collie_crew::transport::quic::{QuicConnection, QuicEndpoint};
 use collie_crew::transport::{Connection, Transport};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::core::{MemberRecord, Registry};
 use super::invite::InviteCode;
 use super::link::{self, MemberLink};
-use super::{CrewError, CrewView, MachineView};
+use super::{CrewError, CrewView, MachineView, RelayStream, Relays};
 use crate::audit::{AuditEventKind, AuditMsg, AuditRecord};
 use crate::slot::Slot;
 use crate::store::{Store, Table};
@@ -54,6 +56,10 @@ pub struct CrewArgs {
     pub address: Option<String>,
     /// Where the actor publishes its view.
     pub view: Arc<ArcSwap<CrewView>>,
+    /// Where a lead publishes the relay clients of its online members.
+    pub relays: Relays,
+    /// Where a member hands the relay streams the lead opens.
+    pub relay_streams: mpsc::Sender<RelayStream>,
 }
 
 /// Messages of the crew actor.
@@ -141,6 +147,7 @@ struct Online {
     conn_id: u64,
     conn: QuicConnection,
     version: String,
+    relay: Arc<RelayClient<QuicConnection>>,
 }
 
 struct Lead {
@@ -196,6 +203,15 @@ fn identity_dir(args: &CrewArgs) -> PathBuf {
 
 impl CrewState {
     fn publish(&self) {
+        let relays = match &self.role {
+            Role::Lead(lead) => lead
+                .online
+                .iter()
+                .map(|(name, o)| (name.clone(), Arc::clone(&o.relay)))
+                .collect(),
+            _ => BTreeMap::new(),
+        };
+        self.args.relays.store(Arc::new(relays));
         let view = match &self.role {
             Role::Solo => CrewView::solo(&self.args.machine),
             Role::Lead(lead) => CrewView {
@@ -341,6 +357,7 @@ impl CrewState {
                 addr: record.lead_address,
                 lead_pin: record.lead_pin,
                 config,
+                relay_streams: self.args.relay_streams.clone(),
             },
             myself.clone(),
         ));
@@ -631,14 +648,24 @@ impl CrewState {
         );
         let mut handshake = LeadHandshake::new(config, member.name.clone(), exporter);
         let answer = handshake.on_hello(hello).map_err(|e| e.to_string())?;
+        let capabilities = handshake
+            .member()
+            .map(|peer| peer.capabilities.clone())
+            .unwrap_or_default();
         lead.next_conn += 1;
         let conn_id = lead.next_conn;
+        let relay = Arc::new(RelayClient::new(
+            conn.clone(),
+            capabilities,
+            Limits::default(),
+        ));
         let previous = lead.online.insert(
             member.name.clone(),
             Online {
                 conn_id,
                 conn,
                 version: hello.bridge_version.clone(),
+                relay,
             },
         );
         if let Some(old) = previous {

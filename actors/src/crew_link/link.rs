@@ -20,10 +20,12 @@ use collie_crew::transport::{Connection, RecvFrames, SendFrames, Transport};
 use ractor::ActorRef;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::actor::CrewMsg;
 use super::backoff::Backoff;
+use super::RelayStream;
 
 /// How often a member sends a heartbeat.
 pub const BEAT_EVERY: Duration = Duration::from_secs(1);
@@ -162,6 +164,8 @@ pub(super) struct MemberLink {
     pub lead_pin: Pin,
     /// The member's hello settings.
     pub config: HelloConfig,
+    /// Where the relay streams the lead opens go.
+    pub relay_streams: mpsc::Sender<RelayStream>,
 }
 
 /// The member's link: dial, hello, heartbeat until it breaks, back off, again — forever (the actor
@@ -175,7 +179,7 @@ pub(super) async fn member_loop(link: MemberLink, actor: ActorRef<CrewMsg>) {
                 let _ = actor.cast(CrewMsg::MemberLink {
                     lead_version: Some(version),
                 });
-                let why = heartbeat(&conn, &mut send, &mut recv).await;
+                let why = heartbeat(&conn, &mut send, &mut recv, &link.relay_streams).await;
                 tracing::info!(%why, "crew link to the lead ended");
                 conn.close(&why);
                 let _ = actor.cast(CrewMsg::MemberLink { lead_version: None });
@@ -226,10 +230,14 @@ async fn connect(link: &MemberLink) -> Result<Stream, String> {
         .map_err(|_| "timed out".to_owned())?
 }
 
+/// Keeps the link alive and hands every relay stream the lead opens to the relay server, until the
+/// link breaks. A stream the server has no room for is reset (the lead answers its phone `member
+/// unreachable`); the lead's own per-member limits keep that from happening in normal use.
 async fn heartbeat(
     conn: &QuicConnection,
     send: &mut <QuicConnection as Connection>::Send,
     recv: &mut <QuicConnection as Connection>::Recv,
+    relay_streams: &mpsc::Sender<RelayStream>,
 ) -> String {
     let mut tick = tokio::time::interval(BEAT_EVERY);
     let mut deadline = tokio::time::Instant::now() + MEMBER_SILENCE;
@@ -243,6 +251,15 @@ async fn heartbeat(
             frame = recv.recv() => match frame {
                 Ok(Some(_)) => deadline = tokio::time::Instant::now() + MEMBER_SILENCE,
                 Ok(None) => return "the lead ended the stream".to_owned(),
+                Err(e) => return e.to_string(),
+            },
+            stream = conn.accept_bi() => match stream {
+                Ok(stream) => {
+                    if let Err(mpsc::error::TrySendError::Full((mut s, _))) = relay_streams.try_send(stream) {
+                        tracing::warn!("relay server busy; a relay stream was refused");
+                        let _ = s.reset();
+                    }
+                }
                 Err(e) => return e.to_string(),
             },
             _ = tokio::time::sleep_until(deadline) => return "heartbeat missed".to_owned(),

@@ -22,7 +22,6 @@ use std::time::{Duration, SystemTime};
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use rand::RngCore;
-use serde::Serialize;
 use time::OffsetDateTime;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -68,64 +67,9 @@ pub struct PanesArgs {
     pub buffer_cap: usize,
 }
 
-/// One pane in a list (`GET /api/panes`).
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct PaneInfo {
-    /// The machine's real name.
-    pub machine: String,
-    /// Pane id (`t0-3`, `p1`).
-    pub pane: String,
-    /// 4-character instance token.
-    pub token: String,
-    /// User-given name, masked.
-    pub name: String,
-    /// `tmux` or `pty`.
-    pub backend: &'static str,
-    /// Whether the program still runs.
-    pub alive: bool,
-    /// Width.
-    pub cols: u16,
-    /// Height.
-    pub rows: u16,
-    /// RFC 3339 time of the last output.
-    pub last_activity: Option<String>,
-    /// Best-effort password prompt detection.
-    pub asking_password: bool,
-}
-
-/// Cursor position.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
-pub struct Cursor {
-    /// Column, 0-based.
-    pub x: u16,
-    /// Row, 0-based.
-    pub y: u16,
-}
-
-/// A masked screen (`GET /api/panes/{m}/{p}`).
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct PaneSnapshot {
-    /// The machine's real name.
-    pub machine: String,
-    /// Pane id.
-    pub pane: String,
-    /// Instance token.
-    pub token: String,
-    /// Name, masked.
-    pub name: String,
-    /// Width.
-    pub cols: u16,
-    /// Height.
-    pub rows: u16,
-    /// Cursor.
-    pub cursor: Cursor,
-    /// Visible rows, masked per logical line.
-    pub lines: Vec<String>,
-    /// Scrollback lines, oldest first, masked.
-    pub scrollback: Vec<String>,
-    /// Change counter.
-    pub seq: u64,
-}
+// The pane shapes are the relay's (`collie_crew::relay`): a member sends the lead exactly what a
+// phone would get, so there is one definition of each.
+pub use collie_crew::relay::{Cursor, PaneInfo, PaneSnapshot};
 
 /// Pane failures; the Display strings that reach a phone are the §3.2 ones.
 #[derive(Debug, thiserror::Error)]
@@ -385,7 +329,7 @@ impl PanesState {
                 pane: p.id,
                 token: p.token,
                 name: self.mask(&p.name),
-                backend: "tmux",
+                backend: "tmux".to_owned(),
                 alive: p.alive,
                 cols: p.cols,
                 rows: p.rows,
@@ -400,7 +344,7 @@ impl PanesState {
                 pane: format!("p{n}"),
                 token: h.token.clone(),
                 name: self.mask(&h.name),
-                backend: "pty",
+                backend: "pty".to_owned(),
                 alive: h.pane.is_alive(),
                 cols,
                 rows,

@@ -66,7 +66,7 @@ pub struct Answer<W> {
 
 /// The outcome a request kind expects, to refuse a response that does not fit it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Expect {
+pub(super) enum Expect {
     PaneList,
     Snapshot,
     Subscribed,
@@ -75,7 +75,7 @@ enum Expect {
 }
 
 impl Expect {
-    fn of(kind: &RelayKind) -> Self {
+    pub(super) fn of(kind: &RelayKind) -> Self {
         match kind {
             RelayKind::PaneList => Expect::PaneList,
             RelayKind::Snapshot { .. } => Expect::Snapshot,
@@ -85,7 +85,7 @@ impl Expect {
         }
     }
 
-    fn fits(self, ok: &RelayOk) -> bool {
+    pub(super) fn fits(self, ok: &RelayOk) -> bool {
         matches!(
             (self, ok),
             (Expect::PaneList, RelayOk::PaneList(_))

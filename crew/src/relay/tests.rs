@@ -73,6 +73,9 @@ fn messages_round_trip() {
             stream: 5,
             seq: 10,
             cursor: Cursor { x: 0, y: 1 },
+            cols: 80,
+            height: 24,
+            full: false,
             rows: BTreeMap::from([(1, "hello".to_owned())]),
         }),
         MemberMessage::End(StreamEnd {

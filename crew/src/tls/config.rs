@@ -70,11 +70,28 @@ pub fn rustls_server_config(
     Ok(config)
 }
 
+/// What one stream may have in flight towards this side before the sender waits.
+pub const STREAM_WINDOW: u32 = 1024 * 1024;
+
+/// What one connection may have in flight towards this side, over all its streams. With the
+/// lead's per-member stream limit this bounds what a member (or a slow phone behind it) can make
+/// the lead hold.
+pub const CONNECTION_WINDOW: u32 = 16 * 1024 * 1024;
+
+/// Streams the peer may have open towards this side at once (the lead's relay streams on a
+/// member: its per-member request and stream limits are well below this).
+pub const MAX_STREAMS: u32 = 256;
+
 /// The QUIC transport parameters of both sides.
 pub fn transport_config() -> TransportConfig {
     let mut transport = TransportConfig::default();
     transport.max_idle_timeout(Some(IdleTimeout::from(VarInt::from_u32(IDLE_TIMEOUT_MS))));
     transport.keep_alive_interval(Some(KEEP_ALIVE_INTERVAL));
+    transport.stream_receive_window(VarInt::from_u32(STREAM_WINDOW));
+    transport.receive_window(VarInt::from_u32(CONNECTION_WINDOW));
+    transport.send_window(u64::from(CONNECTION_WINDOW));
+    transport.max_concurrent_bidi_streams(VarInt::from_u32(MAX_STREAMS));
+    transport.max_concurrent_uni_streams(VarInt::from_u32(0));
     transport
 }
 

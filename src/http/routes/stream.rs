@@ -1,119 +1,94 @@
 //! `GET /api/panes/{m}/{p}/stream`: Server-Sent Events of screen changes (SPEC §3.2, §5).
 //!
-//! The first event carries every row; later events carry only rows whose masked text changed (the
-//! whole screen is masked before rows are compared). A change is sent at once (leading edge); further
-//! changes within [`COALESCE`] are folded into one event sent when the window ends (trailing edge).
-//! Each event's `id` is the pane's `seq`. A client that reconnects always starts with a full event,
-//! so one that missed events (its `Last-Event-ID` is behind) is resynced.
+//! The changes come from [`crate::follow`] for a pane of this machine, or from the member through
+//! the relay (the member follows its pane the same way; the lead masks each row again). Each event's
+//! `id` is the pane's `seq`; a client that reconnects always starts with a full event, so one that
+//! missed events (its `Last-Event-ID` is behind) is resynced. When the pane or the link ends the
+//! stream sends a last `closed` event (with the error, if any) and ends.
+//!
+//! Nothing queues here: the next change is asked for only once the previous event was taken, so a
+//! slow phone gets fewer, larger changes (and, for a member, QUIC's flow control holds the member).
 
-use std::collections::BTreeMap;
 use std::convert::Infallible;
-use std::time::Duration;
 
 use axum::extract::{Path, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
-use collie_actors::panes::actor::PaneSnapshot;
-use collie_actors::panes::PanesMsg;
+use axum::Extension;
+use collie_crew::relay::StreamEvent;
 use futures_util::stream::{self, Stream};
-use serde_json::json;
-use tokio::sync::watch;
-use tokio::time::Instant;
+use serde_json::{json, Map, Value};
 
+use crate::follow::Follow;
+use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::Ctx;
-use crate::ops;
+use crate::relay::lead::{self, Target};
 
-/// Changes closer together than this are coalesced.
-pub(super) const COALESCE: Duration = Duration::from_millis(30);
+enum Source {
+    Local(Box<Follow>),
+    Member(Box<lead::MemberStream>),
+    Done,
+}
 
-struct Follow {
-    ctx: Ctx,
-    pane: String,
-    rx: watch::Receiver<u64>,
-    prev: Option<(u16, u16, Vec<String>)>,
-    last_sent: Option<Instant>,
-    done: bool,
+impl Source {
+    /// The next event to send, or `None` when the stream is over.
+    async fn next(&mut self) -> Option<Event> {
+        let next = match self {
+            Source::Local(follow) => follow.next().await.ok_or(None),
+            Source::Member(member) => match member.next().await {
+                Ok(Some(event)) => Ok(event),
+                Ok(None) => Err(None),
+                Err(e) => Err(Some(e)),
+            },
+            Source::Done => return None,
+        };
+        match next {
+            Ok(event) => Some(event_of(&event)),
+            Err(error) => {
+                *self = Source::Done;
+                let data = error.map_or(json!({}), |e| json!({ "error": e.to_string() }));
+                Some(Event::default().event("closed").data(data.to_string()))
+            }
+        }
+    }
 }
 
 /// The handler.
 pub(super) async fn stream(
     State(ctx): State<Ctx>,
+    Extension(caller): Extension<Caller>,
     Path((m, p)): Path<(String, String)>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    ops::check_machine(&ctx, &m)?;
-    let pane = p.clone();
-    let rx = ctx
-        .panes
-        .call(|r| PanesMsg::Subscribe { pane, reply: r })
-        .await??;
-    let follow = Follow {
-        ctx,
-        pane: p,
-        rx,
-        prev: None,
-        last_sent: None,
-        done: false,
+    let source = match lead::target(&ctx, &m)? {
+        Target::Local => Source::Local(Box::new(Follow::start(&ctx, p).await?)),
+        Target::Member(member) => {
+            let on = super::actor_of(&caller);
+            Source::Member(Box::new(lead::subscribe(&ctx, member, &on, p).await?))
+        }
     };
-    let events = stream::unfold(follow, |mut f| async move {
-        if f.done {
-            return None;
-        }
-        if f.prev.is_some() {
-            // Wait for a change; end the stream when the pane goes away.
-            if f.rx.changed().await.is_err() {
-                return None;
-            }
-            if let Some(last) = f.last_sent {
-                let window_end = last + COALESCE;
-                if Instant::now() < window_end {
-                    tokio::time::sleep_until(window_end).await;
-                }
-            }
-            f.rx.borrow_and_update();
-        } else {
-            f.rx.borrow_and_update();
-        }
-        let snap = match ops::snapshot(&f.ctx, f.pane.clone(), 0).await {
-            Ok(s) => s,
-            Err(_) => {
-                f.done = true;
-                let ev = Event::default().event("closed").data("{}");
-                return Some((Ok(ev), f));
-            }
-        };
-        let ev = diff_event(&mut f.prev, &snap);
-        f.last_sent = Some(Instant::now());
-        Some((Ok(ev), f))
+    let events = stream::unfold(source, |mut source| async move {
+        let event = source.next().await?;
+        Some((Ok(event), source))
     });
     Ok(Sse::new(events).keep_alive(KeepAlive::default()))
 }
 
-/// Builds the event for `snap`, sending only changed rows unless the size changed or nothing was
-/// sent before.
-fn diff_event(prev: &mut Option<(u16, u16, Vec<String>)>, snap: &PaneSnapshot) -> Event {
-    let mut rows = BTreeMap::new();
-    let same_size = prev
-        .as_ref()
-        .is_some_and(|(c, r, _)| *c == snap.cols && *r == snap.rows);
-    for (i, line) in snap.lines.iter().enumerate() {
-        let changed = match prev {
-            Some((_, _, old)) if same_size => old.get(i) != Some(line),
-            _ => true,
-        };
-        if changed {
-            rows.insert(i.to_string(), line.clone());
-        }
-    }
+/// The SSE event of one change.
+fn event_of(change: &StreamEvent) -> Event {
+    let rows: Map<String, Value> = change
+        .rows
+        .iter()
+        .map(|(row, line)| (row.to_string(), Value::from(line.as_str())))
+        .collect();
     let data = json!({
-        "seq": snap.seq,
-        "cursor": snap.cursor,
-        "cols": snap.cols,
-        "rows_count": snap.rows,
-        "full": !same_size,
+        "seq": change.seq,
+        "cursor": change.cursor,
+        "cols": change.cols,
+        "rows_count": change.height,
+        "full": change.full,
         "rows": rows,
     });
-    *prev = Some((snap.cols, snap.rows, snap.lines.clone()));
     Event::default()
-        .id(snap.seq.to_string())
+        .id(change.seq.to_string())
         .data(data.to_string())
 }

@@ -1,0 +1,229 @@
+//! The lead's side of the relay over a live connection: one QUIC stream per request.
+//!
+//! **Why a stream per request.** QUIC streams are cheap (opening one costs no round trip) and each
+//! has its own flow control, so a slow phone on one subscription back-pressures only that
+//! subscription's stream, never the other requests to the same member, and no request waits behind
+//! another one's large answer. It also makes "answered exactly once" structural: a request's answer
+//! is the first frame on its own stream, and nothing is ever re-sent (a timed-out request's stream
+//! is dropped, and the member sees it stopped).
+//!
+//! **Bounds.** A [`RelayClient`] allows at most [`Limits::max_requests`] requests waiting for their
+//! answer and [`Limits::max_streams`] subscriptions open at once; past either the request is
+//! refused at once with `resource limit`. Each frame a member sends is at most 16 MiB (the codec's
+//! limit, checked before allocation), and QUIC's receive windows (`crate::tls::config`) bound what a
+//! member can have in flight towards the lead, so neither a slow phone nor a chatty member grows the
+//! lead's memory past those bounds.
+//!
+//! **Errors** are [`RelayError`]s, whose `Display` is the phone-facing string: `capability missing`
+//! before anything is sent, `member unreachable` when the link is down or the answer does not come
+//! within [`Limits::answer_within`], `member response unreadable` when a frame does not decode or
+//! does not fit the request.
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::{MemberMessage, RelayError, RelayKind, RelayOk, RelayRequest, StreamEvent};
+use crate::hello::{requires, Capability};
+use crate::transport::{Connection, RecvFrames, SendFrames, TransportError};
+
+/// A relayed request that gets no answer in this time fails with `member unreachable` (SPEC §8: an
+/// offline member answers within 2 s, so this leaves room for the phone's own round trip).
+pub const ANSWER_WITHIN: Duration = Duration::from_millis(1_500);
+
+/// Per-member bounds of a [`RelayClient`].
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Requests waiting for their answer at once.
+    pub max_requests: usize,
+    /// Subscriptions open at once.
+    pub max_streams: usize,
+    /// How long a request may wait for its answer.
+    pub answer_within: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_requests: 64,
+            max_streams: 16,
+            answer_within: ANSWER_WITHIN,
+        }
+    }
+}
+
+/// Relays requests to one member over its connection. Cheap to share (`Arc`); every method takes
+/// `&self`.
+#[derive(Debug)]
+pub struct RelayClient<C: Connection> {
+    conn: C,
+    capabilities: BTreeSet<Capability>,
+    limits: Limits,
+    requests: Arc<Semaphore>,
+    streams: Arc<Semaphore>,
+    next_id: AtomicU64,
+}
+
+/// Who a request is for: the phone's label and the lead's request id, for the member's audit line.
+#[derive(Debug, Clone, Copy)]
+pub struct On<'a> {
+    /// The device label.
+    pub device: &'a str,
+    /// The lead's request id.
+    pub request_id: &'a str,
+}
+
+impl<C: Connection> RelayClient<C> {
+    /// A client for the member on `conn`, which declared `capabilities` in its hello.
+    pub fn new(conn: C, capabilities: BTreeSet<Capability>, limits: Limits) -> Self {
+        Self {
+            conn,
+            capabilities,
+            requests: Arc::new(Semaphore::new(limits.max_requests)),
+            streams: Arc::new(Semaphore::new(limits.max_streams)),
+            limits,
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    /// The member's connection.
+    pub fn connection(&self) -> &C {
+        &self.conn
+    }
+
+    /// Whether the member declared what `kind` needs.
+    pub fn allows(&self, kind: &RelayKind) -> Result<(), RelayError> {
+        match requires(kind) {
+            Capability::Unknown => Err(RelayError::CapabilityMissing),
+            needed if self.capabilities.contains(&needed) => Ok(()),
+            _ => Err(RelayError::CapabilityMissing),
+        }
+    }
+
+    /// Sends one request and waits for its answer. For a subscription use [`Self::subscribe`].
+    pub async fn call(&self, on: On<'_>, kind: RelayKind) -> Result<RelayOk, RelayError> {
+        if kind.is_subscribe() {
+            return Err(RelayError::BadInput("use subscribe for streams".to_owned()));
+        }
+        let (ok, _send, _recv) = self.exchange(on, kind).await?;
+        Ok(ok)
+    }
+
+    /// Opens a stream of screen changes of `pane`. The subscription holds one of the member's
+    /// stream slots until it is dropped; dropping it ends the stream on the member.
+    pub async fn subscribe(
+        &self,
+        on: On<'_>,
+        pane: String,
+        last_seq: Option<u64>,
+    ) -> Result<Subscription<C>, RelayError> {
+        let kind = RelayKind::Subscribe { pane, last_seq };
+        self.allows(&kind)?;
+        let permit = Arc::clone(&self.streams)
+            .try_acquire_owned()
+            .map_err(|_| RelayError::ResourceLimit)?;
+        let (_, send, recv) = self.exchange(on, kind).await?;
+        Ok(Subscription {
+            _send: send,
+            recv,
+            _permit: permit,
+            ended: false,
+        })
+    }
+
+    /// Opens a stream, sends the request and reads the answer, within the deadline.
+    async fn exchange(
+        &self,
+        on: On<'_>,
+        kind: RelayKind,
+    ) -> Result<(RelayOk, C::Send, C::Recv), RelayError> {
+        self.allows(&kind)?;
+        if self.conn.close_reason().is_some() {
+            return Err(RelayError::Unreachable);
+        }
+        let _permit = self
+            .requests
+            .try_acquire()
+            .map_err(|_| RelayError::ResourceLimit)?;
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let request = RelayRequest {
+            id,
+            device: on.device.to_owned(),
+            request_id: on.request_id.to_owned(),
+            kind,
+        };
+        let answered = tokio::time::timeout(self.limits.answer_within, async {
+            let (mut send, mut recv) = self.conn.open_bi().await.map_err(unreachable)?;
+            send.send_message(&request).await.map_err(unreachable)?;
+            let message = recv
+                .recv_message::<MemberMessage>()
+                .await
+                .map_err(unreadable_or_unreachable)?
+                .ok_or(RelayError::Unreachable)?;
+            Ok::<_, RelayError>((message, send, recv))
+        })
+        .await
+        .map_err(|_| RelayError::Unreachable)??;
+        let (message, send, recv) = answered;
+        match message {
+            MemberMessage::Response(response) if response.id == id => {
+                let ok = response.result?;
+                if request.kind.fits(&ok) {
+                    Ok((ok, send, recv))
+                } else {
+                    Err(RelayError::Unreadable)
+                }
+            }
+            _ => Err(RelayError::Unreadable),
+        }
+    }
+}
+
+fn unreachable(e: TransportError) -> RelayError {
+    tracing::debug!(error = %e, "relay: member unreachable");
+    RelayError::Unreachable
+}
+
+fn unreadable_or_unreachable(e: TransportError) -> RelayError {
+    match e {
+        TransportError::Frame(e) => {
+            tracing::warn!(error = %e, "relay: member response unreadable");
+            RelayError::Unreadable
+        }
+        other => unreachable(other),
+    }
+}
+
+/// A running stream of screen changes from a member.
+#[derive(Debug)]
+pub struct Subscription<C: Connection> {
+    /// Kept so the member sees the stream open; dropped (finished) when the subscription is.
+    _send: C::Send,
+    recv: C::Recv,
+    _permit: OwnedSemaphorePermit,
+    ended: bool,
+}
+
+impl<C: Connection> Subscription<C> {
+    /// The next change; `Ok(None)` when the member ended the stream (the pane closed). A frame
+    /// that does not decode ends the stream with `member response unreadable`, a lost link with
+    /// `member unreachable`. Cancel-safe.
+    pub async fn next(&mut self) -> Result<Option<StreamEvent>, RelayError> {
+        if self.ended {
+            return Ok(None);
+        }
+        let message = self.recv.recv_message::<MemberMessage>().await;
+        let outcome = match message {
+            Ok(Some(MemberMessage::Event(event))) => return Ok(Some(event)),
+            Ok(Some(MemberMessage::End(end))) => end.error.map_or(Ok(None), Err),
+            Ok(None) => Ok(None),
+            Ok(Some(_)) => Err(RelayError::Unreadable),
+            Err(e) => Err(unreadable_or_unreachable(e)),
+        };
+        self.ended = true;
+        outcome
+    }
+}

@@ -1,0 +1,410 @@
+//! The relay client and server over real QUIC on loopback, with pinned certificates on both sides.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use super::client::{Limits, On, RelayClient};
+use super::server::{self, Events, Handler};
+use super::*;
+use crate::hello::Capability;
+use crate::identity::Identity;
+use crate::tls::{ClientAdmission, PinSet};
+use crate::transport::quic::{QuicConnection, QuicEndpoint};
+use crate::transport::{Connection, RecvFrames, SendFrames, Transport};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
+    tokio::time::timeout(WAIT, f)
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not happen in time"))
+}
+
+/// What the test member does.
+#[derive(Default)]
+struct Member {
+    /// Requests seen, as (device, request_id, kind).
+    seen: Mutex<Vec<(String, String, RelayKind)>>,
+    /// Never answer (to test the deadline).
+    silent: AtomicBool,
+    /// Answer `Done` to everything (to test the shape check).
+    wrong_shape: AtomicBool,
+    /// Screen changes to hand out to a subscription.
+    events: Mutex<Option<mpsc::Receiver<StreamEvent>>>,
+    /// Subscriptions whose events were dropped (the lead left).
+    left: Arc<AtomicUsize>,
+}
+
+struct Follow {
+    rx: mpsc::Receiver<StreamEvent>,
+    left: Arc<AtomicUsize>,
+}
+
+impl Drop for Follow {
+    fn drop(&mut self) {
+        self.left.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+impl Events for Follow {
+    async fn next(&mut self) -> Option<StreamEvent> {
+        self.rx.recv().await
+    }
+}
+
+impl Handler for Arc<Member> {
+    type Events = Follow;
+
+    async fn handle(&self, request: &RelayRequest) -> Result<RelayOk, RelayError> {
+        self.seen.lock().unwrap().push((
+            request.device.clone(),
+            request.request_id.clone(),
+            request.kind.clone(),
+        ));
+        if self.silent.load(Ordering::SeqCst) {
+            std::future::pending::<()>().await;
+        }
+        if self.wrong_shape.load(Ordering::SeqCst) {
+            return Ok(RelayOk::Done);
+        }
+        match &request.kind {
+            RelayKind::PaneList => Ok(RelayOk::PaneList(vec![pane("t0-1")])),
+            RelayKind::Snapshot { pane, .. } if pane == "t0-1" => Ok(RelayOk::Snapshot(snap())),
+            RelayKind::Snapshot { .. } => Err(RelayError::NoSuchPane),
+            _ => Ok(RelayOk::Done),
+        }
+    }
+
+    async fn subscribe(&self, _request: &RelayRequest, pane: &str) -> Result<Follow, RelayError> {
+        if pane != "t0-1" {
+            return Err(RelayError::NoSuchPane);
+        }
+        let rx = self
+            .events
+            .lock()
+            .unwrap()
+            .take()
+            .unwrap_or_else(|| mpsc::channel(1).1);
+        Ok(Follow {
+            rx,
+            left: Arc::clone(&self.left),
+        })
+    }
+}
+
+fn pane(id: &str) -> PaneInfo {
+    PaneInfo {
+        machine: "m1".into(),
+        pane: id.into(),
+        token: "ab12".into(),
+        name: "build".into(),
+        backend: "tmux".into(),
+        alive: true,
+        cols: 80,
+        rows: 24,
+        last_activity: None,
+        asking_password: false,
+    }
+}
+
+fn snap() -> PaneSnapshot {
+    PaneSnapshot {
+        machine: "m1".into(),
+        pane: "t0-1".into(),
+        token: "ab12".into(),
+        name: "build".into(),
+        cols: 80,
+        rows: 2,
+        cursor: Cursor { x: 0, y: 1 },
+        lines: vec!["$ echo hi".into(), "hi".into()],
+        scrollback: Vec::new(),
+        seq: 7,
+    }
+}
+
+fn event(seq: u64) -> StreamEvent {
+    StreamEvent {
+        stream: 0,
+        seq,
+        cursor: Cursor { x: 0, y: 0 },
+        cols: 80,
+        height: 2,
+        full: seq == 1,
+        rows: BTreeMap::from([(0, format!("line {seq}"))]),
+    }
+}
+
+/// A lead and a member connected over QUIC on loopback; the member serves every stream the lead
+/// opens with `member`, or, given none, leaves its side to the test.
+struct Link {
+    _lead: QuicEndpoint,
+    _member_endpoint: QuicEndpoint,
+    lead_side: QuicConnection,
+    member_side: QuicConnection,
+}
+
+async fn link(member: impl Into<Option<Arc<Member>>>) -> Link {
+    let member: Option<Arc<Member>> = member.into();
+    let lead_id = Arc::new(Identity::generate().unwrap());
+    let member_id = Arc::new(Identity::generate().unwrap());
+    let pins = PinSet::new();
+    pins.insert(member_id.pin());
+    let loopback: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    let lead = QuicEndpoint::lead(
+        lead_id.clone(),
+        loopback,
+        pins.check(),
+        ClientAdmission::PinnedOnly,
+    )
+    .unwrap();
+    let member_endpoint = QuicEndpoint::member(member_id, loopback).unwrap();
+    let addr = lead.local_addr().unwrap();
+    let (dialled, accepted) = within("the connection", async {
+        tokio::join!(member_endpoint.dial(&addr, lead_id.pin()), lead.accept())
+    })
+    .await;
+    let member_side = dialled.unwrap();
+    let lead_side = accepted.unwrap();
+    if let Some(member) = member {
+        let serving = member_side.clone();
+        tokio::spawn(async move {
+            while let Ok((send, recv)) = serving.accept_bi().await {
+                let member = Arc::clone(&member);
+                tokio::spawn(async move { server::serve(send, recv, &member).await });
+            }
+        });
+    }
+    Link {
+        _lead: lead,
+        _member_endpoint: member_endpoint,
+        lead_side,
+        member_side,
+    }
+}
+
+fn all() -> BTreeSet<Capability> {
+    Capability::ALL.into_iter().collect()
+}
+
+const ON: On<'static> = On {
+    device: "phone-1",
+    request_id: "req-1",
+};
+
+#[tokio::test]
+async fn requests_are_answered_and_carry_the_device_and_request_id() {
+    let member = Arc::new(Member::default());
+    let link = link(Arc::clone(&member)).await;
+    let client = RelayClient::new(link.lead_side.clone(), all(), Limits::default());
+
+    let list = within("pane list", client.call(ON, RelayKind::PaneList)).await;
+    assert_eq!(list, Ok(RelayOk::PaneList(vec![pane("t0-1")])));
+    let kind = RelayKind::Snapshot {
+        pane: "t0-1".into(),
+        scrollback: None,
+    };
+    assert_eq!(
+        within("snapshot", client.call(ON, kind)).await,
+        Ok(RelayOk::Snapshot(snap()))
+    );
+    let missing = RelayKind::Snapshot {
+        pane: "t9-9".into(),
+        scrollback: None,
+    };
+    assert_eq!(
+        within("missing pane", client.call(ON, missing)).await,
+        Err(RelayError::NoSuchPane)
+    );
+    let input = RelayKind::Input {
+        pane: "t0-1".into(),
+        text: Some("ls".into()),
+        keys: vec!["Enter".into()],
+    };
+    assert_eq!(
+        within("input", client.call(ON, input.clone())).await,
+        Ok(RelayOk::Done)
+    );
+    let seen = member.seen.lock().unwrap();
+    assert_eq!(seen.len(), 4, "each request reached the member once");
+    assert_eq!(
+        seen.last().unwrap(),
+        &("phone-1".to_owned(), "req-1".to_owned(), input)
+    );
+}
+
+#[tokio::test]
+async fn an_undeclared_capability_is_refused_without_reaching_the_member() {
+    let member = Arc::new(Member::default());
+    let link = link(Arc::clone(&member)).await;
+    let read_only: BTreeSet<_> = [Capability::PaneList, Capability::PaneRead].into();
+    let client = RelayClient::new(link.lead_side.clone(), read_only, Limits::default());
+    let input = RelayKind::Input {
+        pane: "t0-1".into(),
+        text: Some("rm -rf /".into()),
+        keys: Vec::new(),
+    };
+    assert_eq!(
+        client.call(ON, input).await,
+        Err(RelayError::CapabilityMissing)
+    );
+    assert_eq!(
+        client.subscribe(ON, "t0-1".into(), None).await.err(),
+        Some(RelayError::CapabilityMissing)
+    );
+    assert_eq!(
+        within("pane list", client.call(ON, RelayKind::PaneList)).await,
+        Ok(RelayOk::PaneList(vec![pane("t0-1")]))
+    );
+    assert_eq!(
+        member.seen.lock().unwrap().len(),
+        1,
+        "only the list arrived"
+    );
+}
+
+#[tokio::test]
+async fn a_silent_member_is_unreachable_at_the_deadline_and_holds_no_slot_after() {
+    let member = Arc::new(Member::default());
+    member.silent.store(true, Ordering::SeqCst);
+    let link = link(Arc::clone(&member)).await;
+    let limits = Limits {
+        max_requests: 1,
+        max_streams: 1,
+        answer_within: Duration::from_millis(200),
+    };
+    let client = RelayClient::new(link.lead_side.clone(), all(), limits);
+    let first = within("the deadline", client.call(ON, RelayKind::PaneList)).await;
+    assert_eq!(first, Err(RelayError::Unreachable));
+    member.silent.store(false, Ordering::SeqCst);
+    let again = within("a second request", client.call(ON, RelayKind::PaneList)).await;
+    assert!(
+        matches!(again, Ok(RelayOk::PaneList(_))),
+        "the timed-out request gave its slot back: {again:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_request_limit_refuses_past_the_bound() {
+    let member = Arc::new(Member::default());
+    member.silent.store(true, Ordering::SeqCst);
+    let link = link(Arc::clone(&member)).await;
+    let limits = Limits {
+        max_requests: 2,
+        max_streams: 1,
+        answer_within: Duration::from_secs(5),
+    };
+    let client = Arc::new(RelayClient::new(link.lead_side.clone(), all(), limits));
+    let hanging: Vec<_> = (0..2)
+        .map(|_| {
+            let c = Arc::clone(&client);
+            tokio::spawn(async move { c.call(ON, RelayKind::PaneList).await })
+        })
+        .collect();
+    within("both requests reach the member", async {
+        while member.seen.lock().unwrap().len() < 2 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await;
+    assert_eq!(
+        client.call(ON, RelayKind::PaneList).await,
+        Err(RelayError::ResourceLimit)
+    );
+    for h in hanging {
+        h.abort();
+    }
+}
+
+#[tokio::test]
+async fn an_answer_that_does_not_fit_the_request_is_unreadable() {
+    let member = Arc::new(Member::default());
+    member.wrong_shape.store(true, Ordering::SeqCst);
+    let link = link(Arc::clone(&member)).await;
+    let client = RelayClient::new(link.lead_side.clone(), all(), Limits::default());
+    let snapshot = RelayKind::Snapshot {
+        pane: "t0-1".into(),
+        scrollback: None,
+    };
+    assert_eq!(
+        within("snapshot", client.call(ON, snapshot)).await,
+        Err(RelayError::Unreadable),
+        "Done is no answer to a snapshot"
+    );
+}
+
+#[tokio::test]
+async fn garbage_from_the_member_is_unreadable() {
+    let link = link(None).await;
+    let client = RelayClient::new(link.lead_side.clone(), all(), Limits::default());
+    let member = link.member_side.clone();
+    let garbage = tokio::spawn(async move {
+        let (mut send, mut recv) = member.accept_bi().await.unwrap();
+        let _ = recv.recv().await;
+        send.send(&[0xff; 40]).await.unwrap();
+        // Keep the stream open until the lead has read the frame.
+        let _ = recv.recv().await;
+    });
+    assert_eq!(
+        within("the garbage answer", client.call(ON, RelayKind::PaneList)).await,
+        Err(RelayError::Unreadable)
+    );
+    garbage.abort();
+}
+
+#[tokio::test]
+async fn a_subscription_streams_events_and_leaving_ends_it_on_the_member() {
+    let member = Arc::new(Member::default());
+    let (tx, rx) = mpsc::channel(8);
+    *member.events.lock().unwrap() = Some(rx);
+    let link = link(Arc::clone(&member)).await;
+    let limits = Limits {
+        max_streams: 1,
+        ..Limits::default()
+    };
+    let client = RelayClient::new(link.lead_side.clone(), all(), limits);
+    let mut sub = within("subscribe", client.subscribe(ON, "t0-1".into(), None))
+        .await
+        .unwrap();
+    assert_eq!(
+        client.subscribe(ON, "t0-1".into(), None).await.err(),
+        Some(RelayError::ResourceLimit),
+        "one stream slot"
+    );
+    for seq in 1..=3 {
+        tx.send(event(seq)).await.unwrap();
+        let got = within("an event", sub.next()).await.unwrap().unwrap();
+        assert_eq!(got.seq, seq);
+        assert_eq!(got.rows.get(&0), Some(&format!("line {seq}")));
+        assert!(got.stream > 0, "the stream id is the request's");
+    }
+    drop(sub);
+    within("the member sees the lead leave", async {
+        while member.left.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await;
+    let mut again = within("subscribe again", client.subscribe(ON, "t0-1".into(), None))
+        .await
+        .expect("the slot was given back");
+    // The member's events for this one were taken by the first: it ends at once.
+    assert_eq!(within("the end", again.next()).await, Ok(None));
+}
+
+#[tokio::test]
+async fn a_closed_connection_is_unreachable() {
+    let member = Arc::new(Member::default());
+    let link = link(member).await;
+    let client = RelayClient::new(link.lead_side.clone(), all(), Limits::default());
+    link.member_side.close("gone");
+    within("the close", link.lead_side.closed()).await;
+    assert_eq!(
+        client.call(ON, RelayKind::PaneList).await,
+        Err(RelayError::Unreachable)
+    );
+}

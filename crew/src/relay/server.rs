@@ -1,0 +1,123 @@
+//! The member's side of the relay: serves one relay stream the lead opened (see [`super::client`]
+//! for why there is one stream per request).
+//!
+//! The stream carries one [`RelayRequest`] from the lead; the member answers with one
+//! [`MemberMessage::Response`] and, for a subscription, then sends [`MemberMessage::Event`]s until
+//! the pane ends ([`MemberMessage::End`]) or the lead leaves (it finishes or stops the stream, or
+//! the connection ends). What a request does is the [`Handler`]'s business: this module knows the
+//! framing and the order of frames, the bridge knows panes, masking and auditing.
+
+use std::future::Future;
+use std::time::Duration;
+
+use super::{MemberMessage, RelayError, RelayKind, RelayOk, RelayRequest, RelayResponse};
+use super::{StreamEnd, StreamEvent};
+use crate::transport::{RecvFrames, SendFrames};
+
+/// How long the lead may take to send the request after opening a stream.
+pub const REQUEST_WITHIN: Duration = Duration::from_secs(5);
+
+/// What a member does with relayed requests.
+pub trait Handler: Send + Sync + 'static {
+    /// A running subscription.
+    type Events: Events;
+
+    /// Answers every request but a subscription. `request.device` and `request.request_id` say
+    /// whom a write is for, for the member's audit line.
+    fn handle(
+        &self,
+        request: &RelayRequest,
+    ) -> impl Future<Output = Result<RelayOk, RelayError>> + Send;
+
+    /// Starts following `pane` for a subscription request.
+    fn subscribe(
+        &self,
+        request: &RelayRequest,
+        pane: &str,
+    ) -> impl Future<Output = Result<Self::Events, RelayError>> + Send;
+}
+
+/// The changes of one followed pane.
+pub trait Events: Send {
+    /// The next change (already masked); `None` when the pane is gone. `stream` in the event is
+    /// filled in by [`serve`]. Must be cancel-safe: [`serve`] drops it when the lead leaves.
+    fn next(&mut self) -> impl Future<Output = Option<StreamEvent>> + Send;
+}
+
+/// Serves one relay stream to its end. Never fails: a stream that breaks is dropped (the lead
+/// answers its phone `member unreachable`); a request that does not decode stops the stream.
+pub async fn serve<S: SendFrames, R: RecvFrames, H: Handler>(
+    mut send: S,
+    mut recv: R,
+    handler: &H,
+) {
+    let request =
+        match tokio::time::timeout(REQUEST_WITHIN, recv.recv_message::<RelayRequest>()).await {
+            Ok(Ok(Some(request))) => request,
+            Ok(Err(e)) => {
+                tracing::debug!(error = %e, "relay: request refused");
+                return;
+            }
+            Ok(Ok(None)) | Err(_) => return,
+        };
+    let id = request.id;
+    let answer = |result| MemberMessage::Response(RelayResponse { id, result });
+    match &request.kind {
+        RelayKind::Subscribe { pane, .. } => {
+            let events = match handler.subscribe(&request, pane).await {
+                Ok(events) => events,
+                Err(e) => {
+                    let _ = send.send_message(&answer(Err(e))).await;
+                    let _ = send.finish();
+                    return;
+                }
+            };
+            if send
+                .send_message(&answer(Ok(RelayOk::Subscribed)))
+                .await
+                .is_ok()
+            {
+                follow(id, events, &mut send, &mut recv).await;
+            }
+        }
+        RelayKind::Unknown => {
+            let _ = send
+                .send_message(&answer(Err(RelayError::UnknownKind)))
+                .await;
+        }
+        _ => {
+            let result = handler.handle(&request).await;
+            let _ = send.send_message(&answer(result)).await;
+        }
+    }
+    let _ = send.finish();
+}
+
+/// Sends the subscription's changes until the pane ends or the lead leaves.
+async fn follow<S: SendFrames, R: RecvFrames, E: Events>(
+    stream: u64,
+    mut events: E,
+    send: &mut S,
+    recv: &mut R,
+) {
+    loop {
+        tokio::select! {
+            event = events.next() => {
+                let message = match event {
+                    Some(mut event) => {
+                        event.stream = stream;
+                        MemberMessage::Event(event)
+                    }
+                    None => MemberMessage::End(StreamEnd { stream, error: None }),
+                };
+                let end = matches!(message, MemberMessage::End(_));
+                if send.send_message(&message).await.is_err() || end {
+                    return;
+                }
+            }
+            // The lead sends nothing after the request: anything here (its finish, a stop, the
+            // connection ending) means it left.
+            _ = recv.recv() => return,
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! The lead's relay: a phone request for a member's pane, sent on that member's connection.
+//!
+//! Every function here takes a [`Member`] from [`target`], which reads the crew actor's published
+//! relay clients (no actor round trip). Writes are checked like local ones (so bad input costs no
+//! round trip), audited on the lead with the device, the member's name as `machine` and the request
+//! id the member's own line will carry, and only then relayed. Everything a member sends back is
+//! masked again before the phone sees it (SPEC §6), and its `machine` is set to the member's crew
+//! name, which is what the phone addresses it by.
+
+use std::sync::Arc;
+
+use collie_actors::audit::AuditEventKind;
+use collie_actors::panes::actor::{PaneInfo, PaneSnapshot};
+use collie_crew::relay::client::{On, RelayClient, Subscription};
+use collie_crew::relay::{RelayError, RelayKind, RelayOk, StreamEvent};
+use collie_crew::transport::quic::QuicConnection;
+use futures_util::future::join_all;
+
+use crate::http::error::ApiError;
+use crate::http::Ctx;
+use crate::ops::{self, Actor};
+
+/// The device name a member sees for a request that came with the local secret rather than a
+/// paired device.
+const LOCAL_CALLER: &str = "local";
+
+/// Where a request for machine `m` goes.
+pub enum Target {
+    /// This bridge.
+    Local,
+    /// An online member, through the relay.
+    Member(Member),
+}
+
+/// An online member and its relay client.
+#[derive(Clone)]
+pub struct Member {
+    /// The member's crew name.
+    pub name: String,
+    client: Arc<RelayClient<QuicConnection>>,
+}
+
+/// Resolves machine `m`: `local` or this machine's name, an online member, or an error —
+/// `member unreachable` for a member that is offline, `no such machine` for a name the crew does
+/// not have.
+pub fn target(ctx: &Ctx, m: &str) -> Result<Target, ApiError> {
+    if m == "local" || m == ctx.machine {
+        return Ok(Target::Local);
+    }
+    if let Some(client) = ctx.relays.load().get(m) {
+        return Ok(Target::Member(Member {
+            name: m.to_owned(),
+            client: Arc::clone(client),
+        }));
+    }
+    if ctx.crew_view.load().members.iter().any(|x| x.name == m) {
+        return Err(ApiError::MemberUnreachable);
+    }
+    Err(ApiError::NoSuchMachine)
+}
+
+fn on(actor: &Actor) -> On<'_> {
+    On {
+        device: actor.device.as_deref().unwrap_or(LOCAL_CALLER),
+        request_id: &actor.request_id,
+    }
+}
+
+fn mask(ctx: &Ctx, s: &mut String) {
+    if let std::borrow::Cow::Owned(masked) = ctx.masker.mask(s) {
+        *s = masked;
+    }
+}
+
+fn mask_pane(ctx: &Ctx, member: &Member, mut p: PaneInfo) -> PaneInfo {
+    p.machine.clone_from(&member.name);
+    mask(ctx, &mut p.name);
+    p
+}
+
+/// The panes of every online member, and the names of the members whose panes are missing
+/// (offline, or no answer in time). Members are asked at once, not one after another.
+pub async fn panes(ctx: &Ctx, actor: &Actor) -> (Vec<PaneInfo>, Vec<String>) {
+    let online: Vec<Member> = ctx
+        .relays
+        .load()
+        .iter()
+        .map(|(name, client)| Member {
+            name: name.clone(),
+            client: Arc::clone(client),
+        })
+        .collect();
+    let answers = join_all(online.iter().map(|member| async move {
+        let answer = member.client.call(on(actor), RelayKind::PaneList).await;
+        (member, answer)
+    }))
+    .await;
+    let mut panes = Vec::new();
+    let mut missing: Vec<String> = ctx
+        .crew_view
+        .load()
+        .members
+        .iter()
+        .filter(|m| !online.iter().any(|o| o.name == m.name))
+        .map(|m| m.name.clone())
+        .collect();
+    for (member, answer) in answers {
+        match answer {
+            Ok(RelayOk::PaneList(list)) => {
+                panes.extend(list.into_iter().map(|p| mask_pane(ctx, member, p)));
+            }
+            other => {
+                tracing::info!(member = %member.name, answer = ?other.err(), "member panes missing");
+                missing.push(member.name.clone());
+            }
+        }
+    }
+    missing.sort();
+    (panes, missing)
+}
+
+/// A member pane's snapshot, masked again.
+pub async fn snapshot(
+    ctx: &Ctx,
+    member: &Member,
+    actor: &Actor,
+    pane: String,
+    scrollback: usize,
+) -> Result<PaneSnapshot, ApiError> {
+    let kind = RelayKind::Snapshot {
+        pane,
+        scrollback: Some(u32::try_from(scrollback).unwrap_or(u32::MAX)),
+    };
+    match member.client.call(on(actor), kind).await? {
+        RelayOk::Snapshot(mut snap) => {
+            snap.machine.clone_from(&member.name);
+            mask(ctx, &mut snap.name);
+            snap.lines.iter_mut().for_each(|l| mask(ctx, l));
+            snap.scrollback.iter_mut().for_each(|l| mask(ctx, l));
+            Ok(snap)
+        }
+        _ => Err(ApiError::MemberUnreadable),
+    }
+}
+
+/// Audits a write on the lead (the member audits it again when it runs it), failing closed.
+async fn audit(
+    ctx: &Ctx,
+    member: &Member,
+    rec: collie_actors::audit::AuditRecord,
+) -> Result<(), ApiError> {
+    let mut rec = rec;
+    rec.machine.clone_from(&member.name);
+    ctx.audit(rec).await
+}
+
+/// Types into a member's pane.
+pub async fn input(
+    ctx: &Ctx,
+    member: &Member,
+    actor: &Actor,
+    pane: String,
+    text: String,
+    key_names: Vec<String>,
+) -> Result<(), ApiError> {
+    let kind = RelayKind::Input {
+        pane: pane.clone(),
+        text: (!text.is_empty()).then(|| text.clone()),
+        keys: key_names.clone(),
+    };
+    member.client.allows(&kind)?;
+    let keys = ops::validate_input(&text, &key_names)?;
+    let rec = ops::input_record(
+        actor.record(ctx, AuditEventKind::PaneInput),
+        &pane,
+        &text,
+        &keys,
+    );
+    audit(ctx, member, rec).await?;
+    done(member.client.call(on(actor), kind).await)
+}
+
+/// Opens a hosted pane on a member.
+pub async fn create(
+    ctx: &Ctx,
+    member: &Member,
+    actor: &Actor,
+    name: Option<String>,
+    starter: Option<String>,
+) -> Result<PaneInfo, ApiError> {
+    let kind = RelayKind::Create {
+        name: name.clone(),
+        starter: starter.clone(),
+    };
+    member.client.allows(&kind)?;
+    if let Some(n) = &name {
+        ops::validate_pane_name(n)?;
+    }
+    let mut rec = actor.record(ctx, AuditEventKind::PaneCreate);
+    if let Some(n) = name {
+        rec = rec.with_detail("name", n);
+    }
+    if let Some(s) = starter {
+        rec = rec.with_detail("starter", s);
+    }
+    audit(ctx, member, rec).await?;
+    match member.client.call(on(actor), kind).await? {
+        RelayOk::Created(info) => Ok(mask_pane(ctx, member, info)),
+        _ => Err(ApiError::MemberUnreadable),
+    }
+}
+
+/// Renames a member's pane.
+pub async fn rename(
+    ctx: &Ctx,
+    member: &Member,
+    actor: &Actor,
+    pane: String,
+    name: String,
+) -> Result<(), ApiError> {
+    let kind = RelayKind::Rename {
+        pane: pane.clone(),
+        name: name.clone(),
+    };
+    member.client.allows(&kind)?;
+    ops::validate_pane_name(&name)?;
+    let rec = actor
+        .record(ctx, AuditEventKind::PaneRename)
+        .with_detail("pane", pane)
+        .with_detail("name", name);
+    audit(ctx, member, rec).await?;
+    done(member.client.call(on(actor), kind).await)
+}
+
+/// Closes a member's pane.
+pub async fn close(
+    ctx: &Ctx,
+    member: &Member,
+    actor: &Actor,
+    pane: String,
+) -> Result<(), ApiError> {
+    let kind = RelayKind::Close { pane: pane.clone() };
+    member.client.allows(&kind)?;
+    let rec = actor
+        .record(ctx, AuditEventKind::PaneClose)
+        .with_detail("pane", pane);
+    audit(ctx, member, rec).await?;
+    done(member.client.call(on(actor), kind).await)
+}
+
+fn done(answer: Result<RelayOk, RelayError>) -> Result<(), ApiError> {
+    match answer? {
+        RelayOk::Done => Ok(()),
+        _ => Err(ApiError::MemberUnreadable),
+    }
+}
+
+/// A member pane's stream of changes, each masked again.
+pub struct MemberStream {
+    ctx: Ctx,
+    subscription: Subscription<QuicConnection>,
+}
+
+impl MemberStream {
+    /// The next change; `Ok(None)` when the member ended the stream.
+    pub async fn next(&mut self) -> Result<Option<StreamEvent>, RelayError> {
+        let Some(mut event) = self.subscription.next().await? else {
+            return Ok(None);
+        };
+        for line in event.rows.values_mut() {
+            mask(&self.ctx, line);
+        }
+        Ok(Some(event))
+    }
+}
+
+/// Starts following a member's pane.
+pub async fn subscribe(
+    ctx: &Ctx,
+    member: Member,
+    actor: &Actor,
+    pane: String,
+) -> Result<MemberStream, ApiError> {
+    let subscription = member.client.subscribe(on(actor), pane, None).await?;
+    Ok(MemberStream {
+        ctx: ctx.clone(),
+        subscription,
+    })
+}

@@ -1,0 +1,119 @@
+//! The member's relay server: serves each relay stream the lead opens with the operations a phone
+//! on this machine would get ([`crate::ops`]), so a relayed request is masked, validated and
+//! audited exactly like a local one. The audit line of a relayed write carries the lead's device
+//! and request id, `"via": "relay"` and the lead's name (SPEC §7).
+
+use collie_actors::crew_link::RelayStream;
+use collie_crew::relay::server::{self, Events, Handler};
+use collie_crew::relay::{RelayError, RelayKind, RelayOk, RelayRequest, StreamEvent};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use crate::follow::Follow;
+use crate::http::Ctx;
+use crate::ops::{self, Actor};
+
+/// How many relay streams may wait for the server at once (the crew link resets streams past
+/// this; the lead's own per-member limits stay below it).
+pub const QUEUE: usize = 64;
+
+/// Serves relay streams from `streams` until the channel closes; each stream runs in its own task,
+/// all aborted when this future is dropped.
+pub async fn run(ctx: Ctx, mut streams: mpsc::Receiver<RelayStream>) {
+    let served = Served { ctx };
+    let mut tasks = JoinSet::new();
+    loop {
+        tokio::select! {
+            stream = streams.recv() => {
+                let Some((send, recv)) = stream else { break };
+                let served = served.clone();
+                tasks.spawn(async move { server::serve(send, recv, &served).await });
+            }
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+        }
+    }
+}
+
+/// The [`Handler`] of this bridge.
+#[derive(Clone)]
+struct Served {
+    ctx: Ctx,
+}
+
+impl Served {
+    fn actor(&self, request: &RelayRequest) -> Actor {
+        let lead = self
+            .ctx
+            .crew_view
+            .load()
+            .lead
+            .as_ref()
+            .map_or_else(|| "lead".to_owned(), |l| l.name.clone());
+        Actor {
+            device: Some(request.device.clone()),
+            request_id: request.request_id.clone(),
+            relayed_by: Some(lead),
+        }
+    }
+}
+
+/// A followed pane, for a subscription.
+struct Following(Box<Follow>);
+
+impl Events for Following {
+    async fn next(&mut self) -> Option<StreamEvent> {
+        self.0.next().await
+    }
+}
+
+impl Handler for Served {
+    type Events = Following;
+
+    async fn handle(&self, request: &RelayRequest) -> Result<RelayOk, RelayError> {
+        let ctx = &self.ctx;
+        let actor = self.actor(request);
+        let ok = match request.kind.clone() {
+            RelayKind::PaneList => RelayOk::PaneList(ops::panes(ctx).await?),
+            RelayKind::Snapshot { pane, scrollback } => {
+                let lines = usize::try_from(scrollback.unwrap_or(0))
+                    .unwrap_or(usize::MAX)
+                    .min(10_000);
+                RelayOk::Snapshot(ops::snapshot(ctx, pane, lines).await?)
+            }
+            RelayKind::Input { pane, text, keys } => {
+                ops::input(ctx, &actor, pane, text.unwrap_or_default(), keys).await?;
+                RelayOk::Done
+            }
+            RelayKind::Create { name, starter } => {
+                if starter.is_some() {
+                    return Err(RelayError::BadInput(
+                        "starter: no starters are configured on this machine".into(),
+                    ));
+                }
+                RelayOk::Created(ops::create(ctx, &actor, name, Vec::new()).await?)
+            }
+            RelayKind::Rename { pane, name } => {
+                ops::rename(ctx, &actor, pane, name).await?;
+                RelayOk::Done
+            }
+            RelayKind::Close { pane } => {
+                ops::close(ctx, &actor, pane).await?;
+                RelayOk::Done
+            }
+            // One stream per subscription: the lead ends one by leaving its stream.
+            RelayKind::Unsubscribe { .. } => RelayOk::Done,
+            _ => return Err(RelayError::UnknownKind),
+        };
+        Ok(ok)
+    }
+
+    async fn subscribe(
+        &self,
+        _request: &RelayRequest,
+        pane: &str,
+    ) -> Result<Following, RelayError> {
+        Ok(Following(Box::new(
+            Follow::start(&self.ctx, pane.to_owned()).await?,
+        )))
+    }
+}
