@@ -15,7 +15,7 @@ use anyhow::{Context, Result};
 use arc_swap::ArcSwap;
 use collie_actors::audit::actor::{AuditActor, AuditArgs};
 use collie_actors::audit::{AuditMsg, ContentMode};
-use collie_actors::crew_link::{CrewActor, CrewArgs, CrewMsg, CrewView, Relays};
+use collie_actors::crew_link::{CrewActor, CrewArgs, CrewMsg, CrewView, LeadLink, Relays};
 use collie_actors::pairing::actor::{PairingActor, PairingArgs};
 use collie_actors::pairing::{PairingMsg, PolicySnapshot};
 use collie_actors::panes::actor::{PanesActor, PanesArgs};
@@ -27,6 +27,7 @@ use collie_actors::store::Store;
 use collie_actors::supervisor::{
     BridgeSupervisor, ChildSpec, ExitReason, SupervisorArgs, SupervisorMsg,
 };
+use collie_actors::walky::actor::{WalkyActor, WalkyArgs, WalkyMsg};
 use ractor::{Actor, ActorRef};
 use tokio::task::JoinHandle;
 
@@ -49,6 +50,8 @@ pub struct RunningBridge {
     signals: Signals,
     /// The member's relay server; aborted with the bridge.
     _relay_server: AbortOnDrop,
+    /// The lead's uplink server; aborted with the bridge.
+    _uplink_server: AbortOnDrop,
 }
 
 /// A task aborted when this handle is dropped.
@@ -96,8 +99,13 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     let pairing_slot: Slot<PairingMsg> = Slot::default();
     let panes_slot: Slot<PanesMsg> = Slot::default();
     let crew_slot: Slot<CrewMsg> = Slot::default();
+    let walky_slot: Slot<WalkyMsg> = Slot::default();
     let crew_view = Arc::new(ArcSwap::from_pointee(CrewView::solo(&settings.name)));
     let (relay_streams, relay_streams_rx) = tokio::sync::mpsc::channel(crate::relay::member::QUEUE);
+    let (uplink_streams, uplink_streams_rx) =
+        tokio::sync::mpsc::channel(crate::walky::uplink::QUEUE);
+    let mut tmux_sockets = vec![crate::walky::sender::default_tmux_socket()];
+    tmux_sockets.extend(settings.tmux_sockets.iter().cloned());
     let content_mode: ContentMode = settings
         .audit_content
         .parse()
@@ -127,6 +135,10 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         crew: crew_slot.clone(),
         crew_view: Arc::clone(&crew_view),
         relays: Relays::default(),
+        lead_link: LeadLink::default(),
+        walky: walky_slot.clone(),
+        walky_on: settings.walky,
+        tmux_sockets: Arc::new(tmux_sockets),
         masker: Arc::clone(&masker),
         counters: Arc::new(Counters::default()),
         audit_content: Arc::new(settings.audit_content.clone()),
@@ -171,7 +183,18 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         view: Arc::clone(&crew_view),
         relays: Arc::clone(&ctx.relays),
         relay_streams,
+        lead_link: Arc::clone(&ctx.lead_link),
+        uplink_streams,
     };
+    let walky_args = WalkyArgs {
+        dir: settings.state_dir.join("walky"),
+        identity_dir: settings.state_dir.join("crew"),
+        crew_view: Arc::clone(&crew_view),
+    };
+    let uplink_server = AbortOnDrop(tokio::spawn(crate::walky::uplink::run(
+        ctx.clone(),
+        uplink_streams_rx,
+    )));
     let relay_server = AbortOnDrop(tokio::spawn(crate::relay::member::run(
         ctx.clone(),
         relay_streams_rx,
@@ -187,6 +210,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         child("pairing", || PairingActor, pairing_args, Some(pairing_slot)),
         child("panes", || PanesActor, panes_args, Some(panes_slot)),
         child("crew", || CrewActor, crew_args, Some(crew_slot)),
+        child("walky", || WalkyActor, walky_args, Some(walky_slot)),
         child("http", || HttpActor, http_args, None),
     ];
 
@@ -211,6 +235,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         state_dir: settings.state_dir.clone(),
         signals,
         _relay_server: relay_server,
+        _uplink_server: uplink_server,
     })
 }
 

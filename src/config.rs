@@ -88,6 +88,8 @@ pub struct Settings {
     pub public_url: Option<String>,
     /// Masking on?
     pub redact: bool,
+    /// `COLLIE_WALKY`: whether this machine's panes accept walky messages (its CLI can always send).
+    pub walky: bool,
     /// Audit content mode string (`preview` or `none`).
     pub audit_content: String,
     /// Extra tmux sockets (config file first, then `COLLIE_TMUX_SOCKETS`).
@@ -191,6 +193,11 @@ impl Settings {
             Some("off") => false,
             Some(other) => bail!("COLLIE_REDACT must be on or off, got {other:?}"),
         };
+        let walky = match get("COLLIE_WALKY").as_deref() {
+            None | Some("on") => true,
+            Some("off") => false,
+            Some(other) => bail!("COLLIE_WALKY must be on or off, got {other:?}"),
+        };
         let audit_content = get("COLLIE_AUDIT_CONTENT").unwrap_or_else(|| "preview".into());
         if audit_content != "preview" && audit_content != "none" {
             bail!("COLLIE_AUDIT_CONTENT must be preview or none, got {audit_content:?}");
@@ -215,6 +222,7 @@ impl Settings {
             public_url: file.public_url,
             crew_address: file.crew.address,
             redact,
+            walky,
             audit_content,
             tmux_sockets,
             seen_vars,

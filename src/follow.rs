@@ -30,6 +30,7 @@ pub struct Follow {
     rx: watch::Receiver<u64>,
     prev: Option<(u16, u16, Vec<String>)>,
     last_sent: Option<Instant>,
+    ended: Option<ApiError>,
 }
 
 impl Follow {
@@ -49,14 +50,20 @@ impl Follow {
             rx,
             prev: None,
             last_sent: None,
+            ended: None,
         })
     }
 
-    /// The next change (`stream` is 0); `None` once the pane is gone. Waits for a change, except
-    /// for the first call.
+    /// The next change (`stream` is 0); `None` once following ended — see [`Follow::ended`] for
+    /// why. Waits for a change, except for the first call.
     pub async fn next(&mut self) -> Option<StreamEvent> {
+        if self.ended.is_some() {
+            return None;
+        }
         if self.prev.is_some() {
-            self.rx.changed().await.ok()?;
+            // The sender goes away when the pane does, and also when the panes actor stops (a
+            // restart, the bridge shutting down): the snapshot below tells the two apart.
+            let _ = self.rx.changed().await;
             if let Some(last) = self.last_sent {
                 let window_end = last + COALESCE;
                 if Instant::now() < window_end {
@@ -65,9 +72,26 @@ impl Follow {
             }
         }
         self.rx.borrow_and_update();
-        let snap = ops::snapshot(&self.ctx, self.pane.clone(), 0).await.ok()?;
-        self.last_sent = Some(Instant::now());
-        Some(diff(&mut self.prev, &snap))
+        match ops::snapshot(&self.ctx, self.pane.clone(), 0).await {
+            Ok(snap) => {
+                if self.rx.has_changed().is_err() {
+                    // The pane is there but its change feed is gone: the actor restarted.
+                    self.ended = Some(ApiError::Restarting);
+                }
+                self.last_sent = Some(Instant::now());
+                Some(diff(&mut self.prev, &snap))
+            }
+            Err(e) => {
+                self.ended = Some(e);
+                None
+            }
+        }
+    }
+
+    /// Why following ended: `no such pane` when the pane closed, another error (`restarting, try
+    /// again`) when the bridge could not serve it any longer. `None` while it runs.
+    pub fn ended(&self) -> Option<&ApiError> {
+        self.ended.as_ref()
     }
 }
 

@@ -562,6 +562,18 @@ async fn control_inner(ctx: &Ctx, req: Request) -> Result<Value, ApiError> {
             close(ctx, &cli, pane).await?;
             Ok(Value::Null)
         }
+        Request::WalkySend {
+            from,
+            to,
+            body,
+            wait,
+        } => crate::walky::send::send(ctx, &from, &to, body, wait).await,
+        Request::WalkyInbox { from, id: None } => crate::walky::inbox::list(ctx, &from).await,
+        Request::WalkyInbox { from, id: Some(id) } => {
+            crate::walky::inbox::get(ctx, &from, &id).await
+        }
+        Request::WalkyWho => crate::walky::inbox::who(ctx).await,
+        Request::WalkyLog => crate::walky::inbox::log(ctx).await,
     }
 }
 

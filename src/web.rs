@@ -43,10 +43,12 @@ pub const ASSETS: &[Asset] = &[
     asset!("/screen.js", "screen.js", JS),
     asset!("/store.js", "store.js", JS),
     asset!("/stream.js", "stream.js", JS),
+    asset!("/walky.js", "walky.js", JS),
     asset!("/views/pair.js", "views/pair.js", JS),
     asset!("/views/pane.js", "views/pane.js", JS),
     asset!("/views/panes.js", "views/panes.js", JS),
     asset!("/views/settings.js", "views/settings.js", JS),
+    asset!("/views/walky.js", "views/walky.js", JS),
     asset!("/style.css", "style.css", "text/css; charset=utf-8"),
     asset!("/sw.js", "sw.js", JS),
     asset!(

@@ -60,9 +60,20 @@ function run(cmd, args, opts = {}) {
   });
 }
 
-/** A private tmux server with one session `main`, window `work` (100×30) running a plain bash. */
+/** What the test pane runs: a plain interactive shell with a `$ ` prompt and no rc files. */
+const SHELLS = {
+  bash: "env PS1='$ ' HISTFILE=/dev/null bash --norc --noprofile -i",
+  sh: "env PS1='$ ' ENV=/dev/null HISTFILE=/dev/null sh -i",
+};
+
+/**
+ * A private tmux server with one session `main`, window `work` (100×30) running a plain `shell`
+ * (`bash`, or `sh`).
+ */
 export class Tmux {
-  constructor(dir) {
+  constructor(dir, { shell = 'bash' } = {}) {
+    if (!SHELLS[shell]) throw new Error(`unknown test shell ${shell}`);
+    this.command = SHELLS[shell];
     this.socket = path.join(dir, 'tmux.sock');
     this.env = {
       PATH: process.env.PATH,
@@ -77,8 +88,7 @@ export class Tmux {
 
   async start() {
     const out = await this.run([
-      'new-session', '-d', '-s', 'main', '-n', WINDOW, '-x', '100', '-y', '30',
-      "env PS1='$ ' HISTFILE=/dev/null bash --norc --noprofile -i",
+      'new-session', '-d', '-s', 'main', '-n', WINDOW, '-x', '100', '-y', '30', this.command,
     ]);
     if (out.code !== 0) throw new Error(`tmux new-session failed: ${out.stderr}`);
     // No automatic renaming: the window name is the pane's name in Collie.
@@ -108,14 +118,18 @@ export class Tmux {
   }
 }
 
-/** A running `collie bridge` with its own state, config, home and tmux dirs. */
+/**
+ * A running `collie bridge` with its own state, config, home and tmux dirs. `env` is added to the
+ * environment of the bridge and of every `collie` command run against it (e.g.
+ * `{ COLLIE_CREW_PORT: '0' }` for a crew); `shell` is what its tmux pane runs.
+ */
 export class Bridge {
-  static async start({ name = 'testbox', tmux = true } = {}) {
+  static async start({ name = 'testbox', tmux = true, env = {}, shell = 'bash' } = {}) {
     const dir = await mkdtemp(path.join(tmpdir(), 'collie-web-'));
-    const b = new Bridge(dir, name);
+    const b = new Bridge(dir, name, env);
     try {
       for (const d of ['state', 'config', 'tmuxdefault', 'home']) await mkdir(path.join(dir, d), { recursive: true });
-      if (tmux) b.tmux = await new Tmux(dir).start();
+      if (tmux) b.tmux = await new Tmux(dir, { shell }).start();
       await b.launch(0);
     } catch (e) {
       await b.close();
@@ -124,9 +138,10 @@ export class Bridge {
     return b;
   }
 
-  constructor(dir, name) {
+  constructor(dir, name, extraEnv = {}) {
     this.dir = dir;
     this.name = name;
+    this.extraEnv = extraEnv;
     this.tmux = null;
     this.child = null;
     this.port = 0;
@@ -148,7 +163,7 @@ export class Bridge {
       COLLIE_LOG: 'warn',
     };
     if (this.tmux) env.COLLIE_TMUX_SOCKETS = this.tmux.socket;
-    return env;
+    return { ...env, ...this.extraEnv };
   }
 
   /** Starts (or restarts) the bridge process on the same state dir; `port` 0 picks a free one. */
@@ -197,6 +212,16 @@ export class Bridge {
     }
   }
 
+  /** Kills the bridge process at once (SIGKILL: no goodbye to a lead or a phone); waits for it to exit. */
+  async kill() {
+    const child = this.child;
+    if (!child) return;
+    this.child = null;
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGKILL');
+    await Promise.race([child.exitedP, sleep(5_000)]);
+  }
+
   /** Runs `collie ARGS` against this bridge. */
   cli(args) {
     return run(COLLIE_BIN, args, { env: this.env });
@@ -206,6 +231,12 @@ export class Bridge {
     const out = await this.cli(args);
     if (out.code !== 0) throw new Error(`collie ${args.join(' ')} failed (${out.code}): ${out.stderr}`);
     return out.stdout;
+  }
+
+  /** This bridge's (a lead's) view of crew member `name` from `crew status --json`, or undefined. */
+  async crewMember(name) {
+    const status = JSON.parse(await this.cliOk(['crew', 'status', '--json']));
+    return (status.members || []).find((m) => m.name === name);
   }
 
   /** A fresh pairing code from `collie pair --json`. */
@@ -373,37 +404,78 @@ export async function setup(scope, browser, pageOpts = {}) {
  * page's console errors and the bridge's stderr, and a screenshot is saved under
  * `$TMPDIR/collie-web-failures/`.
  */
-export async function session(browser, name, fn, pageOpts = {}) {
+export function session(browser, name, fn, pageOpts = {}) {
+  return within(name, (scope) => setup(scope, browser, pageOpts), fn);
+}
+
+/** The crew name the member of `crewSetup` joins with. */
+export const MEMBER = 'web-1';
+
+/**
+ * A crew of two real bridges, closed by `scope`: the lead (`testbox`, its tmux pane runs bash) and
+ * a member that joined it as `MEMBER` (its own private tmux server, one pane `work` running
+ * `sh`), both with an OS-chosen crew port; returns once the lead sees the member online. Plus a
+ * page, not yet paired.
+ */
+export async function crewSetup(scope, browser, pageOpts = {}) {
+  const env = { COLLIE_CREW_PORT: '0' };
+  const lead = scope.add(await Bridge.start({ name: 'testbox', env }), () => lead.close());
+  const member = scope.add(await Bridge.start({ name: 'memberbox', env, shell: 'sh' }), () => member.close());
+  await lead.cliOk(['crew', 'init']);
+  const { invite } = JSON.parse(await lead.cliOk(['crew', 'invite', '--json']));
+  if (!invite) throw new Error('crew invite --json gave no invite');
+  await member.cliOk(['crew', 'join', invite, '--name', MEMBER]);
+  await waitFor(`the lead to see ${MEMBER} online`,
+    async () => (await lead.crewMember(MEMBER))?.online === true, { timeout: 10_000, every: 200 });
+  const { context, page } = await openPage(browser, pageOpts);
+  scope.add(null, () => context.close());
+  return { lead, member, context, page };
+}
+
+/** `session` with a crew: `fn({lead, member, context, page}, scope)`; see `crewSetup`. */
+export function crewSession(browser, name, fn, pageOpts = {}) {
+  return within(name, (scope) => crewSetup(scope, browser, pageOpts), fn);
+}
+
+/** Runs `fn(ctx, scope)` on what `start(scope)` set up, closing everything afterwards, pass or fail. */
+async function within(name, start, fn) {
   const scope = new Scope();
   let ctx;
   try {
-    ctx = await setup(scope, browser, pageOpts);
+    ctx = await start(scope);
     await fn(ctx, scope);
   } catch (e) {
-    const notes = [];
-    if (ctx?.page) {
-      try {
-        const dir = path.join(tmpdir(), 'collie-web-failures');
-        await mkdir(dir, { recursive: true });
-        const file = path.join(dir, `${name.replace(/[^A-Za-z0-9]+/g, '-')}.png`);
-        await ctx.page.screenshot({ path: file, timeout: 5_000 });
-        notes.push(`screenshot: ${file}`);
-      } catch {}
-      try {
-        const body = await ctx.page.locator('body').innerText({ timeout: 2_000 });
-        notes.push(`page ${ctx.page.url()}:\n${body.slice(0, 3_000)}`);
-      } catch {}
-      notes.push(`page problems:\n${ctx.page.problems.join('\n')}`);
-    }
-    if (ctx?.bridge) notes.push(`bridge stderr:\n${ctx.bridge.stderr.slice(-3_000)}`);
-    if (e && typeof e === 'object' && notes.length) {
-      try {
-        e.message += `\n--- ${notes.join('\n--- ')}`;
-      } catch {}
-    }
+    await explain(e, name, ctx);
     throw e;
   } finally {
     await scope.close();
+  }
+}
+
+/** Adds to a failure what the page showed, its console errors and every bridge's stderr. */
+async function explain(e, name, ctx) {
+  const notes = [];
+  if (ctx?.page) {
+    try {
+      const dir = path.join(tmpdir(), 'collie-web-failures');
+      await mkdir(dir, { recursive: true });
+      const file = path.join(dir, `${name.replace(/[^A-Za-z0-9]+/g, '-')}.png`);
+      await ctx.page.screenshot({ path: file, timeout: 5_000 });
+      notes.push(`screenshot: ${file}`);
+    } catch {}
+    try {
+      const body = await ctx.page.locator('body').innerText({ timeout: 2_000 });
+      notes.push(`page ${ctx.page.url()}:\n${body.slice(0, 3_000)}`);
+    } catch {}
+    notes.push(`page problems:\n${ctx.page.problems.join('\n')}`);
+  }
+  for (const [role, b] of Object.entries(ctx || {})) {
+    if (b instanceof Bridge) notes.push(`${role} stderr:\n${b.stderr.slice(-3_000)}`);
+  }
+  if (e && typeof e === 'object' && notes.length) {
+    try {
+      e.message += `\n--- ${notes.join('\n--- ')}`;
+    } catch {}
   }
 }
 

@@ -46,6 +46,24 @@ pub type Relays = Arc<ArcSwap<BTreeMap<String, Arc<RelayClient<QuicConnection>>>
 /// knows panes, masking and auditing; this actor knows only the link).
 pub type RelayStream = (QuicSend, QuicRecv);
 
+/// On a member: the live connection to the lead, if the link is up (the bridge opens uplink
+/// streams on it, e.g. to send a walky message through the lead).
+pub type LeadLink = Arc<arc_swap::ArcSwapOption<QuicConnection>>;
+
+/// On the lead: one stream a member opened after its hello (an uplink request, e.g. a walky
+/// message to forward), with who opened it.
+#[derive(Debug)]
+pub struct UplinkStream {
+    /// The member's crew name.
+    pub member: String,
+    /// The certificate the member presented on this connection (its pin is pinned for `member`).
+    pub certificate: Option<Vec<u8>>,
+    /// The sending half.
+    pub send: QuicSend,
+    /// The receiving half.
+    pub recv: QuicRecv,
+}
+
 /// Why a crew command failed; `Display` is the message the CLI prints.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

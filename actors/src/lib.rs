@@ -13,3 +13,4 @@ pub mod redact;
 pub mod slot;
 pub mod store;
 pub mod supervisor;
+pub mod walky;

@@ -114,6 +114,7 @@ pub fn requires(kind: &RelayKind) -> Capability {
         RelayKind::Create { .. } => Capability::PaneCreate,
         RelayKind::Rename { .. } => Capability::PaneRename,
         RelayKind::Close { .. } => Capability::PaneClose,
+        RelayKind::Walky { .. } | RelayKind::WalkyCard { .. } => Capability::Walky,
         RelayKind::Unknown => Capability::Unknown,
     }
 }

@@ -95,6 +95,17 @@ pub enum RelayKind {
         /// Pane id.
         pane: String,
     },
+    /// Deliver a walky message to one of the member's panes (SPEC §9); answered
+    /// [`RelayOk::Walky`] with the outcome.
+    Walky {
+        /// The message as the lead forwards it: signed, and attested unless the lead wrote it.
+        forwarded: Box<crate::walky::Forwarded>,
+    },
+    /// The walky card of message `id` if the member's log holds it (for the phone).
+    WalkyCard {
+        /// The message id.
+        id: String,
+    },
     /// A kind this side does not know (sent by a newer peer); answered [`RelayError::UnknownKind`].
     #[serde(other)]
     Unknown,
@@ -109,6 +120,7 @@ impl RelayKind {
                 | RelayKind::Create { .. }
                 | RelayKind::Rename { .. }
                 | RelayKind::Close { .. }
+                | RelayKind::Walky { .. }
         )
     }
 
@@ -147,6 +159,10 @@ pub enum RelayOk {
     Done,
     /// A pane was created.
     Created(PaneInfo),
+    /// A walky message's outcome on the member.
+    Walky(crate::walky::Outcome),
+    /// A walky card as JSON text, or `None` when the member's log does not hold the id.
+    WalkyCard(Option<String>),
     /// An outcome this side does not know (from a newer member); the lead treats it as unreadable.
     #[serde(other)]
     Unknown,

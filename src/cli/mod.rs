@@ -8,9 +8,11 @@ mod bridge;
 mod crew;
 mod devices;
 mod doctor;
+mod mcp;
 mod pair;
 mod panes;
 mod redact;
+mod walky;
 
 use std::process::ExitCode;
 
@@ -47,6 +49,11 @@ enum Command {
     Audit(audit::Cmd),
     /// Mask secret shapes in a file (or stdin) and write the result to stdout.
     Redact(redact::Args),
+    /// Agents in panes message each other: send, inbox, who, log.
+    #[command(subcommand)]
+    Walky(walky::Cmd),
+    /// Stdio MCP server for agents (walky tools).
+    Mcp,
     /// Check this machine's Collie setup, one line per check.
     Doctor,
     /// Print the version.
@@ -64,6 +71,8 @@ pub fn main() -> ExitCode {
         Command::Panes(args) => panes::run(args),
         Command::Audit(cmd) => audit::run(cmd),
         Command::Redact(args) => redact::run(args),
+        Command::Walky(cmd) => walky::run(cmd),
+        Command::Mcp => mcp::run(),
         Command::Doctor => doctor::run(),
         Command::Version => {
             println!("collie {}", env!("CARGO_PKG_VERSION"));

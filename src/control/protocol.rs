@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::walky::sender::PaneEnv;
+
 /// One CLI request.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "cmd", rename_all = "kebab-case", deny_unknown_fields)]
@@ -110,6 +112,28 @@ pub enum Request {
         /// Its name.
         name: String,
     },
+    /// Send a walky message from the pane the CLI runs in.
+    WalkySend {
+        /// The sender's pane environment.
+        from: PaneEnv,
+        /// `pane#token` or `machine/pane#token`.
+        to: String,
+        /// The body (at most 16 KiB).
+        body: String,
+        /// Wait for the result (up to 10 s) rather than return once the message left.
+        wait: bool,
+    },
+    /// The messages received by this machine's panes (by the sender's pane only, if it is in one).
+    WalkyInbox {
+        /// The asking pane's environment.
+        from: PaneEnv,
+        /// One message's id, for its body.
+        id: Option<String>,
+    },
+    /// Addressable panes, here and (in a crew) on the other machines.
+    WalkyWho,
+    /// This machine's walky log.
+    WalkyLog,
 }
 
 /// One reply: `{"ok":true,"data":…}` or `{"ok":false,"error":"…"}`.

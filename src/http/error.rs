@@ -58,6 +58,10 @@ pub enum ApiError {
     /// 404.
     #[error("no such pane")]
     NoSuchPane,
+    /// 404: the machine's walky log does not hold the message id (SPEC §9: a header an agent
+    /// merely printed gets no card).
+    #[error("no log entry on this machine")]
+    NoLogEntry,
     /// 404 for an unknown device label.
     #[error("no such device")]
     NoSuchDevice,
@@ -88,7 +92,9 @@ impl ApiError {
             PairingUnavailable | AuditUnavailable | ResourceLimit | Restarting => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
-            NoSuchMachine | NoSuchPane | NoSuchDevice | NotFound => StatusCode::NOT_FOUND,
+            NoSuchMachine | NoSuchPane | NoSuchDevice | NoLogEntry | NotFound => {
+                StatusCode::NOT_FOUND
+            }
             MemberUnreachable | MemberUnreadable => StatusCode::BAD_GATEWAY,
             CapabilityMissing => StatusCode::NOT_IMPLEMENTED,
             BadRequest(_) => StatusCode::BAD_REQUEST,

@@ -20,11 +20,12 @@ use arc_swap::ArcSwap;
 use axum::middleware;
 use axum::Router;
 use collie_actors::audit::{AuditMsg, AuditRecord};
-use collie_actors::crew_link::{CrewMsg, CrewView, Relays};
+use collie_actors::crew_link::{CrewMsg, CrewView, LeadLink, Relays};
 use collie_actors::pairing::{PairingMsg, PolicySnapshot};
 use collie_actors::panes::PanesMsg;
 use collie_actors::redact::Masker;
 use collie_actors::slot::Slot;
+use collie_actors::walky::actor::WalkyMsg;
 use rand::RngCore;
 
 use self::counters::Counters;
@@ -55,6 +56,14 @@ pub struct Ctx {
     pub crew_view: Arc<ArcSwap<CrewView>>,
     /// On a lead: the relay clients of the online members, published by the crew actor.
     pub relays: Relays,
+    /// On a member: the live connection to the lead.
+    pub lead_link: LeadLink,
+    /// The walky actor.
+    pub walky: Slot<WalkyMsg>,
+    /// `COLLIE_WALKY`: whether this machine's panes accept walky messages.
+    pub walky_on: bool,
+    /// The tmux sockets the bridge mirrors, in pane-id index order (the default socket first).
+    pub tmux_sockets: Arc<Vec<std::path::PathBuf>>,
     /// The masker handed out by the redactor.
     pub masker: Arc<Masker>,
     /// Read / write / denial counts for `/api/health`.

@@ -38,6 +38,8 @@ pub(super) fn api() -> Router<Ctx> {
         .route("/api/panes/{m}/{p}/stream", get(stream::stream))
         .route("/api/panes/{m}/{p}/input", post(input))
         .route("/api/panes/{m}/{p}/rename", post(rename))
+        .route("/api/walky", get(walky_cards))
+        .route("/api/walky/{id}", get(walky_card))
         .layer(DefaultBodyLimit::max(MAX_BODY))
 }
 
@@ -133,7 +135,7 @@ async fn settings(State(ctx): State<Ctx>) -> Json<Value> {
         "machine": ctx.machine,
         "masking": ctx.masker.is_enabled(),
         "audit_content": ctx.audit_content.as_str(),
-        "walky": false,
+        "walky": ctx.walky_on,
         "tiers": ["read", "files", "full"],
     }))
 }
@@ -293,4 +295,33 @@ async fn close(
         Target::Member(member) => lead::close(&ctx, &member, &actor, p).await?,
     }
     Ok(Json(json!({ "ok": true })))
+}
+
+async fn walky_cards(State(ctx): State<Ctx>) -> Result<Json<Value>, ApiError> {
+    Ok(Json(crate::walky::inbox::cards(&ctx).await?))
+}
+
+#[derive(Deserialize)]
+struct CardQuery {
+    machine: Option<String>,
+}
+
+/// One walky card, from the log of `machine` (the machine whose pane shows the header; default
+/// this one), asked through the relay for a member.
+async fn walky_card(
+    State(ctx): State<Ctx>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    Query(q): Query<CardQuery>,
+) -> Result<Json<Value>, ApiError> {
+    if id.len() != 32 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(ApiError::BadRequest(
+            "invalid message id: 32 hex digits".into(),
+        ));
+    }
+    let card = match lead::target(&ctx, q.machine.as_deref().unwrap_or("local"))? {
+        Target::Local => crate::walky::inbox::card_of(&ctx, &id).await?,
+        Target::Member(member) => lead::walky_card(&ctx, &member, &actor_of(&caller), id).await?,
+    };
+    card.map(Json).ok_or(ApiError::NoLogEntry)
 }

@@ -31,6 +31,8 @@ pub const ROUTES: &[(Method, &str, Access)] = &[
         Access::Device(Tier::Read),
     ),
     (Method::GET, "/api/panes", Access::Device(Tier::Read)),
+    (Method::GET, "/api/walky", Access::Device(Tier::Read)),
+    (Method::GET, "/api/walky/{id}", Access::Device(Tier::Read)),
     (Method::POST, "/api/panes", Access::Device(Tier::Full)),
     (
         Method::GET,

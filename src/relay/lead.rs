@@ -40,6 +40,13 @@ pub struct Member {
     client: Arc<RelayClient<QuicConnection>>,
 }
 
+impl Member {
+    /// Sends one request to the member (for callers outside this module, e.g. walky).
+    pub async fn call(&self, on: On<'_>, kind: RelayKind) -> Result<RelayOk, RelayError> {
+        self.client.call(on, kind).await
+    }
+}
+
 /// Resolves machine `m`: `local` or this machine's name, an online member, or an error —
 /// `member unreachable` for a member that is offline, `no such machine` for a name the crew does
 /// not have.
@@ -251,6 +258,35 @@ pub async fn close(
 fn done(answer: Result<RelayOk, RelayError>) -> Result<(), ApiError> {
     match answer? {
         RelayOk::Done => Ok(()),
+        _ => Err(ApiError::MemberUnreadable),
+    }
+}
+
+/// The walky card of message `id` from a member's log (`None` if it does not hold the id), its
+/// body and name masked again.
+pub async fn walky_card(
+    ctx: &Ctx,
+    member: &Member,
+    actor: &Actor,
+    id: String,
+) -> Result<Option<serde_json::Value>, ApiError> {
+    match member
+        .client
+        .call(on(actor), RelayKind::WalkyCard { id })
+        .await?
+    {
+        RelayOk::WalkyCard(None) => Ok(None),
+        RelayOk::WalkyCard(Some(text)) => {
+            let mut card: serde_json::Value =
+                serde_json::from_str(&text).map_err(|_| ApiError::MemberUnreadable)?;
+            for field in ["body", "name"] {
+                if let Some(s) = card.get(field).and_then(|v| v.as_str()) {
+                    let masked = ctx.masker.mask(s).into_owned();
+                    card[field] = serde_json::Value::from(masked);
+                }
+            }
+            Ok(Some(card))
+        }
         _ => Err(ApiError::MemberUnreadable),
     }
 }

@@ -4,8 +4,10 @@
 //! and request id, `"via": "relay"` and the lead's name (SPEC §7).
 
 use collie_actors::crew_link::RelayStream;
+use collie_actors::walky::actor::WalkyMsg;
 use collie_crew::relay::server::{self, Events, Handler};
 use collie_crew::relay::{RelayError, RelayKind, RelayOk, RelayRequest, StreamEvent};
+use collie_crew::walky::{Forwarded, Outcome};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
@@ -57,12 +59,48 @@ impl Served {
     }
 }
 
+/// A walky message the lead forwarded: checked against the pinned lead's key (attestation, then
+/// the sender's signature), then delivered to the pane it names.
+async fn walky_in(ctx: &Ctx, forwarded: Forwarded) -> Outcome {
+    let message = forwarded.signed.message.clone();
+    let Some((lead_machine, lead_key)) = crate::walky::lead_key(ctx) else {
+        let why = "the lead's key is not known here".to_owned();
+        crate::walky::deliver::reject(ctx, &message, &why).await;
+        return Outcome::Rejected(why);
+    };
+    let checked = ctx
+        .walky
+        .call(|r| WalkyMsg::Receive {
+            forwarded: Box::new(forwarded),
+            lead_key,
+            lead_machine,
+            reply: r,
+        })
+        .await;
+    match checked {
+        Ok(Ok(message)) => crate::walky::deliver::deliver(ctx, &message).await,
+        Ok(Err(e)) => {
+            let why = e.to_string();
+            crate::walky::deliver::reject(ctx, &message, &why).await;
+            Outcome::Rejected(why)
+        }
+        Err(_) => Outcome::Rejected("restarting, try again".into()),
+    }
+}
+
 /// A followed pane, for a subscription.
 struct Following(Box<Follow>);
 
 impl Events for Following {
     async fn next(&mut self) -> Option<StreamEvent> {
         self.0.next().await
+    }
+
+    fn ended(&self) -> Option<RelayError> {
+        match self.0.ended() {
+            None | Some(crate::http::error::ApiError::NoSuchPane) => None,
+            Some(_) => Some(RelayError::Restarting),
+        }
     }
 }
 
@@ -102,6 +140,12 @@ impl Handler for Served {
             }
             // One stream per subscription: the lead ends one by leaving its stream.
             RelayKind::Unsubscribe { .. } => RelayOk::Done,
+            RelayKind::Walky { forwarded } => RelayOk::Walky(walky_in(ctx, *forwarded).await),
+            RelayKind::WalkyCard { id } => RelayOk::WalkyCard(
+                crate::walky::inbox::card_of(ctx, &id)
+                    .await?
+                    .map(|card| card.to_string()),
+            ),
             _ => return Err(RelayError::UnknownKind),
         };
         Ok(ok)

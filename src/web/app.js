@@ -1,5 +1,6 @@
 // Collie's phone app: routing between the screens, theme, the unpaired state and the service
-// worker. Routes: `#/` panes, `#/pane/<machine>/<pane>`, `#/settings`, `#pair=CODE`.
+// worker. Routes: `#/` panes, `#/pane/<machine>/<pane>`, `#/walky` (messages), `#/settings`,
+// `#pair=CODE`.
 
 import { api, setUnpairedHandler } from './client.js';
 import { clear, h } from './dom.js';
@@ -8,6 +9,8 @@ import { panesView } from './views/panes.js';
 import { pairView } from './views/pair.js';
 import { paneView } from './views/pane.js';
 import { settingsView } from './views/settings.js';
+import { walkyView } from './views/walky.js';
+import { forgetCards } from './walky.js';
 
 const root = document.getElementById('app');
 let cleanup = null;
@@ -39,6 +42,7 @@ function parseRoute() {
     }
   }
   if (hash === '/settings') return { name: 'settings' };
+  if (hash === '/walky') return { name: 'walky' };
   return { name: 'panes' };
 }
 
@@ -72,6 +76,9 @@ function render() {
   } else if (route.name === 'settings') {
     document.title = 'Settings · Collie';
     cleanup = settingsView(screen, { unpair, applyTheme });
+  } else if (route.name === 'walky') {
+    document.title = 'Messages · Collie';
+    cleanup = walkyView(screen);
   } else {
     document.title = 'Collie';
     cleanup = panesView(screen);
@@ -96,6 +103,7 @@ async function forget(note) {
           // a view failing to clean up must not keep the pairing
         }
       }
+      forgetCards(); // looked-up walky cards live in memory only
       await forgetPairing();
       pairNote = note;
       history.replaceState(null, '', location.pathname);

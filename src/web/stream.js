@@ -1,14 +1,38 @@
 // Follows a pane's Server-Sent Events stream with fetch (SPEC §3.2): the token goes in the
 // Authorization header, `Last-Event-ID` is sent by hand, and the `id:`/`data:`/`event:` lines are
 // parsed here. A dropped stream is retried with exponential backoff and full jitter (capped at
-// 10 s); `kick()` retries at once (the page became visible, the network came back).
+// 10 s); `kick()` retries at once (the page became visible, the network came back). Through a crew
+// lead, a member's pane can also be out of reach while the lead is fine (the member is offline: 502,
+// or its link dropped: a last `closed` event saying so); that is retried the same way, but reported
+// as `unreachable` rather than `reconnecting`, and never taken for the pane closing. A `closed`
+// event saying the pane ended is checked by reading the pane before it is given up: a bridge that
+// is shutting down ends its streams the same way, and then the pane is still there.
 
-import { authHeaders, failure, isUnpaired } from './client.js';
+import { api, authHeaders, failure, isUnpaired } from './client.js';
 
 const BASE_MS = 500;
 const CAP_MS = 10_000;
 /** The bridge sends a keep-alive comment every 15 s; silence longer than this means a dead link. */
 const SILENCE_MS = 40_000;
+/** The lead's word for "the member's machine cannot be reached" (SPEC §3.2, §8). */
+export const UNREACHABLE = 'member unreachable';
+
+/**
+ * What a last `closed` event means: `'gone'` when the pane ended (no error: it was closed, or the
+ * member no longer has it; to be confirmed), `'unreachable'` when the member's link dropped,
+ * `'retry'` for any other error (the member restarting, its answer unreadable, a limit): worth
+ * another try.
+ */
+export function closedMeaning(data) {
+  let error;
+  try {
+    error = JSON.parse(data || '{}')?.error;
+  } catch {
+    error = undefined;
+  }
+  if (!error || error === 'no such pane') return 'gone';
+  return error === UNREACHABLE ? 'unreachable' : 'retry';
+}
 
 /** Delay before retry number `attempt` (0-based): uniform in [cap/2, cap] of the doubled base. */
 export function backoff(attempt, random = Math.random) {
@@ -62,8 +86,8 @@ export class SseParser {
 export class PaneStream {
   /**
    * @param {string} url the stream route
-   * @param {object} on `event(json)`, `state('connecting'|'live'|'reconnecting')`, `gone(code)`,
-   *   `unpaired()`
+   * @param {object} on `event(json)`, `state('connecting'|'live'|'reconnecting'|'unreachable')`,
+   *   `gone(code)`, `unpaired()`
    */
   constructor(url, on) {
     this.url = url;
@@ -99,7 +123,7 @@ export class PaneStream {
     while (!this.stopped) {
       const end = await this.once();
       if (this.stopped || end === 'done') return;
-      this.on.state('reconnecting');
+      this.on.state(end === 'unreachable' ? 'unreachable' : 'reconnecting');
       await this.sleep(backoff(this.attempt++));
     }
   }
@@ -122,7 +146,10 @@ export class PaneStream {
     this.silence = setTimeout(() => this.ctrl?.abort(), SILENCE_MS);
   }
 
-  /** One connection; resolves `'done'` when there is no point in retrying. */
+  /**
+   * One connection; resolves `'done'` when there is no point in retrying, `'unreachable'` when
+   * the lead says the pane's machine cannot be reached, `'retry'` otherwise.
+   */
   async once() {
     this.ctrl = new AbortController();
     const headers = authHeaders({ Accept: 'text/event-stream' });
@@ -141,14 +168,14 @@ export class PaneStream {
           this.on.gone(err.code);
           return 'done';
         }
-        return 'retry';
+        return err.code === UNREACHABLE ? 'unreachable' : 'retry';
       }
       this.heard();
-      let closed = false;
+      let closed = null;
       const parser = new SseParser((type, data, id) => {
         if (id !== null) this.lastId = id;
         if (type === 'closed') {
-          closed = true;
+          closed = closedMeaning(data);
           return;
         }
         if (type !== 'message') return;
@@ -170,15 +197,28 @@ export class PaneStream {
         this.heard();
         parser.push(dec.decode(value, { stream: true }));
       }
-      if (closed) {
-        this.on.gone('pane closed');
-        return 'done';
-      }
-      return 'retry';
+      if (closed === 'gone') return this.confirmGone();
+      return closed === 'unreachable' ? 'unreachable' : 'retry';
     } catch {
       return 'retry';
     } finally {
       clearTimeout(this.silence);
+    }
+  }
+
+  /**
+   * After the stream said its pane ended: `'done'` (and `gone`) when reading the pane answers 404,
+   * else as for a dropped stream (the pane is still there, or the bridge cannot tell now: it may be
+   * restarting, or the pane's machine unreachable).
+   */
+  async confirmGone() {
+    try {
+      await api(this.url.replace(/\/stream$/, ''));
+      return 'retry';
+    } catch (err) {
+      if (err.status !== 404) return err.code === UNREACHABLE ? 'unreachable' : 'retry';
+      this.on.gone('pane closed');
+      return 'done';
     }
   }
 }

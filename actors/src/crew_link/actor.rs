@@ -26,7 +26,7 @@ use tokio::task::JoinSet;
 use super::core::{MemberRecord, Registry};
 use super::invite::InviteCode;
 use super::link::{self, MemberLink};
-use super::{CrewError, CrewView, MachineView, RelayStream, Relays};
+use super::{CrewError, CrewView, LeadLink, MachineView, RelayStream, Relays, UplinkStream};
 use crate::audit::{AuditEventKind, AuditMsg, AuditRecord};
 use crate::slot::Slot;
 use crate::store::{Store, Table};
@@ -60,6 +60,10 @@ pub struct CrewArgs {
     pub relays: Relays,
     /// Where a member hands the relay streams the lead opens.
     pub relay_streams: mpsc::Sender<RelayStream>,
+    /// Where a member publishes its live connection to the lead.
+    pub lead_link: LeadLink,
+    /// Where the lead hands the streams members open after their hello.
+    pub uplink_streams: mpsc::Sender<UplinkStream>,
 }
 
 /// Messages of the crew actor.
@@ -319,8 +323,11 @@ impl CrewState {
         .map_err(|e| unavailable(format!("cannot listen on {}: {e}", self.args.bind)))?;
         let endpoint = Arc::new(endpoint);
         let address = endpoint.local_addr().map_err(unavailable)?;
-        self.tasks
-            .spawn(link::accept_loop(Arc::clone(&endpoint), myself.clone()));
+        self.tasks.spawn(link::accept_loop(
+            Arc::clone(&endpoint),
+            myself.clone(),
+            self.args.uplink_streams.clone(),
+        ));
         self.role = Role::Lead(Box::new(Lead {
             identity,
             endpoint,
@@ -358,6 +365,7 @@ impl CrewState {
                 lead_pin: record.lead_pin,
                 config,
                 relay_streams: self.args.relay_streams.clone(),
+                lead_link: Arc::clone(&self.args.lead_link),
             },
             myself.clone(),
         ));
@@ -399,7 +407,7 @@ impl CrewState {
                     .map_err(unavailable)
             });
         if let Err(e) = result {
-            self.stop_role();
+            let _ = self.stop_role();
             if !existed {
                 let _ = std::fs::remove_dir_all(&dir);
             }
@@ -472,7 +480,7 @@ impl CrewState {
         let existed = dir.exists();
         let outcome = self.try_join(myself, &code, addr, name).await;
         if outcome.is_err() {
-            self.stop_role();
+            let _ = self.stop_role();
             if !existed {
                 let _ = std::fs::remove_dir_all(&dir);
             }
@@ -675,12 +683,21 @@ impl CrewState {
         Ok((answer, member.name, conn_id))
     }
 
-    fn stop_role(&mut self) {
+    /// Stops the link tasks and closes the endpoint; returns it so the caller can wait (briefly)
+    /// for the close to reach the peers.
+    fn stop_role(&mut self) -> Option<Arc<QuicEndpoint>> {
         self.tasks.abort_all();
+        self.args.lead_link.store(None);
         match std::mem::replace(&mut self.role, Role::Solo) {
-            Role::Lead(lead) => lead.endpoint.close("lead stopping"),
-            Role::Member(m) => m.endpoint.close("member stopping"),
-            Role::Solo => {}
+            Role::Lead(lead) => {
+                lead.endpoint.close("lead stopping");
+                Some(lead.endpoint)
+            }
+            Role::Member(m) => {
+                m.endpoint.close("member stopping");
+                Some(m.endpoint)
+            }
+            Role::Solo => None,
         }
     }
 }
@@ -825,7 +842,11 @@ impl Actor for CrewActor {
         _myself: ActorRef<CrewMsg>,
         state: &mut CrewState,
     ) -> Result<(), ActorProcessingErr> {
-        state.stop_role();
+        if let Some(endpoint) = state.stop_role() {
+            // Let the close frames go out, so peers see the link end now rather than after their
+            // heartbeat timeout; never hold a shutdown up for long.
+            let _ = tokio::time::timeout(Duration::from_millis(500), endpoint.wait_idle()).await;
+        }
         Ok(())
     }
 }

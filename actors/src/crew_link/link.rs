@@ -25,7 +25,7 @@ use tokio::task::JoinSet;
 
 use super::actor::CrewMsg;
 use super::backoff::Backoff;
-use super::RelayStream;
+use super::{LeadLink, RelayStream, UplinkStream};
 
 /// How often a member sends a heartbeat.
 pub const BEAT_EVERY: Duration = Duration::from_secs(1);
@@ -50,21 +50,30 @@ pub enum LinkFrame {
 }
 
 /// The lead's accept loop: serves each connection in a child task until the endpoint closes.
-pub(super) async fn accept_loop(endpoint: Arc<QuicEndpoint>, actor: ActorRef<CrewMsg>) {
+pub(super) async fn accept_loop(
+    endpoint: Arc<QuicEndpoint>,
+    actor: ActorRef<CrewMsg>,
+    uplinks: mpsc::Sender<UplinkStream>,
+) {
     let mut conns = JoinSet::new();
     loop {
         tokio::select! {
             conn = endpoint.accept() => {
                 let Some(conn) = conn else { break };
-                conns.spawn(serve(conn, actor.clone()));
+                conns.spawn(serve(conn, actor.clone(), uplinks.clone()));
             }
             Some(_) = conns.join_next(), if !conns.is_empty() => {}
         }
     }
 }
 
-/// One connection on the lead: a join request, or a member's hello and then its heartbeat.
-async fn serve(conn: QuicConnection, actor: ActorRef<CrewMsg>) {
+/// One connection on the lead: a join request, or a member's hello and then its heartbeat (and
+/// the uplink streams it opens, handed to the bridge).
+async fn serve(
+    conn: QuicConnection,
+    actor: ActorRef<CrewMsg>,
+    uplinks: mpsc::Sender<UplinkStream>,
+) {
     let opened = tokio::time::timeout(OPENING_TIMEOUT, async {
         let (send, mut recv) = conn.accept_bi().await.ok()?;
         let opening: Opening = recv.recv_message().await.ok()??;
@@ -132,15 +141,35 @@ async fn serve(conn: QuicConnection, actor: ActorRef<CrewMsg>) {
                 }
             };
             if send.send_message(&answer).await.is_ok() {
+                let certificate = conn.peer_certificate();
+                let mut deadline = tokio::time::Instant::now() + LEAD_SILENCE;
                 loop {
-                    match tokio::time::timeout(LEAD_SILENCE, recv.recv()).await {
-                        Ok(Ok(Some(_))) => {
-                            if send.send_message(&LinkFrame::Beat).await.is_err() {
-                                break;
+                    tokio::select! {
+                        frame = recv.recv() => match frame {
+                            Ok(Some(_)) => {
+                                deadline = tokio::time::Instant::now() + LEAD_SILENCE;
+                                if send.send_message(&LinkFrame::Beat).await.is_err() {
+                                    break;
+                                }
                             }
-                        }
-                        Ok(_) => break,
-                        Err(_) => {
+                            _ => break,
+                        },
+                        stream = conn.accept_bi() => match stream {
+                            Ok((s, r)) => {
+                                let uplink = UplinkStream {
+                                    member: name.clone(),
+                                    certificate: certificate.clone(),
+                                    send: s,
+                                    recv: r,
+                                };
+                                if let Err(mpsc::error::TrySendError::Full(mut u)) = uplinks.try_send(uplink) {
+                                    tracing::warn!("uplink server busy; a member's stream was refused");
+                                    let _ = u.send.reset();
+                                }
+                            }
+                            Err(_) => break,
+                        },
+                        _ = tokio::time::sleep_until(deadline) => {
                             conn.close("heartbeat missed");
                             break;
                         }
@@ -166,6 +195,8 @@ pub(super) struct MemberLink {
     pub config: HelloConfig,
     /// Where the relay streams the lead opens go.
     pub relay_streams: mpsc::Sender<RelayStream>,
+    /// Where the live connection is published.
+    pub lead_link: LeadLink,
 }
 
 /// The member's link: dial, hello, heartbeat until it breaks, back off, again — forever (the actor
@@ -179,7 +210,9 @@ pub(super) async fn member_loop(link: MemberLink, actor: ActorRef<CrewMsg>) {
                 let _ = actor.cast(CrewMsg::MemberLink {
                     lead_version: Some(version),
                 });
+                link.lead_link.store(Some(Arc::new(conn.clone())));
                 let why = heartbeat(&conn, &mut send, &mut recv, &link.relay_streams).await;
+                link.lead_link.store(None);
                 tracing::info!(%why, "crew link to the lead ended");
                 conn.close(&why);
                 let _ = actor.cast(CrewMsg::MemberLink { lead_version: None });

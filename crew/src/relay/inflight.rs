@@ -71,6 +71,8 @@ pub(super) enum Expect {
     Snapshot,
     Subscribed,
     Created,
+    Walky,
+    WalkyCard,
     Done,
 }
 
@@ -81,6 +83,8 @@ impl Expect {
             RelayKind::Snapshot { .. } => Expect::Snapshot,
             RelayKind::Subscribe { .. } => Expect::Subscribed,
             RelayKind::Create { .. } => Expect::Created,
+            RelayKind::Walky { .. } => Expect::Walky,
+            RelayKind::WalkyCard { .. } => Expect::WalkyCard,
             _ => Expect::Done,
         }
     }
@@ -92,6 +96,8 @@ impl Expect {
                 | (Expect::Snapshot, RelayOk::Snapshot(_))
                 | (Expect::Subscribed, RelayOk::Subscribed)
                 | (Expect::Created, RelayOk::Created(_))
+                | (Expect::Walky, RelayOk::Walky(_))
+                | (Expect::WalkyCard, RelayOk::WalkyCard(_))
                 | (Expect::Done, RelayOk::Done)
         )
     }

@@ -42,6 +42,12 @@ pub trait Events: Send {
     /// The next change (already masked); `None` when the pane is gone. `stream` in the event is
     /// filled in by [`serve`]. Must be cancel-safe: [`serve`] drops it when the lead leaves.
     fn next(&mut self) -> impl Future<Output = Option<StreamEvent>> + Send;
+
+    /// Why the changes ended, once `next` returned `None`: `None` when the pane closed, an error
+    /// when the member could not follow it any longer (the lead tells its phone to retry).
+    fn ended(&self) -> Option<RelayError> {
+        None
+    }
 }
 
 /// Serves one relay stream to its end. Never fails: a stream that breaks is dropped (the lead
@@ -108,7 +114,7 @@ async fn follow<S: SendFrames, R: RecvFrames, E: Events>(
                         event.stream = stream;
                         MemberMessage::Event(event)
                     }
-                    None => MemberMessage::End(StreamEnd { stream, error: None }),
+                    None => MemberMessage::End(StreamEnd { stream, error: events.ended() }),
                 };
                 let end = matches!(message, MemberMessage::End(_));
                 if send.send_message(&message).await.is_err() || end {

@@ -111,7 +111,8 @@ fn errors_display_the_spec_strings() {
 
 #[test]
 fn an_unknown_kind_from_a_newer_lead_decodes_as_unknown() {
-    // A newer lead's request: same fields, a kind index this side does not have, with a payload.
+    // A newer lead's request: same fields, a kind index this side does not have (one past every
+    // kind it knows, `Unknown` included), with a payload.
     #[derive(serde::Serialize)]
     enum NewerKind {
         #[allow(dead_code)]
@@ -132,6 +133,10 @@ fn an_unknown_kind_from_a_newer_lead_decodes_as_unknown() {
         H,
         #[allow(dead_code)]
         I,
+        #[allow(dead_code)]
+        J,
+        #[allow(dead_code)]
+        K,
         Resize {
             cols: u16,
             rows: u16,

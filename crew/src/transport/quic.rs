@@ -249,6 +249,20 @@ impl QuicConnection {
         &self.inner
     }
 
+    /// The certificate (DER) the peer presented in the handshake: its pin is
+    /// [`Connection::peer_pin`], so it carries the key the handshake proved the peer holds (walky
+    /// checks signatures against it).
+    pub fn peer_certificate(&self) -> Option<Vec<u8>> {
+        let identity = self.inner.peer_identity()?;
+        let certs = identity
+            .downcast::<Vec<rustls::pki_types::CertificateDer<'static>>>()
+            .ok()?;
+        match certs.as_slice() {
+            [only] => Some(only.as_ref().to_vec()),
+            _ => None,
+        }
+    }
+
     /// The peer's UDP address.
     pub fn remote_address(&self) -> SocketAddr {
         self.inner.remote_address()

@@ -34,11 +34,19 @@ impl Source {
     /// The next event to send, or `None` when the stream is over.
     async fn next(&mut self) -> Option<Event> {
         let next = match self {
-            Source::Local(follow) => follow.next().await.ok_or(None),
+            Source::Local(follow) => match follow.next().await {
+                Some(event) => Ok(event),
+                // A closed pane ends the stream plainly; anything else says why, so the phone
+                // retries instead of showing the pane as closed.
+                None => Err(follow
+                    .ended()
+                    .filter(|e| !matches!(e, ApiError::NoSuchPane))
+                    .map(ToString::to_string)),
+            },
             Source::Member(member) => match member.next().await {
                 Ok(Some(event)) => Ok(event),
                 Ok(None) => Err(None),
-                Err(e) => Err(Some(e)),
+                Err(e) => Err(Some(e.to_string())),
             },
             Source::Done => return None,
         };
@@ -46,7 +54,7 @@ impl Source {
             Ok(event) => Some(event_of(&event)),
             Err(error) => {
                 *self = Source::Done;
-                let data = error.map_or(json!({}), |e| json!({ "error": e.to_string() }));
+                let data = error.map_or(json!({}), |e| json!({ "error": e }));
                 Some(Event::default().event("closed").data(data.to_string()))
             }
         }

@@ -1,12 +1,16 @@
 // Pane view (docs/guide/phone-app.md, "Pane view"): the live screen, history above it, the input
-// bar and key bar for `full` devices. Pane text only ever becomes text nodes.
+// bar and key bar for `full` devices. Pane text only ever becomes text nodes. A crew member's pane
+// is read through the lead; when the member cannot be reached the view says so (and keeps retrying)
+// instead of taking the pane for closed. Walky headers on the screen get a mark (a card, or "no
+// log entry on this machine") laid over the grid by walky.js, never woven into the screen's text.
 
 import { api, KEYS, panePath } from '../client.js';
 import { clear, h, when } from '../dom.js';
 import * as kept from '../kept.js';
 import { applyEvent, earlierCount, HISTORY_MAX, scrolledOff } from '../screen.js';
-import { PaneStream } from '../stream.js';
+import { PaneStream, UNREACHABLE } from '../stream.js';
 import { getDevice, getDraft, getToken, keepText, setDevice, setDraft } from '../store.js';
+import { HeaderMarks } from '../walky.js';
 
 const SCROLLBACK_OPEN = 500;
 const SCROLLBACK_STEP = 500;
@@ -28,6 +32,7 @@ export function paneView(root, { machine, pane }) {
   let dirty = false;
   let hiddenAt = 0;
   let rowNodes = [];
+  let cols = 0;
   const timers = [];
 
   // ---- DOM ----
@@ -38,9 +43,17 @@ export function paneView(root, { machine, pane }) {
   const historyPre = h('pre', { class: 'history', 'aria-label': 'Scrollback' });
   const cursor = h('span', { class: 'cursor', 'aria-hidden': 'true', hidden: true });
   const screenPre = h('pre', { class: 'screen', 'aria-label': 'Screen' });
+  // Walky marks sit in a layer over the screen, outside the <pre>, so its text stays the pane's.
+  const marksLayer = h('div', { class: 'walky-layer' });
+  const marks = new HeaderMarks(marksLayer, machine);
   const term = h('div', { class: 'term', tabindex: '0', 'aria-label': 'Terminal' },
-    h('div', { class: 'earlier' }, earlierBtn, earlierNote), historyPre, screenPre);
+    h('div', { class: 'earlier' }, earlierBtn, earlierNote), historyPre,
+    h('div', { class: 'screen-box' }, screenPre, marksLayer));
   const note = h('p', { class: 'note pane-note', hidden: true });
+  // Apart from `note`, which the kept copy and the pane's end use: this one comes and goes with
+  // the member's link.
+  const reach = h('p', { class: 'note pane-note', hidden: true },
+    `${machine} is unreachable: it is offline or not answering. Retrying…`);
   const controls = h('div', { class: 'controls' });
   const view = h('div', { class: 'pane-view' },
     h('header', { class: 'bar' },
@@ -48,6 +61,7 @@ export function paneView(root, { machine, pane }) {
       heading,
       status),
     note,
+    reach,
     term,
     controls);
   root.append(view);
@@ -132,9 +146,11 @@ export function paneView(root, { machine, pane }) {
       const next = applyEvent(rows, ev);
       if (prev.length && next.rows.length === prev.length) appendHistory(scrolledOff(prev, next.rows));
       rows = next.rows;
+      if (Number.isInteger(ev.cols)) cols = ev.cols;
       if (next.all || rowNodes.length !== rows.length) renderRows();
       else next.changed.forEach(setRow);
       placeCursor(ev.cursor);
+      marks.update(rows, cols);
     });
     dirty = true;
     renderControls();
@@ -153,7 +169,9 @@ export function paneView(root, { machine, pane }) {
         setHistory(sb.concat(history));
         if (!rows.length && (snap.lines || []).length) {
           rows = snap.lines.slice();
+          if (Number.isInteger(snap.cols)) cols = snap.cols;
           renderRows();
+          marks.update(rows, cols);
         }
       });
       moreEarlier = sb.length >= SCROLLBACK_OPEN;
@@ -161,7 +179,7 @@ export function paneView(root, { machine, pane }) {
       if (!live) toBottom();
     } catch (err) {
       haveScrollback = false;
-      if (err.offline) showKept();
+      if (err.offline || err.code === UNREACHABLE) showKept(!err.offline);
       else if (err.status === 404) ended('This pane no longer exists.');
     }
   }
@@ -207,6 +225,7 @@ export function paneView(root, { machine, pane }) {
 
   function ended(text) {
     live = false;
+    reach.hidden = true;
     cursor.hidden = true;
     status.textContent = 'Ended';
     note.hidden = false;
@@ -215,19 +234,23 @@ export function paneView(root, { machine, pane }) {
   }
 
   // ---- the kept copy ----
-  async function showKept() {
+  /** `unreachable`: the bridge is fine but the pane's machine (a crew member) is not. */
+  async function showKept(unreachable = false) {
     if (live || keptShown || !keepText()) return;
     const rec = await kept.load(machine, pane);
     if (!rec || live || gone) return;
     keptShown = true;
+    reach.hidden = true; // the kept note says it
     setTitle(rec.name);
     rows = [];
     rowNodes = [];
     clear(screenPre);
+    marks.update(rows, cols);
     setHistory(rec.lines || []);
     note.hidden = false;
     note.textContent = `Kept copy from ${when(new Date(rec.saved_at).toISOString())}. `
-      + 'The bridge cannot be reached; this text is only shown, nothing here can send keys.';
+      + `${unreachable ? machine : 'The bridge'} cannot be reached; `
+      + 'this text is only shown, nothing here can send keys.';
     status.textContent = 'Kept copy';
     toBottom();
   }
@@ -406,10 +429,11 @@ export function paneView(root, { machine, pane }) {
   const stream = new PaneStream(panePath(machine, pane, '/stream'), {
     event: onEvent,
     state(s) {
+      reach.hidden = s !== 'unreachable' || keptShown;
       if (s === 'live') status.textContent = 'Live';
-      else if (s === 'reconnecting') {
-        status.textContent = 'Reconnecting…';
-        if (!live && !keptShown) showKept();
+      else if (s === 'reconnecting' || s === 'unreachable') {
+        status.textContent = s === 'unreachable' ? 'Unreachable' : 'Reconnecting…';
+        if (!live && !keptShown) showKept(s === 'unreachable');
       } else if (!keptShown) status.textContent = 'Connecting…';
       status.dataset.state = s;
     },
@@ -447,6 +471,7 @@ export function paneView(root, { machine, pane }) {
     if (!forgetting) saveKept();
     gone = true;
     stream.stop();
+    marks.stop();
     timers.forEach(clearInterval);
     document.removeEventListener('visibilitychange', onVisibility);
     window.removeEventListener('online', onOnline);

@@ -1,6 +1,8 @@
-// Panes (home): one section per machine, one link per pane, its state beside it
-// (docs/guide/phone-app.md, "Panes"). Refreshed every 5 s while visible. When the bridge cannot be
-// reached and nothing was loaded yet, the kept copies are listed instead, marked as such.
+// Panes (home): one section per machine of the crew — the bridge itself, then every member, also those
+// with no panes and those offline — one link per pane, its state beside it (docs/guide/phone-app.md,
+// "Panes"). Refreshed every 5 s while visible, which is also how a member going offline or coming
+// back shows. When the bridge cannot be reached and nothing was loaded yet, the kept copies are
+// listed instead, marked as such. The header links to Messages (walky-talky) and Settings.
 
 import { api } from '../client.js';
 import { ago, clear, h, when } from '../dom.js';
@@ -18,6 +20,55 @@ export function dropAsking(panes) {
   for (const p of panes) if (p.asking_password) kept.drop(p.machine, p.pane);
 }
 
+/**
+ * The machines to show, in the bridge's order (this bridge first, then the crew's members), each
+ * with its panes and its state: `online`, `offline` (the lead has no link to it) or `silent` (linked,
+ * but its pane list did not come in time). A pane of a machine the list does not know yet (the two
+ * answers raced a join) still gets a group.
+ */
+export function groups(machines, panes, unreachable = []) {
+  const byName = new Map();
+  const silent = new Set(unreachable);
+  for (const m of machines) {
+    const state = m.online === false ? 'offline' : silent.has(m.name) ? 'silent' : 'online';
+    byName.set(m.name, { name: m.name, role: m.role || '', state, panes: [] });
+  }
+  for (const p of panes) {
+    if (!byName.has(p.machine)) byName.set(p.machine, { name: p.machine, role: '', state: 'online', panes: [] });
+    byName.get(p.machine).panes.push(p);
+  }
+  return [...byName.values()];
+}
+
+/** What a group says instead of its panes when it has none to list. */
+const EMPTY = {
+  offline: 'This machine is offline: its panes are unavailable until it connects again.',
+  silent: 'This machine is not answering: its panes are unavailable for now. Retrying…',
+  online: 'No panes. Start tmux, or run `collie panes new`.',
+};
+
+/**
+ * One machine's section: its name as the heading, its role beside it when it is in a crew (a solo
+ * bridge shows no role), its state in words (never only a color), then its panes.
+ */
+function machineSection({ name, role, state, panes }, now) {
+  const headingId = `machine-${name}`;
+  return h('section', { class: `machine ${state}`, 'aria-labelledby': headingId },
+    h('div', { class: 'machine-head' },
+      h('h2', { id: headingId }, name),
+      role && role !== 'solo' ? h('span', { class: 'badge role' }, role) : null,
+      state === 'offline' ? h('span', { class: 'badge off' }, 'offline') : null,
+      state === 'silent' ? h('span', { class: 'badge off' }, 'not answering') : null),
+    panes.length === 0
+      ? h('p', { class: 'muted' }, EMPTY[state])
+      : h('ul', { class: 'panes' }, panes.map((p) => h('li', { class: 'pane-row' },
+        h('a', { href: paneHref(p.machine, p.pane), class: 'pane-link' }, p.name || p.pane),
+        h('span', { class: 'pane-state' },
+          h('span', { class: p.alive ? 'state alive' : 'state exited' }, p.alive ? 'alive' : 'exited'),
+          ' · ',
+          h('span', { class: 'ago' }, ago(p.last_activity, now)))))));
+}
+
 export function panesView(root) {
   const status = h('p', { class: 'note', hidden: true });
   const list = h('div', { class: 'machines', 'aria-live': 'off' });
@@ -28,34 +79,14 @@ export function panesView(root) {
   root.append(
     h('header', { class: 'bar' },
       h('h1', { tabindex: '-1' }, 'Panes'),
+      h('a', { href: '#/walky', class: 'bar-link' }, 'Messages'),
       h('a', { href: '#/settings', class: 'bar-link' }, 'Settings')),
     h('main', { class: 'page' }, status, list));
 
-  function render(machines, panes, now) {
+  function render(machines, panes, unreachable, now) {
     const focused = document.activeElement?.getAttribute?.('href');
-    const byMachine = new Map(machines.map((m) => [m.name, { machine: m, panes: [] }]));
-    for (const p of panes) {
-      if (!byMachine.has(p.machine)) byMachine.set(p.machine, { machine: { name: p.machine, online: true }, panes: [] });
-      byMachine.get(p.machine).panes.push(p);
-    }
     clear(list);
-    for (const { machine, panes: mp } of byMachine.values()) {
-      const headingId = `machine-${machine.name}`;
-      list.append(h('section', { class: 'machine', 'aria-labelledby': headingId },
-        h('div', { class: 'machine-head' },
-          h('h2', { id: headingId }, machine.name),
-          machine.online === false ? h('span', { class: 'badge off' }, 'offline') : null),
-        mp.length === 0
-          ? h('p', { class: 'muted' }, machine.online === false
-            ? 'This machine is offline.'
-            : 'No panes. Start tmux, or run `collie panes new`.')
-          : h('ul', { class: 'panes' }, mp.map((p) => h('li', { class: 'pane-row' },
-            h('a', { href: paneHref(p.machine, p.pane), class: 'pane-link' }, p.name || p.pane),
-            h('span', { class: 'pane-state' },
-              h('span', { class: p.alive ? 'state alive' : 'state exited' }, p.alive ? 'alive' : 'exited'),
-              ' · ',
-              h('span', { class: 'ago' }, ago(p.last_activity, now))))))));
-    }
+    for (const group of groups(machines, panes, unreachable)) list.append(machineSection(group, now));
     if (focused) list.querySelector(`a[href="${CSS.escape(focused)}"]`)?.focus({ preventScroll: true });
   }
 
@@ -89,7 +120,7 @@ export function panesView(root) {
       if (gone) return;
       loaded = true;
       status.hidden = true;
-      render(m.machines || [], p.panes || [], Date.now());
+      render(m.machines || [], p.panes || [], p.unreachable || [], Date.now());
       dropAsking(p.panes || []);
     } catch (err) {
       if (gone) return;

@@ -1,5 +1,5 @@
-// Settings (docs/guide/phone-app.md, "Settings"): this device, masking (read-only), what the phone
-// keeps, theme, paired devices with revoke (confirmed in a dialog), and unpairing.
+// Settings (docs/guide/phone-app.md, "Settings"): this device, masking and walky-talky (read-only),
+// what the phone keeps, theme, paired devices with revoke (confirmed in a dialog), and unpairing.
 
 import { api } from '../client.js';
 import { ago, clear, h, when } from '../dom.js';
@@ -38,6 +38,7 @@ export function settingsView(root, { unpair, applyTheme }) {
   const device = getDevice() || {};
   const me = h('dl', { class: 'facts' });
   const masking = h('p', { class: 'fact' }, 'Secret masking: …');
+  const walky = h('p', { class: 'fact' }, 'Walky-talky: …');
   const devices = h('ul', { class: 'devices' }, h('li', { class: 'muted' }, 'Loading…'));
   const alert = h('p', { role: 'alert', class: 'alert' });
 
@@ -134,9 +135,13 @@ export function settingsView(root, { unpair, applyTheme }) {
   async function loadSettings() {
     try {
       const s = await api('/api/settings');
-      if (!gone) masking.textContent = `Secret masking: ${s.masking ? 'on' : 'off'}`;
+      if (gone) return;
+      masking.textContent = `Secret masking: ${s.masking ? 'on' : 'off'}`;
+      walky.textContent = `Walky-talky: ${s.walky === false ? 'off' : 'on'}`;
     } catch {
-      if (!gone) masking.textContent = 'Secret masking: unknown (bridge unreachable)';
+      if (gone) return;
+      masking.textContent = 'Secret masking: unknown (bridge unreachable)';
+      walky.textContent = 'Walky-talky: unknown (bridge unreachable)';
     }
   }
 
@@ -159,7 +164,12 @@ export function settingsView(root, { unpair, applyTheme }) {
         h('h2', {}, 'This phone'),
         me,
         masking,
-        h('p', { class: 'muted small' }, 'Masking is set on the computer (COLLIE_REDACT).')),
+        h('p', { class: 'muted small' }, 'Masking is set on the computer (COLLIE_REDACT).'),
+        walky,
+        h('p', { class: 'muted small' },
+          'Walky-talky is set on the computer (COLLIE_WALKY). ',
+          h('a', { href: '#/walky' }, 'Messages'),
+          ' lists what its log holds.')),
       h('section', { class: 'card' },
         h('h2', {}, 'On this phone'),
         h('div', { class: 'check' },

@@ -1,0 +1,266 @@
+//! The walky actor's ractor shell: custody of the log, the crew key (for signing), the replay
+//! guards and the lead's bounded result records. The pure rules are `collie_crew::walky`'s; the
+//! flows (who sends what where) are the bridge's (`src/walky/`), which call in here for every step
+//! that needs this state.
+//!
+//! One actor, so the log is appended in order and each replay guard sees every message; signing
+//! and verifying are fast (tens of microseconds) next to the log's `fdatasync`.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use collie_crew::identity::Identity;
+use collie_crew::pin::Pin;
+use collie_crew::walky::{
+    self, Forwarded, Message, MessageId, Outcome, Records, ReplayGuard, Signed, Signer, WalkyError,
+    WalkyResult,
+};
+use ed25519_dalek::VerifyingKey;
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use time::OffsetDateTime;
+
+use super::log::{Entry, Kind, WalkyLog};
+use crate::crew_link::CrewView;
+
+/// Ids a replay guard remembers at most (a flood past this refuses the oldest ids' era).
+const REPLAY_CAP: usize = 100_000;
+/// Results (and delivery records) the lead keeps at most for their 10 minutes.
+pub const RECORDS_CAP: usize = 10_000;
+
+/// The walky actor.
+pub struct WalkyActor;
+
+/// What it needs; cloned at each (re)start.
+#[derive(Clone)]
+pub struct WalkyArgs {
+    /// `<state>/walky`.
+    pub dir: PathBuf,
+    /// `<state>/crew`, where the crew identity lives once this bridge leads or joined a crew.
+    pub identity_dir: PathBuf,
+    /// The crew's view (whether this bridge is in a crew at all).
+    pub crew_view: Arc<ArcSwap<CrewView>>,
+}
+
+/// Messages of the walky actor.
+#[non_exhaustive]
+pub enum WalkyMsg {
+    /// Append a log line (synced).
+    Append(Box<Entry>, RpcReplyPort<Result<(), String>>),
+    /// Append a log line nobody waits for (a result learned after the fact); a failure is logged.
+    AppendLater(Box<Entry>),
+    /// Every readable log line, oldest first.
+    Entries(RpcReplyPort<Result<Vec<Entry>, String>>),
+    /// Whether this machine logged sending `id` (a member accepts results only for those).
+    Sent(MessageId, RpcReplyPort<bool>),
+    /// Sign a message of one of this machine's panes with the crew key.
+    Sign(Box<Message>, RpcReplyPort<Result<Signed, String>>),
+    /// On the lead: sign a message of one of its own panes (no attestation needed).
+    ForwardOwn(Box<Message>, RpcReplyPort<Result<Forwarded, String>>),
+    /// On the lead: check a member's message and attest it.
+    Attest {
+        /// The member's signed message.
+        signed: Box<Signed>,
+        /// The certificate the member presented on its connection.
+        certificate: Vec<u8>,
+        /// The pin the lead stored for the member.
+        pinned: Pin,
+        /// The member's crew name.
+        member: String,
+        /// The message to forward, or why not.
+        reply: RpcReplyPort<Result<Forwarded, String>>,
+    },
+    /// On a receiver: check a forwarded message against the pinned lead's key.
+    Receive {
+        /// The message as the lead forwarded it.
+        forwarded: Box<Forwarded>,
+        /// The lead's key (from its pinned certificate).
+        lead_key: VerifyingKey,
+        /// The lead's crew name.
+        lead_machine: String,
+        /// The message, or why it is refused.
+        reply: RpcReplyPort<Result<Message, WalkyError>>,
+    },
+    /// On the lead: keep a result for the sender's 10 minutes.
+    Record(WalkyResult),
+    /// On the lead: a kept result.
+    Result(MessageId, RpcReplyPort<Option<Outcome>>),
+    /// How many results are kept and how many were dropped for the cap.
+    RecordStats(RpcReplyPort<(usize, u64)>),
+    /// This machine's crew key (to check, on the lead, messages for its own panes).
+    OwnKey(RpcReplyPort<Result<VerifyingKey, String>>),
+}
+
+/// The actor's state.
+pub struct WalkyState {
+    args: WalkyArgs,
+    log: WalkyLog,
+    sent: HashSet<MessageId>,
+    signer: Option<Signer>,
+    /// Messages this machine accepted for its panes.
+    received: ReplayGuard,
+    /// Messages the lead attested (the same message also passes `received` when it is for one of
+    /// the lead's own panes).
+    attested: ReplayGuard,
+    results: Records<Outcome>,
+}
+
+fn now() -> i64 {
+    OffsetDateTime::now_utc().unix_timestamp()
+}
+
+impl WalkyState {
+    fn reindex(&mut self) -> Result<(), String> {
+        self.sent = self
+            .log
+            .entries()
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .filter(|e| e.kind == Kind::Sent)
+            .filter_map(|e| e.id.parse().ok())
+            .collect();
+        Ok(())
+    }
+
+    fn append(&mut self, entry: &Entry) -> Result<(), String> {
+        let before = self.log.lines();
+        self.log
+            .append(entry, OffsetDateTime::now_utc())
+            .map_err(|e| e.to_string())?;
+        if self.log.lines() <= before {
+            // A prune dropped lines: forget what they held.
+            self.reindex()?;
+        }
+        if entry.kind == Kind::Sent {
+            if let Ok(id) = entry.id.parse() {
+                self.sent.insert(id);
+            }
+        }
+        Ok(())
+    }
+
+    /// The crew key, loaded on first use. A solo bridge has none and signs nothing (SPEC §9).
+    fn signer(&mut self) -> Result<&Signer, String> {
+        if self.args.crew_view.load().role == "solo" {
+            return Err("this bridge is not in a crew".into());
+        }
+        if self.signer.is_none() {
+            let identity =
+                Identity::load_or_create(&self.args.identity_dir).map_err(|e| e.to_string())?;
+            self.signer = Some(Signer::from_identity(&identity).map_err(|e| e.to_string())?);
+        }
+        self.signer.as_ref().ok_or_else(|| "no crew key".to_owned())
+    }
+}
+
+impl Actor for WalkyActor {
+    type Msg = WalkyMsg;
+    type State = WalkyState;
+    type Arguments = WalkyArgs;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<WalkyMsg>,
+        args: WalkyArgs,
+    ) -> Result<WalkyState, ActorProcessingErr> {
+        let log = WalkyLog::open(&args.dir)?;
+        let mut state = WalkyState {
+            args,
+            log,
+            sent: HashSet::new(),
+            signer: None,
+            received: ReplayGuard::new(REPLAY_CAP),
+            attested: ReplayGuard::new(REPLAY_CAP),
+            results: Records::new(RECORDS_CAP),
+        };
+        state.reindex()?;
+        Ok(state)
+    }
+
+    async fn handle(
+        &self,
+        _myself: ActorRef<WalkyMsg>,
+        msg: WalkyMsg,
+        state: &mut WalkyState,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            WalkyMsg::Append(entry, reply) => {
+                let _ = reply.send(state.append(&entry));
+            }
+            WalkyMsg::AppendLater(entry) => {
+                if let Err(e) = state.append(&entry) {
+                    tracing::warn!(error = %e, "walky: cannot log a result");
+                }
+            }
+            WalkyMsg::Entries(reply) => {
+                let _ = reply.send(state.log.entries().map_err(|e| e.to_string()));
+            }
+            WalkyMsg::Sent(id, reply) => {
+                let _ = reply.send(state.sent.contains(&id));
+            }
+            WalkyMsg::Sign(message, reply) => {
+                let signed = state.signer().map(|s| s.sign(*message));
+                let _ = reply.send(signed);
+            }
+            WalkyMsg::ForwardOwn(message, reply) => {
+                let fwd = state.signer().map(|s| walky::forward_own(s, *message));
+                let _ = reply.send(fwd);
+            }
+            WalkyMsg::Attest {
+                signed,
+                certificate,
+                pinned,
+                member,
+                reply,
+            } => {
+                let result = state.signer().map(|_| ()).and_then(|()| {
+                    let WalkyState {
+                        signer, attested, ..
+                    } = state;
+                    let lead = signer.as_ref().ok_or("no crew key")?;
+                    walky::attest(
+                        &signed,
+                        &certificate,
+                        &pinned,
+                        &member,
+                        lead,
+                        attested,
+                        now(),
+                    )
+                    .map_err(|e| e.to_string())
+                });
+                let _ = reply.send(result);
+            }
+            WalkyMsg::Receive {
+                forwarded,
+                lead_key,
+                lead_machine,
+                reply,
+            } => {
+                let result = walky::receive(
+                    &forwarded,
+                    &lead_key,
+                    &lead_machine,
+                    &mut state.received,
+                    now(),
+                );
+                let _ = reply.send(result);
+            }
+            WalkyMsg::Record(result) => {
+                state.results.insert(result.id, result.outcome, now());
+            }
+            WalkyMsg::Result(id, reply) => {
+                let _ = reply.send(state.results.get(&id, now()).cloned());
+            }
+            WalkyMsg::OwnKey(reply) => {
+                let _ = reply.send(state.signer().map(Signer::verifying_key));
+            }
+            WalkyMsg::RecordStats(reply) => {
+                state.results.prune(now());
+                let _ = reply.send((state.results.len(), state.results.dropped()));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,56 @@
+//! Requests a member sends the lead (the other way from [`crate::relay`]), one QUIC stream each,
+//! opened by the member after its hello on its link connection.
+//!
+//! The member sends one [`Uplink`]; the lead answers with one [`UplinkAnswer`] on the same stream.
+//! The lead knows who asks from the connection (its pinned certificate), never from the message.
+//! Enums end in an `Unknown` variant so a newer peer's additions decode (see `crate::wire`).
+
+use serde::{Deserialize, Serialize};
+
+use crate::walky::{Signed, WalkyResult};
+
+/// What a member asks of the lead.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum Uplink {
+    /// Verify, attest and forward this walky message; answer with its result.
+    Walky(Box<Signed>),
+    /// The crew's addressable panes.
+    Who,
+    /// A request this side does not know.
+    #[serde(other)]
+    Unknown,
+}
+
+/// The lead's answer to an [`Uplink`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum UplinkAnswer {
+    /// The result of a walky message: delivered, or rejected and why.
+    Walky(WalkyResult),
+    /// The crew's addressable panes, and the machines that did not answer.
+    Who {
+        /// Panes, the lead's and every online member's.
+        panes: Vec<WhoPane>,
+        /// Members whose panes are missing.
+        unreachable: Vec<String>,
+    },
+    /// The lead cannot do it; the text says why.
+    Refused(String),
+    /// An answer this side does not know.
+    #[serde(other)]
+    Unknown,
+}
+
+/// One addressable pane.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WhoPane {
+    /// The machine's crew name.
+    pub machine: String,
+    /// Pane id.
+    pub pane: String,
+    /// The pane instance's token.
+    pub token: String,
+    /// The pane's name (masked).
+    pub name: String,
+}

@@ -1,0 +1,58 @@
+//! Walky-talky (SPEC §9): agents in panes message each other.
+//!
+//! - [`sender`]: which pane a `collie walky` command runs in.
+//! - [`send`]: the sender's side — local delivery, or signing and handing the message to the lead
+//!   (a member), or forwarding it to the member (the lead's own panes); waits for the result.
+//! - [`deliver`]: the receiver's last step on every path (checks, log, audit, header typed).
+//! - [`uplink`]: the lead's side of a member's message — verify, attest, forward, answer the
+//!   result — and of `who`.
+//! - [`inbox`]: `inbox`, `who` and `log` as the CLI and the phone see them.
+//! - [`header`]: the header line and the inbox's framing.
+//!
+//! The state (log, crew key, replay guards, the lead's result records) is the walky actor's
+//! (`collie_actors::walky`); the rules are `collie_crew::walky`'s.
+
+pub mod deliver;
+pub mod header;
+pub mod inbox;
+pub mod send;
+pub mod sender;
+pub mod uplink;
+
+use collie_actors::walky::actor::WalkyMsg;
+use collie_actors::walky::log::Entry;
+use collie_crew::pin::Pin;
+use collie_crew::walky::public_key_of;
+use ed25519_dalek::VerifyingKey;
+
+pub use collie_crew::walky::MAX_BODY;
+
+use crate::http::Ctx;
+
+/// How long `collie walky send` waits for the result (SPEC §9).
+pub const RESULT_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Unix seconds now.
+pub fn now() -> i64 {
+    time::OffsetDateTime::now_utc().unix_timestamp()
+}
+
+/// Appends a line to the walky log (synced before this returns `Ok`).
+pub async fn append(ctx: &Ctx, entry: Entry) -> Result<(), String> {
+    ctx.walky
+        .call(|r| WalkyMsg::Append(Box::new(entry), r))
+        .await
+        .map_err(|e| e.to_string())?
+}
+
+/// On a member: the lead's key, from the certificate of the live link, checked against the pin
+/// stored at join. `None` while the link is down (nothing can arrive from the lead then anyway).
+pub fn lead_key(ctx: &Ctx) -> Option<(String, VerifyingKey)> {
+    let view = ctx.crew_view.load();
+    let lead = view.lead.as_ref()?;
+    let pinned: Pin = lead.pin.parse().ok()?;
+    let conn = ctx.lead_link.load_full()?;
+    let cert = conn.peer_certificate()?;
+    let (pin, key) = public_key_of(&cert).ok()?;
+    (pin == pinned).then(|| (lead.name.clone(), key))
+}

@@ -1,0 +1,114 @@
+//! Delivering a message to one of this machine's panes (SPEC §9): the last step on every path —
+//! a local send, a message the lead forwarded to a member, a member's message to one of the lead's
+//! own panes. The message has been verified by then (or never left the machine).
+//!
+//! In order: walky must be on here, the pane must exist with the token the sender addressed (a
+//! reused pane id has another token: the message is refused, never typed into a stranger's pane),
+//! the message is logged (synced) and audited, and only then is the header typed, followed by
+//! Enter. The body is never typed: the agent reads it with `collie walky inbox ID`.
+
+use collie_actors::audit::{AuditEventKind, AuditRecord};
+use collie_actors::panes::keys::NamedKey;
+use collie_actors::panes::PanesMsg;
+use collie_actors::walky::log::{Entry, Kind};
+use collie_crew::walky::{check_walky_on, Message, Outcome};
+
+use super::{append, header, now};
+use crate::http::Ctx;
+use crate::ops;
+
+/// Delivers `message` to its pane on this machine and says how it went. Every refusal is logged
+/// and audited as `walky.rejected`.
+pub async fn deliver(ctx: &Ctx, message: &Message) -> Outcome {
+    match try_deliver(ctx, message).await {
+        Ok(()) => Outcome::Delivered,
+        Err(why) => {
+            reject(ctx, message, &why).await;
+            Outcome::Rejected(why)
+        }
+    }
+}
+
+/// Records a refused message for this machine's panes (log and audit, best effort).
+pub async fn reject(ctx: &Ctx, message: &Message, why: &str) {
+    let entry = Entry {
+        id: message.id.to_string(),
+        at: now(),
+        kind: Kind::Received,
+        from: message.from.to_string(),
+        from_name: message.from_name.clone(),
+        to: message.to.to_string(),
+        sent_at: message.sent_at,
+        body: None,
+        outcome: Some(format!("rejected: {why}")),
+    };
+    if let Err(e) = append(ctx, entry).await {
+        tracing::warn!(error = %e, "walky: cannot log a rejection");
+    }
+    let _ = ctx
+        .audit(
+            audit_record(ctx, AuditEventKind::WalkyRejected, message)
+                .with_detail("reason", why.to_owned()),
+        )
+        .await;
+}
+
+/// The audit line of a walky event about `message` on this machine.
+pub fn audit_record(ctx: &Ctx, event: AuditEventKind, message: &Message) -> AuditRecord {
+    AuditRecord::new(event, ctx.machine.clone())
+        .with_detail("id", message.id.to_string())
+        .with_detail("from", message.from.to_string())
+        .with_detail("to", message.to.to_string())
+}
+
+async fn try_deliver(ctx: &Ctx, message: &Message) -> Result<(), String> {
+    let here = ctx.crew_view.load().name.clone();
+    check_walky_on(ctx.walky_on, &here).map_err(|e| e.to_string())?;
+    if message.to.machine != here {
+        return Err(format!("{} is not on {here}", message.to));
+    }
+    let panes = ops::panes(ctx).await.map_err(|e| e.to_string())?;
+    let pane = panes
+        .iter()
+        .find(|p| p.pane == message.to.pane)
+        .ok_or_else(|| format!("no pane {} on {here}", message.to.pane))?;
+    if pane.token != message.to.token {
+        return Err(format!(
+            "stale address: pane {} on {here} is another instance now (token #{}); ask `collie walky who`",
+            message.to.pane, pane.token
+        ));
+    }
+    let entry = Entry {
+        id: message.id.to_string(),
+        at: now(),
+        kind: Kind::Received,
+        from: message.from.to_string(),
+        from_name: message.from_name.clone(),
+        to: message.to.to_string(),
+        sent_at: message.sent_at,
+        body: Some(message.body.clone()),
+        outcome: Some("delivered".into()),
+    };
+    // Both on disk before the header is typed; two actors, so at once.
+    let (logged, audited) = tokio::join!(
+        append(ctx, entry),
+        ctx.audit(audit_record(ctx, AuditEventKind::WalkyDelivered, message))
+    );
+    logged.map_err(|e| format!("cannot log the message on {here}: {e}"))?;
+    audited.map_err(|_| format!("audit unavailable on {here}"))?;
+    let line = header::header(
+        &message.id.to_string(),
+        &message.from.to_string(),
+        &message.from_name,
+    );
+    ctx.panes
+        .call(|r| PanesMsg::Input {
+            pane: message.to.pane.clone(),
+            text: line,
+            keys: vec![NamedKey::Enter],
+            reply: r,
+        })
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| format!("cannot type into {}: {e}", message.to))
+}

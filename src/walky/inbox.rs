@@ -1,0 +1,246 @@
+//! `collie walky inbox`, `who` and `log`, and the phone's walky cards (SPEC §9): what this
+//! machine's log holds, and who can be addressed.
+
+use collie_actors::walky::actor::{WalkyMsg, RECORDS_CAP};
+use collie_actors::walky::log::{Entry, Kind};
+use collie_crew::transport::{Connection, RecvFrames, SendFrames};
+use collie_crew::uplink::{Uplink, UplinkAnswer, WhoPane};
+use serde_json::{json, Value};
+
+use super::header;
+use super::sender::{self, PaneEnv};
+use crate::http::error::ApiError;
+use crate::http::Ctx;
+use crate::ops;
+
+fn rfc3339(unix: i64) -> Value {
+    ops::rfc3339(time::OffsetDateTime::from_unix_timestamp(unix).ok())
+}
+
+async fn entries(ctx: &Ctx) -> Result<Vec<Entry>, ApiError> {
+    ctx.walky
+        .call(WalkyMsg::Entries)
+        .await?
+        .map_err(|e| ApiError::BadRequest(format!("cannot read the walky log: {e}")))
+}
+
+/// Whose inbox: `Some(address prefix "machine/pane")` for a command run inside a pane (an agent
+/// reads only what was sent to its own pane), `None` for one run outside any pane (the person at
+/// the machine reads every pane's). A pane environment the bridge cannot resolve is an error, not
+/// a fallback to everything.
+fn reader(ctx: &Ctx, env: &PaneEnv) -> Result<Option<String>, ApiError> {
+    let here = ctx.crew_view.load().name.clone();
+    match sender::pane_of(env, &here, &ctx.tmux_sockets) {
+        Ok((pane, _)) => Ok(Some(format!("{here}/{pane}"))),
+        Err(sender::SenderError::NotInPane) => Ok(None),
+        Err(e) => Err(ApiError::BadRequest(e.to_string())),
+    }
+}
+
+fn addressed_to(entry: &Entry, reader: Option<&str>) -> bool {
+    reader.is_none_or(|r| entry.to.split('#').next() == Some(r))
+}
+
+/// The messages delivered to this machine's panes — only the asking pane's when it runs in one —
+/// newest last: `{"messages":[{"id","from","name","to","received_at"}]}`.
+pub async fn list(ctx: &Ctx, env: &PaneEnv) -> Result<Value, ApiError> {
+    let mine = reader(ctx, env)?;
+    let messages: Vec<Value> = entries(ctx)
+        .await?
+        .into_iter()
+        .filter(|e| e.kind == Kind::Received && e.body.is_some())
+        .filter(|e| addressed_to(e, mine.as_deref()))
+        .map(|e| {
+            json!({
+                "id": e.id,
+                "from": e.from,
+                "name": e.from_name,
+                "to": e.to,
+                "received_at": rfc3339(e.at),
+            })
+        })
+        .collect();
+    Ok(json!({ "messages": messages }))
+}
+
+/// One delivered message with its body framed as a peer's words (`text`); inside a pane, only a
+/// message that pane received.
+pub async fn get(ctx: &Ctx, env: &PaneEnv, id: &str) -> Result<Value, ApiError> {
+    let mine = reader(ctx, env)?;
+    let entry = entries(ctx)
+        .await?
+        .into_iter()
+        .find(|e| {
+            e.kind == Kind::Received
+                && e.id == id
+                && e.body.is_some()
+                && addressed_to(e, mine.as_deref())
+        })
+        .ok_or_else(|| ApiError::BadRequest(format!("no message {id} in this machine's inbox")))?;
+    let received = rfc3339(entry.at);
+    let body = entry.body.unwrap_or_default();
+    let text = header::framed(
+        &entry.id,
+        &entry.from,
+        &entry.from_name,
+        received.as_str().unwrap_or(""),
+        &body,
+    );
+    Ok(json!({
+        "id": entry.id,
+        "from": entry.from,
+        "name": entry.from_name,
+        "to": entry.to,
+        "received_at": received,
+        "body": body,
+        "text": text,
+    }))
+}
+
+/// `{"panes":[{"address","machine","pane","name"}],"unreachable":[…]}`: this machine's panes and,
+/// in a crew, the others' (a member asks the lead).
+pub async fn who(ctx: &Ctx) -> Result<Value, ApiError> {
+    let view = ctx.crew_view.load();
+    let (panes, unreachable) = match view.role {
+        "lead" => super::uplink::who(ctx).await,
+        "member" => {
+            let mut panes = local_panes(ctx).await?;
+            let (others, mut unreachable) = ask_lead_who(ctx).await;
+            panes.extend(others.into_iter().filter(|p| p.machine != view.name));
+            if let Some(lead) = &view.lead {
+                if !lead.online {
+                    unreachable.push(lead.name.clone());
+                }
+            }
+            (panes, unreachable)
+        }
+        _ => (local_panes(ctx).await?, Vec::new()),
+    };
+    let panes: Vec<Value> = panes
+        .into_iter()
+        .map(|p| {
+            json!({
+                "address": format!("{}/{}#{}", p.machine, p.pane, p.token),
+                "machine": p.machine,
+                "pane": p.pane,
+                "name": p.name,
+            })
+        })
+        .collect();
+    Ok(json!({ "panes": panes, "unreachable": unreachable }))
+}
+
+async fn local_panes(ctx: &Ctx) -> Result<Vec<WhoPane>, ApiError> {
+    let here = ctx.crew_view.load().name.clone();
+    Ok(ops::panes(ctx)
+        .await?
+        .into_iter()
+        .map(|p| WhoPane {
+            machine: here.clone(),
+            pane: p.pane,
+            token: p.token,
+            name: p.name,
+        })
+        .collect())
+}
+
+async fn ask_lead_who(ctx: &Ctx) -> (Vec<WhoPane>, Vec<String>) {
+    let Some(conn) = ctx.lead_link.load_full() else {
+        return (Vec::new(), Vec::new());
+    };
+    let asked = async {
+        let (mut send, mut recv) = conn.open_bi().await.ok()?;
+        send.send_message(&Uplink::Who).await.ok()?;
+        let _ = send.finish();
+        match recv.recv_message::<UplinkAnswer>().await.ok()?? {
+            UplinkAnswer::Who { panes, unreachable } => Some((panes, unreachable)),
+            _ => None,
+        }
+    };
+    tokio::time::timeout(super::RESULT_WITHIN, asked)
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// The whole log: `{"entries":[…],"records":{"kept","dropped","cap"}}` (bodies left out; `inbox
+/// ID` shows one). `records` are the results the lead keeps for 10 minutes, at most `cap`.
+pub async fn log(ctx: &Ctx) -> Result<Value, ApiError> {
+    let (kept, dropped) = ctx.walky.call(WalkyMsg::RecordStats).await?;
+    let entries: Vec<Value> = entries(ctx)
+        .await?
+        .into_iter()
+        .map(|e| {
+            json!({
+                "id": e.id,
+                "logged_at": rfc3339(e.at),
+                "kind": e.kind,
+                "from": e.from,
+                "name": e.from_name,
+                "to": e.to,
+                "outcome": e.outcome,
+            })
+        })
+        .collect();
+    Ok(json!({
+        "entries": entries,
+        "records": {"kept": kept, "dropped": dropped, "cap": RECORDS_CAP},
+    }))
+}
+
+/// The phone's cards: every message in this machine's log, bodies masked (SPEC §6).
+pub async fn cards(ctx: &Ctx) -> Result<Value, ApiError> {
+    let all = entries(ctx).await?;
+    // A result is its own (later) line; fold the latest one into the message's card.
+    let results: std::collections::HashMap<String, String> = all
+        .iter()
+        .filter(|e| e.kind == Kind::Result)
+        .filter_map(|e| Some((e.id.clone(), e.outcome.clone()?)))
+        .collect();
+    let cards: Vec<Value> = all
+        .into_iter()
+        .filter(|e| e.kind != Kind::Result)
+        .map(|mut e| {
+            if e.outcome.is_none() {
+                e.outcome = results.get(&e.id).cloned();
+            }
+            card(ctx, e)
+        })
+        .collect();
+    Ok(json!({ "messages": cards }))
+}
+
+/// One card, if this machine's log holds the id.
+pub async fn card_of(ctx: &Ctx, id: &str) -> Result<Option<Value>, ApiError> {
+    let all = entries(ctx).await?;
+    let outcome = all
+        .iter()
+        .rev()
+        .find(|e| e.id == id && e.kind == Kind::Result)
+        .and_then(|e| e.outcome.clone());
+    Ok(all
+        .into_iter()
+        .find(|e| e.id == id && e.kind != Kind::Result)
+        .map(|mut e| {
+            if e.outcome.is_none() {
+                e.outcome = outcome;
+            }
+            card(ctx, e)
+        }))
+}
+
+fn card(ctx: &Ctx, e: Entry) -> Value {
+    let mask = |s: &str| ctx.masker.mask(s).into_owned();
+    json!({
+        "id": e.id,
+        "kind": e.kind,
+        "from": e.from,
+        "name": mask(&e.from_name),
+        "to": e.to,
+        "sent_at": rfc3339(e.sent_at),
+        "logged_at": rfc3339(e.at),
+        "body": e.body.as_deref().map(mask),
+        "outcome": e.outcome,
+    })
+}

@@ -1,0 +1,276 @@
+//! `collie walky send` (SPEC §9): the sender's side.
+//!
+//! The sender is the pane the command runs in; the message gets a 128-bit random id and this
+//! machine's clock. Then, by where it goes:
+//! - a pane of this machine: delivered here, nothing is signed (a solo bridge signs nothing and
+//!   sends nothing off the machine);
+//! - on a member, a pane elsewhere in the crew: signed with the member's crew key and handed to the
+//!   lead on an uplink stream; the lead answers with the result;
+//! - on the lead, a member's pane: signed with the lead's key and relayed to the member, which
+//!   answers with the result.
+//!
+//! The message is logged (`sent`) and audited (`walky.sent`) before it leaves; the result is logged
+//! when it comes back. A member accepts a result only from its lead (it arrives on the lead's
+//! connection) and only for a message it logged.
+
+use std::time::Duration;
+
+use collie_actors::audit::AuditEventKind;
+use collie_actors::walky::actor::WalkyMsg;
+use collie_actors::walky::log::{Entry, Kind};
+use collie_crew::relay::client::On;
+use collie_crew::relay::{RelayKind, RelayOk};
+use collie_crew::transport::{Connection, RecvFrames, SendFrames};
+use collie_crew::uplink::{Uplink, UplinkAnswer};
+use collie_crew::walky::{
+    accept_result, Address, Message, MessageId, Outcome, WalkyResult, MAX_BODY,
+};
+use serde_json::{json, Value};
+
+use super::deliver::{self, audit_record};
+use super::sender::{self, PaneEnv};
+use super::{append, now, RESULT_WITHIN};
+use crate::http::error::ApiError;
+use crate::http::Ctx;
+use crate::ops;
+use crate::relay::lead::{self, Target};
+
+/// Sends `body` from the pane of `env` to `to`; with `wait`, waits for the result. Answers
+/// `{"id","to","outcome"}` with `outcome` `delivered`, `sent` (not waited for) or `rejected: why`.
+pub async fn send(
+    ctx: &Ctx,
+    env: &PaneEnv,
+    to: &str,
+    body: String,
+    wait: bool,
+) -> Result<Value, ApiError> {
+    if body.len() > MAX_BODY {
+        return Err(ApiError::BadRequest(format!(
+            "the message is too long: {} bytes, at most 16 KiB ({MAX_BODY} bytes)",
+            body.len()
+        )));
+    }
+    let here = ctx.crew_view.load().name.clone();
+    let (pane, token) = sender::pane_of(env, &here, &ctx.tmux_sockets)
+        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let info = ops::panes(ctx)
+        .await?
+        .into_iter()
+        .find(|p| p.pane == pane)
+        .ok_or_else(|| {
+            ApiError::BadRequest(format!(
+                "the pane this runs in ({pane}) is not one the bridge knows"
+            ))
+        })?;
+    if token.as_ref().is_some_and(|t| *t != info.token) {
+        return Err(ApiError::BadRequest(format!(
+            "COLLIE_PANE names an older instance of {pane}; it is #{} now",
+            info.token
+        )));
+    }
+    let from = Address::new(&here, &info.pane, &info.token)
+        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let to = Address::parse(to, &here).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let from_name = ctx
+        .masker
+        .mask(&super::header::clean_name(&info.name))
+        .into_owned();
+    let message = Message::new(MessageId::random(), from, from_name, to, now(), body)
+        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+
+    let view = ctx.crew_view.load();
+    let outcome = if message.to.machine == here {
+        log_sent(ctx, &message).await?;
+        Some(deliver::deliver(ctx, &message).await)
+    } else {
+        match view.role {
+            "member" => via_lead(ctx, &message, wait).await?,
+            "lead" => to_member(ctx, &message).await?,
+            _ => {
+                return Err(ApiError::BadRequest(format!(
+                    "no machine {}: this bridge is not in a crew",
+                    message.to.machine
+                )))
+            }
+        }
+    };
+    if let Some(outcome) = &outcome {
+        log_result(ctx, &message.id, outcome);
+    }
+    Ok(json!({
+        "id": message.id.to_string(),
+        "to": message.to.to_string(),
+        "outcome": outcome.map_or_else(|| "sent".to_owned(), |o| outcome_text(&o)),
+    }))
+}
+
+/// `delivered` or `rejected: why`.
+pub fn outcome_text(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Delivered => "delivered".to_owned(),
+        Outcome::Rejected(why) => format!("rejected: {why}"),
+        #[allow(unreachable_patterns)]
+        _ => "rejected: unknown result".to_owned(),
+    }
+}
+
+async fn log_sent(ctx: &Ctx, message: &Message) -> Result<(), ApiError> {
+    let entry = Entry {
+        id: message.id.to_string(),
+        at: now(),
+        kind: Kind::Sent,
+        from: message.from.to_string(),
+        from_name: message.from_name.clone(),
+        to: message.to.to_string(),
+        sent_at: message.sent_at,
+        body: Some(message.body.clone()),
+        outcome: None,
+    };
+    // Both must be on disk before the message leaves; they go to two actors, so at once.
+    let (logged, audited) = tokio::join!(
+        append(ctx, entry),
+        ctx.audit(audit_record(ctx, AuditEventKind::WalkySent, message))
+    );
+    logged.map_err(|e| {
+        tracing::error!(error = %e, "walky: cannot log a sent message");
+        ApiError::BadRequest(format!("cannot log the message: {e}"))
+    })?;
+    audited
+}
+
+/// Logs a result without waiting for the disk: the answer it goes with is not held back by it.
+pub fn log_result(ctx: &Ctx, id: &MessageId, outcome: &Outcome) {
+    let entry = Entry {
+        id: id.to_string(),
+        at: now(),
+        kind: Kind::Result,
+        from: String::new(),
+        from_name: String::new(),
+        to: String::new(),
+        sent_at: 0,
+        body: None,
+        outcome: Some(outcome_text(outcome)),
+    };
+    if ctx
+        .walky
+        .cast(WalkyMsg::AppendLater(Box::new(entry)))
+        .is_err()
+    {
+        tracing::warn!("walky: cannot log a result (the walky actor is restarting)");
+    }
+}
+
+/// On a member: sign, hand to the lead, and (with `wait`) read the result it answers.
+async fn via_lead(ctx: &Ctx, message: &Message, wait: bool) -> Result<Option<Outcome>, ApiError> {
+    let signed = ctx
+        .walky
+        .call(|r| WalkyMsg::Sign(Box::new(message.clone()), r))
+        .await?
+        .map_err(ApiError::BadRequest)?;
+    let Some(conn) = ctx.lead_link.load_full() else {
+        return Ok(Some(Outcome::Rejected("the lead is unreachable".into())));
+    };
+    log_sent(ctx, message).await?;
+    let (mut send, mut recv) = match conn.open_bi().await {
+        Ok(halves) => halves,
+        Err(_) => return Ok(Some(Outcome::Rejected("the lead is unreachable".into()))),
+    };
+    if send
+        .send_message(&Uplink::Walky(Box::new(signed)))
+        .await
+        .is_err()
+    {
+        return Ok(Some(Outcome::Rejected("the lead is unreachable".into())));
+    }
+    let _ = send.finish();
+    let ctx2 = ctx.clone();
+    let id = message.id;
+    let answer = async move {
+        let answer = tokio::time::timeout(RESULT_WITHIN, recv.recv_message::<UplinkAnswer>()).await;
+        let outcome = match answer {
+            Ok(Ok(Some(UplinkAnswer::Walky(result)))) => {
+                let logged = ctx2
+                    .walky
+                    .call(|r| WalkyMsg::Sent(result.id, r))
+                    .await
+                    .unwrap_or(false);
+                // It came on the lead's connection: from the lead.
+                match accept_result(&result, true, |i| *i == id && logged) {
+                    Ok(()) => result.outcome,
+                    Err(e) => Outcome::Rejected(format!("result refused: {e}")),
+                }
+            }
+            Ok(Ok(Some(UplinkAnswer::Refused(why)))) => Outcome::Rejected(why),
+            Ok(_) => Outcome::Rejected("the lead sent no result".into()),
+            Err(_) => Outcome::Rejected("no result within 10 s".into()),
+        };
+        outcome
+    };
+    if wait {
+        Ok(Some(answer.await))
+    } else {
+        let ctx3 = ctx.clone();
+        tokio::spawn(async move {
+            let outcome = answer.await;
+            log_result(&ctx3, &id, &outcome);
+        });
+        Ok(None)
+    }
+}
+
+/// On the lead: sign with the lead's key and relay to the member, which answers the result.
+async fn to_member(ctx: &Ctx, message: &Message) -> Result<Option<Outcome>, ApiError> {
+    let member = match lead::target(ctx, &message.to.machine) {
+        Ok(Target::Member(m)) => m,
+        Ok(Target::Local) => return Err(ApiError::Internal),
+        Err(ApiError::MemberUnreachable) => {
+            return Ok(Some(Outcome::Rejected(format!(
+                "{} is unreachable",
+                message.to.machine
+            ))))
+        }
+        Err(e) => {
+            return Err(ApiError::BadRequest(format!(
+                "no machine {} in this crew ({e})",
+                message.to.machine
+            )))
+        }
+    };
+    let forwarded = ctx
+        .walky
+        .call(|r| WalkyMsg::ForwardOwn(Box::new(message.clone()), r))
+        .await?
+        .map_err(ApiError::BadRequest)?;
+    log_sent(ctx, message).await?;
+    let outcome = relay_walky(ctx, &member, forwarded, &message.id).await;
+    ctx.walky.cast(WalkyMsg::Record(WalkyResult {
+        id: message.id,
+        outcome: outcome.clone(),
+    }))?;
+    Ok(Some(outcome))
+}
+
+/// Relays a forwarded message to a member and reads its outcome.
+pub async fn relay_walky(
+    _ctx: &Ctx,
+    member: &lead::Member,
+    forwarded: collie_crew::walky::Forwarded,
+    id: &MessageId,
+) -> Outcome {
+    let request_id = id.to_string();
+    let on = On {
+        device: "walky",
+        request_id: &request_id,
+    };
+    let kind = RelayKind::Walky {
+        forwarded: Box::new(forwarded),
+    };
+    match member.call(on, kind).await {
+        Ok(RelayOk::Walky(outcome)) => outcome,
+        Ok(_) => Outcome::Rejected(format!("{}: member response unreadable", member.name)),
+        Err(e) => Outcome::Rejected(format!("{}: {e}", member.name)),
+    }
+}
+
+/// How long a send that is not waited for may keep its stream (its result is still logged).
+pub const DETACHED_WAIT: Duration = RESULT_WITHIN;

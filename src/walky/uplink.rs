@@ -1,0 +1,208 @@
+//! The lead's side of the streams members open after their hello ([`collie_crew::uplink`]):
+//! forwarding a member's walky message, and `who` for the whole crew.
+//!
+//! A member's message is checked against what the lead knows from the connection, never from the
+//! message: the certificate the member presented (its pin must be the one stored for that member)
+//! and the member's name. Then the lead attests it, logs it (`forwarded`, or `received` for one of
+//! its own panes), forwards it, keeps the result for 10 minutes (bounded) and answers the member.
+
+use collie_actors::crew_link::UplinkStream;
+use collie_actors::walky::actor::WalkyMsg;
+use collie_actors::walky::log::{Entry, Kind};
+use collie_crew::pin::Pin;
+use collie_crew::relay::server::REQUEST_WITHIN;
+use collie_crew::transport::{RecvFrames, SendFrames};
+use collie_crew::uplink::{Uplink, UplinkAnswer, WhoPane};
+use collie_crew::walky::{Outcome, Signed, WalkyResult};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use super::send::relay_walky;
+use super::{append, deliver, now};
+use crate::http::Ctx;
+use crate::relay::lead::{self, Target};
+
+/// Uplink streams that may wait for the server at once.
+pub const QUEUE: usize = 256;
+
+/// Serves uplink streams until the channel closes; each in its own task, aborted with this future.
+pub async fn run(ctx: Ctx, mut streams: mpsc::Receiver<UplinkStream>) {
+    let mut tasks = JoinSet::new();
+    loop {
+        tokio::select! {
+            stream = streams.recv() => {
+                let Some(stream) = stream else { break };
+                let ctx = ctx.clone();
+                tasks.spawn(async move { serve(&ctx, stream).await });
+            }
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+        }
+    }
+}
+
+async fn serve(ctx: &Ctx, stream: UplinkStream) {
+    let UplinkStream {
+        member,
+        certificate,
+        mut send,
+        mut recv,
+    } = stream;
+    let request = match tokio::time::timeout(REQUEST_WITHIN, recv.recv_message::<Uplink>()).await {
+        Ok(Ok(Some(request))) => request,
+        _ => return,
+    };
+    let answer = match request {
+        Uplink::Walky(signed) => {
+            let result = forward(ctx, &member, certificate, *signed).await;
+            // The member hears first; the lead's own record of the result follows.
+            let _ = send
+                .send_message(&UplinkAnswer::Walky(result.clone()))
+                .await;
+            let _ = send.finish();
+            let _ = ctx.walky.cast(WalkyMsg::Record(result.clone()));
+            super::send::log_result(ctx, &result.id, &result.outcome);
+            return;
+        }
+        Uplink::Who => {
+            let (panes, unreachable) = who(ctx).await;
+            UplinkAnswer::Who { panes, unreachable }
+        }
+        _ => UplinkAnswer::Refused("unknown request".into()),
+    };
+    let _ = send.send_message(&answer).await;
+    let _ = send.finish();
+}
+
+/// Checks, attests and forwards a member's message; returns its result (also kept for 10 minutes).
+async fn forward(
+    ctx: &Ctx,
+    member: &str,
+    certificate: Option<Vec<u8>>,
+    signed: Signed,
+) -> WalkyResult {
+    let id = signed.message.id;
+    let outcome = match try_forward(ctx, member, certificate, signed).await {
+        Ok(outcome) => outcome,
+        Err(why) => Outcome::Rejected(why),
+    };
+    WalkyResult { id, outcome }
+}
+
+async fn try_forward(
+    ctx: &Ctx,
+    member: &str,
+    certificate: Option<Vec<u8>>,
+    signed: Signed,
+) -> Result<Outcome, String> {
+    let view = ctx.crew_view.load();
+    let pinned: Pin = view
+        .members
+        .iter()
+        .find(|m| m.name == member)
+        .and_then(|m| m.pin.parse().ok())
+        .ok_or_else(|| format!("{member} is not a member of this crew"))?;
+    let certificate = certificate.ok_or("the member's certificate is unknown")?;
+    let forwarded = ctx
+        .walky
+        .call(|r| WalkyMsg::Attest {
+            signed: Box::new(signed),
+            certificate,
+            pinned,
+            member: member.to_owned(),
+            reply: r,
+        })
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+    let message = forwarded.signed.message.clone();
+    let lead_name = view.name.clone();
+    if message.to.machine == lead_name {
+        // For one of the lead's own panes: checked like any receiver would (the lead's key
+        // attested it), then delivered here.
+        let Some(key) = own_key(ctx).await else {
+            return Err("the lead's key is unavailable".into());
+        };
+        let checked = ctx
+            .walky
+            .call(|r| WalkyMsg::Receive {
+                forwarded: Box::new(forwarded),
+                lead_key: key,
+                lead_machine: lead_name.clone(),
+                reply: r,
+            })
+            .await
+            .map_err(|e| e.to_string())?;
+        return match checked {
+            Ok(message) => Ok(deliver::deliver(ctx, &message).await),
+            Err(e) => {
+                let why = e.to_string();
+                deliver::reject(ctx, &message, &why).await;
+                Ok(Outcome::Rejected(why))
+            }
+        };
+    }
+    let entry = Entry {
+        id: message.id.to_string(),
+        at: now(),
+        kind: Kind::Forwarded,
+        from: message.from.to_string(),
+        from_name: message.from_name.clone(),
+        to: message.to.to_string(),
+        sent_at: message.sent_at,
+        body: Some(message.body.clone()),
+        outcome: None,
+    };
+    match lead::target(ctx, &message.to.machine) {
+        Ok(Target::Member(to)) => {
+            // Logged while it travels: the lead's line is its own record, not what the sender
+            // waits for, and a failure to write it is reported in the lead's log.
+            let (logged, outcome) = tokio::join!(
+                append(ctx, entry),
+                relay_walky(ctx, &to, forwarded, &message.id)
+            );
+            if let Err(e) = logged {
+                tracing::error!(error = %e, "walky: the lead cannot log a forwarded message");
+            }
+            Ok(outcome)
+        }
+        Ok(Target::Local) => Err("misrouted".into()),
+        Err(crate::http::error::ApiError::MemberUnreachable) => Ok(Outcome::Rejected(format!(
+            "{} is unreachable",
+            message.to.machine
+        ))),
+        Err(_) => Ok(Outcome::Rejected(format!(
+            "no machine {} in this crew",
+            message.to.machine
+        ))),
+    }
+}
+
+/// The lead's own verifying key.
+async fn own_key(ctx: &Ctx) -> Option<ed25519_dalek::VerifyingKey> {
+    ctx.walky.call(WalkyMsg::OwnKey).await.ok()?.ok()
+}
+
+/// Every addressable pane of the crew as the lead sees it, and the members that did not answer.
+pub async fn who(ctx: &Ctx) -> (Vec<WhoPane>, Vec<String>) {
+    let actor = crate::ops::Actor::cli();
+    let here = ctx.crew_view.load().name.clone();
+    let (local, (members, unreachable)) =
+        tokio::join!(crate::ops::panes(ctx), lead::panes(ctx, &actor));
+    let mut panes: Vec<WhoPane> = local
+        .unwrap_or_default()
+        .into_iter()
+        .map(|p| WhoPane {
+            machine: here.clone(),
+            pane: p.pane,
+            token: p.token,
+            name: p.name,
+        })
+        .collect();
+    panes.extend(members.into_iter().map(|p| WhoPane {
+        machine: p.machine,
+        pane: p.pane,
+        token: p.token,
+        name: p.name,
+    }));
+    (panes, unreachable)
+}

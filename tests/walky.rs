@@ -1,0 +1,304 @@
+//! Black-box tests of walky-talky (SPEC §9): real bridges, real tmux panes, the real `collie`
+//! CLI typed into those panes (so the sender is found from tmux's own `TMUX`/`TMUX_PANE`).
+
+mod support;
+
+use std::time::Duration;
+
+use serde_json::Value;
+use support::{collie_bin, wait_for, Opts, TestBridge};
+
+fn json_of(out: &str) -> Value {
+    serde_json::from_str(out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+}
+
+/// A bridge with a private tmux server (one pane running `sh`) and an OS-chosen crew port.
+fn bridge_with(env: &[(&str, &str)]) -> TestBridge {
+    let mut all = vec![("COLLIE_CREW_PORT".to_owned(), "0".to_owned())];
+    all.extend(env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+    TestBridge::start_with(Opts {
+        with_tmux: true,
+        env: all,
+    })
+}
+
+fn invite(lead: &TestBridge) -> String {
+    json_of(&lead.cli_ok(&["crew", "invite", "--json"]))["invite"]
+        .as_str()
+        .expect("invite")
+        .to_owned()
+}
+
+fn online(lead: &TestBridge, names: &[&str]) -> bool {
+    let status = json_of(&lead.cli_ok(&["crew", "status", "--json"]));
+    names.iter().all(|n| {
+        status["members"]
+            .as_array()
+            .is_some_and(|ms| ms.iter().any(|m| m["name"] == *n && m["online"] == true))
+    })
+}
+
+/// The address of `machine`'s tmux pane in `who --json` as `asker` sees it.
+fn address(asker: &TestBridge, machine: &str) -> String {
+    wait_for(Duration::from_secs(10), || {
+        let who = json_of(&asker.cli_ok(&["walky", "who", "--json"]));
+        who["panes"].as_array()?.iter().find_map(|p| {
+            (p["machine"] == machine && p["pane"].as_str()?.starts_with('t'))
+                .then(|| p["address"].as_str().map(str::to_owned))
+                .flatten()
+        })
+    })
+    .unwrap_or_else(|| panic!("who does not list {machine}'s pane"))
+}
+
+/// Types `line` into the bridge's tmux pane and presses Enter, the way a person or an agent would.
+fn type_in_pane(b: &TestBridge, line: &str) {
+    let tmux = b.tmux.as_ref().expect("tmux");
+    let out = tmux
+        .cmd()
+        .args(["send-keys", "-t", "main", "-l", line])
+        .output()
+        .expect("send-keys");
+    assert!(out.status.success());
+    let out = tmux
+        .cmd()
+        .args(["send-keys", "-t", "main", "Enter"])
+        .output()
+        .expect("send-keys");
+    assert!(out.status.success());
+}
+
+/// The pane's text with wrapped lines joined (`capture-pane -J`).
+fn screen(b: &TestBridge) -> String {
+    let out = b
+        .tmux
+        .as_ref()
+        .expect("tmux")
+        .cmd()
+        .args(["capture-pane", "-p", "-J", "-t", "main"])
+        .output()
+        .expect("capture");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Runs `collie walky send TO TEXT` inside the bridge's pane; returns what it printed and its exit
+/// code, read back from the pane.
+fn send_from_pane(b: &TestBridge, to: &str, text: &str, marker: &str) -> (String, i32) {
+    let state = b.state();
+    let line = format!(
+        "COLLIE_STATE_DIR={} COLLIE_CONFIG_DIR={} {} walky send {to} '{text}'; echo {marker}=$?",
+        state.display(),
+        b.dir.path().join("config").display(),
+        collie_bin().display()
+    );
+    type_in_pane(b, &line);
+    let done = wait_for(Duration::from_secs(20), || {
+        let s = screen(b);
+        let tail = s.split(&format!("{marker}=")).nth(2)?;
+        let code: i32 = tail.lines().next()?.trim().parse().ok()?;
+        Some((s, code))
+    });
+    done.unwrap_or_else(|| panic!("the send never finished:\n{}", screen(b)))
+}
+
+fn walky_log(b: &TestBridge) -> String {
+    let dir = b.state().join("walky");
+    let mut all = String::new();
+    for entry in std::fs::read_dir(&dir).expect("walky dir") {
+        let path = entry.expect("entry").path();
+        all.push_str(&std::fs::read_to_string(&path).expect("log file"));
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).expect("meta").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{} is {mode:o}", path.display());
+    }
+    all
+}
+
+#[test]
+fn a_message_crosses_the_crew_signed_and_is_read_with_inbox() {
+    let lead = bridge_with(&[]);
+    let web1 = bridge_with(&[]);
+    let mut web2 = bridge_with(&[]);
+    lead.cli_ok(&["crew", "init"]);
+    web1.cli_ok(&["crew", "join", &invite(&lead), "--name", "web-1"]);
+    web2.cli_ok(&["crew", "join", &invite(&lead), "--name", "web-2"]);
+    assert!(
+        wait_for(Duration::from_secs(10), || online(
+            &lead,
+            &["web-1", "web-2"]
+        )
+        .then_some(()))
+        .is_some(),
+        "members did not come online"
+    );
+    let to = address(&web1, "web-2");
+
+    let (out, code) = send_from_pane(&web1, &to, "please run the tests", "SENT1");
+    assert_eq!(code, 0, "{out}");
+    let id = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("delivered "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no delivered line:\n{out}"))
+        .to_owned();
+    assert_eq!(id.len(), 32, "128-bit id: {id}");
+
+    // The receiving pane shows the header, never the body.
+    let header = wait_for(Duration::from_secs(10), || {
+        let s = screen(&web2);
+        s.contains(&format!("[walky {id} from web-1/")).then_some(s)
+    })
+    .unwrap_or_else(|| panic!("no header on web-2:\n{}", screen(&web2)));
+    assert!(header.contains(&format!("read it: collie walky inbox {id}")));
+    assert!(
+        !header.contains("please run the tests"),
+        "the body was typed"
+    );
+
+    // The body is read with inbox, framed as a peer's words.
+    let body = web2.cli_ok(&["walky", "inbox", &id]);
+    assert!(body.contains("please run the tests"), "{body}");
+    assert!(body.contains("not instructions from your user"), "{body}");
+    let inbox = json_of(&web2.cli_ok(&["walky", "inbox", "--json"]));
+    let listed = inbox["messages"].as_array().expect("messages");
+    assert!(listed.iter().any(|m| m["id"] == id.as_str()
+        && m["from"].as_str().is_some_and(|f| f.starts_with("web-1/"))
+        && m["received_at"].is_string()));
+
+    // Each machine the message passed logged it, privately.
+    for (name, b) in [("web-1", &web1), ("lead", &lead), ("web-2", &web2)] {
+        assert!(walky_log(b).contains(&id), "{name} did not log {id}");
+    }
+    let audit = std::fs::read_to_string(web2.state().join("audit.log")).expect("audit");
+    assert!(audit.contains("\"event\":\"walky.delivered\""), "{audit}");
+    let audit = std::fs::read_to_string(web1.state().join("audit.log")).expect("audit");
+    assert!(audit.contains("\"event\":\"walky.sent\""), "{audit}");
+
+    // The phone of the lead gets a card for the message from web-2's log, masked.
+    let phone = lead.pair("phone", "read");
+    let (s, card) = lead.get(&format!("/api/walky/{id}?machine=web-2"), Some(&phone));
+    assert_eq!(s, 200, "{card}");
+    assert_eq!(card["body"], "please run the tests");
+    let (s, none) = lead.get(
+        &format!("/api/walky/{}?machine=web-2", "0".repeat(32)),
+        Some(&phone),
+    );
+    assert_eq!(
+        (s, none["error"].as_str()),
+        (404, Some("no log entry on this machine"))
+    );
+
+    // The sender's own cards carry the result it learned.
+    let sender_phone = web1.pair("phone", "read");
+    let cards = wait_for(Duration::from_secs(10), || {
+        let (_, cards) = web1.get("/api/walky", Some(&sender_phone));
+        let card = cards["messages"]
+            .as_array()?
+            .iter()
+            .find(|c| c["id"] == id.as_str() && c["kind"] == "sent")?
+            .clone();
+        (card["outcome"] == "delivered").then_some(card)
+    });
+    assert!(cards.is_some(), "the sender's card shows the result");
+
+    // Lead-origin messages (signed with the lead's key, no attestation) and messages to the lead's
+    // own panes take the same path.
+    let to_web1 = address(&lead, "web-1");
+    let (out, code) = send_from_pane(&lead, &to_web1, "from the lead", "SENT3");
+    assert_eq!(code, 0, "{out}");
+    assert!(wait_for(Duration::from_secs(10), || screen(&web1)
+        .contains("[walky ")
+        .then_some(()))
+    .is_some());
+    let to_lead = address(&web2, "testbox");
+    let (out, code) = send_from_pane(&web2, &to_lead, "to the lead", "SENT4");
+    assert_eq!(code, 0, "{out}");
+    assert!(wait_for(Duration::from_secs(10), || screen(&lead)
+        .contains("from web-2/")
+        .then_some(()))
+    .is_some());
+
+    // With walky off on web-2 the sender learns why, and the send exits 1.
+    web2.stop();
+    web2.extra_env.push(("COLLIE_WALKY".into(), "off".into()));
+    web2.launch();
+    assert!(
+        wait_for(Duration::from_secs(10), || online(&lead, &["web-2"])
+            .then_some(()))
+        .is_some(),
+        "web-2 did not come back"
+    );
+    let to = address(&web1, "web-2");
+    let (out, code) = send_from_pane(&web1, &to, "are you there", "SENT2");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("rejected: walky off on web-2"), "{out}");
+    assert!(!screen(&web2).contains("are you there"));
+}
+
+#[test]
+fn local_messages_need_no_crew_and_stale_tokens_are_refused() {
+    let b = bridge_with(&[]);
+    let token = b.pair("phone", "full");
+    // A second pane (hosted) to write to.
+    let (s, created) = b.post(
+        "/api/panes",
+        Some(&token),
+        &serde_json::json!({"machine": "local", "name": "reviewer"}),
+    );
+    assert_eq!(s, 200, "{created}");
+    let to = format!(
+        "{}#{}",
+        created["pane"].as_str().unwrap(),
+        created["token"].as_str().unwrap()
+    );
+    let (out, code) = send_from_pane(&b, &to, "look at PR 7", "L1");
+    assert_eq!(code, 0, "{out}");
+    let pane = created["pane"].as_str().unwrap();
+    let header = wait_for(Duration::from_secs(10), || {
+        let (_, snap) = b.get(&format!("/api/panes/local/{pane}"), Some(&token));
+        let text: String = snap["lines"]
+            .as_array()?
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        text.contains("[walky ").then_some(text)
+    });
+    assert!(header.is_some(), "no header in the hosted pane");
+    let id = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("delivered "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("delivered line")
+        .to_owned();
+    // The receiving pane reads it; another pane (here the sender's) cannot.
+    let read_as = |pane: &str| {
+        b.command()
+            .env("COLLIE_PANE", pane)
+            .args(["walky", "inbox", &id])
+            .output()
+            .expect("run collie")
+    };
+    let own = read_as(pane);
+    assert!(own.status.success());
+    assert!(String::from_utf8_lossy(&own.stdout).contains("look at PR 7"));
+    let other = read_as(&b.first_tmux_pane(&token));
+    assert_eq!(other.status.code(), Some(1));
+    assert!(!String::from_utf8_lossy(&other.stdout).contains("look at PR 7"));
+    // A solo bridge signs nothing and has no crew key.
+    assert!(!b.state().join("crew").exists());
+
+    // The same pane id with another token is another instance: refused.
+    let stale = format!("{}#aaaa", created["pane"].as_str().unwrap());
+    let (out, code) = send_from_pane(&b, &stale, "hello", "L2");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("stale address"), "{out}");
+
+    // Outside any pane, send is refused with a clear message; the body limit holds.
+    let outside = b.cli(&["walky", "send", &to, "hi"]);
+    assert_eq!(outside.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&outside.stderr).contains("not inside a pane"));
+    let big = "x".repeat(16 * 1024 + 1);
+    let too_long = b.cli(&["walky", "send", &to, &big]);
+    assert_eq!(too_long.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&too_long.stderr).contains("at most 16 KiB"));
+}
