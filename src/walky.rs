@@ -20,9 +20,9 @@ pub mod sender;
 pub mod uplink;
 
 use collie_actors::walky::actor::WalkyMsg;
-use collie_actors::walky::log::Entry;
+use collie_actors::walky::log::{Entry, Kind};
 use collie_crew::pin::Pin;
-use collie_crew::walky::public_key_of;
+use collie_crew::walky::{public_key_of, Message};
 use ed25519_dalek::VerifyingKey;
 
 pub use collie_crew::walky::MAX_BODY;
@@ -35,6 +35,21 @@ pub const RESULT_WITHIN: std::time::Duration = std::time::Duration::from_secs(10
 /// Unix seconds now.
 pub fn now() -> i64 {
     time::OffsetDateTime::now_utc().unix_timestamp()
+}
+
+/// The log line of `message` on this machine: `kind`, with the body if `with_body`.
+pub fn entry(message: &Message, kind: Kind, with_body: bool, outcome: Option<String>) -> Entry {
+    Entry {
+        id: message.id.to_string(),
+        at: now(),
+        kind,
+        from: message.from.to_string(),
+        from_name: message.from_name.clone(),
+        to: message.to.to_string(),
+        sent_at: message.sent_at,
+        body: with_body.then(|| message.body.clone()),
+        outcome,
+    }
 }
 
 /// Appends a line to the walky log (synced before this returns `Ok`).

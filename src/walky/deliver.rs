@@ -10,10 +10,10 @@
 use collie_actors::audit::{AuditEventKind, AuditRecord};
 use collie_actors::panes::keys::NamedKey;
 use collie_actors::panes::PanesMsg;
-use collie_actors::walky::log::{Entry, Kind};
+use collie_actors::walky::log::Kind;
 use collie_crew::walky::{check_walky_on, Message, Outcome};
 
-use super::{append, header, now};
+use super::{append, entry, header};
 use crate::http::Ctx;
 use crate::ops;
 
@@ -31,18 +31,13 @@ pub async fn deliver(ctx: &Ctx, message: &Message) -> Outcome {
 
 /// Records a refused message for this machine's panes (log and audit, best effort).
 pub async fn reject(ctx: &Ctx, message: &Message, why: &str) {
-    let entry = Entry {
-        id: message.id.to_string(),
-        at: now(),
-        kind: Kind::Received,
-        from: message.from.to_string(),
-        from_name: message.from_name.clone(),
-        to: message.to.to_string(),
-        sent_at: message.sent_at,
-        body: None,
-        outcome: Some(format!("rejected: {why}")),
-    };
-    if let Err(e) = append(ctx, entry).await {
+    let line = entry(
+        message,
+        Kind::Received,
+        false,
+        Some(format!("rejected: {why}")),
+    );
+    if let Err(e) = append(ctx, line).await {
         tracing::warn!(error = %e, "walky: cannot log a rejection");
     }
     let _ = ctx
@@ -78,20 +73,10 @@ async fn try_deliver(ctx: &Ctx, message: &Message) -> Result<(), String> {
             message.to.pane, pane.token
         ));
     }
-    let entry = Entry {
-        id: message.id.to_string(),
-        at: now(),
-        kind: Kind::Received,
-        from: message.from.to_string(),
-        from_name: message.from_name.clone(),
-        to: message.to.to_string(),
-        sent_at: message.sent_at,
-        body: Some(message.body.clone()),
-        outcome: Some("delivered".into()),
-    };
+    let line = entry(message, Kind::Received, true, Some("delivered".into()));
     // Both on disk before the header is typed; two actors, so at once.
     let (logged, audited) = tokio::join!(
-        append(ctx, entry),
+        append(ctx, line),
         ctx.audit(audit_record(ctx, AuditEventKind::WalkyDelivered, message))
     );
     logged.map_err(|e| format!("cannot log the message on {here}: {e}"))?;

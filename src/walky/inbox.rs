@@ -135,13 +135,18 @@ async fn local_panes(ctx: &Ctx) -> Result<Vec<WhoPane>, ApiError> {
     Ok(ops::panes(ctx)
         .await?
         .into_iter()
-        .map(|p| WhoPane {
-            machine: here.clone(),
-            pane: p.pane,
-            token: p.token,
-            name: p.name,
-        })
+        .map(|p| who_pane(&here, p))
         .collect())
+}
+
+/// A pane as `who` lists it, on `machine` (the crew name, which is what addresses carry).
+pub fn who_pane(machine: &str, p: collie_actors::panes::actor::PaneInfo) -> WhoPane {
+    WhoPane {
+        machine: machine.to_owned(),
+        pane: p.pane,
+        token: p.token,
+        name: p.name,
+    }
 }
 
 async fn ask_lead_who(ctx: &Ctx) -> (Vec<WhoPane>, Vec<String>) {

@@ -29,7 +29,7 @@ use serde_json::{json, Value};
 
 use super::deliver::{self, audit_record};
 use super::sender::{self, PaneEnv};
-use super::{append, now, RESULT_WITHIN};
+use super::{append, entry, now, RESULT_WITHIN};
 use crate::http::error::ApiError;
 use crate::http::Ctx;
 use crate::ops;
@@ -115,20 +115,10 @@ pub fn outcome_text(outcome: &Outcome) -> String {
 }
 
 async fn log_sent(ctx: &Ctx, message: &Message) -> Result<(), ApiError> {
-    let entry = Entry {
-        id: message.id.to_string(),
-        at: now(),
-        kind: Kind::Sent,
-        from: message.from.to_string(),
-        from_name: message.from_name.clone(),
-        to: message.to.to_string(),
-        sent_at: message.sent_at,
-        body: Some(message.body.clone()),
-        outcome: None,
-    };
+    let line = entry(message, Kind::Sent, true, None);
     // Both must be on disk before the message leaves; they go to two actors, so at once.
     let (logged, audited) = tokio::join!(
-        append(ctx, entry),
+        append(ctx, line),
         ctx.audit(audit_record(ctx, AuditEventKind::WalkySent, message))
     );
     logged.map_err(|e| {

@@ -8,7 +8,7 @@
 
 use collie_actors::crew_link::UplinkStream;
 use collie_actors::walky::actor::WalkyMsg;
-use collie_actors::walky::log::{Entry, Kind};
+use collie_actors::walky::log::Kind;
 use collie_crew::pin::Pin;
 use collie_crew::relay::server::REQUEST_WITHIN;
 use collie_crew::transport::{RecvFrames, SendFrames};
@@ -17,8 +17,9 @@ use collie_crew::walky::{Outcome, Signed, WalkyResult};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use super::inbox::who_pane;
 use super::send::relay_walky;
-use super::{append, deliver, now};
+use super::{append, deliver, entry};
 use crate::http::Ctx;
 use crate::relay::lead::{self, Target};
 
@@ -141,23 +142,13 @@ async fn try_forward(
             }
         };
     }
-    let entry = Entry {
-        id: message.id.to_string(),
-        at: now(),
-        kind: Kind::Forwarded,
-        from: message.from.to_string(),
-        from_name: message.from_name.clone(),
-        to: message.to.to_string(),
-        sent_at: message.sent_at,
-        body: Some(message.body.clone()),
-        outcome: None,
-    };
+    let line = entry(&message, Kind::Forwarded, true, None);
     match lead::target(ctx, &message.to.machine) {
         Ok(Target::Member(to)) => {
             // Logged while it travels: the lead's line is its own record, not what the sender
             // waits for, and a failure to write it is reported in the lead's log.
             let (logged, outcome) = tokio::join!(
-                append(ctx, entry),
+                append(ctx, line),
                 relay_walky(ctx, &to, forwarded, &message.id)
             );
             if let Err(e) = logged {
@@ -191,18 +182,8 @@ pub async fn who(ctx: &Ctx) -> (Vec<WhoPane>, Vec<String>) {
     let mut panes: Vec<WhoPane> = local
         .unwrap_or_default()
         .into_iter()
-        .map(|p| WhoPane {
-            machine: here.clone(),
-            pane: p.pane,
-            token: p.token,
-            name: p.name,
-        })
+        .map(|p| who_pane(&here, p))
         .collect();
-    panes.extend(members.into_iter().map(|p| WhoPane {
-        machine: p.machine,
-        pane: p.pane,
-        token: p.token,
-        name: p.name,
-    }));
+    panes.extend(members.into_iter().map(|p| who_pane(&p.machine.clone(), p)));
     (panes, unreachable)
 }

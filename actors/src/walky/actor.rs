@@ -50,6 +50,9 @@ pub enum WalkyMsg {
     Append(Box<Entry>, RpcReplyPort<Result<(), String>>),
     /// Append a log line nobody waits for (a result learned after the fact); a failure is logged.
     AppendLater(Box<Entry>),
+    /// Sync the lines written since the last sync and answer their writers (sent by the actor to
+    /// itself after a write).
+    Flush,
     /// Every readable log line, oldest first.
     Entries(RpcReplyPort<Result<Vec<Entry>, String>>),
     /// Whether this machine logged sending `id` (a member accepts results only for those).
@@ -104,6 +107,10 @@ pub struct WalkyState {
     /// the lead's own panes).
     attested: ReplayGuard,
     results: Records<Outcome>,
+    /// Writers whose lines wait for the next sync.
+    waiting: Vec<RpcReplyPort<Result<(), String>>>,
+    /// Whether a [`WalkyMsg::Flush`] is already in the mailbox.
+    flush_queued: bool,
 }
 
 fn now() -> i64 {
@@ -123,21 +130,45 @@ impl WalkyState {
         Ok(())
     }
 
-    fn append(&mut self, entry: &Entry) -> Result<(), String> {
-        let before = self.log.lines();
+    /// Writes a line (not yet synced) and makes sure a [`WalkyMsg::Flush`] follows.
+    fn write(&mut self, myself: &ActorRef<WalkyMsg>, entry: &Entry) -> Result<(), String> {
         self.log
-            .append(entry, OffsetDateTime::now_utc())
+            .write(entry, OffsetDateTime::now_utc())
             .map_err(|e| e.to_string())?;
-        if self.log.lines() <= before {
-            // A prune dropped lines: forget what they held.
-            self.reindex()?;
-        }
         if entry.kind == Kind::Sent {
             if let Ok(id) = entry.id.parse() {
                 self.sent.insert(id);
             }
         }
+        if !self.flush_queued {
+            self.flush_queued = myself.cast(WalkyMsg::Flush).is_ok();
+        }
         Ok(())
+    }
+
+    /// Group commit: one `fdatasync` for every line written since the last one, then the answers
+    /// to their writers, then pruning. The flush message is queued behind the appends that were
+    /// already waiting, so under load many lines share one sync.
+    fn flush(&mut self) {
+        self.flush_queued = false;
+        let synced = self.log.sync().map_err(|e| e.to_string());
+        for reply in self.waiting.drain(..) {
+            let _ = reply.send(synced.clone());
+        }
+        if let Err(e) = &synced {
+            tracing::error!(error = %e, "walky: the log cannot be synced");
+        }
+        let before = self.log.lines();
+        match self.log.prune(OffsetDateTime::now_utc().date()) {
+            Ok(()) if self.log.lines() < before => {
+                // A prune dropped lines: forget what they held.
+                if let Err(e) = self.reindex() {
+                    tracing::warn!(error = %e, "walky: cannot re-read the log");
+                }
+            }
+            Ok(()) => {}
+            Err(e) => tracing::warn!(error = %e, "walky: cannot prune the log"),
+        }
     }
 
     /// The crew key, loaded on first use. A solo bridge has none and signs nothing (SPEC §9).
@@ -173,6 +204,8 @@ impl Actor for WalkyActor {
             received: ReplayGuard::new(REPLAY_CAP),
             attested: ReplayGuard::new(REPLAY_CAP),
             results: Records::new(RECORDS_CAP),
+            waiting: Vec::new(),
+            flush_queued: false,
         };
         state.reindex()?;
         Ok(state)
@@ -180,19 +213,23 @@ impl Actor for WalkyActor {
 
     async fn handle(
         &self,
-        _myself: ActorRef<WalkyMsg>,
+        myself: ActorRef<WalkyMsg>,
         msg: WalkyMsg,
         state: &mut WalkyState,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
-            WalkyMsg::Append(entry, reply) => {
-                let _ = reply.send(state.append(&entry));
-            }
+            WalkyMsg::Append(entry, reply) => match state.write(&myself, &entry) {
+                Ok(()) => state.waiting.push(reply),
+                Err(e) => {
+                    let _ = reply.send(Err(e));
+                }
+            },
             WalkyMsg::AppendLater(entry) => {
-                if let Err(e) = state.append(&entry) {
+                if let Err(e) = state.write(&myself, &entry) {
                     tracing::warn!(error = %e, "walky: cannot log a result");
                 }
             }
+            WalkyMsg::Flush => state.flush(),
             WalkyMsg::Entries(reply) => {
                 let _ = reply.send(state.log.entries().map_err(|e| e.to_string()));
             }
@@ -261,6 +298,16 @@ impl Actor for WalkyActor {
                 let _ = reply.send((state.results.len(), state.results.dropped()));
             }
         }
+        Ok(())
+    }
+
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<WalkyMsg>,
+        state: &mut WalkyState,
+    ) -> Result<(), ActorProcessingErr> {
+        // Lines written but not yet synced still get their sync and their answers.
+        state.flush();
         Ok(())
     }
 }

@@ -153,10 +153,21 @@ impl WalkyLog {
 
     /// Appends `entry` to the file of `now`'s day, synced, then prunes if the log is over its caps.
     pub fn append(&mut self, entry: &Entry, now: OffsetDateTime) -> Result<(), LogError> {
+        self.write(entry, now)?;
+        self.sync()?;
+        self.prune(now.date())
+    }
+
+    /// Writes `entry` to the file of `now`'s day without syncing it: call [`Self::sync`] before
+    /// telling anyone it is logged (the walky actor syncs once for all the lines written meanwhile),
+    /// then [`Self::prune`].
+    pub fn write(&mut self, entry: &Entry, now: OffsetDateTime) -> Result<(), LogError> {
         let mut line = serde_json::to_vec(entry).map_err(|e| LogError::Encode(e.to_string()))?;
         line.push(b'\n');
         let day = now.date();
         if self.current.as_ref().map(|(d, _)| *d) != Some(day) {
+            // Lines written to the previous day's file must not lose their sync.
+            self.sync()?;
             let path = self.dir.join(file_name(day));
             let file = OpenOptions::new()
                 .append(true)
@@ -169,10 +180,19 @@ impl WalkyLog {
         if let Some((_, file)) = self.current.as_mut() {
             let path = self.dir.join(file_name(day));
             file.write_all(&line).map_err(io_err("append to", &path))?;
-            file.sync_data().map_err(io_err("sync", &path))?;
         }
         *self.files.entry(day).or_insert(0) += 1;
-        self.prune(day)
+        Ok(())
+    }
+
+    /// Makes every line written so far durable (`fdatasync` of the day file written last; a day
+    /// change reopens, and a file is synced before it is left — see [`Self::write`]).
+    pub fn sync(&mut self) -> Result<(), LogError> {
+        if let Some((day, file)) = self.current.as_mut() {
+            let path = self.dir.join(file_name(*day));
+            file.sync_data().map_err(io_err("sync", &path))?;
+        }
+        Ok(())
     }
 
     /// Applies the prune plan for `today`.
