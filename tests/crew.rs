@@ -465,7 +465,9 @@ fn pins_hold_in_both_directions_after_joining() {
 
     // The lead comes back with a new identity on the same address: members refuse it.
     lead.stop();
-    let gone = wait_for(Duration::from_secs(10), || (!lead_online(&other)).then_some(()));
+    let gone = wait_for(Duration::from_secs(10), || {
+        (!lead_online(&other)).then_some(())
+    });
     assert!(gone.is_some(), "the member did not notice the lead stop");
     std::fs::remove_dir_all(lead.state().join("crew")).expect("remove the identity");
     lead.launch();
