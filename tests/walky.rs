@@ -233,6 +233,10 @@ fn a_message_crosses_the_crew_signed_and_is_read_with_inbox() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("rejected: walky off on web-2"), "{out}");
     assert!(!screen(&web2).contains("are you there"));
+    // Its own CLI can still send.
+    let to = address(&web2, "web-1");
+    let (out, code) = send_from_pane(&web2, &to, "still talking", "SENT5");
+    assert_eq!(code, 0, "{out}");
 }
 
 #[test]
