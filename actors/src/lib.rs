@@ -6,7 +6,6 @@
 #![warn(missing_docs)]
 
 pub mod audit;
-pub mod blocking;
 pub mod crew_link;
 pub mod pairing;
 pub mod panes;

@@ -92,23 +92,17 @@ impl Actor for AuditActor {
     ) -> Result<(), ActorProcessingErr> {
         match msg {
             AuditMsg::Append(rec, reply) => {
-                // The append and the tail are synced to disk: off the async worker.
-                let result = crate::blocking::run(|| {
-                    let result = state.log.append(&rec, OffsetDateTime::now_utc());
-                    if let Ok(tail) = &result {
-                        match serde_json::to_vec(tail) {
-                            Ok(bytes) => {
-                                if let Err(e) = state.store.put(Table::Meta, TAIL_KEY, &bytes) {
-                                    tracing::warn!(error = %e, "could not record the audit tail");
-                                }
-                            }
-                            Err(e) => {
-                                tracing::warn!(error = %e, "could not encode the audit tail")
+                let result = state.log.append(&rec, OffsetDateTime::now_utc());
+                if let Ok(tail) = &result {
+                    match serde_json::to_vec(tail) {
+                        Ok(bytes) => {
+                            if let Err(e) = state.store.put(Table::Meta, TAIL_KEY, &bytes) {
+                                tracing::warn!(error = %e, "could not record the audit tail");
                             }
                         }
+                        Err(e) => tracing::warn!(error = %e, "could not encode the audit tail"),
                     }
-                    result
-                });
+                }
                 let _ = reply.send(result);
             }
             AuditMsg::StoredTail(reply) => {

@@ -151,7 +151,7 @@ impl WalkyState {
     /// already waiting, so under load many lines share one sync.
     fn flush(&mut self) {
         self.flush_queued = false;
-        let synced = crate::blocking::run(|| self.log.sync()).map_err(|e| e.to_string());
+        let synced = self.log.sync().map_err(|e| e.to_string());
         for reply in self.waiting.drain(..) {
             let _ = reply.send(synced.clone());
         }
