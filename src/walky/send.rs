@@ -13,8 +13,6 @@
 //! when it comes back. A member accepts a result only from its lead (it arrives on the lead's
 //! connection) and only for a message it logged.
 
-use std::time::Duration;
-
 use collie_actors::audit::AuditEventKind;
 use collie_actors::walky::actor::WalkyMsg;
 use collie_actors::walky::log::{Entry, Kind};
@@ -109,8 +107,6 @@ pub fn outcome_text(outcome: &Outcome) -> String {
     match outcome {
         Outcome::Delivered => "delivered".to_owned(),
         Outcome::Rejected(why) => format!("rejected: {why}"),
-        #[allow(unreachable_patterns)]
-        _ => "rejected: unknown result".to_owned(),
     }
 }
 
@@ -212,6 +208,7 @@ async fn via_lead(ctx: &Ctx, message: &Message, wait: bool) -> Result<Option<Out
 async fn to_member(ctx: &Ctx, message: &Message) -> Result<Option<Outcome>, ApiError> {
     let member = match lead::target(ctx, &message.to.machine) {
         Ok(Target::Member(m)) => m,
+        // `here` is the lead's own name and the message is for another machine.
         Ok(Target::Local) => return Err(ApiError::Internal),
         Err(ApiError::MemberUnreachable) => {
             return Ok(Some(Outcome::Rejected(format!(
@@ -232,7 +229,7 @@ async fn to_member(ctx: &Ctx, message: &Message) -> Result<Option<Outcome>, ApiE
         .await?
         .map_err(ApiError::BadRequest)?;
     log_sent(ctx, message).await?;
-    let outcome = relay_walky(ctx, &member, forwarded, &message.id).await;
+    let outcome = relay_walky(&member, forwarded, &message.id).await;
     ctx.walky.cast(WalkyMsg::Record(WalkyResult {
         id: message.id,
         outcome: outcome.clone(),
@@ -242,7 +239,6 @@ async fn to_member(ctx: &Ctx, message: &Message) -> Result<Option<Outcome>, ApiE
 
 /// Relays a forwarded message to a member and reads its outcome.
 pub async fn relay_walky(
-    _ctx: &Ctx,
     member: &lead::Member,
     forwarded: collie_crew::walky::Forwarded,
     id: &MessageId,
@@ -261,6 +257,3 @@ pub async fn relay_walky(
         Err(e) => Outcome::Rejected(format!("{}: {e}", member.name)),
     }
 }
-
-/// How long a send that is not waited for may keep its stream (its result is still logged).
-pub const DETACHED_WAIT: Duration = RESULT_WITHIN;
