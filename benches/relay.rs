@@ -30,8 +30,10 @@
 //! line or environment still names the temp dir, kills it by pid and says so. Every wait is bounded.
 //! Timings are printed, never asserted.
 
+mod support;
+
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -44,10 +46,13 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::{json, Value};
 
+use support::{
+    agent, cpu_model, cpus, get_json, get_ok, load_average, measure_get, mem_total_kib, met, mib,
+    rss_bytes, status_field, wait_for, wait_rss_stable, Bridge, Stats, MIB,
+};
+
 /// Sequential snapshot reads per figure (after a warm-up), for every way but fresh ssh connections.
 const READS: usize = 1_000;
-/// Unmeasured HTTP reads first, to open the keep-alive connection and fill caches.
-const HTTP_WARM_UP: usize = 100;
 /// Unmeasured process-spawning reads first (ssh, tmux), to fill the page cache.
 const SPAWN_WARM_UP: usize = 10;
 /// Reads over a fresh ssh connection each, unless `COLLIE_BENCH_SSH_FRESH` says otherwise: each
@@ -79,8 +84,6 @@ const IDLE_FOR: Duration = Duration::from_secs(10);
 /// Size of the members' tmux windows.
 const COLS: usize = 100;
 const ROWS: usize = 30;
-
-const MIB: f64 = 1024.0 * 1024.0;
 
 fn main() {
     let begun = Instant::now();
@@ -139,8 +142,8 @@ fn progress(what: &str) {
 /// `local-keys` (`cat`, for the keystroke figures). Stopped on drop (each bridge, then its tmux).
 struct Crew {
     lead: Bridge,
-    web1: Bridge,
-    web2: Bridge,
+    web1: Member,
+    web2: Member,
     /// A `full` device paired on the lead.
     lead_auth: String,
     /// A `full` device paired on `web-1`, for its own API.
@@ -156,23 +159,22 @@ struct Crew {
 impl Crew {
     fn start(root: &Path) -> Crew {
         progress("starting the lead and two members with tmux panes");
-        let lead = Bridge::start(root.join("lead"), "lead", false);
+        let lead = Bridge::options("lead").dir(root.join("lead")).start();
         lead.cli_ok(&["crew", "init"]);
-        let web1 = Bridge::start(root.join("web-1"), "web-1", true);
-        let web2 = Bridge::start(root.join("web-2"), "web-2", true);
-        for member in [&web1, &web2] {
-            member.cli_ok(&["crew", "join", &lead.invite(), "--name", &member.name]);
+        let web1 = Member::start(root.join("web-1"), "web-1");
+        let web2 = Member::start(root.join("web-2"), "web-2");
+        for member in [&web1.bridge, &web2.bridge] {
+            member.cli_ok(&["crew", "join", &lead.invite(), "--name", member.name()]);
         }
         wait_for(Duration::from_secs(30), || {
             (lead.members_online() == 2).then_some(())
         })
         .expect("both members are online at the lead within 30 s");
-        let lead_auth = format!("Bearer {}", lead.pair("bench-phone"));
-        let web1_auth = format!("Bearer {}", web1.pair("bench-phone"));
+        let lead_auth = format!("Bearer {}", lead.pair("bench-phone", "full"));
+        let web1_auth = format!("Bearer {}", web1.bridge.pair("bench-phone", "full"));
 
-        let id = |b: &Bridge, window: &str| {
-            let tmux = b.tmux.as_ref().expect("members have tmux");
-            let raw = tmux.pane_id(window);
+        let id = |m: &Member, window: &str| {
+            let raw = m.tmux.pane_id(window);
             (format!("t1-{}", raw.trim_start_matches('%')), raw)
         };
         let (read1, reads_tmux) = id(&web1, "reads");
@@ -213,6 +215,30 @@ impl Crew {
             full.expect("the read pane fills with text within 20 s");
         }
         crew
+    }
+}
+
+/// A member bridge with a private tmux server, which the bridge mirrors (`COLLIE_TMUX_SOCKETS`).
+/// The bridge's default tmux socket dir is empty, so only this server (socket 1) is mirrored and
+/// no server of the user's.
+struct Member {
+    /// Declared first so it drops first: the bridge is stopped while the tmux server it is
+    /// attached to (as a control client) still runs; then the server is killed, before the temp
+    /// dir goes.
+    bridge: Bridge,
+    tmux: Tmux,
+}
+
+impl Member {
+    /// Starts the tmux server in `dir`, then the bridge named `name` in the same dir.
+    fn start(dir: PathBuf, name: &str) -> Member {
+        std::fs::create_dir_all(&dir).expect("create the member's dir");
+        let tmux = Tmux::start(&dir);
+        let bridge = Bridge::options(name)
+            .dir(dir)
+            .env("COLLIE_TMUX_SOCKETS", &tmux.socket)
+            .start();
+        Member { bridge, tmux }
     }
 }
 
@@ -310,175 +336,6 @@ impl Tmux {
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = self.cmd().arg("kill-server").output();
-    }
-}
-
-/// A running `collie bridge` in `dir` (its own state, config, home and empty tmux dirs); with a
-/// private tmux server when asked. Stopped on drop: SIGTERM, SIGKILL after 10 s, then its tmux.
-struct Bridge {
-    child: Option<Child>,
-    port: u16,
-    dir: PathBuf,
-    name: String,
-    tmux: Option<Tmux>,
-}
-
-impl Bridge {
-    fn start(dir: PathBuf, name: &str, with_tmux: bool) -> Bridge {
-        for d in ["state", "config", "tmuxdefault", "home"] {
-            std::fs::create_dir_all(dir.join(d)).expect("create the bridge's dirs");
-        }
-        let tmux = with_tmux.then(|| Tmux::start(&dir));
-        let mut bridge = Bridge {
-            child: None,
-            port: 0,
-            dir,
-            name: name.to_owned(),
-            tmux,
-        };
-        let mut cmd = bridge.command();
-        cmd.args(["bridge", "--port", "0", "--name", name])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
-        let mut child = cmd.spawn().expect("spawn collie bridge");
-        let stdout = child.stdout.take().expect("the bridge's stdout is piped");
-        bridge.child = Some(child);
-
-        // Read the banner on a thread (so a silent bridge cannot hang us), then keep draining.
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            let mut line = String::new();
-            let _ = reader.read_line(&mut line);
-            let _ = tx.send(line);
-            let mut sink = String::new();
-            while reader.read_line(&mut sink).map(|n| n > 0).unwrap_or(false) {
-                sink.clear();
-            }
-        });
-        let banner = rx
-            .recv_timeout(Duration::from_secs(20))
-            .expect("the bridge prints its banner within 20 s");
-        bridge.port = banner
-            .split("http://")
-            .nth(1)
-            .and_then(|a| a.trim().rsplit(':').next())
-            .and_then(|p| p.parse().ok())
-            .expect("the banner names http://127.0.0.1:PORT");
-        let sock = bridge.dir.join("state").join("bridge.sock");
-        wait_for(Duration::from_secs(10), || sock.exists().then_some(()))
-            .expect("the bridge creates its control socket within 10 s");
-        bridge
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.as_ref().expect("the bridge is running").id()
-    }
-
-    /// A `collie` command with this bridge's environment and nothing of the caller's but `PATH`.
-    /// The crew port is chosen by the OS; the tmux default socket dir is empty, so only the
-    /// private server (socket 1) is mirrored.
-    fn command(&self) -> Command {
-        let d = &self.dir;
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_collie"));
-        cmd.env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", d.join("home"))
-            .env("COLLIE_STATE_DIR", d.join("state"))
-            .env("COLLIE_CONFIG_DIR", d.join("config"))
-            .env("TMUX_TMPDIR", d.join("tmuxdefault"))
-            .env("COLLIE_CREW_PORT", "0")
-            .env("COLLIE_LOG", "warn");
-        if let Some(t) = &self.tmux {
-            cmd.env("COLLIE_TMUX_SOCKETS", &t.socket);
-        }
-        cmd
-    }
-
-    /// Runs `collie ARGS`, panics unless it succeeds, returns stdout.
-    fn cli_ok(&self, args: &[&str]) -> String {
-        let out = self
-            .command()
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .expect("run the collie CLI");
-        assert!(
-            out.status.success(),
-            "collie {args:?} on {} failed: {}",
-            self.name,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn cli_json(&self, args: &[&str]) -> Value {
-        let out = self.cli_ok(args);
-        serde_json::from_str(&out).unwrap_or_else(|e| panic!("collie {args:?}: not JSON ({e})"))
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
-    }
-
-    /// A fresh one-time crew invite of this lead.
-    fn invite(&self) -> String {
-        self.cli_json(&["crew", "invite", "--json"])["invite"]
-            .as_str()
-            .expect("`crew invite --json` carries an invite")
-            .to_owned()
-    }
-
-    /// How many members this lead shows online in `collie crew status --json`.
-    fn members_online(&self) -> usize {
-        self.cli_json(&["crew", "status", "--json"])["members"]
-            .as_array()
-            .map_or(0, |ms| ms.iter().filter(|m| m["online"] == true).count())
-    }
-
-    /// Pairs a `full` device and returns its token.
-    fn pair(&self, label: &str) -> String {
-        let v = self.cli_json(&["pair", "--json", "--tier", "full"]);
-        let code = v["code"].as_str().expect("a pairing code");
-        let resp = ureq::post(&self.url("/api/pair"))
-            .timeout(Duration::from_secs(15))
-            .send_json(json!({ "code": code, "label": label }))
-            .expect("pairing succeeds");
-        let body: Value = resp.into_json().expect("the pairing answer is JSON");
-        body["token"]
-            .as_str()
-            .expect("the pairing answer carries a token")
-            .to_owned()
-    }
-
-    /// Sends SIGTERM without waiting (to stop many bridges at once).
-    fn signal_stop(&self) {
-        if let Some(raw) = self.child.as_ref().and_then(|c| i32::try_from(c.id()).ok()) {
-            let _ = kill(Pid::from_raw(raw), Signal::SIGTERM);
-        }
-    }
-
-    /// SIGTERM, up to 10 s for a clean exit, then SIGKILL.
-    fn stop(&mut self) {
-        let Some(mut child) = self.child.take() else {
-            return;
-        };
-        if let Ok(raw) = i32::try_from(child.id()) {
-            let _ = kill(Pid::from_raw(raw), Signal::SIGTERM);
-        }
-        if wait_for(Duration::from_secs(10), || child.try_wait().ok().flatten()).is_none() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-impl Drop for Bridge {
-    fn drop(&mut self) {
-        self.stop();
-        // After the bridge (its control clients are attached), before the temp dir goes.
-        drop(self.tmux.take());
     }
 }
 
@@ -776,21 +633,21 @@ fn snapshot_reads(crew: &Crew, sshd: Option<&mut Sshd>, out: &mut Output) {
     let agent = agent();
     let pane = &crew.reads[0];
     let relayed_url = crew.lead.url(&format!("/api/panes/web-1/{pane}"));
-    let local_url = crew.web1.url(&format!("/api/panes/local/{pane}"));
-    let pids = [crew.lead.pid(), crew.web1.pid()];
+    let local_url = crew.web1.bridge.url(&format!("/api/panes/local/{pane}"));
+    let pids = [crew.lead.pid(), crew.web1.bridge.pid()];
 
     progress("1. snapshot reads through the lead");
     let cpu = CpuMeter::start(&pids);
-    let (relayed, relayed_bytes) = measure_http(&agent, &relayed_url, &crew.lead_auth, 200, READS);
+    let (relayed, relayed_bytes) = measure_get(&agent, &relayed_url, &crew.lead_auth, 200, READS);
     let relayed_cpu = cpu.per(READS);
     progress("1. snapshot reads on the member");
     let cpu = CpuMeter::start(&pids);
-    let (local, local_bytes) = measure_http(&agent, &local_url, &crew.web1_auth, 200, READS);
+    let (local, local_bytes) = measure_get(&agent, &local_url, &crew.web1_auth, 200, READS);
     let local_cpu = cpu.per(READS);
     // Splitting the relayed read: the lead answering a request with no relay, and a relayed
     // request whose answer is small (the member finds no such pane).
     let cpu = CpuMeter::start(&pids);
-    let (lead_only, _) = measure_http(
+    let (lead_only, _) = measure_get(
         &agent,
         &crew.lead.url("/api/machines"),
         &crew.lead_auth,
@@ -799,7 +656,7 @@ fn snapshot_reads(crew: &Crew, sshd: Option<&mut Sshd>, out: &mut Output) {
     );
     let lead_only_cpu = cpu.per(READS);
     let cpu = CpuMeter::start(&pids);
-    let (relayed_404, _) = measure_http(
+    let (relayed_404, _) = measure_get(
         &agent,
         &crew.lead.url("/api/panes/web-1/t1-999"),
         &crew.lead_auth,
@@ -808,7 +665,7 @@ fn snapshot_reads(crew: &Crew, sshd: Option<&mut Sshd>, out: &mut Output) {
     );
     let relayed_404_cpu = cpu.per(READS);
 
-    let tmux = crew.web1.tmux.as_ref().expect("web-1 has tmux");
+    let tmux = &crew.web1.tmux;
     let capture = tmux.capture_args(&crew.reads_tmux);
     let expected = tmux.run(
         &capture
@@ -988,8 +845,13 @@ fn saturation(crew: &Crew, out: &mut Output) {
         .collect();
     let local = vec![crew
         .web1
+        .bridge
         .url(&format!("/api/panes/local/{}", crew.reads[0]))];
-    let pids = [crew.lead.pid(), crew.web1.pid(), crew.web2.pid()];
+    let pids = [
+        crew.lead.pid(),
+        crew.web1.bridge.pid(),
+        crew.web2.bridge.pid(),
+    ];
     let mut t = Table::new(
         &format!(
             "2. Reads per second at saturation ({} s per level, one keep-alive connection per \
@@ -1059,7 +921,7 @@ fn saturate(urls: &[String], auth: &str, threads: usize, pids: &[u32]) -> Satura
             std::thread::spawn(move || {
                 let agent = agent();
                 for k in 0..20 {
-                    read_ok(&agent, &urls[(i + k) % urls.len()], &auth);
+                    get_ok(&agent, &urls[(i + k) % urls.len()], &auth);
                 }
                 barrier.wait();
                 let start = Instant::now();
@@ -1067,7 +929,7 @@ fn saturate(urls: &[String], auth: &str, threads: usize, pids: &[u32]) -> Satura
                 let mut k = i;
                 while start.elapsed() < SATURATION_FOR {
                     let t = Instant::now();
-                    read_ok(&agent, &urls[k % urls.len()], &auth);
+                    get_ok(&agent, &urls[k % urls.len()], &auth);
                     times.push(t.elapsed());
                     k += 1;
                 }
@@ -1116,7 +978,7 @@ fn keystrokes(crew: &Crew, out: &mut Output) {
         ),
         (
             "web-1 directly",
-            &crew.web1,
+            &crew.web1.bridge,
             "local",
             &crew.local_keys,
             &crew.web1_auth,
@@ -1151,7 +1013,7 @@ fn keystrokes(crew: &Crew, out: &mut Output) {
         }
     }
     out.table(t);
-    let fsync = fsync_probe(&crew.lead.dir.join("fsync-probe"));
+    let fsync = fsync_probe(&crew.lead.dir().join("fsync-probe"));
     out.note(format!(
         "every write is audited with an fsync before it runs, on the lead and again on the \
          member; an fsync'd append of one line here takes p50 {}, p99 {} (n = {})",
@@ -1346,7 +1208,7 @@ impl EventStream {
 fn lead_memory(root: &Path, out: &mut Output) {
     progress(&format!("4. a fresh lead and {MEMBERS} members"));
     let dir = root.join("crew50");
-    let lead = Bridge::start(dir.join("lead"), "lead", false);
+    let lead = Bridge::options("lead").dir(dir.join("lead")).start();
     lead.cli_ok(&["crew", "init"]);
     let lead_pid = lead.pid();
     let before = wait_rss_stable(lead_pid);
@@ -1356,7 +1218,7 @@ fn lead_memory(root: &Path, out: &mut Output) {
     let mut members: Vec<Bridge> = Vec::with_capacity(MEMBERS);
     for i in 1..=MEMBERS {
         let name = format!("m-{i:02}");
-        let member = Bridge::start(dir.join(&name), &name, false);
+        let member = Bridge::options(&name).dir(dir.join(&name)).start();
         let invite = lead.invite();
         member.cli_ok(&["crew", "join", &invite, "--name", &name]);
         members.push(member);
@@ -1425,41 +1287,6 @@ fn lead_memory(root: &Path, out: &mut Output) {
 // Measuring
 // ---------------------------------------------------------------------------------------------
 
-/// A keep-alive HTTP client (`ureq` reuses the connection once a body is read to its end).
-fn agent() -> ureq::Agent {
-    ureq::AgentBuilder::new()
-        .timeout(Duration::from_secs(15))
-        .build()
-}
-
-/// GETs `url` and reads the whole body; returns the status and the body. Error statuses are
-/// answers too (the relayed 404 is measured).
-fn get(agent: &ureq::Agent, url: &str, auth: &str) -> (u16, Vec<u8>) {
-    let resp = match agent.get(url).set("Authorization", auth).call() {
-        Ok(r) => r,
-        Err(ureq::Error::Status(_, r)) => r,
-        Err(e) => panic!("GET {url}: {e}"),
-    };
-    let status = resp.status();
-    let mut body = Vec::new();
-    resp.into_reader()
-        .read_to_end(&mut body)
-        .unwrap_or_else(|e| panic!("GET {url}: reading the body: {e}"));
-    (status, body)
-}
-
-fn read_ok(agent: &ureq::Agent, url: &str, auth: &str) {
-    let (status, body) = get(agent, url, auth);
-    assert_eq!(status, 200, "GET {url}: {}", String::from_utf8_lossy(&body));
-}
-
-fn get_json(agent: &ureq::Agent, url: &str, auth: &str) -> Option<Value> {
-    let (status, body) = get(agent, url, auth);
-    (status == 200)
-        .then(|| serde_json::from_slice(&body).ok())
-        .flatten()
-}
-
 fn post(agent: &ureq::Agent, url: &str, auth: &str, body: &Value) {
     match agent.post(url).set("Authorization", auth).send_json(body) {
         Ok(r) => {
@@ -1467,30 +1294,6 @@ fn post(agent: &ureq::Agent, url: &str, auth: &str, body: &Value) {
         }
         Err(e) => panic!("POST {url}: {e}"),
     }
-}
-
-/// `n` sequential GETs on one keep-alive agent after [`HTTP_WARM_UP`] unmeasured ones, each
-/// answered with `status`; returns the times and the answer's size.
-fn measure_http(
-    agent: &ureq::Agent,
-    url: &str,
-    auth: &str,
-    status: u16,
-    n: usize,
-) -> (Stats, usize) {
-    let mut bytes = 0;
-    let mut times = Vec::with_capacity(n);
-    for i in 0..HTTP_WARM_UP + n {
-        let t = Instant::now();
-        let (got, body) = get(agent, url, auth);
-        let took = t.elapsed();
-        assert_eq!(got, status, "GET {url}: {}", String::from_utf8_lossy(&body));
-        bytes = body.len();
-        if i >= HTTP_WARM_UP {
-            times.push(took);
-        }
-    }
-    (Stats::of(times), bytes)
 }
 
 /// `n` runs of the command `make` builds (after [`SPAWN_WARM_UP`] unmeasured ones), each timed
@@ -1513,30 +1316,6 @@ fn measure_cmd(mut make: impl FnMut() -> Command, n: usize, expected: &str) -> S
         }
     }
     Stats::of(times)
-}
-
-/// Latency figures of one kind of request.
-struct Stats {
-    n: usize,
-    p50: Duration,
-    p99: Duration,
-    max: Duration,
-}
-
-impl Stats {
-    fn of(mut times: Vec<Duration>) -> Stats {
-        assert!(!times.is_empty(), "no measurements");
-        times.sort_unstable();
-        let n = times.len();
-        // Nearest rank: the smallest value with at least p·n values at or below it.
-        let rank = |p: f64| times[((p * n as f64).ceil() as usize).clamp(1, n) - 1];
-        Stats {
-            n,
-            p50: rank(0.50),
-            p99: rank(0.99),
-            max: times[n - 1],
-        }
-    }
 }
 
 /// CPU time that some processes spend between [`CpuMeter::start`] and [`CpuMeter::per`]: the sum
@@ -1579,50 +1358,6 @@ fn cpu_ns(pid: u32) -> u64 {
         .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
         .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
         .sum()
-}
-
-/// A field of `/proc/<pid>/status` in its own unit (kB for memory).
-fn status_field(pid: u32, name: &str) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-}
-
-/// VmRSS in bytes.
-fn rss_bytes(pid: u32) -> u64 {
-    status_field(pid, "VmRSS").expect("the bridge's /proc status has VmRSS") * 1024
-}
-
-/// Samples RSS every 250 ms until the last 8 samples (2 s) lie within 256 KiB; at most 60 s.
-fn wait_rss_stable(pid: u32) -> u64 {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut samples: Vec<u64> = Vec::new();
-    loop {
-        samples.push(rss_bytes(pid));
-        let tail = &samples[samples.len().saturating_sub(8)..];
-        let lo = tail.iter().min().copied().unwrap_or(0);
-        let hi = tail.iter().max().copied().unwrap_or(0);
-        if (tail.len() == 8 && hi - lo <= 256 * 1024) || Instant::now() >= deadline {
-            return *tail.last().unwrap_or(&hi);
-        }
-        std::thread::sleep(Duration::from_millis(250));
-    }
-}
-
-/// Polls `f` every 20 ms until it returns `Some` or `timeout` passes.
-fn wait_for<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(v) = f() {
-            return Some(v);
-        }
-        if Instant::now() >= deadline {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1772,48 +1507,4 @@ fn ratio(a: Duration, b: Duration) -> String {
     } else {
         format!("{r:.1}x")
     }
-}
-
-fn mib(bytes: u64) -> String {
-    format!("{:.2} MiB", bytes as f64 / MIB)
-}
-
-fn met(ok: bool) -> &'static str {
-    if ok {
-        "met"
-    } else {
-        "MISSED"
-    }
-}
-
-fn cpus() -> usize {
-    std::thread::available_parallelism().map_or(0, |n| n.get())
-}
-
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|c| {
-            c.lines()
-                .find_map(|l| l.strip_prefix("model name")?.split_once(':'))
-                .map(|(_, m)| m.trim().to_owned())
-        })
-        .unwrap_or_else(|| "unknown CPU".to_owned())
-}
-
-fn mem_total_kib() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|m| {
-            m.lines()
-                .find_map(|l| l.strip_prefix("MemTotal:"))
-                .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
 }

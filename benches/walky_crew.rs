@@ -14,18 +14,19 @@
 //! senders, and the lead's result records under a flood past their cap (kept, dropped, lead RSS).
 //! Every process is stopped and every temp dir removed on drop, pass or fail. Nothing is asserted.
 
+mod support;
+
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use nix::sys::signal::{kill, Signal};
-use nix::unistd::Pid;
 use serde_json::{json, Value};
+
+use support::{cpu_model, cpus, status_field, wait_for, Bridge};
 
 /// Sequential messages for the latency figure (after [`WARM_UP`]).
 const SEQUENTIAL: usize = 1_000;
@@ -48,33 +49,22 @@ fn main() {
         cpu_model(),
         cpus()
     );
-    let lead = Bridge::start("lead");
-    let a = Bridge::start("a");
-    let b = Bridge::start("b");
+    // Only errors on stderr (`COLLIE_LOG=error`), as this bench has always run its bridges.
+    let start = |name: &str| Bridge::options(name).log("error").start();
+    let lead = start("lead");
+    let a = start("a");
+    let b = start("b");
     lead.cli_ok(&["crew", "init"]);
     for (m, name) in [(&a, "web-a"), (&b, "web-b")] {
-        let inv: Value =
-            serde_json::from_str(&lead.cli_ok(&["crew", "invite", "--json"])).expect("json");
-        m.cli_ok(&[
-            "crew",
-            "join",
-            inv["invite"].as_str().expect("invite"),
-            "--name",
-            name,
-        ]);
+        m.cli_ok(&["crew", "join", &lead.invite(), "--name", name]);
     }
     wait_for(Duration::from_secs(20), || {
-        let s: Value = serde_json::from_str(&lead.cli_ok(&["crew", "status", "--json"])).ok()?;
-        let online = s["members"]
-            .as_array()?
-            .iter()
-            .filter(|m| m["online"] == true);
-        (online.count() == 2).then_some(())
+        (lead.members_online() == 2).then_some(())
     })
     .expect("both members online");
 
     let sender = a.new_pane("sender", &["sh", "-c", "exec cat"]).0;
-    let stamps = b.dir.path().join("stamps.txt");
+    let stamps = b.dir().join("stamps.txt");
     let exe = std::env::current_exe().expect("this binary");
     let (receiver, token) = b.new_pane(
         "receiver",
@@ -85,7 +75,7 @@ fn main() {
         ],
     );
     let to = format!("web-b/{receiver}#{token}");
-    let sock = a.dir.path().join("state").join("bridge.sock");
+    let sock = a.socket();
 
     // Latency, one message at a time.
     for i in 0..WARM_UP {
@@ -129,7 +119,7 @@ fn main() {
     }
 
     // The flood: the lead keeps at most 10,000 results for their 10 minutes.
-    let before = rss_kib(lead.pid());
+    let before = rss_kib(&lead);
     let started = Instant::now();
     let (rate, _) = throughput(&sock, &sender, &to, 16, FLOOD);
     let stats: Value =
@@ -142,7 +132,7 @@ fn main() {
         stats["records"]["cap"],
         stats["records"]["dropped"],
         before,
-        rss_kib(lead.pid()),
+        rss_kib(&lead),
     );
 }
 
@@ -277,140 +267,7 @@ fn row(what: &str, v: &mut [Duration]) {
     println!("| {what} | {} | {} | {} |", ms(p50), ms(p99), v.len());
 }
 
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|n| n.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
-fn cpus() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|m| m.trim().to_owned())
-        })
-        .unwrap_or_else(|| "unknown CPU".into())
-}
-
-fn wait_for<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(v) = f() {
-            return Some(v);
-        }
-        if Instant::now() > deadline {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// A real bridge in a temp dir of its own (state, config, home, an empty tmux dir so no pane of the
-/// user is mirrored), stopped on drop.
-struct Bridge {
-    child: Option<Child>,
-    /// Removed after the bridge is stopped (fields drop after `Drop::drop`).
-    dir: tempfile::TempDir,
-}
-
-impl Bridge {
-    fn start(name: &str) -> Bridge {
-        let dir = tempfile::Builder::new()
-            .prefix(&format!("collie-bench-{name}-"))
-            .tempdir()
-            .expect("temp dir");
-        for d in ["state", "config", "tmuxdefault", "home"] {
-            std::fs::create_dir_all(dir.path().join(d)).expect("dirs");
-        }
-        let mut bridge = Bridge { child: None, dir };
-        let mut cmd = bridge.command();
-        cmd.args(["bridge", "--port", "0", "--name", name])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
-        let mut child = cmd.spawn().expect("spawn collie bridge");
-        let stdout = child.stdout.take().expect("stdout");
-        bridge.child = Some(child);
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            let mut sink = String::new();
-            while reader.read_line(&mut sink).map(|n| n > 0).unwrap_or(false) {
-                sink.clear();
-            }
-        });
-        let sock = bridge.dir.path().join("state").join("bridge.sock");
-        wait_for(Duration::from_secs(20), || sock.exists().then_some(()))
-            .expect("the bridge's control socket");
-        bridge
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.as_ref().map_or(0, Child::id)
-    }
-
-    fn command(&self) -> Command {
-        let d = self.dir.path();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_collie"));
-        cmd.env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", d.join("home"))
-            .env("COLLIE_STATE_DIR", d.join("state"))
-            .env("COLLIE_CONFIG_DIR", d.join("config"))
-            .env("TMUX_TMPDIR", d.join("tmuxdefault"))
-            .env("COLLIE_CREW_PORT", "0")
-            .env("COLLIE_LOG", "error");
-        cmd
-    }
-
-    fn cli_ok(&self, args: &[&str]) -> String {
-        let out: Output = self
-            .command()
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .expect("run collie");
-        assert!(
-            out.status.success(),
-            "collie {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// A hosted pane running `argv`; its id and token.
-    fn new_pane(&self, name: &str, argv: &[&str]) -> (String, String) {
-        let mut args = vec!["panes", "new", "--name", name, "--"];
-        args.extend_from_slice(argv);
-        let out = self.cli_ok(&args);
-        let (_, rest) = out.trim().split_once('/').expect("machine/id#token");
-        let (id, token) = rest.split_once('#').expect("id#token");
-        (id.to_owned(), token.to_owned())
-    }
-}
-
-impl Drop for Bridge {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            if let Ok(raw) = i32::try_from(child.id()) {
-                let _ = kill(Pid::from_raw(raw), Signal::SIGTERM);
-            }
-            if wait_for(Duration::from_secs(10), || child.try_wait().ok().flatten()).is_none() {
-                let _ = child.kill();
-                let _ = child.wait();
-            }
-        }
-    }
+/// The bridge's VmRSS in KiB (0 if it cannot be read).
+fn rss_kib(bridge: &Bridge) -> u64 {
+    status_field(bridge.pid(), "VmRSS").unwrap_or(0)
 }
