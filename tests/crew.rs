@@ -450,6 +450,10 @@ fn pins_hold_in_both_directions_after_joining() {
     // The member comes back with a new identity (its pinned certificate is gone): the lead
     // refuses it, so it never comes online.
     member.stop();
+    let gone = wait_for(Duration::from_secs(10), || {
+        (member_online(&lead, "web-1") == Some(false)).then_some(())
+    });
+    assert!(gone.is_some(), "the lead did not notice the member stop");
     std::fs::remove_dir_all(member.state().join("crew")).expect("remove the identity");
     member.launch();
     let until = Instant::now() + Duration::from_secs(4);

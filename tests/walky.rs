@@ -220,6 +220,10 @@ fn a_message_crosses_the_crew_signed_and_is_read_with_inbox() {
 
     // With walky off on web-2 the sender learns why, and the send exits 1.
     web2.stop();
+    let gone = wait_for(Duration::from_secs(10), || {
+        (!online(&lead, &["web-2"])).then_some(())
+    });
+    assert!(gone.is_some(), "the lead did not notice web-2 stop");
     web2.extra_env.push(("COLLIE_WALKY".into(), "off".into()));
     web2.launch();
     assert!(

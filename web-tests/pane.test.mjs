@@ -77,7 +77,7 @@ test('8. after the bridge restarts the status reads Reconnecting… then Live, a
 
     await bridge.stop();
     await waitFor('status Reconnecting…', async () => (await status(page)).includes('Reconnecting…'), { timeout: 15_000 });
-    await sleep(1_000);
+    await sleep(1_000); // the bridge stays down for a moment: the outage itself, not a wait for a condition
     await bridge.launch(); // same port, same state dir, same tmux server
     await waitFor('status Live again', async () => (await status(page)).includes('Live'), { timeout: 30_000 });
 
