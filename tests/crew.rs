@@ -456,6 +456,8 @@ fn pins_hold_in_both_directions_after_joining() {
     assert!(gone.is_some(), "the lead did not notice the member stop");
     std::fs::remove_dir_all(member.state().join("crew")).expect("remove the identity");
     member.launch();
+    // Something that must never happen has no condition to wait for: watch for a while (longer
+    // than the member's first reconnect attempts, which start 250 ms apart) and check every time.
     let until = Instant::now() + Duration::from_secs(4);
     while Instant::now() < until {
         assert_eq!(
@@ -475,6 +477,7 @@ fn pins_hold_in_both_directions_after_joining() {
     assert!(gone.is_some(), "the member did not notice the lead stop");
     std::fs::remove_dir_all(lead.state().join("crew")).expect("remove the identity");
     lead.launch();
+    // As above: watch the member's reconnect attempts for a while; none may succeed.
     let until = Instant::now() + Duration::from_secs(4);
     while Instant::now() < until {
         assert!(!lead_online(&other), "a member accepted an unpinned lead");

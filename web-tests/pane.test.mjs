@@ -44,7 +44,8 @@ test('3. the Ctrl+C key button interrupts a running command', T, () =>
     await waitScreen(page, 'the prompt', (l) => l.startsWith('$'));
     await send(page, 'sleep 100');
     await waitScreen(page, 'the sleep command', (l) => l.includes('sleep 100'));
-    await sleep(300); // sleep is running
+    await waitFor('sleep running in the pane', async () =>
+      (await bridge.tmux.run(['display-message', '-p', '-t', 'main:0', '#{pane_current_command}'])).stdout.trim() === 'sleep');
     await page.getByRole('button', { name: 'Ctrl+C', exact: true }).click();
     await waitFor('^C in tmux', async () => (await bridge.tmux.capture()).includes('^C'));
     // The prompt is back: a new command runs at once (it would wait 100 s behind sleep otherwise).

@@ -408,3 +408,38 @@ async fn a_closed_connection_is_unreachable() {
         Err(RelayError::Unreachable)
     );
 }
+
+#[tokio::test]
+async fn an_unknown_request_kind_is_answered_with_an_error() {
+    // SPEC §8: unknown request kinds are answered with an error, and the member keeps serving.
+    let member = Arc::new(Member::default());
+    let link = link(Arc::clone(&member)).await;
+    let (mut send, mut recv) = link.lead_side.open_bi().await.unwrap();
+    let request = RelayRequest {
+        id: 9,
+        device: "phone-1".into(),
+        request_id: "req-9".into(),
+        kind: RelayKind::Unknown,
+    };
+    send.send_message(&request).await.unwrap();
+    let answer: MemberMessage = within("the answer", recv.recv_message())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        answer,
+        MemberMessage::Response(RelayResponse {
+            id: 9,
+            result: Err(RelayError::UnknownKind),
+        })
+    );
+    assert!(
+        member.seen.lock().unwrap().is_empty(),
+        "the handler never saw it"
+    );
+    let client = RelayClient::new(link.lead_side.clone(), all(), Limits::default());
+    assert!(matches!(
+        within("a list after it", client.call(ON, RelayKind::PaneList)).await,
+        Ok(RelayOk::PaneList(_))
+    ));
+}
