@@ -8,6 +8,7 @@
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,6 +17,7 @@ use arc_swap::ArcSwap;
 use collie_actors::audit::actor::{AuditActor, AuditArgs};
 use collie_actors::audit::{AuditMsg, ContentMode};
 use collie_actors::crew_link::{CrewActor, CrewArgs, CrewMsg, CrewView, LeadLink, Relays};
+use collie_actors::machine::MachineName;
 use collie_actors::pairing::actor::{PairingActor, PairingArgs};
 use collie_actors::pairing::{PairingMsg, PolicySnapshot};
 use collie_actors::panes::actor::{PanesActor, PanesArgs};
@@ -123,8 +125,10 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         }
     }
 
+    let machine = MachineName::new(settings.name.clone());
     let ctx = Ctx {
         machine: settings.name.clone(),
+        open_audit_breaks: Arc::new(AtomicU64::new(0)),
         bind_host: settings.host,
         allowed_hosts: Arc::new(allowed_hosts),
         local_secret: Arc::new(local_secret),
@@ -158,6 +162,8 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
             let masker = Arc::clone(&masker);
             Arc::new(move |s: &str| masker.mask(s).into_owned())
         },
+        machine: machine.clone(),
+        open_breaks: Arc::clone(&ctx.open_audit_breaks),
     };
     let pairing_args = PairingArgs {
         store: store.clone(),

@@ -10,6 +10,7 @@ use std::time::Duration;
 use collie_actors::audit::{typed_text_detail, AuditEventKind, AuditRecord};
 use collie_actors::crew_link::{CrewError, CrewMsg};
 use collie_actors::pairing::actor::{ClaimedDevice, NewCode, PairingError};
+use collie_actors::pairing::duration::INVITE_LIMIT;
 use collie_actors::pairing::{Device, Dur, PairingMsg, Tier};
 use collie_actors::panes::actor::{PaneError, PaneInfo, PaneSnapshot};
 use collie_actors::panes::keys::{self, NamedKey};
@@ -363,9 +364,6 @@ pub async fn close(ctx: &Ctx, actor: &Actor, pane: String) -> Result<(), ApiErro
 /// How long an invite is valid unless `--expires` says otherwise (SPEC §8).
 pub const INVITE_TTL: Duration = Duration::from_secs(600);
 
-/// The longest `--expires` of an invite.
-pub const MAX_INVITE_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
-
 fn crew_error(e: CrewError) -> ApiError {
     match e {
         CrewError::AuditUnavailable => ApiError::AuditUnavailable,
@@ -373,30 +371,11 @@ fn crew_error(e: CrewError) -> ApiError {
     }
 }
 
-/// Parses an invite's `--expires`: `Ns`, `Nm`, `Nh` or `Nd`, at least a second, at most 7 days.
+/// Parses an invite's `--expires` with the one DUR grammar (SPEC §3.1), at most 7 days.
 pub fn parse_invite_ttl(s: &str) -> Result<Duration, ApiError> {
-    let bad = || {
-        ApiError::BadRequest(format!(
-            "invalid --expires {s:?}: use Ns, Nm, Nh or Nd (e.g. 10m), at most 7d"
-        ))
-    };
-    let unit = match s.chars().last() {
-        Some('s') => 1,
-        Some('m') => 60,
-        Some('h') => 3600,
-        Some('d') => 86_400,
-        _ => return Err(bad()),
-    };
-    let digits = &s[..s.len() - 1];
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(bad());
-    }
-    let n: u64 = digits.parse().map_err(|_| bad())?;
-    let ttl = Duration::from_secs(n.checked_mul(unit).ok_or_else(bad)?);
-    if ttl.is_zero() || ttl > MAX_INVITE_TTL {
-        return Err(bad());
-    }
-    Ok(ttl)
+    Dur::parse_up_to(s, INVITE_LIMIT)
+        .map(Dur::as_std)
+        .map_err(|e| ApiError::BadRequest(format!("--expires: {e}")))
 }
 
 // ---- the control socket ----
@@ -420,12 +399,34 @@ async fn control_inner(ctx: &Ctx, req: Request) -> Result<Value, ApiError> {
             "masking": ctx.masker.is_enabled(),
             "audit_content": ctx.audit_content.as_str(),
         })),
-        Request::AuditStoredTail => {
-            let tail = ctx
+        Request::AuditStatus => {
+            let status = ctx
                 .audit
-                .call(collie_actors::audit::AuditMsg::StoredTail)
+                .call(collie_actors::audit::AuditMsg::Status)
                 .await?;
-            Ok(serde_json::to_value(tail).unwrap_or_default())
+            Ok(serde_json::to_value(status).unwrap_or_default())
+        }
+        Request::AuditAcknowledge { seq } => {
+            let acknowledged = ctx
+                .audit
+                .call(|reply| collie_actors::audit::AuditMsg::Acknowledge {
+                    seq,
+                    by: "cli".to_owned(),
+                    reply,
+                })
+                .await?;
+            match acknowledged {
+                Ok(record) => Ok(json!({ "acknowledged": record })),
+                Err(collie_actors::audit::AuditError::NoSuchBreak(seq)) => {
+                    Err(ApiError::BadRequest(format!(
+                        "no recorded break at seq {seq}: `collie audit verify` lists them"
+                    )))
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot acknowledge an audit break");
+                    Err(ApiError::AuditUnavailable)
+                }
+            }
         }
         Request::Pair { tier, expires } => {
             let c = new_code(ctx, &tier, expires.as_deref()).await?;
@@ -582,15 +583,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn invite_ttl_accepts_units_and_refuses_the_rest() {
-        assert_eq!(parse_invite_ttl("30s").ok(), Some(Duration::from_secs(30)));
+    fn invite_ttl_is_a_dur_of_at_most_seven_days() {
+        assert_eq!(
+            parse_invite_ttl("30m").ok(),
+            Some(Duration::from_secs(1800))
+        );
         assert_eq!(parse_invite_ttl("10m").ok(), Some(INVITE_TTL));
-        assert_eq!(parse_invite_ttl("7d").ok(), Some(MAX_INVITE_TTL));
+        assert_eq!(
+            parse_invite_ttl("7d").ok(),
+            Some(Duration::from_secs(7 * 86_400))
+        );
         for bad in [
             "",
             "m",
             "0m",
             "8d",
+            "2w",
+            "30s",
             "-1h",
             "1.5h",
             "10 m",
@@ -599,5 +608,7 @@ mod tests {
         ] {
             assert!(parse_invite_ttl(bad).is_err(), "{bad:?}");
         }
+        let err = parse_invite_ttl("8d").expect_err("too long").to_string();
+        assert_eq!(err, "--expires: duration \"8d\" is too long: at most 7d");
     }
 }

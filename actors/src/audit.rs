@@ -4,9 +4,11 @@
 //! **What it owns.** The log file and the chain's position in it (the next `seq` and `prev`).
 //! Every write a phone makes — keystrokes and text, pane and tab lifecycle, device pairing,
 //! revocation, expiry and tier changes, walky traffic, denials, resource refusals — is handed in as
-//! an [`AuditRecord`] before the write is carried out; the answer is the new [`ChainTail`], which
-//! the bridge keeps in its store so that `collie audit verify` also notices a removed or truncated
-//! tail.
+//! an [`AuditRecord`] before the write is carried out. Before each line reaches the file the store
+//! records it as pending ([`Anchor`]), so `collie audit verify` and a restarted bridge notice a
+//! removed, truncated, changed or extended tail, and never mistake a line in flight at a crash for
+//! any of them. A log that does not end where the store says is a break: recorded in the store,
+//! written as an `audit.break` line, reported until a person acknowledges it — never laundered.
 //!
 //! **When it fails.** An append that cannot be completed is an error and advances nothing
 //! ([`AuditLog::append`] fails closed); the write it was meant to record must be refused with
@@ -22,8 +24,11 @@
 //!   (`none`); `none` also redacts every string except identifiers ([`IDENTIFIER_KEYS`]). Then
 //!   every caller string passes the redactor's mask.
 //! - [`FileSink`] appends synchronously (open per append, `O_APPEND`, 0600, `fdatasync`);
-//!   [`AuditLog`] ties chain, sink, mode and mask together; [`read_tail`] lets a restarted bridge
-//!   continue the chain.
+//!   [`AuditLog`] ties chain, sink, mode and mask together and notices a file that changed under
+//!   it; [`examine`] reads how the file ends.
+//! - [`anchor`] is the pure decision between continuing and recording a break; [`stored`] is what
+//!   the store holds (anchor, breaks, kept lines); [`denials`] limits `security.denied` lines to
+//!   one a minute per source and reason.
 //! - [`verify`] checks a whole log and names the first bad `seq`; [`tail`] returns the last lines.
 //!
 //! **Line format.** Members in this order, no whitespace, then `\n`:
@@ -47,32 +52,39 @@
 //! The ractor shell is [`actor`]: it owns an [`AuditLog`], stamps each record with the clock and
 //! keeps the tail in the store.
 //!
-//! **Crash mid-write.** A torn last line is left in place: [`read_tail`] skips it, the next append
-//! begins with a `\n` so that the fragment sits on a line of its own, and [`verify`] lists it as an
-//! interrupted write as long as the chain continues across it. (An append that fails while the
-//! bridge runs cuts the file back to its previous length instead; see [`FileSink`].)
+//! **Crash mid-write.** A torn last line is a break like any other damaged end: the restarted
+//! bridge records it, the next append begins with a `\n` so that the fragment sits on a line of
+//! its own, and [`verify`] lists it as an interrupted write as long as the chain continues across
+//! it (the recorded break still fails verification until acknowledged). An append that fails while
+//! the bridge runs cuts the file back to its previous length instead; see [`FileSink`].
 
 pub mod actor;
+pub mod anchor;
 mod chain;
 mod content;
+pub mod denials;
 mod error;
 mod event;
 mod line;
 mod log;
 mod sink;
+pub mod stored;
 mod tail;
 mod verify;
 
 #[cfg(test)]
 mod proptests;
 
-pub use actor::AuditMsg;
+pub use actor::{AuditMsg, AuditStatus, Kept};
+pub use anchor::{Anchor, FileEnd};
 pub use chain::{AuditChain, ChainTail, RenderedLine};
 pub use content::{typed_text_detail, ContentMode, IDENTIFIER_KEYS, REDACTED, TYPED_TEXT_KEY};
+pub use denials::Denial;
 pub use error::AuditError;
 pub use event::{AuditEventKind, AuditRecord};
 pub use line::{GENESIS_PREV, MAX_LINE_BYTES};
 pub use log::{AuditLog, Mask};
 pub use sink::{AuditSink, FileSink};
-pub use tail::{read_tail, tail};
+pub use stored::BreakRecord;
+pub use tail::{examine, tail};
 pub use verify::{verify, VerifyFailure, VerifyProblem, VerifyReport};

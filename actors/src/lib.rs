@@ -7,6 +7,7 @@
 
 pub mod audit;
 pub mod crew_link;
+pub mod machine;
 pub mod pairing;
 pub mod panes;
 pub mod redact;

@@ -39,6 +39,10 @@ pub enum Table {
     /// The crew: this bridge's role and crew secret (`role`), pinned members (`member/<name>`) and
     /// issued invites (`invite/<hash of the join secret>`).
     Crew,
+    /// The audit log's anchor (`anchor`: the end of the log the store vouches for), its recorded
+    /// breaks (`break/<seq>`) and the lines kept while the log could not be written
+    /// (`kept/<nanos>-<nonce>`); see `crate::audit::stored`.
+    Audit,
 }
 
 impl Table {
@@ -47,8 +51,18 @@ impl Table {
             Table::Devices => "devices",
             Table::Meta => "meta",
             Table::Crew => "crew",
+            Table::Audit => "audit",
         }
     }
+}
+
+/// One change of an atomic [`Store::apply`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// Insert or replace a value.
+    Put(String, Vec<u8>),
+    /// Remove a value (absent is fine).
+    Remove(String),
 }
 
 /// A handle to the open store; cheap to clone.
@@ -104,6 +118,52 @@ impl Store {
         Ok(())
     }
 
+    /// The entries of a table whose keys start with `prefix`, in key order.
+    pub fn scan_prefix(
+        &self,
+        table: Table,
+        prefix: &str,
+    ) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        let mut out = Vec::new();
+        for item in self.tree(table)?.scan_prefix(prefix) {
+            let (k, v) = item?;
+            let key = String::from_utf8(k.to_vec()).map_err(|_| StoreError::Corrupt {
+                key: hex::encode(&k),
+                reason: "key is not utf-8".into(),
+            })?;
+            out.push((key, v.to_vec()));
+        }
+        Ok(out)
+    }
+
+    /// Applies several puts and removes to one table as a single atomic batch (all or none, also
+    /// across a crash) and returns once it is durable.
+    pub fn apply(&self, table: Table, changes: &[Change]) -> Result<(), StoreError> {
+        self.apply_lazy(table, changes)?;
+        self.flush()
+    }
+
+    /// [`Store::apply`] without waiting for durability: the batch is applied at once and reaches
+    /// the disk with the next flush (sled flushes on its own within half a second, and on
+    /// [`Store::flush`]). For bookkeeping that a crash may lose without harm.
+    pub fn apply_lazy(&self, table: Table, changes: &[Change]) -> Result<(), StoreError> {
+        let mut batch = sled::Batch::default();
+        for change in changes {
+            match change {
+                Change::Put(key, value) => batch.insert(key.as_bytes(), value.as_slice()),
+                Change::Remove(key) => batch.remove(key.as_bytes()),
+            }
+        }
+        self.tree(table)?.apply_batch(batch)?;
+        Ok(())
+    }
+
+    /// Makes every change so far durable.
+    pub fn flush(&self) -> Result<(), StoreError> {
+        self.db.flush()?;
+        Ok(())
+    }
+
     /// Writes a value without waiting for durability (for bookkeeping that may be lost in a crash,
     /// such as a device's last-seen time).
     pub fn put_lazy(&self, table: Table, key: &str, value: &[u8]) -> Result<(), StoreError> {
@@ -136,5 +196,31 @@ mod tests {
             Some(b"xyz".to_vec())
         );
         assert_eq!(s.get(Table::Meta, "nope").expect("get"), None);
+    }
+
+    #[test]
+    fn batches_apply_whole_and_prefix_scans_stay_inside_the_prefix() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let s = Store::open(dir.path()).expect("open");
+        s.put(Table::Audit, "kept/2", b"old").expect("put");
+        s.apply(
+            Table::Audit,
+            &[
+                Change::Put("kept/1".into(), b"a".to_vec()),
+                Change::Put("break/7".into(), b"b".to_vec()),
+                Change::Remove("kept/2".into()),
+            ],
+        )
+        .expect("apply");
+        drop(s);
+        let s = Store::open(dir.path()).expect("reopen");
+        assert_eq!(
+            s.scan_prefix(Table::Audit, "kept/").expect("scan"),
+            vec![("kept/1".to_string(), b"a".to_vec())]
+        );
+        assert_eq!(
+            s.get(Table::Audit, "break/7").expect("get"),
+            Some(b"b".to_vec())
+        );
     }
 }

@@ -1,28 +1,97 @@
-//! `collie audit verify|tail`: check the hash chain of `<state>/audit.log` and read its end.
+//! `collie audit verify|tail|acknowledge`: check the hash chain of `<state>/audit.log`, read its
+//! end, and mark a recorded break as seen (SPEC §7).
 //!
-//! Both read the file directly. `verify` also needs the chain tail the store remembers: it asks the
-//! running bridge for it, or opens the store itself when no bridge runs (sled allows one process).
+//! `verify` reads the file directly and compares its end with what the store vouches for: it asks
+//! the running bridge (whose answer also says how long the file was when it answered, so lines
+//! appended meanwhile are not read half-way), or opens the store itself when no bridge runs (sled
+//! allows one process). Recorded breaks are listed; any not acknowledged fails the check.
 
 use std::process::ExitCode;
 
 use anyhow::Context;
-use collie_actors::audit::actor::stored_tail;
-use collie_actors::audit::{self, ChainTail, VerifyReport};
+use collie_actors::audit::stored::{load_anchor, load_breaks};
+use collie_actors::audit::{self, Anchor, AuditStatus, BreakRecord, VerifyReport};
 use collie_actors::store::Store;
+use serde_json::json;
 
+use crate::config::Settings;
 use crate::control::client::{self, ClientError};
 use crate::control::protocol::Request;
 
 #[derive(Debug, clap::Subcommand)]
 pub(super) enum Cmd {
-    /// Check every line's hash and the chain; exit 1 and name the first bad seq if broken.
-    Verify,
+    /// Check every line's hash, the chain, and the end the store vouches for; list recorded
+    /// breaks. Exit 1 naming the first bad seq, or any break not acknowledged.
+    Verify {
+        /// Print `{"ok","records","last_seq","failure","breaks"}`.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the last lines of the audit log.
     Tail {
         /// How many lines.
         #[arg(short = 'n', default_value_t = 20)]
         n: usize,
     },
+    /// Mark the recorded break at SEQ as seen, once you have looked at it (audited). The break
+    /// stays listed; it no longer fails `verify`, `doctor` or `/api/health`.
+    Acknowledge {
+        /// The `seq` of the break's `audit.break` line (`collie audit verify` lists them).
+        seq: u64,
+    },
+}
+
+/// A verification and the breaks on record.
+pub(super) struct Checked {
+    pub(super) report: VerifyReport,
+    pub(super) breaks: Vec<BreakRecord>,
+    /// Lines the log refused that wait in the store.
+    pub(super) kept: usize,
+    /// Whether a store was there to compare the end with.
+    pub(super) anchored: bool,
+}
+
+impl Checked {
+    /// Breaks nobody acknowledged.
+    pub(super) fn open_breaks(&self) -> impl Iterator<Item = &BreakRecord> {
+        self.breaks.iter().filter(|b| b.acknowledged.is_none())
+    }
+
+    pub(super) fn is_ok(&self) -> bool {
+        self.report.is_ok() && self.open_breaks().next().is_none()
+    }
+}
+
+/// Verifies the log of `settings` against the running bridge's view, or the store's.
+pub(super) fn check(settings: &Settings) -> anyhow::Result<Checked> {
+    let path = settings.state_dir.join("audit.log");
+    let (anchor, len, breaks, kept): (Option<Anchor>, Option<u64>, Vec<BreakRecord>, usize) =
+        match client::call(&settings.control_socket(), &Request::AuditStatus) {
+            Ok(v) => {
+                let status: AuditStatus =
+                    serde_json::from_value(v).context("reading the bridge's audit status")?;
+                (Some(status.anchor), status.len, status.breaks, status.kept)
+            }
+            Err(ClientError::NotRunning) => {
+                let db = settings.state_dir.join("db");
+                if db.exists() {
+                    let store = Store::open(&db).context("opening the store")?;
+                    let anchor = load_anchor(&store).context("reading the audit anchor")?;
+                    let breaks = load_breaks(&store).context("reading the recorded breaks")?;
+                    (Some(anchor), None, breaks, 0)
+                } else {
+                    (None, None, Vec::new(), 0)
+                }
+            }
+            Err(e) => return Err(e.into()),
+        };
+    let report = audit::verify(&path, anchor.as_ref(), len)?;
+    Ok(Checked {
+        report,
+        breaks,
+        kept,
+        anchored: anchor.is_some(),
+    })
 }
 
 pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
@@ -35,36 +104,79 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Verify => {
-            let stored: Option<ChainTail> =
-                match client::call(&settings.control_socket(), &Request::AuditStoredTail) {
-                    Ok(v) => serde_json::from_value(v).context("reading the stored tail")?,
-                    Err(ClientError::NotRunning) => {
-                        let db = settings.state_dir.join("db");
-                        if db.exists() {
-                            let store = Store::open(&db).context("opening the store")?;
-                            stored_tail(&store)
-                        } else {
-                            None
-                        }
-                    }
-                    Err(e) => return Err(e.into()),
-                };
-            match audit::verify(&path, stored.as_ref())? {
-                VerifyReport::Ok {
-                    records, last_seq, ..
-                } => {
-                    println!(
-                        "audit log ok: {records} lines, last seq {}",
-                        last_seq.map_or("-".to_string(), |s| s.to_string())
-                    );
+        Cmd::Verify { json } => {
+            let checked = check(&settings)?;
+            if json {
+                super::print_json(&json!({
+                    "ok": checked.is_ok(),
+                    "records": checked.report.records,
+                    "last_seq": checked.report.last_seq,
+                    "interrupted": checked.report.interrupted,
+                    "failure": checked.report.failure.as_ref().map(ToString::to_string),
+                    "breaks": checked.breaks,
+                    "kept": checked.kept,
+                }));
+            } else {
+                print_checked(&checked);
+            }
+            Ok(if checked.is_ok() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        Cmd::Acknowledge { seq } => {
+            let answer = super::ask(&Request::AuditAcknowledge { seq });
+            match answer {
+                Ok(_) => {
+                    println!("acknowledged the break at seq {seq}; it stays on record");
                     Ok(ExitCode::SUCCESS)
                 }
-                VerifyReport::Broken(f) => {
-                    println!("audit log broken at {f}");
-                    Ok(ExitCode::from(1))
-                }
+                Err(code) => Ok(code),
             }
         }
+    }
+}
+
+fn print_checked(checked: &Checked) {
+    let report = &checked.report;
+    let last = report
+        .last_seq
+        .map_or_else(|| "-".to_owned(), |s| s.to_string());
+    let open = checked.open_breaks().count();
+    match &report.failure {
+        None if open == 0 => println!(
+            "audit log ok: {} lines, last seq {last}",
+            report.records
+        ),
+        None => println!(
+            "audit log NOT ok: the chain is intact ({} lines, last seq {last}), but {open} recorded break(s) are not acknowledged",
+            report.records
+        ),
+        Some(f) => println!("audit log broken at {f}"),
+    }
+    if !checked.anchored {
+        println!("no store found: the end of the log could not be checked");
+    }
+    if !report.interrupted.is_empty() {
+        let lines: Vec<String> = report.interrupted.iter().map(u64::to_string).collect();
+        println!("interrupted writes skipped at line(s) {}", lines.join(", "));
+    }
+    for b in &checked.breaks {
+        if b.acknowledged.is_some() {
+            println!("acknowledged {b}");
+        } else {
+            println!("BROKEN: {b}");
+            println!(
+                "  look at the log and the machine, then: collie audit acknowledge {}",
+                b.seq
+            );
+        }
+    }
+    if checked.kept > 0 {
+        println!(
+            "{} line(s) wait in the store until the log can be written",
+            checked.kept
+        );
     }
 }

@@ -18,7 +18,7 @@ pub(super) enum Cmd {
     },
     /// Print a one-time invite for a machine to join (valid 10 minutes unless --expires).
     Invite {
-        /// How long the invite is valid: Ns, Nm, Nh or Nd (e.g. 30m).
+        /// How long the invite is valid: Nm, Nh or Nd (e.g. 30m), at most 7d.
         #[arg(long, value_name = "DUR")]
         expires: Option<String>,
         /// The address members dial (default: COLLIE_HOST:COLLIE_CREW_PORT).

@@ -18,7 +18,7 @@ pub(super) enum Cmd {
         /// The device's label.
         label: String,
     },
-    /// Make a device expire DUR from now (`12h`, `30d`, `2w`).
+    /// Make a device expire DUR from now (`30m`, `12h`, `30d`, `2w`; at most `3650d`).
     SetExpiry {
         /// The device's label.
         label: String,

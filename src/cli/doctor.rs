@@ -4,8 +4,6 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::ExitCode;
 
-use collie_actors::audit::{self, ChainTail, VerifyReport};
-
 use crate::config::KNOWN_VARS;
 use crate::control::client;
 use crate::control::protocol::Request;
@@ -89,21 +87,39 @@ pub(super) fn run() -> anyhow::Result<ExitCode> {
         );
     }
 
-    // 6. The audit chain.
-    let stored: Option<ChainTail> = if status.is_some() {
-        client::call(&settings.control_socket(), &Request::AuditStoredTail)
-            .ok()
-            .and_then(|v| serde_json::from_value(v).ok())
-    } else {
-        None
-    };
-    match audit::verify(&state.join("audit.log"), stored.as_ref()) {
-        Ok(VerifyReport::Ok { records, .. }) => r.ok(&format!("audit chain ok ({records} lines)")),
-        Ok(VerifyReport::Broken(f)) => r.fail(
-            &format!("audit chain broken at {f}"),
-            "keep the file for inspection (`collie audit verify`), then move it aside",
+    // 6. The audit chain, its end against the store, and recorded breaks.
+    match super::audit::check(&settings) {
+        Ok(checked) => {
+            match &checked.report.failure {
+                None => r.ok(&format!(
+                    "audit chain ok ({} lines)",
+                    checked.report.records
+                )),
+                Some(f) => r.fail(
+                    &format!("audit chain broken at {f}"),
+                    "keep the file for inspection (`collie audit verify`); restart the bridge to record the break",
+                ),
+            }
+            for b in checked.open_breaks() {
+                r.fail(
+                    &format!("audit log {b}"),
+                    &format!(
+                        "look at the log and the machine, then `collie audit acknowledge {}`",
+                        b.seq
+                    ),
+                );
+            }
+            let acknowledged = checked.breaks.len() - checked.open_breaks().count();
+            if acknowledged > 0 {
+                r.ok(&format!(
+                    "{acknowledged} acknowledged audit break(s) on record"
+                ));
+            }
+        }
+        Err(e) => r.fail(
+            &format!("audit log unreadable: {e:#}"),
+            "check the state dir",
         ),
-        Err(e) => r.fail(&format!("audit log unreadable: {e}"), "check the state dir"),
     }
 
     // 7. Unknown variables.

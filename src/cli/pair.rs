@@ -11,7 +11,7 @@ use crate::control::protocol::Request;
 /// `collie pair` flags.
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
-    /// The paired device expires this long after it claims the code (`12h`, `30d`, `2w`).
+    /// The paired device expires this long after it claims the code (`30m`, `12h`, `30d`, `2w`; at most `3650d`).
     #[arg(long, value_name = "DUR")]
     expires: Option<String>,
     /// The device's tier.

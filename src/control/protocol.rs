@@ -10,8 +10,14 @@ use crate::walky::sender::PaneEnv;
 pub enum Request {
     /// Health-like status for `collie doctor`.
     Status,
-    /// The audit chain tail the store remembers (for `collie audit verify`).
-    AuditStoredTail,
+    /// The audit log as the bridge knows it: anchor, length, recorded breaks (for `collie audit
+    /// verify` and `collie doctor`).
+    AuditStatus,
+    /// Mark a recorded audit break acknowledged.
+    AuditAcknowledge {
+        /// The break's `seq`.
+        seq: u64,
+    },
     /// A new pairing code.
     Pair {
         /// `read|files|full`.
@@ -93,7 +99,7 @@ pub enum Request {
     CrewInit,
     /// A one-time crew invite.
     CrewInvite {
-        /// How long it is valid (`30s`, `10m`, `2h`, `1d`; default 10 minutes).
+        /// How long it is valid (a DUR: `10m`, `2h`, `1d`; at most `7d`; default 10 minutes).
         expires: Option<String>,
         /// The address members dial (`HOST:PORT`), if not the lead's own.
         address: Option<String>,

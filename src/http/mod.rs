@@ -36,6 +36,8 @@ use self::error::ApiError;
 pub struct Ctx {
     /// This machine's name.
     pub machine: String,
+    /// Recorded audit breaks nobody acknowledged yet (published by the audit actor; SPEC §7).
+    pub open_audit_breaks: Arc<std::sync::atomic::AtomicU64>,
     /// HTTP bind address (the local secret is also accepted from it when it is not loopback).
     pub bind_host: IpAddr,
     /// Host names (without port) the Host header may name.

@@ -71,6 +71,8 @@ async fn health(State(ctx): State<Ctx>) -> Json<Value> {
         "version": env!("CARGO_PKG_VERSION"),
         "crew_mode": ctx.crew_view.load().role,
         "counts_7d": ctx.counters.totals(),
+        // Recorded breaks in the audit chain nobody acknowledged (`collie audit verify`).
+        "audit_breaks": ctx.open_audit_breaks.load(std::sync::atomic::Ordering::Relaxed),
     }))
 }
 

@@ -45,6 +45,13 @@ impl AuditChain {
         }
     }
 
+    /// Moves the next `seq` forward to `seq` (never back): only for an `audit.break` line, whose
+    /// `seq` lies past every `seq` the store or the file has used (see [`super::anchor`]); the
+    /// verifier accepts the skip on that event alone.
+    pub fn skip_to(&mut self, seq: u64) {
+        self.next_seq = self.next_seq.max(seq);
+    }
+
     /// The `seq` the next line gets.
     pub fn next_seq(&self) -> u64 {
         self.next_seq

@@ -60,6 +60,14 @@ pub const IDENTIFIER_KEYS: &[&str] = &[
     "expires_at",
     "old_expires_at",
     "new_expires_at",
+    // the audit log's own evidence, and refusal bookkeeping
+    "expected",
+    "expected_seq",
+    "found",
+    "break_seq",
+    "source",
+    "count",
+    "id",
 ];
 
 /// How much of `detail` the log keeps (`COLLIE_AUDIT_CONTENT`).

@@ -10,6 +10,21 @@ pub enum AuditError {
     /// (`503 audit unavailable`).
     #[error("cannot append to the audit log: {0}")]
     Append(#[source] io::Error),
+    /// The log file is not the length this bridge left it with: it was cut, grown or replaced
+    /// while the bridge ran. Nothing is appended until the break is recorded.
+    #[error("audit log changed under the bridge: it was {expected} bytes, it is {found}")]
+    Changed {
+        /// The length after this bridge's last append.
+        expected: u64,
+        /// The length found.
+        found: u64,
+    },
+    /// The store that vouches for the log's end could not be read or written.
+    #[error("audit store unavailable: {0}")]
+    Store(String),
+    /// No recorded break has this `seq`.
+    #[error("no recorded break at seq {0}")]
+    NoSuchBreak(u64),
     /// A rendered line is longer than a verifier accepts, so it is not written.
     #[error("audit line of {len} bytes is over the {limit}-byte limit")]
     LineTooLong {

@@ -44,11 +44,15 @@ pub enum AuditEventKind {
     WalkyDelivered,
     /// `walky.rejected`: a walky message was rejected.
     WalkyRejected,
+    /// `audit.break`: the log did not end where the store said; first line of the continued chain.
+    AuditBreak,
+    /// `audit.acknowledged`: a person acknowledged a recorded break (`collie audit acknowledge`).
+    AuditAcknowledged,
 }
 
 impl AuditEventKind {
     /// Every event, in the order of SPEC §7.
-    pub const ALL: [Self; 16] = [
+    pub const ALL: [Self; 18] = [
         Self::DevicePaired,
         Self::DeviceRevoked,
         Self::DeviceExpiry,
@@ -65,6 +69,8 @@ impl AuditEventKind {
         Self::WalkySent,
         Self::WalkyDelivered,
         Self::WalkyRejected,
+        Self::AuditBreak,
+        Self::AuditAcknowledged,
     ];
 
     /// The event's name as written in the `event` member of a line.
@@ -86,6 +92,8 @@ impl AuditEventKind {
             Self::WalkySent => "walky.sent",
             Self::WalkyDelivered => "walky.delivered",
             Self::WalkyRejected => "walky.rejected",
+            Self::AuditBreak => "audit.break",
+            Self::AuditAcknowledged => "audit.acknowledged",
         }
     }
 }
@@ -93,6 +101,19 @@ impl AuditEventKind {
 impl fmt::Display for AuditEventKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for AuditEventKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for AuditEventKind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        name.parse().map_err(serde::de::Error::custom)
     }
 }
 
@@ -116,7 +137,7 @@ impl FromStr for AuditEventKind {
 /// [`AuditChain::render`]: super::AuditChain::render
 /// [`TYPED_TEXT_KEY`]: super::TYPED_TEXT_KEY
 /// [`IDENTIFIER_KEYS`]: super::IDENTIFIER_KEYS
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AuditRecord {
     /// What happened.
     pub event: AuditEventKind,
@@ -181,7 +202,7 @@ mod tests {
             assert!(seen.insert(kind.as_str()), "duplicate name {kind}");
             assert_eq!(kind.as_str().parse::<AuditEventKind>().ok(), Some(kind));
         }
-        assert_eq!(seen.len(), 16);
+        assert_eq!(seen.len(), 18);
     }
 
     #[test]
@@ -206,6 +227,8 @@ mod tests {
                 "walky.sent",
                 "walky.delivered",
                 "walky.rejected",
+                "audit.break",
+                "audit.acknowledged",
             ]
         );
     }

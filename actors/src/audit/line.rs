@@ -91,6 +91,8 @@ pub(crate) fn chain_hash(prev: &str, body: &[u8]) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ParsedLine {
     pub(crate) seq: u64,
+    /// The `event` member (an `audit.break` line may skip `seq` forward).
+    pub(crate) event: String,
     pub(crate) prev: String,
     pub(crate) hash: String,
 }
@@ -132,6 +134,11 @@ pub(crate) fn parse_line(line: &[u8]) -> Result<ParsedLine, LineError> {
     if !obj.get("detail").is_some_and(Value::is_object) {
         return Err(bad("missing or invalid detail"));
     }
+    let event = obj
+        .get("event")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
     let prev = hex_member(obj, "prev").ok_or_else(|| bad("missing or invalid prev"))?;
     let hash = hex_member(obj, "hash").ok_or_else(|| bad("missing or invalid hash"))?;
 
@@ -150,7 +157,12 @@ pub(crate) fn parse_line(line: &[u8]) -> Result<ParsedLine, LineError> {
     if chain_hash(&prev, &body) != hash {
         return Err(LineError::Altered { seq });
     }
-    Ok(ParsedLine { seq, prev, hash })
+    Ok(ParsedLine {
+        seq,
+        event,
+        prev,
+        hash,
+    })
 }
 
 /// Only the `seq` of a line, for a line that may not verify.
@@ -197,6 +209,7 @@ mod tests {
             parsed,
             Ok(ParsedLine {
                 seq: 7,
+                event: "pane.input".to_owned(),
                 prev: GENESIS_PREV.to_owned(),
                 hash,
             })

@@ -10,8 +10,13 @@ use std::{
 /// Appends whole lines durably. An `Err` means the line may not be in the log: the chain is not
 /// advanced and the write being audited is refused.
 pub trait AuditSink: Send {
-    /// Appends `line` (which ends in `\n`) and makes it durable before returning `Ok`.
-    fn append(&mut self, line: &[u8]) -> io::Result<()>;
+    /// The log's length in bytes (0 when it does not exist), so the writer notices a log that
+    /// changed under it.
+    fn file_len(&self) -> io::Result<u64>;
+
+    /// Appends `line` (which ends in `\n`) and makes it durable before returning the log's new
+    /// length.
+    fn append(&mut self, line: &[u8]) -> io::Result<u64>;
 }
 
 /// The audit log file (`<state>/audit.log`, SPEC §2 and §7).
@@ -43,7 +48,15 @@ impl FileSink {
 }
 
 impl AuditSink for FileSink {
-    fn append(&mut self, line: &[u8]) -> io::Result<()> {
+    fn file_len(&self) -> io::Result<u64> {
+        match std::fs::metadata(&self.path) {
+            Ok(meta) => Ok(meta.len()),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(0),
+            Err(err) => Err(err),
+        }
+    }
+
+    fn append(&mut self, line: &[u8]) -> io::Result<u64> {
         // Opened on every append rather than kept open: the log is found by its name each time, so
         // a log that was moved, deleted or replaced (a test puts a directory in its place) makes this
         // append fail — and the write it records be refused — instead of landing in an unlinked
@@ -69,36 +82,42 @@ impl AuditSink for FileSink {
         }
 
         let len = meta.len();
-        let written = write_line(&file, len, line).and_then(|()| {
+        let written = write_line(&file, len, line).and_then(|written| {
             file.sync_data()?;
             if len == 0 {
                 sync_parent_dir(&self.path)?;
             }
-            Ok(())
+            Ok(written)
         });
-        if let Err(err) = written {
-            // Best effort: the append has failed either way, and the caller says so.
-            let _ = file.set_len(len).and_then(|()| file.sync_data());
-            return Err(err);
+        match written {
+            Ok(written) => Ok(len + written),
+            Err(err) => {
+                // Best effort: the append has failed either way, and the caller says so.
+                let _ = file.set_len(len).and_then(|()| file.sync_data());
+                Err(err)
+            }
         }
-        Ok(())
     }
 }
 
-/// Writes `line` with one `write_all`, after a `\n` if the file ends inside a line.
-fn write_line(mut file: &File, len: u64, line: &[u8]) -> io::Result<()> {
+/// Writes `line` with one `write_all`, after a `\n` if the file ends inside a line; returns the
+/// number of bytes written.
+fn write_line(mut file: &File, len: u64, line: &[u8]) -> io::Result<u64> {
     let mut last = [0u8; 1];
     if len > 0 {
         file.read_exact_at(&mut last, len - 1)?;
     }
-    if len > 0 && last[0] != b'\n' {
+    let bytes = if len > 0 && last[0] != b'\n' {
         let mut buf = Vec::with_capacity(line.len() + 1);
         buf.push(b'\n');
         buf.extend_from_slice(line);
-        file.write_all(&buf)
+        file.write_all(&buf)?;
+        buf.len()
     } else {
-        file.write_all(line)
-    }
+        file.write_all(line)?;
+        line.len()
+    };
+    u64::try_from(bytes).map_err(io::Error::other)
 }
 
 fn sync_parent_dir(path: &Path) -> io::Result<()> {
@@ -120,8 +139,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.log");
         let mut sink = FileSink::new(&path);
-        sink.append(b"one\n").unwrap();
-        sink.append(b"two\n").unwrap();
+        assert_eq!(sink.file_len().unwrap(), 0);
+        assert_eq!(sink.append(b"one\n").unwrap(), 4);
+        assert_eq!(sink.append(b"two\n").unwrap(), 8);
+        assert_eq!(sink.file_len().unwrap(), 8);
         assert_eq!(fs::read(&path).unwrap(), b"one\ntwo\n");
         let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
@@ -154,8 +175,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.log");
         fs::write(&path, b"one\n{\"v\":1,\"se").unwrap();
-        FileSink::new(&path).append(b"two\n").unwrap();
+        let len = FileSink::new(&path).append(b"two\n").unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"one\n{\"v\":1,\"se\ntwo\n");
+        assert_eq!(len, fs::metadata(&path).unwrap().len());
     }
 
     #[test]

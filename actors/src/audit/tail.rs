@@ -1,5 +1,5 @@
-//! Reading the end of a log without reading all of it: where a restarted bridge continues
-//! ([`read_tail`]) and `collie audit tail -n N` ([`tail`]).
+//! Reading the end of a log without reading all of it: what a starting bridge compares with the
+//! store ([`examine`]) and `collie audit tail -n N` ([`tail`]).
 
 use std::{
     fs::File,
@@ -9,56 +9,77 @@ use std::{
 };
 
 use super::{
+    anchor::{Examined, FileEnd},
     line::{parse_line, LineError},
-    AuditError, ChainTail,
+    AuditError, ChainTail, MAX_LINE_BYTES,
 };
 
 /// How much is read at a time, backwards from the end.
 const CHUNK: u64 = 64 * 1024;
 
-/// The tail of an existing log, so that a restarted bridge continues its chain; `None` when the
-/// file does not exist or holds no complete line.
+/// How many lines [`examine`] looks back for the last whole record past damaged lines.
+const LOOK_BACK_LINES: usize = 16;
+
+/// How many bytes [`examine`] reads back at most (so a huge last "line" cannot exhaust memory).
+const LOOK_BACK_BYTES: u64 = 2 * MAX_LINE_BYTES as u64;
+
+/// How the log at `path` ends, and the last whole record in it (see [`Examined`]).
 ///
-/// The tail is the last complete line. A last line without its `\n` is a write that a crash cut
-/// short: it is skipped (the next append puts a `\n` after it and the verifier reports it as an
-/// interrupted write) — unless it is a whole valid line that only lacks the `\n`, which then is the
-/// tail, so that its `seq` is not used twice.
-///
-/// A last complete line that is not a valid record (unreadable, or not matching its own hash) is an
-/// error: the chain cannot continue from it, and writes stay refused until someone looks
-/// (`collie audit verify` names the line).
-pub fn read_tail(path: &Path) -> Result<Option<ChainTail>, AuditError> {
+/// The last line decides [`FileEnd`]: a whole record that matches its hash (also when only its
+/// `\n` is missing), or damaged — cut short (no `\n`, not a whole record), unreadable, or
+/// altered. A damaged end is never skipped silently: the caller compares it with the store and
+/// records a break. The last whole record is looked for within the last [`LOOK_BACK_LINES`]
+/// lines.
+pub fn examine(path: &Path) -> Result<Examined, AuditError> {
     let file = match File::open(path) {
         Ok(file) => file,
-        Err(err) if err.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(err) if err.kind() == ErrorKind::NotFound => {
+            return Ok(Examined {
+                end: FileEnd::Missing,
+                last_record: None,
+                len: 0,
+            })
+        }
         Err(err) => return Err(AuditError::read(path, err)),
     };
-    let (mut lines, terminated) =
-        last_lines(&file, 2).map_err(|err| AuditError::read(path, err))?;
-    if !terminated {
-        if let Some(Ok(parsed)) = lines.pop().map(|fragment| parse_line(&fragment)) {
-            return Ok(Some(ChainTail {
-                seq: parsed.seq,
-                hash: parsed.hash,
-            }));
-        }
-    }
-    let Some(last) = lines.pop() else {
-        return Ok(None);
+    let len = file
+        .metadata()
+        .map_err(|err| AuditError::read(path, err))?
+        .len();
+    let (lines, terminated) = last_lines(&file, LOOK_BACK_LINES, LOOK_BACK_BYTES)
+        .map_err(|err| AuditError::read(path, err))?;
+    let parsed: Vec<Result<ChainTail, LineError>> = lines
+        .iter()
+        .map(|line| {
+            parse_line(line).map(|p| ChainTail {
+                seq: p.seq,
+                hash: p.hash,
+            })
+        })
+        .collect();
+    let last_record = parsed.iter().rev().find_map(|p| p.as_ref().ok().cloned());
+    let end = match parsed.last() {
+        None if len == 0 => FileEnd::Empty,
+        // Content, but not one line ended within the look-back: no line of ours is that long.
+        None => FileEnd::Damaged {
+            reason: "longer than any audit line".to_owned(),
+        },
+        Some(Ok(tail)) => FileEnd::Record(tail.clone()),
+        Some(Err(_)) if !terminated => FileEnd::Damaged {
+            reason: "cut short (a partial line)".to_owned(),
+        },
+        Some(Err(LineError::Altered { seq })) => FileEnd::Damaged {
+            reason: format!("seq {seq}, altered (it does not match its hash)"),
+        },
+        Some(Err(LineError::Unparseable(reason))) => FileEnd::Damaged {
+            reason: format!("unreadable ({reason})"),
+        },
     };
-    match parse_line(&last) {
-        Ok(parsed) => Ok(Some(ChainTail {
-            seq: parsed.seq,
-            hash: parsed.hash,
-        })),
-        Err(err) => Err(AuditError::UnreadableTail {
-            path: path.to_owned(),
-            reason: match err {
-                LineError::Unparseable(reason) => reason,
-                LineError::Altered { seq } => format!("seq {seq} does not match its hash"),
-            },
-        }),
-    }
+    Ok(Examined {
+        end,
+        last_record,
+        len,
+    })
 }
 
 /// The last `n` lines of the log as text (for `collie audit tail -n N`), oldest first, without
@@ -70,7 +91,7 @@ pub fn tail(path: &Path, n: usize) -> Result<Vec<String>, AuditError> {
         Err(err) if err.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
         Err(err) => return Err(AuditError::read(path, err)),
     };
-    let (lines, _) = last_lines(&file, n).map_err(|err| AuditError::read(path, err))?;
+    let (lines, _) = last_lines(&file, n, u64::MAX).map_err(|err| AuditError::read(path, err))?;
     Ok(lines
         .iter()
         .map(|line| String::from_utf8_lossy(line).into_owned())
@@ -78,8 +99,9 @@ pub fn tail(path: &Path, n: usize) -> Result<Vec<String>, AuditError> {
 }
 
 /// The last `n` lines of `file` without their `\n` (a final fragment without `\n` counts as a
-/// line), and whether the file ends in `\n`.
-fn last_lines(file: &File, n: usize) -> io::Result<(Vec<Vec<u8>>, bool)> {
+/// line), and whether the file ends in `\n`. At most about `max_bytes` are read: lines that start
+/// before that are left out.
+fn last_lines(file: &File, n: usize, max_bytes: u64) -> io::Result<(Vec<Vec<u8>>, bool)> {
     let len = file.metadata()?.len();
     if len == 0 || n == 0 {
         return Ok((Vec::new(), true));
@@ -95,7 +117,7 @@ fn last_lines(file: &File, n: usize) -> io::Result<(Vec<Vec<u8>>, bool)> {
     let mut chunks = Vec::new();
     let mut pos = len;
     let mut separators = 0;
-    while pos > 0 && separators < n {
+    while pos > 0 && separators < n && len - pos < max_bytes {
         let step = CHUNK.min(pos);
         pos -= step;
         let mut chunk = vec![0u8; usize::try_from(step).map_err(io::Error::other)?];
@@ -151,64 +173,89 @@ mod tests {
         chain
     }
 
-    #[test]
-    fn missing_or_empty_file_has_no_tail() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("audit.log");
-        assert_eq!(read_tail(&path).unwrap(), None);
-        fs::write(&path, b"").unwrap();
-        assert_eq!(read_tail(&path).unwrap(), None);
-        fs::write(&path, b"{\"v\":1,").unwrap();
-        assert_eq!(read_tail(&path).unwrap(), None);
+    fn end(path: &Path) -> FileEnd {
+        examine(path).unwrap().end
     }
 
     #[test]
-    fn tail_is_the_last_line() {
+    fn missing_empty_and_fragment_only_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.log");
+        assert_eq!(end(&path), FileEnd::Missing);
+        fs::write(&path, b"").unwrap();
+        assert_eq!(end(&path), FileEnd::Empty);
+        fs::write(&path, b"{\"v\":1,").unwrap();
+        let e = examine(&path).unwrap();
+        assert!(matches!(e.end, FileEnd::Damaged { ref reason } if reason.contains("cut short")));
+        assert_eq!(e.last_record, None);
+        assert_eq!(e.len, 7);
+    }
+
+    #[test]
+    fn the_end_is_the_last_line() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.log");
         let chain = write_log(&path, 5);
-        assert_eq!(read_tail(&path).unwrap(), chain.tail());
+        let e = examine(&path).unwrap();
+        assert_eq!(e.end, FileEnd::Record(chain.tail().unwrap()));
+        assert_eq!(e.last_record, chain.tail());
+        assert_eq!(e.len, fs::metadata(&path).unwrap().len());
     }
 
     #[test]
-    fn a_torn_last_line_is_skipped() {
+    fn a_cut_last_line_is_damaged_and_the_record_before_it_is_found() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.log");
         let chain = write_log(&path, 3);
         let mut bytes = fs::read(&path).unwrap();
         bytes.extend_from_slice(b"{\"v\":1,\"seq\":4,\"ts");
         fs::write(&path, bytes).unwrap();
-        assert_eq!(read_tail(&path).unwrap(), chain.tail());
+        let e = examine(&path).unwrap();
+        assert!(matches!(e.end, FileEnd::Damaged { .. }), "{e:?}");
+        assert_eq!(e.last_record, chain.tail());
     }
 
     #[test]
-    fn a_whole_line_missing_only_its_newline_is_the_tail() {
+    fn a_whole_line_missing_only_its_newline_is_the_end() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.log");
         let chain = write_log(&path, 3);
         let mut bytes = fs::read(&path).unwrap();
         bytes.pop();
         fs::write(&path, bytes).unwrap();
-        assert_eq!(read_tail(&path).unwrap(), chain.tail());
+        assert_eq!(end(&path), FileEnd::Record(chain.tail().unwrap()));
     }
 
     #[test]
-    fn a_bad_last_line_is_an_error() {
+    fn an_altered_or_unreadable_last_line_is_damaged() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.log");
-        write_log(&path, 2);
+        let chain = write_log(&path, 2);
         let text = fs::read_to_string(&path).unwrap();
         fs::write(&path, text.replace("\"pane\":1", "\"pane\":9")).unwrap();
-        let err = read_tail(&path).unwrap_err();
+        let e = examine(&path).unwrap();
         assert!(
-            err.to_string().contains("seq 2 does not match its hash"),
-            "{err}"
+            matches!(&e.end, FileEnd::Damaged { reason } if reason.contains("seq 2, altered")),
+            "{e:?}"
         );
+        // The altered line is not a whole record: the one before it is.
+        assert_eq!(e.last_record.map(|t| t.seq), Some(1));
+        assert_ne!(chain.tail().map(|t| t.seq), Some(1));
         fs::write(&path, "garbage\n").unwrap();
-        assert!(matches!(
-            read_tail(&path),
-            Err(AuditError::UnreadableTail { .. })
-        ));
+        assert!(matches!(end(&path), FileEnd::Damaged { reason } if reason.contains("unreadable")));
+    }
+
+    #[test]
+    fn a_huge_last_line_is_damaged_without_reading_it_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.log");
+        write_log(&path, 1);
+        let mut bytes = fs::read(&path).unwrap();
+        bytes.extend(std::iter::repeat_n(b'x', 3 * MAX_LINE_BYTES));
+        fs::write(&path, bytes).unwrap();
+        let e = examine(&path).unwrap();
+        assert!(matches!(e.end, FileEnd::Damaged { .. }), "{:?}", e.end);
+        assert_eq!(e.last_record, None);
     }
 
     #[test]
@@ -244,7 +291,7 @@ mod tests {
             fs::write(&path, &text).unwrap();
             let file = File::open(&path).unwrap();
             for n in [1, 2, 3, 17, 40, 41] {
-                let (got, ends) = last_lines(&file, n).unwrap();
+                let (got, ends) = last_lines(&file, n, u64::MAX).unwrap();
                 assert_eq!(ends, terminated);
                 let want: Vec<Vec<u8>> = lines[lines.len().saturating_sub(n)..]
                     .iter()

@@ -279,7 +279,8 @@ impl Actor for PairingActor {
                         let rec = state
                             .record(AuditEventKind::DeviceRevoked, by.as_deref())
                             .with_detail("label", r.device.label.as_str());
-                        state.commit(rec, r.write()).await.map(|()| r.device)
+                        // A revocation always takes effect: it never waits on the audit log.
+                        state.commit_always(rec, r.write()).await.map(|()| r.device)
                     }
                     Err(e) => Err(e.into()),
                 };
@@ -470,6 +471,37 @@ impl PairingState {
     /// snapshot as they were.
     async fn commit(&mut self, rec: AuditRecord, write: Write) -> Result<(), PairingError> {
         self.audit(rec).await?;
+        self.persist(write)
+    }
+
+    /// [`commit`](Self::commit) for a change that only takes power away (a revocation, SPEC §7):
+    /// it must take effect even while the audit log cannot be written, so its line is appended
+    /// if possible and otherwise kept in the store, to be appended as soon as the log is writable.
+    /// Only a store that cannot be written refuses it (and then the change itself could not be
+    /// made durable either).
+    async fn commit_always(&mut self, rec: AuditRecord, write: Write) -> Result<(), PairingError> {
+        match self
+            .args
+            .audit
+            .call(|r| AuditMsg::AppendOrKeep(rec.clone(), r))
+            .await
+        {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => {
+                tracing::error!(error = %e, "the revocation's audit line could not be kept");
+                return Err(PairingError::AuditUnavailable);
+            }
+            // The audit actor is restarting: keep the line in the store ourselves; it appends
+            // kept lines when it is back.
+            Err(_) => {
+                crate::audit::stored::keep(&self.args.store, &rec, OffsetDateTime::now_utc())?;
+            }
+        }
+        self.persist(write)
+    }
+
+    /// Persist (flushed), then apply and publish.
+    fn persist(&mut self, write: Write) -> Result<(), PairingError> {
         match &write {
             Write::Put(device) => {
                 let bytes = serde_json::to_vec(device).map_err(|e| StoreError::Corrupt {
