@@ -9,16 +9,16 @@
 //! A secret is masked one `•` per character, so columns and line counts stay; a vendor prefix
 //! and one more character stay readable (`sk-ant-a•••…`), as does the first character of a
 //! value after a secret word or of a URL password. Masking is idempotent. Only high-precision
-//! shapes are masked ([`shape_patterns`] lists them): vendor-prefixed tokens, JWTs, PEM private
-//! key blocks, `scheme://user:password@host`, Collie device tokens and `key: value` /
+//! shapes are masked ([`shape_patterns`] lists them): vendor-prefixed tokens, JWTs, PEM and PGP
+//! private key blocks, `scheme://user:password@host`, Collie device tokens and `key: value` /
 //! `KEY=value` lines whose key ends with a secret word. Bare hex or base64 never is.
 //!
-//! How: two passes of a case-sensitive literal search (`prefilter.rs`, Teddy) find the literals
-//! every shape needs (vendor prefixes, secret-word stems); only lines with a hit that passes a
-//! cheap check run the regexes of the shapes that literal triggers (`shapes.rs`), and the
-//! assignments to secret words are found by a hand-written walk that mirrors their regex
-//! (`assign.rs`). A masked line is tried again until nothing changes, with the shapes the
-//! prefilter confirms on it.
+//! How: three passes of a case-sensitive literal search (`prefilter.rs`: two Teddy passes and
+//! one `memmem`) find the literals every shape needs (vendor prefixes, secret-word stems); only
+//! lines with a hit that passes a cheap check run the regexes of the shapes that literal
+//! triggers (`shapes.rs`), and the assignments to secret words are found by a hand-written walk
+//! that mirrors their regex (`assign.rs`). A masked line is tried again until nothing changes,
+//! with the shapes the prefilter confirms on it.
 
 pub mod actor;
 mod assign;

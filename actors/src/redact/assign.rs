@@ -14,7 +14,8 @@ use super::shapes::is_key_byte;
 use super::MASK;
 
 /// The secret words a key may end with, spelled as the regex spells them ([`super::shapes`]),
-/// apart from the `…key` compounds, which [`ends_with_secret_word`] spells out.
+/// apart from the `…key` compounds and the short words, which [`ends_with_secret_word`] spells
+/// out.
 const WORDS: &[&str] = &[
     "token",
     "Token",
@@ -46,6 +47,15 @@ const WORDS: &[&str] = &[
     "Authorization",
     "AUTHORIZATION",
 ];
+
+/// The short secret words in lower and UPPER case, which must start a word of the key: be the
+/// whole key or follow `_`, `.` or `-` (`DB_PASS`, `smtp.pass`, `MYSQL_PWD`, not `COMPASS`,
+/// `bypass` or `OLDPWD`). See [`super::shapes`] for why.
+const SHORT_WORDS: &[&str] = &["pass", "PASS", "pwd", "PWD"];
+
+/// The short secret words in Title case, which start a camelCase word wherever they are
+/// (`dbPass`, `dbPwd`).
+const SHORT_TITLE_WORDS: &[&str] = &["Pass", "Pwd"];
 
 /// What may come before `key`, `Key` or `KEY` in a `…key` compound (then an optional `_`, `.`
 /// or `-`).
@@ -105,8 +115,22 @@ pub(crate) fn find(line: &str, mut found: impl FnMut(usize, Range<usize>)) {
 }
 
 /// Does the run of key bytes `key` end with a secret word, as the regex spells them?
+///
+/// `key` is a whole run, so the byte before it, if any, is no key byte and so no ASCII word
+/// byte: the regex's word boundary before a short word is the run's start or a `.` or `-`.
 fn ends_with_secret_word(key: &[u8]) -> bool {
-    if WORDS.iter().any(|w| key.ends_with(w.as_bytes())) {
+    if WORDS.iter().any(|w| key.ends_with(w.as_bytes()))
+        || SHORT_TITLE_WORDS
+            .iter()
+            .any(|w| key.ends_with(w.as_bytes()))
+    {
+        return true;
+    }
+    let starts_a_word = |rest: &[u8]| matches!(rest.last(), None | Some(b'_' | b'.' | b'-'));
+    if SHORT_WORDS
+        .iter()
+        .any(|w| key.strip_suffix(w.as_bytes()).is_some_and(starts_a_word))
+    {
         return true;
     }
     let Some(rest) = [b"key".as_slice(), b"Key", b"KEY"]
@@ -240,7 +264,30 @@ pub(crate) fn is_secret(line: &str, key: usize, value: Range<usize>) -> bool {
     // `x-access-token`: the URL shape masks just the password.
     let in_url = line[..key].ends_with("//");
     let quoted = line[..value.start].ends_with(['"', '\'', '`']);
-    !in_url && is_secret_value(&line[value.clone()]) && (quoted || !is_code(line, key, value.end))
+    !in_url
+        && !is_not_a_secret_key(line, key)
+        && is_secret_value(&line[value.clone()])
+        && (quoted || !is_code(line, key, value.end))
+}
+
+/// Whether the key that starts at `key` ends with a secret word but names something else.
+///
+/// - `PWD` and `OLDPWD` are the shell's current and previous working directories, which `env`,
+///   `set` and `export -p` print on every run (`PWD=/home/me/src`): paths, never secrets.
+///   Only these exact keys, in the shell's spelling; `MYSQL_PWD` and `DB_PWD` are passwords.
+///   (`OLDPWD` has no word boundary before its `PWD` and is no assignment to begin with; it is
+///   named here so that the reason sits in one place.)
+/// - `PASS:` with nothing between key and colon is a test result, not a password: `--- PASS:
+///   TestParse (0.00s)` (`go test -v`), `PASS: tests/t1.sh` (automake). `PASS=…`, `PASS := …`
+///   and `"PASS": …` stay assignments.
+fn is_not_a_secret_key(line: &str, key: usize) -> bool {
+    let b = line.as_bytes();
+    let end = key + b[key..].iter().take_while(|&&c| is_key_byte(c)).count();
+    match &line[key..end] {
+        "PWD" | "OLDPWD" => true,
+        "PASS" => b.get(end) == Some(&b':') && b.get(end + 1) != Some(&b'='),
+        _ => false,
+    }
 }
 
 /// Whether a value assigned to a secret word is worth masking: not empty, not a placeholder

@@ -135,7 +135,7 @@ struct Candidate {
     shapes: u64,
     /// Every literal hit on the line (bit `i` for the prefilter's literal `i`), checked or not:
     /// what can be found on the line once masked.
-    literals: u64,
+    literals: u128,
 }
 
 impl Engine {
@@ -237,7 +237,7 @@ impl Engine {
             let start = text[..at].rfind('\n').map_or(0, |n| n + 1);
             let end = text[at..].find('\n').map_or(text.len(), |n| at + n);
             // Earlier hits on this line passed no check, but their literals count.
-            let mut literals = 0;
+            let mut literals = 0u128;
             let mut j = i;
             while j > 0 && hits[j - 1].start >= start {
                 j -= 1;
@@ -334,7 +334,7 @@ impl Engine {
         &self,
         line: &str,
         shapes: u64,
-        literals: u64,
+        literals: u128,
         (spans, masked, spare): (&mut Vec<Range<usize>>, &mut String, &mut String),
     ) -> bool {
         spans.clear();
@@ -354,7 +354,7 @@ impl Engine {
     }
 
     /// The shapes worth trying on a masked line: those the prefilter confirms there.
-    fn again(&self, line: &str, literals: u64) -> u64 {
+    fn again(&self, line: &str, literals: u128) -> u64 {
         #[cfg(test)]
         if self.every_shape {
             return all_shapes();
@@ -534,6 +534,7 @@ mod literal_prefix_tests {
             has("stripe-secret-key", &["sk_live_", "sk_test_"]),
             "{found:?}"
         );
+        assert!(has("twilio-api-key", &["SK"]), "{found:?}");
         for name in [
             "databricks",
             "telegram-bot",

@@ -1,14 +1,22 @@
-//! PEM private key blocks: the BEGIN and END lines stay readable, the body lines are masked.
+//! PEM private key blocks, and OpenPGP armored ones: the BEGIN and END lines stay readable, the
+//! body lines are masked.
 //!
 //! The block is walked line by line from its BEGIN line rather than matched whole, so a block
 //! whose END line is not in the text (a screen showing the top of `cat id_ed25519`) is masked
 //! too: the body runs until the END line or the first line that is not base64.
+//!
+//! An armored PGP key (`gpg --export-secret-keys --armor`) has the same layout as an encrypted
+//! PEM key: `-----BEGIN PGP PRIVATE KEY BLOCK-----`, header lines (`Version: …`,
+//! `Comment: …`), a blank line, base64 lines, a checksum line (`=AbCd`, base64 too) and the
+//! END line. So one walk serves both; only the BEGIN line's suffix differs. Public key blocks
+//! and signatures (`PGP PUBLIC KEY BLOCK`, `PGP SIGNATURE`) are public and left alone.
 
 use std::ops::Range;
 
 const BEGIN: &str = "-----BEGIN ";
 const END: &str = "-----END ";
 const PRIVATE_KEY: &str = "PRIVATE KEY-----";
+const PRIVATE_KEY_BLOCK: &str = "PRIVATE KEY BLOCK-----";
 
 /// If `text[line]` is the BEGIN line of a private key block, appends the byte range of each
 /// body line's content (without its indentation and trailing blanks) to `body`.
@@ -36,9 +44,14 @@ pub(crate) fn body_lines(text: &str, line: Range<usize>, body: &mut Vec<Range<us
     }
 }
 
-/// `-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----`, possibly indented, as the end of its line.
+/// `-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----` or `-----BEGIN [A-Z0-9 ]*PRIVATE KEY BLOCK-----`
+/// (PGP), possibly indented, as the end of its line.
 fn is_begin_line(line: &str) -> bool {
-    let Some(head) = line.trim_end().strip_suffix(PRIVATE_KEY) else {
+    let line = line.trim_end();
+    let Some(head) = line
+        .strip_suffix(PRIVATE_KEY)
+        .or_else(|| line.strip_suffix(PRIVATE_KEY_BLOCK))
+    else {
         return false;
     };
     let Some(at) = head.rfind(BEGIN) else {
@@ -59,7 +72,8 @@ fn is_body(content: &str) -> bool {
             || content.chars().all(|c| c == super::MASK))
 }
 
-/// An RFC 1421 header line such as `Proc-Type: 4,ENCRYPTED` or `DEK-Info: AES-128-CBC,…`.
+/// An RFC 1421 header line such as `Proc-Type: 4,ENCRYPTED` or `DEK-Info: AES-128-CBC,…`, or
+/// an OpenPGP armor header such as `Version: GnuPG v2` or `Comment: …` (RFC 4880, 6.2).
 fn is_header(content: &str) -> bool {
     content.split_once(": ").is_some_and(|(name, _)| {
         !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')

@@ -69,6 +69,23 @@ fn fragment() -> impl Strategy<Value = String> {
         "//",
         "x-access-token:",
         "-----BEGIN PRIVATE KEY-----",
+        "PASS",
+        "pass",
+        "Pass",
+        "pwd",
+        "PWD",
+        "Pwd",
+        "OLDPWD=",
+        "COM",
+        "_",
+        ".",
+        "--- PASS: ",
+        "SK",
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\n",
+        "-----END PGP PRIVATE KEY BLOCK-----\n",
+        "-----BEGIN PGP PUBLIC KEY BLOCK-----\n",
+        "Version: GnuPG v2\n",
+        "=AbCd\n",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -80,6 +97,7 @@ fn fragment() -> impl Strategy<Value = String> {
         1 => (0u64..1000).prop_map(|s| format!("ghp_{}", filler(ALNUM, 36, s))),
         1 => (0u64..1000).prop_map(|s| format!("collie_{}", filler(B64URL, 43, s))),
         1 => (0u64..1000).prop_map(|s| format!("dop_v1_{}", filler(HEX, 64, s))),
+        1 => (0u64..1000).prop_map(|s| format!("SK{}", filler(HEX, 32, s))),
         1 => (0u64..1000).prop_map(|s| format!("AKIA{}", filler(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16, s))),
         1 => (0u64..1000).prop_map(|s| format!("{}\n", filler(ALNUM, 64, s))),
     ]

@@ -49,6 +49,8 @@ pub(crate) enum Class {
     UpperDigit,
     /// `[A-Za-z0-9_-]`
     Base64Url,
+    /// `[0-9a-fA-F]`
+    Hex,
 }
 
 impl Class {
@@ -57,6 +59,7 @@ impl Class {
             Class::Alnum => b.is_ascii_alphanumeric(),
             Class::UpperDigit => b.is_ascii_uppercase() || b.is_ascii_digit(),
             Class::Base64Url => b.is_ascii_alphanumeric() || b == b'_' || b == b'-',
+            Class::Hex => b.is_ascii_hexdigit(),
         }
     }
 }
@@ -88,7 +91,7 @@ pub(crate) struct Shape {
     /// A necessary condition of a match at each hit of a trigger, cheaper than the regex.
     pub(crate) check: Check,
     pub(crate) value: Value,
-    /// True for the PEM private key block, which spans lines and is masked by
+    /// True for the PEM (and PGP) private key block, which spans lines and is masked by
     /// [`super::pem`] rather than by its (baseline-only) regex.
     pub(crate) multiline: bool,
 }
@@ -114,11 +117,21 @@ const fn token(
 /// `accessToken`, `db_password`, `GITHUB_TOKEN`), which is what the case-sensitive prefilter
 /// stems below cover. The key must *end* with the word: `max_tokens`, `token_count` and
 /// `password_file` are not secrets.
+///
+/// The short words `pass` and `pwd` end many words that are no secret (`compass`, `BYPASS`,
+/// `surpass`, the shell's `OLDPWD`), so they must also *start* a word of the key: be the whole
+/// key, follow `_`, `.` or `-` (`DB_PASS`, `smtp.pass`, `MYSQL_PWD`), or be Title case, which
+/// starts a camelCase word (`dbPass`, `dbPwd`). In the regex, a lower or UPPER short word
+/// follows `_` or an ASCII word boundary; since every ASCII word byte is a key byte, that
+/// boundary is the key's start or a `.` or `-` before the word. It depends only on the bytes
+/// around the word, so a match still starts where the key's run of key bytes starts (which
+/// [`super::assign::find`] relies on): `COMPASS=` has no match at its `P` either.
 macro_rules! secret_key {
     () => {
         concat!(
             r"[A-Za-z0-9_.-]*",
             r"(?:[tT]oken|TOKEN|[pP]assw(?:or)?d|PASSW(?:OR)?D|[pP]assphrase|PASSPHRASE",
+            r"|(?:(?-u:\b)|_)(?:pass|PASS|pwd|PWD)|Pass|Pwd",
             r"|[sS]ecret|SECRET|[cC]redentials?|CREDENTIALS?|auth|AUTH|[bB]earer|BEARER",
             r"|[aA]uthorization|AUTHORIZATION",
             r"|(?:[aA]pi|API|[aA]ccess|ACCESS|[pP]rivate|PRIVATE|[sS]ecret|SECRET|[cC]lient",
@@ -145,23 +158,27 @@ macro_rules! secret_value {
 const SECRET_ASSIGNMENT: &str = concat!(secret_key!(), secret_value!());
 
 /// Prefilter stems of the secret words, one per spelling: `oken` is in `token` and `Token`,
-/// `OKEN` in `TOKEN`, `UTH` in `AUTH` and `AUTHORIZATION`. `auth` is not offered in Title case
-/// (`Auth`), which would fire on every `Author:` line of a `git log`; `Authorization` is found
-/// through `rization` instead. Each stem is chosen for the prefilter's scan (see
-/// [`super::prefilter`]), and listed there in its bucket order.
+/// `OKEN` in `TOKEN`, `UTH` in `AUTH` and `AUTHORIZATION`; `pass`, `Pass` and `PASS` are in
+/// every spelling of `pass`, `passwd`, `password` and `passphrase`. `auth` is not offered in
+/// Title case (`Auth`), which would fire on every `Author:` line of a `git log`;
+/// `Authorization` is found through `rization` instead. Each stem is chosen for the
+/// prefilter's scan (see [`super::prefilter`]), and listed there in its bucket order.
 const SECRET_WORD_STEMS: &[&str] = &[
-    "oken", "OKEN", "ssw", "ASSW", "sphr", "SSPH", "ecre", "ECRET", "key", "Key", "KEY", "auth",
-    "UTH", "rer", "ARER", "denti", "DENTI", "rization",
+    "oken", "OKEN", "pass", "Pass", "PASS", "pwd", "Pwd", "PWD", "ecre", "ECRET", "key", "Key",
+    "KEY", "auth", "UTH", "rer", "ARER", "denti", "DENTI", "rization",
 ];
 
 /// `scheme://user:PASSWORD@host`: the password keeps its first character.
 const URL_PASSWORD: &str =
     r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]*://[^\t-\r :/?#@"'`<>]*:([^\t-\r /?#"'`<>]+)@"#;
 
-/// The PEM private key block, as one regex for the naive baseline; the masker itself walks the
-/// block line by line ([`super::pem`]) so that a block cut off by the screen edge is masked too.
-const PEM_BLOCK: &str =
-    r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(.*?)-----END [A-Z0-9 ]*PRIVATE KEY-----";
+/// The PEM private key block, and the OpenPGP armored one (`PRIVATE KEY BLOCK`), as one regex
+/// for the naive baseline; the masker itself walks the block line by line ([`super::pem`]) so
+/// that a block cut off by the screen edge is masked too.
+const PEM_BLOCK: &str = concat!(
+    r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(.*?)",
+    r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----",
+);
 
 /// Every shape, in the order the masker tries them on a line.
 pub(crate) const SHAPES: &[Shape] = &[
@@ -440,6 +457,18 @@ pub(crate) const SHAPES: &[Shape] = &[
         &["hvs."],
         r"(?-u:\b)hvs\.([A-Za-z0-9_-]{24,})",
     ),
+    // Twilio API key SIDs: `SK` and exactly 32 hex digits as a word of their own. Twilio issues
+    // lower case; upper case is accepted too, since the prefix, the length and the word
+    // boundaries already make the shape precise. The account SID (`AC…`) is an identifier and
+    // the auth token is bare hex: neither is a shape.
+    Shape {
+        check: Check::Followed(Class::Hex, 32),
+        ..token(
+            "twilio-api-key",
+            &["SK"],
+            r"(?-u:\b)SK([0-9a-fA-F]{32})(?-u:\b)",
+        )
+    },
     token(
         "age-secret-key",
         &["ECRET"],
@@ -467,7 +496,7 @@ pub(crate) const SHAPES: &[Shape] = &[
     Shape {
         keep: 0,
         multiline: true,
-        check: Check::StartsWith("KEY-----"),
+        check: Check::StartsWithAny(&["KEY-----", "KEY BLOCK-----"]),
         ..token("private-key-block", &["KEY"], PEM_BLOCK)
     },
 ];
@@ -479,6 +508,8 @@ pub(crate) const SECRET_WORD_ENDINGS: &[&str] = &[
     "password",
     "passwd",
     "passphrase",
+    "pass",
+    "pwd",
     "secret",
     "credential",
     "credentials",

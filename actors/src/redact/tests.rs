@@ -176,6 +176,9 @@ vendor_tests! {
     docker_hub_pat: "docker-hub-pat", format!("dckr_pat_{}", filler(B64URL, 27, 70)), 10;
     hashicorp_vault: "hashicorp-vault", format!("hvs.CAESI{}", filler(B64URL, 90, 71)), 5;
     age_secret_key: "age-secret-key", format!("AGE-SECRET-KEY-1{}", filler(BECH32, 58, 72)), 17;
+    twilio_api_key: "twilio-api-key", format!("SK{}", filler(HEX, 32, 74)), 3;
+    twilio_api_key_upper_case_hex: "twilio-api-key",
+        format!("SK{}", filler(b"0123456789ABCDEF", 32, 75)), 3;
     collie_device_token: "collie-device-token", format!("collie_{}", filler(B64URL, 43, 73)), 8;
 }
 
@@ -198,6 +201,38 @@ fn collie_token_must_have_exactly_43_characters() {
     unchanged(&format!("collie_{}", filler(B64URL, 42, 80)));
     unchanged(&format!("collie_{}", filler(B64URL, 44, 81)));
     unchanged("the collie_ crate");
+}
+
+#[test]
+fn twilio_api_key_must_have_exactly_32_hex_digits_and_stand_alone() {
+    let hex = filler(HEX, 33, 85);
+    unchanged(&format!("SK{}", &hex[..31]));
+    unchanged(&format!("SK{hex}"));
+    // Glued inside a longer word, on either side.
+    unchanged(&format!("TASK{}", &hex[..32]));
+    unchanged(&format!("SK{}x", &hex[..32]));
+    unchanged(&format!("MY_SK{}", &hex[..32]));
+    unchanged(&format!("SK{}_1", &hex[..32]));
+    // Not hex, or not Twilio's prefix.
+    unchanged(&format!("SK{}", filler(ALNUM, 32, 86)));
+    unchanged(&format!("sk{}", &hex[..32]));
+    // A Twilio account SID is an identifier, not a secret (and no shape of its own).
+    unchanged(&format!("AC{}", &hex[..32]));
+    unchanged("SKIP: 3 tests, DISK full, ASK again");
+    // Between blanks, quotes, `=` or `:`, it is masked.
+    let token = format!("SK{}", &hex[..32]);
+    check(
+        &format!("TWILIO_KEY_SID={token}"),
+        &format!("TWILIO_KEY_SID={}", masked(&token, 3)),
+    );
+    check(
+        &format!("api key sid: '{token}', and {token}."),
+        &format!(
+            "api key sid: '{}', and {}.",
+            masked(&token, 3),
+            masked(&token, 3)
+        ),
+    );
 }
 
 #[test]
@@ -282,6 +317,117 @@ fn secret_assignments_keep_the_first_character_of_the_value() {
             MASKER.shapes_found(text).contains(&"secret-assignment"),
             "{text:?}"
         );
+    }
+}
+
+#[test]
+fn short_secret_words_pass_and_pwd_are_masked_where_they_start_a_word() {
+    let cases = [
+        ("DB_PASS=hunter2", "DB_PASS=h••••••"),
+        ("MYSQL_PWD=hunter2", "MYSQL_PWD=h••••••"),
+        ("DB_PWD=hunter2", "DB_PWD=h••••••"),
+        ("PASS=x1", "PASS=x•"),
+        ("pass: hunter2", "pass: h••••••"),
+        ("pwd: hunter2", "pwd: h••••••"),
+        ("dbPass: hunter2", "dbPass: h••••••"),
+        ("dbPwd: hunter2", "dbPwd: h••••••"),
+        ("db_pass=hunter2", "db_pass=h••••••"),
+        ("smtp.pass: hunter2", "smtp.pass: h••••••"),
+        ("redis-pass=hunter2", "redis-pass=h••••••"),
+        ("export SMTP_PASS='hunter 2'", "export SMTP_PASS='h•••••••'"),
+        (r#"  "dbPass": "hunter2","#, r#"  "dbPass": "h••••••","#),
+        ("PASS := hunter2", "PASS := h••••••"),
+        (r#""PASS": "hunter2""#, r#""PASS": "h••••••""#),
+        (
+            "openssl rsa -in k.pem -passin pass:hunter2",
+            "openssl rsa -in k.pem -passin pass:h••••••",
+        ),
+        // PASSWD was a secret word before the short words; it still is.
+        ("PASSWD=letmein", "PASSWD=l••••••"),
+        ("db_passwd: letmein", "db_passwd: l••••••"),
+        ("MYSQL_PASSWD=letmein", "MYSQL_PASSWD=l••••••"),
+        ("dbPasswd=letmein", "dbPasswd=l••••••"),
+    ];
+    for (text, expected) in cases {
+        check(text, expected);
+        assert!(
+            MASKER.shapes_found(text).contains(&"secret-assignment"),
+            "{text:?}"
+        );
+    }
+}
+
+#[test]
+fn pass_and_pwd_inside_a_word_are_not_secret_words() {
+    for text in [
+        "COMPASS=north",
+        "BYPASS=1",
+        "BYPASS=always-on",
+        "bypass: true",
+        "bypass: enabled",
+        "surpass=expectations",
+        "CACHE_BYPASS=always",
+        "xpwd=hunter2",
+        "OLDPWD=/tmp",
+        "passes: three",
+        "passed=12",
+        "pwds: a,b",
+        "PASSING=yes-they-do",
+    ] {
+        unchanged(text);
+    }
+}
+
+#[test]
+fn the_shells_working_directory_variables_are_not_secrets() {
+    // What `env`, `set` and `export -p` print: PWD and OLDPWD are paths.
+    for text in [
+        "PWD=/home/me/src",
+        "OLDPWD=/tmp",
+        "declare -x PWD=\"/home/me/src\"",
+        "declare -x OLDPWD=\"/tmp\"",
+        "export PWD=/home/me/src",
+    ] {
+        unchanged(text);
+    }
+    let env = "HOME=/home/me\nOLDPWD=/tmp\nPWD=/home/me/src\nMYSQL_PWD=hunter2\nDB_PASS=s3cret\n";
+    check(
+        env,
+        "HOME=/home/me\nOLDPWD=/tmp\nPWD=/home/me/src\nMYSQL_PWD=h••••••\nDB_PASS=s•••••\n",
+    );
+    // Only those exact keys: lower case `pwd` and other `…_PWD` keys are passwords.
+    check("pwd=/home/me", "pwd=/•••••••");
+    check("OLD_PWD=hunter2", "OLD_PWD=h••••••");
+}
+
+#[test]
+fn test_results_are_not_pass_assignments() {
+    for text in [
+        "--- PASS: TestParse (0.00s)",
+        "    --- PASS: TestParse/empty_input (0.00s)",
+        "PASS: tests/t1.sh",
+        "# PASS:  12",
+    ] {
+        unchanged(text);
+    }
+}
+
+#[test]
+fn short_secret_words_skip_placeholders_references_and_code() {
+    for text in [
+        "DB_PASS=$DB_PASS",
+        "MYSQL_PWD=${MYSQL_PWD}",
+        "dbPass: null",
+        "db_pass: ********",
+        "PASS=***",
+        "smtp.pass: <your-password>",
+        "let pass = cursor;",
+        "pwd = get_pwd()",
+        "pwd=$(pwd)",
+        "    dbPass: String,",
+        "self.pass = pass",
+    ] {
+        unchanged(text);
     }
 }
 
@@ -399,6 +545,10 @@ fn assignment_values_are_found_where_the_regex_groups_are() {
         "token: token:=x api_key=>'z' secret:\"unterminated",
         "auth: \"escaped \\\" quote\" tail=token:x",
         "héllo_token=ü日本 тoken=x",
+        "COMPASS=1 x_pass=2 a.PWD=3 dbPwd=4 OLDPWD=5 PWD=6 -pass=7 _PASS=8 Pass=9 bYPASS=0",
+        "héPASS=x 2pass=y 2_pass=z pass.pass=w PASSPWD=v pwdpass=u db-Pwd=t xPWD=s",
+        "a.bPASS=1 a.b.PASS=2 --pass=3 ..pwd=4 pass=pass=5 PASS: TestX PASS:=y",
+        "compass_pass='q' dbPASS=r my_passwd=s MYPWD=t my__pwd=u Pwd=v",
     ] {
         assert_eq!(
             MASKER.assignment_values(line),
@@ -559,6 +709,68 @@ fn public_keys_and_certificates_are_left_alone() {
         "-----BEGIN CERTIFICATE-----\n{body}\n-----END CERTIFICATE-----"
     ));
     unchanged("-----BEGIN RSA PRIVATE KEY----- is the first line of a key file");
+}
+
+/// An armored PGP block of `kind` (`PRIVATE KEY`, `PUBLIC KEY`, `SIGNATURE`) with armor
+/// headers, a blank line, base64 lines and a checksum line; and the lines that are its body.
+fn pgp_block(kind: &str, seed: u64) -> (String, Vec<String>) {
+    let mut body = base64_lines(3, seed);
+    body.push(format!("={}", filler(BASE64, 4, seed + 50)));
+    let text = format!(
+        "-----BEGIN PGP {kind} BLOCK-----\nVersion: GnuPG v2\nComment: alice@example.org\n\n{}\n-----END PGP {kind} BLOCK-----",
+        body.join("\n")
+    );
+    (text, body)
+}
+
+#[test]
+fn pgp_private_key_blocks_keep_armor_lines_and_mask_the_body_and_checksum() {
+    let (block, body) = pgp_block("PRIVATE KEY", 170);
+    let text = format!("$ gpg --export-secret-keys --armor alice\n{block}\n$ ");
+    let mut expected = text.clone();
+    for line in &body {
+        expected = expected.replace(line.as_str(), &bullets(line.len()));
+    }
+    assert!(expected.contains("\n•••••\n-----END PGP PRIVATE KEY BLOCK-----"));
+    assert!(expected.contains("-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n"));
+    check(&text, &expected);
+    assert!(MASKER.shapes_found(&text).contains(&"private-key-block"));
+    // Indented, with CRLF line ends, as a config file might hold it.
+    let indented = format!("  {}\r\n", block.replace('\n', "\r\n  "));
+    let mut expected = indented.clone();
+    for line in &body {
+        expected = expected.replace(line.as_str(), &bullets(line.len()));
+    }
+    check(&indented, &expected);
+}
+
+#[test]
+fn a_pgp_private_key_block_cut_off_before_its_end_is_masked() {
+    let (block, body) = pgp_block("PRIVATE KEY", 180);
+    // The screen shows the BEGIN line, the headers and two body lines.
+    let shown: Vec<&str> = block.lines().take(6).collect();
+    let text = format!("{}\nalice@devbox:~$ ls", shown.join("\n"));
+    let expected = text
+        .replace(&body[0], &bullets(64))
+        .replace(&body[1], &bullets(64));
+    check(&text, &expected);
+    // And cut before the body: nothing to mask yet.
+    unchanged("-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n");
+}
+
+#[test]
+fn pgp_public_keys_and_signatures_are_left_alone() {
+    unchanged(&pgp_block("PUBLIC KEY", 190).0);
+    let (block, _) = pgp_block("PUBLIC KEY", 191);
+    let signature = block
+        .replace("PUBLIC KEY BLOCK", "SIGNATURE")
+        .replace("Comment: alice@example.org\n", "");
+    assert!(signature.starts_with("-----BEGIN PGP SIGNATURE-----\n"));
+    unchanged(&signature);
+    unchanged(&format!(
+        "-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA256\n\nrelease 1.2\n{signature}"
+    ));
+    unchanged("-----BEGIN PGP PRIVATE KEY BLOCK----- starts an exported secret key");
 }
 
 #[test]
