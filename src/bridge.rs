@@ -19,7 +19,7 @@ use collie_actors::audit::{AuditMsg, ContentMode};
 use collie_actors::crew_link::{CrewActor, CrewArgs, CrewMsg, CrewView, LeadLink, Relays};
 use collie_actors::machine::MachineName;
 use collie_actors::pairing::actor::{PairingActor, PairingArgs};
-use collie_actors::pairing::{PairingMsg, PolicySnapshot};
+use collie_actors::pairing::{PairingMsg, Policy, PolicySnapshot};
 use collie_actors::panes::actor::{PanesActor, PanesArgs};
 use collie_actors::panes::PanesMsg;
 use collie_actors::redact::actor::Redactor;
@@ -96,7 +96,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     let http_addr = listener.local_addr()?;
 
     let masker = Arc::new(Masker::new(settings.redact));
-    let policy = Arc::new(ArcSwap::from_pointee(PolicySnapshot::empty(0)));
+    let policy = Policy::new(PolicySnapshot::empty(0));
     let audit_slot: Slot<AuditMsg> = Slot::default();
     let pairing_slot: Slot<PairingMsg> = Slot::default();
     let panes_slot: Slot<PanesMsg> = Slot::default();
@@ -127,12 +127,12 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
 
     let machine = MachineName::new(settings.name.clone());
     let ctx = Ctx {
-        machine: settings.name.clone(),
+        machine: machine.clone(),
         open_audit_breaks: Arc::new(AtomicU64::new(0)),
         bind_host: settings.host,
         allowed_hosts: Arc::new(allowed_hosts),
         local_secret: Arc::new(local_secret),
-        policy: Arc::clone(&policy),
+        policy: policy.clone(),
         pairing: pairing_slot.clone(),
         audit: audit_slot.clone(),
         panes: panes_slot.clone(),
@@ -144,8 +144,19 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         walky_on: settings.walky,
         tmux_sockets: Arc::new(tmux_sockets),
         masker: Arc::clone(&masker),
-        counters: Arc::new(Counters::default()),
+        counters: Arc::new(Counters::restored(
+            store
+                .get(
+                    collie_actors::store::Table::Meta,
+                    crate::http::counters::STORE_KEY,
+                )
+                .ok()
+                .flatten()
+                .as_deref(),
+        )),
         audit_content: Arc::new(settings.audit_content.clone()),
+        streams: Arc::default(),
+        refused_connections: Arc::default(),
         public_url: Arc::new(
             settings
                 .public_url
@@ -167,15 +178,14 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     };
     let pairing_args = PairingArgs {
         store: store.clone(),
-        policy: Arc::clone(&policy),
+        policy: policy.clone(),
         audit: audit_slot.clone(),
-        machine: settings.name.clone(),
+        machine: machine.clone(),
     };
     let panes_args = PanesArgs {
-        machine: settings.name.clone(),
+        machine: machine.clone(),
         store: store.clone(),
         masker: Arc::clone(&masker),
-        audit: audit_slot.clone(),
         tmux_sockets: settings.tmux_sockets.clone(),
         buffer_cap: collie_actors::panes::actor::BUFFER_CAP,
     };
@@ -209,6 +219,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         ctx: ctx.clone(),
         listener: Arc::new(listener),
         control_socket: settings.control_socket(),
+        store: store.clone(),
     };
     let children = vec![
         child("redactor", || Redactor, Arc::clone(&masker), None),

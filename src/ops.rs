@@ -46,7 +46,7 @@ impl Actor {
     pub fn record(&self, ctx: &Ctx, event: AuditEventKind) -> AuditRecord {
         let rec = AuditRecord {
             event,
-            machine: ctx.machine.clone(),
+            machine: ctx.machine.get(),
             session: None,
             device: self.device.clone(),
             request_id: Some(self.request_id.clone()),
@@ -83,20 +83,18 @@ impl From<PaneError> for ApiError {
     fn from(e: PaneError) -> Self {
         match e {
             PaneError::NoSuchPane => ApiError::NoSuchPane,
-            PaneError::ResourceLimit => ApiError::ResourceLimit,
+            PaneError::ResourceLimit(_) => ApiError::ResourceLimit,
             PaneError::BadInput(m) => ApiError::BadRequest(m),
-            PaneError::AuditUnavailable => ApiError::AuditUnavailable,
-            other => {
-                tracing::warn!(error = %other, "pane operation failed");
-                ApiError::BadRequest(other.to_string())
-            }
+            // tmux's stderr, a pty that would not spawn: not the caller's fault, and not for a
+            // phone to read (SPEC §3.2).
+            other => ApiError::backend("pane operation failed", other),
         }
     }
 }
 
 /// Checks that `m` names this bridge (`local` or its own name).
 pub fn check_machine(ctx: &Ctx, m: &str) -> Result<(), ApiError> {
-    if m == "local" || m == ctx.machine {
+    if m == "local" || ctx.machine.is(m) {
         Ok(())
     } else {
         Err(ApiError::NoSuchMachine)
@@ -277,15 +275,18 @@ pub fn input_record(rec: AuditRecord, pane: &str, text: &str, keys: &[NamedKey])
     rec
 }
 
-async fn pane_info(ctx: &Ctx, pane: &str) -> Result<PaneInfo, ApiError> {
-    panes(ctx)
-        .await?
-        .into_iter()
-        .find(|p| p.pane == pane)
-        .ok_or(ApiError::NoSuchPane)
+/// One pane of this machine (without listing them all).
+pub async fn pane_info(ctx: &Ctx, pane: &str) -> Result<PaneInfo, ApiError> {
+    let pane = pane.to_owned();
+    Ok(ctx
+        .panes
+        .call(|reply| PanesMsg::Info { pane, reply })
+        .await??)
 }
 
-/// Starts a hosted pane — audited first.
+/// Starts a hosted pane. `pane.create` is written once the pane exists (SPEC §7); if that line
+/// cannot be written the pane is closed again and the create refused. A refusal at a cap is
+/// `resource.denied`, naming the device and the request.
 pub async fn create(
     ctx: &Ctx,
     actor: &Actor,
@@ -295,22 +296,42 @@ pub async fn create(
     if let Some(n) = &name {
         validate_pane_name(n)?;
     }
-    let mut rec = actor.record(ctx, AuditEventKind::PaneCreate);
-    if let Some(n) = &name {
-        rec = rec.with_detail("name", n.clone());
-    }
-    if let Some(first) = command.first() {
-        rec = rec.with_detail("command", first.clone());
-    }
-    ctx.audit(rec).await?;
-    Ok(ctx
+    let first_word = command.first().cloned();
+    let created = ctx
         .panes
         .call(|r| PanesMsg::Create {
-            name,
+            name: name.clone(),
             command,
             reply: r,
         })
-        .await??)
+        .await?;
+    let info = match created {
+        Ok(info) => info,
+        Err(PaneError::ResourceLimit(cap)) => {
+            let rec = actor
+                .record(ctx, AuditEventKind::ResourceDenied)
+                .with_detail("reason", cap);
+            // Refused either way; an unwritable log only loses the line, never lets it through.
+            let _ = ctx.audit(rec).await;
+            return Err(ApiError::ResourceLimit);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let mut rec = actor
+        .record(ctx, AuditEventKind::PaneCreate)
+        .with_detail("pane", info.pane.clone());
+    if let Some(n) = name {
+        rec = rec.with_detail("name", n);
+    }
+    if let Some(first) = first_word {
+        rec = rec.with_detail("command", first);
+    }
+    if let Err(e) = ctx.audit(rec).await {
+        let pane = info.pane.clone();
+        let _ = ctx.panes.call(|r| PanesMsg::Close { pane, reply: r }).await;
+        return Err(e);
+    }
+    Ok(info)
 }
 
 /// A pane name: 1-64 characters, no control characters.
@@ -323,13 +344,24 @@ pub fn validate_pane_name(n: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// The audit event of renaming pane `id`: a tmux pane (`t<i>-<n>`) is named by its window, so
+/// renaming it renames the tab (`tab.rename`); a hosted pane's name is its own (`pane.rename`).
+/// The id says which, so the lead names a member's rename right without asking.
+pub fn rename_event(id: &str) -> AuditEventKind {
+    if id.starts_with('t') {
+        AuditEventKind::TabRename
+    } else {
+        AuditEventKind::PaneRename
+    }
+}
+
 /// Renames a pane — audited first.
 pub async fn rename(ctx: &Ctx, actor: &Actor, pane: String, name: String) -> Result<(), ApiError> {
     validate_pane_name(&name)?;
     let info = pane_info(ctx, &pane).await?;
     ctx.audit(
         actor
-            .record(ctx, AuditEventKind::PaneRename)
+            .record(ctx, rename_event(&info.pane))
             .with_detail("pane", info.pane.clone())
             .with_detail("name", name.clone()),
     )
@@ -384,7 +416,7 @@ pub fn parse_invite_ttl(s: &str) -> Result<Duration, ApiError> {
 pub async fn control(ctx: &Ctx, req: Request) -> Reply {
     match control_inner(ctx, req).await {
         Ok(v) => Reply::ok(v),
-        Err(e) => Reply::err(e.to_string()),
+        Err(e) => Reply::err(e.for_local_user()),
     }
 }
 
@@ -392,7 +424,7 @@ async fn control_inner(ctx: &Ctx, req: Request) -> Result<Value, ApiError> {
     let cli = Actor::cli();
     match req {
         Request::Status => Ok(json!({
-            "machine": ctx.machine,
+            "machine": ctx.machine.get(),
             "version": env!("CARGO_PKG_VERSION"),
             // Null while the device store cannot be read (doctor reports it).
             "devices": devices(ctx).await.ok().map(|d| d.len()),

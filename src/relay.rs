@@ -24,6 +24,7 @@ impl From<RelayError> for ApiError {
             RelayError::CapabilityMissing | RelayError::UnknownKind => ApiError::CapabilityMissing,
             RelayError::BadInput(m) => ApiError::BadRequest(m),
             RelayError::Restarting => ApiError::Restarting,
+            RelayError::Internal => ApiError::Internal,
             RelayError::Unreachable => ApiError::MemberUnreachable,
             _ => ApiError::MemberUnreadable,
         }
@@ -38,6 +39,7 @@ impl From<ApiError> for RelayError {
             ApiError::AuditUnavailable => RelayError::AuditUnavailable,
             ApiError::BadRequest(m) => RelayError::BadInput(m),
             ApiError::CapabilityMissing => RelayError::CapabilityMissing,
+            ApiError::Internal | ApiError::Backend(_) => RelayError::Internal,
             other => {
                 tracing::warn!(error = %other, "relayed request failed");
                 RelayError::Restarting

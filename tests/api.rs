@@ -271,7 +271,7 @@ fn eleven_attempts_a_minute_get_429_per_source() {
 
 #[test]
 fn read_tier_can_watch_but_not_write_and_denials_are_audited() {
-    let b = TestBridge::start();
+    let mut b = TestBridge::start();
     let full = b.pair("phone", "full");
     let read = b.pair("watcher", "read");
     let pane = b.first_tmux_pane(&read);
@@ -309,15 +309,21 @@ fn read_tier_can_watch_but_not_write_and_denials_are_audited() {
             "{m} {path}"
         );
     }
+    // set-tier promotes at the next request, without restart. (Its line is written after the
+    // refusals' — the audit actor takes them in order — so the log below holds all of them.)
+    b.cli_ok(&["devices", "set-tier", "watcher", "full"]);
+    // Audited at most once a minute per source and reason (SPEC §7): the first refusal now…
     let log = std::fs::read_to_string(b.state().join("audit.log")).expect("audit log");
-    let denied = log
+    let denied: Vec<Value> = log
         .lines()
         .filter(|l| l.contains("\"security.denied\"") && l.contains("watcher"))
-        .count();
-    assert_eq!(denied, writes.len(), "each denial is audited");
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(denied.len(), 1, "one line for the minute: {denied:?}");
+    assert_eq!(denied[0]["detail"]["count"], 1);
+    assert_eq!(denied[0]["detail"]["reason"], "insufficient tier");
+    assert_eq!(denied[0]["detail"]["source"], "127.0.0.1");
 
-    // set-tier promotes at the next request, without restart.
-    b.cli_ok(&["devices", "set-tier", "watcher", "full"]);
     let (s, _) = b.post(
         &format!("/api/panes/local/{pane}/input"),
         Some(&read),
@@ -331,6 +337,20 @@ fn read_tier_can_watch_but_not_write_and_denials_are_audited() {
                 .len()
     );
     let _ = full;
+    // …and the rest are counted, written when the window closes or the bridge stops: every
+    // refusal is accounted for.
+    b.stop();
+    let counted: u64 = std::fs::read_to_string(b.state().join("audit.log"))
+        .expect("audit log")
+        .lines()
+        .filter(|l| l.contains("\"security.denied\"") && l.contains("watcher"))
+        .map(|l| {
+            serde_json::from_str::<Value>(l).expect("json")["detail"]["count"]
+                .as_u64()
+                .expect("count")
+        })
+        .sum();
+    assert_eq!(counted, writes.len() as u64, "each denial is counted");
 }
 
 #[test]

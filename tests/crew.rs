@@ -13,6 +13,7 @@ fn bridge() -> TestBridge {
     TestBridge::start_with(Opts {
         with_tmux: false,
         env: vec![("COLLIE_CREW_PORT".into(), "0".into())],
+        ..Opts::default()
     })
 }
 
@@ -208,6 +209,7 @@ fn member_bridge(env: &[(&str, &str)]) -> TestBridge {
     TestBridge::start_with(Opts {
         with_tmux: true,
         env: all,
+        ..Opts::default()
     })
 }
 

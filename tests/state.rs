@@ -65,6 +65,31 @@ fn every_file_in_the_state_dir_is_private() {
 }
 
 #[test]
+fn store_files_are_private_from_creation() {
+    let mut b = TestBridge::start_with(support::Opts::default());
+    b.pair("phone", "full");
+    b.cli_ok(&["devices", "set-expiry", "phone", "30d"]);
+    b.stop();
+    // With no bridge running, the CLI opens the store itself (and sled writes its snapshot when
+    // the CLI closes it): those files must be private from the moment they exist, not only after
+    // the next bridge start tightens them.
+    b.cli_ok(&["audit", "verify"]);
+    let _ = b.cli(&["doctor"]);
+    let mut files = Vec::new();
+    walk(&b.state(), &mut files);
+    assert!(
+        files.iter().any(|(p, _, _)| p
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("snap."))),
+        "the store wrote a snapshot: {files:?}"
+    );
+    for (path, mode, is_dir) in files {
+        let want = if is_dir { 0o700 } else { 0o600 };
+        assert_eq!(mode & !want, 0, "{} has mode {mode:o}", path.display());
+    }
+}
+
+#[test]
 fn clean_exit_removes_the_secret_and_socket() {
     let mut b = TestBridge::start_with(Opts::default());
     assert!(b.state().join("local-secret").exists());
@@ -478,4 +503,96 @@ fn an_unreadable_device_store_answers_pairing_unavailable_and_recovers() {
     b.launch();
     let (s, _) = b.get("/api/panes", Some(&token));
     assert_eq!(s, 200, "the phone kept its token and it works again");
+}
+
+/// Starts `collie bridge` in a new tmux window of `tmux` (a real terminal), with `extra` in its
+/// environment; returns the window's screen, escape sequences included, once a log line showed.
+fn bridge_log_in_a_terminal(tmux: &support::Tmux, dir: &Path, name: &str, extra: &str) -> String {
+    let state = dir.join(format!("state-{name}"));
+    let line = format!(
+        "env -i PATH=\"$PATH\" HOME={home} COLLIE_STATE_DIR={state} COLLIE_CONFIG_DIR={config} \
+         COLLIE_LOG=info {extra} {bin} bridge --port 0 --crew-port 0 --name {name}",
+        home = dir.join("home").display(),
+        state = state.display(),
+        config = dir.join("config").display(),
+        bin = support::collie_bin().display(),
+    );
+    let out = tmux
+        .cmd()
+        .args(["new-window", "-d", "-n", name, &line])
+        .output()
+        .expect("tmux new-window");
+    assert!(out.status.success(), "{out:?}");
+    let screen = wait_for(Duration::from_secs(10), || {
+        let out = tmux
+            .cmd()
+            .args(["capture-pane", "-p", "-e", "-J", "-t", name])
+            .output()
+            .ok()?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.contains("device store read").then_some(text)
+    })
+    .unwrap_or_else(|| panic!("no log line from the bridge in window {name}"));
+    let _ = tmux.cmd().args(["kill-window", "-t", name]).output();
+    screen
+}
+
+#[test]
+fn logs_are_coloured_only_for_a_person_at_a_terminal() {
+    // Into a file or a pipe: plain text.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = std::process::Command::new(support::collie_bin())
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", dir.path())
+        .env("COLLIE_STATE_DIR", dir.path().join("state"))
+        .env("COLLIE_CONFIG_DIR", dir.path().join("config"))
+        .env("COLLIE_LOG", "info")
+        .args([
+            "bridge",
+            "--port",
+            "0",
+            "--crew-port",
+            "0",
+            "--name",
+            "piped",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut reader = std::io::BufReader::new(stderr);
+    let mut seen = String::new();
+    let mut line = String::new();
+    while std::io::BufRead::read_line(&mut reader, &mut line).unwrap_or(0) > 0 {
+        seen.push_str(&line);
+        if line.contains("device store read") {
+            break;
+        }
+        line.clear();
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(seen.contains("device store read"), "{seen}");
+    assert!(!seen.contains('\x1b'), "ANSI codes in a pipe: {seen:?}");
+
+    // At a terminal: colour, unless NO_COLOR is set.
+    let b = TestBridge::start();
+    let tmux = b.tmux.as_ref().expect("tmux");
+    let coloured = bridge_log_in_a_terminal(tmux, b.dir.path(), "tty", "");
+    assert!(
+        coloured.contains("\x1b["),
+        "colour at a terminal: {coloured:?}"
+    );
+    let plain = bridge_log_in_a_terminal(tmux, b.dir.path(), "nocolor", "NO_COLOR=1");
+    let log_lines: Vec<&str> = plain
+        .lines()
+        .filter(|l| l.contains("INFO") || l.contains("WARN"))
+        .collect();
+    assert!(!log_lines.is_empty(), "{plain:?}");
+    assert!(
+        log_lines.iter().all(|l| !l.contains('\x1b')),
+        "NO_COLOR: {log_lines:?}"
+    );
 }

@@ -19,6 +19,7 @@ fn bridge_with(env: &[(&str, &str)]) -> TestBridge {
     TestBridge::start_with(Opts {
         with_tmux: true,
         env: all,
+        ..Opts::default()
     })
 }
 

@@ -32,6 +32,7 @@ pub mod label;
 pub mod limiter;
 pub mod pending;
 pub mod policy;
+pub mod published;
 pub mod tier;
 pub mod token;
 
@@ -46,5 +47,6 @@ pub use self::label::{InvalidLabel, Label};
 pub use self::limiter::{pairing_source, RateLimited, SourceLimiter};
 pub use self::pending::{PendingCode, CODE_TTL};
 pub use self::policy::{AuthError, AuthorizedDevice, PolicySnapshot};
+pub use self::published::Policy;
 pub use self::tier::{Tier, TierError};
 pub use self::token::{DeviceToken, TokenHash};

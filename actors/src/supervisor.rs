@@ -63,9 +63,13 @@ pub struct SupervisorArgs {
     pub exit: ExitReason,
 }
 
+/// How long the supervisor waits for each child to stop when the bridge shuts down.
+pub const CHILD_STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Per-child bookkeeping.
 struct Child {
     spec: ChildSpec,
+    cell: ActorCell,
     id: ActorId,
     budget: RestartBudget,
 }
@@ -100,6 +104,7 @@ impl Actor for BridgeSupervisor {
             tracing::debug!(child = spec.name, "started");
             children.push(Child {
                 id: cell.get_id(),
+                cell,
                 spec,
                 budget: RestartBudget::default(),
             });
@@ -129,6 +134,30 @@ impl Actor for BridgeSupervisor {
         Ok(())
     }
 
+    /// Stops the children in the reverse of their start order and waits for each, so every one
+    /// finishes its own `post_stop` (the audit actor, started early and stopped last, writes the
+    /// lines the others' shutdown produced) — ractor does not stop a stopped actor's children.
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        state: &mut SupervisorState,
+    ) -> Result<(), ActorProcessingErr> {
+        for child in state.children.iter().rev() {
+            let stopped = child
+                .cell
+                .stop_and_wait(Some("shutdown".into()), Some(CHILD_STOP_WAIT))
+                .await;
+            if stopped.is_err() {
+                tracing::warn!(
+                    child = child.spec.name,
+                    "child did not stop in time; killing it"
+                );
+                child.cell.kill();
+            }
+        }
+        Ok(())
+    }
+
     async fn handle_supervisor_evt(
         &self,
         myself: ActorRef<Self::Msg>,
@@ -152,6 +181,7 @@ impl Actor for BridgeSupervisor {
                 tracing::warn!(child = name, %why, "child actor ended; restarting it");
                 let cell = (child.spec.start)(myself.get_cell()).await?;
                 child.id = cell.get_id();
+                child.cell = cell;
             }
             Verdict::GiveUp => {
                 let msg = format!(

@@ -193,6 +193,10 @@ pub enum RelayError {
     /// The member does not know the request kind (it is older than the lead).
     #[error("unknown request kind")]
     UnknownKind,
+    /// Something inside the member failed that is not the caller's fault; the detail stays in the
+    /// member's log (500).
+    #[error("internal error")]
+    Internal,
     /// No answer in time, or the link is down (502; set by the lead, not sent by members).
     #[error("member unreachable")]
     Unreachable,

@@ -33,9 +33,8 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
         settings.crew_port = p;
     }
     init_logging(&settings);
-    // Everything the bridge creates — the store's files included — is private from the start
-    // (SPEC §2). Panes it hosts inherit this umask; see docs/decisions/0005-umask.md.
-    nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o077));
+    // The umask is 077 (set in `cli::main` for every command), so everything the bridge creates
+    // is private from the start; panes it hosts inherit it (docs/decisions/0005-umask.md).
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -59,13 +58,18 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 fn init_logging(settings: &Settings) {
+    use std::io::IsTerminal;
     let filter = settings
         .seen_vars
         .get("COLLIE_LOG")
         .cloned()
         .unwrap_or_else(|| "info".into());
+    // Colour is for a person at a terminal: never in a file or a pipe (`collie bridge >
+    // bridge.log`), and never when NO_COLOR is set to anything (https://no-color.org).
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal() && !no_color)
         .try_init();
 }

@@ -62,6 +62,10 @@ enum Command {
 
 /// Parses the command line and runs the command.
 pub fn main() -> ExitCode {
+    // Everything any collie command creates — the bridge's state, and the store's files when
+    // `audit verify` or `doctor` opens it with no bridge running — is private from the moment it
+    // exists (SPEC §2; docs/decisions/0005-umask.md).
+    nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o077));
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Bridge(args) => bridge::run(args),

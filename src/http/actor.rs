@@ -4,7 +4,6 @@
 //! and serves it with axum until it stops; its `post_stop` cancels both servers (graceful shutdown,
 //! capped at a few seconds) so a restarted Http actor can take over at once.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,6 +12,9 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use collie_actors::store::{Store, Table};
+
+use super::counters::STORE_KEY;
 use super::Ctx;
 use crate::control::server as control_server;
 
@@ -28,12 +30,27 @@ pub struct HttpArgs {
     pub listener: Arc<std::net::TcpListener>,
     /// `<state>/bridge.sock`.
     pub control_socket: PathBuf,
+    /// Where the seven-day counts are saved.
+    pub store: Store,
 }
+
+/// How often changed counts are saved.
+const SAVE_COUNTS: Duration = Duration::from_secs(5);
 
 /// The running servers.
 pub struct HttpState {
     cancel: CancellationToken,
     tasks: JoinSet<()>,
+    ctx: super::Ctx,
+    store: Store,
+}
+
+fn save_counts(ctx: &super::Ctx, store: &Store) {
+    if let Some(bytes) = ctx.counters.take_changes() {
+        if let Err(e) = store.put_lazy(Table::Meta, STORE_KEY, &bytes) {
+            tracing::warn!(error = %e, "cannot save the request counts");
+        }
+    }
 }
 
 /// The Http actor takes no messages; it exists for custody of the servers.
@@ -55,24 +72,33 @@ impl Actor for HttpActor {
 
         let std_listener = args.listener.try_clone()?;
         let listener = tokio::net::TcpListener::from_std(std_listener)?;
-        let app =
-            super::router(args.ctx.clone()).into_make_service_with_connect_info::<SocketAddr>();
+        let app = super::router(args.ctx.clone());
         let stop = cancel.clone();
-        tasks.spawn(async move {
-            let served = axum::serve(listener, app)
-                .with_graceful_shutdown(async move { stop.cancelled().await })
-                .await;
-            if let Err(e) = served {
-                tracing::error!(error = %e, "http server stopped");
-            }
-        });
+        let refused = Arc::clone(&args.ctx.refused_connections);
+        tasks.spawn(async move { super::serve::serve(listener, app, stop, refused).await });
 
         let control = control_server::bind(&args.control_socket)?;
         let stop = cancel.clone();
         let ctx = args.ctx.clone();
         tasks.spawn(async move { control_server::serve(control, ctx, stop).await });
 
-        Ok(HttpState { cancel, tasks })
+        let (ctx, store, stop) = (args.ctx.clone(), args.store.clone(), cancel.clone());
+        tasks.spawn(async move {
+            let mut every = tokio::time::interval(SAVE_COUNTS);
+            loop {
+                tokio::select! {
+                    _ = stop.cancelled() => break,
+                    _ = every.tick() => save_counts(&ctx, &store),
+                }
+            }
+        });
+
+        Ok(HttpState {
+            cancel,
+            tasks,
+            ctx: args.ctx,
+            store: args.store,
+        })
     }
 
     async fn post_stop(
@@ -81,6 +107,8 @@ impl Actor for HttpActor {
         state: &mut HttpState,
     ) -> Result<(), ActorProcessingErr> {
         state.cancel.cancel();
+        save_counts(&state.ctx, &state.store);
+        let _ = state.store.flush();
         let drain = async { while state.tasks.join_next().await.is_some() {} };
         if tokio::time::timeout(Duration::from_secs(3), drain)
             .await

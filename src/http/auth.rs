@@ -1,9 +1,15 @@
-//! Authentication and the tier gate, one middleware on every `/api` route (SPEC §3.2, §4.6, §11).
+//! Authentication and the tier gate, one middleware in front of every `/api` request (SPEC §3.2,
+//! §4.6, §11).
 //!
-//! Order: look the route up in the tier registry (unknown → refused), then authenticate the caller
-//! from the current policy snapshot (never the store, never a name the request carries), then compare
-//! tiers. This runs before the handler, so a `read` device asking for a write gets `insufficient
-//! tier`, never `no such pane`. Denials for tier or expiry are audited as `security.denied`.
+//! Order: an open route (`/api/health`, `/api/pair`) goes straight on. Every other request —
+//! including an unknown route or an unsupported method — must first name a paired device (or
+//! present the local secret for a read): without one it gets `403 device not paired`, quietly (a
+//! counter and a rate-limited `security.denied` line, never a log line per request), so a scanner
+//! learns nothing about which routes exist. Then an unknown route answers 404 and an unknown
+//! method 405; then the tier registry decides (`insufficient tier`). All of this runs before the
+//! handler, so a `read` device asking for a write gets `insufficient tier`, never `no such pane`.
+//! The caller is authenticated from the current policy snapshot (never the store, never a name the
+//! request carries).
 
 use std::net::SocketAddr;
 
@@ -12,8 +18,8 @@ use axum::extract::{ConnectInfo, MatchedPath, Request, State};
 use axum::http::{header, HeaderMap, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use collie_actors::audit::{AuditEventKind, AuditRecord};
-use collie_actors::pairing::{AuthError, PairingMsg, Tier};
+use collie_actors::audit::{AuditEventKind, AuditMsg, AuditRecord, Denial};
+use collie_actors::pairing::{pairing_source, AuthError, PairingMsg, Tier, TokenHash};
 use subtle_compare::ct_eq_str;
 
 use super::error::ApiError;
@@ -31,13 +37,15 @@ pub enum Caller {
         label: String,
         /// Its tier at the time of the request.
         tier: Tier,
+        /// The hash of the token it presented, so a long request can check it again.
+        token: TokenHash,
     },
     /// The CLI presenting the local secret (reads only).
     Local,
 }
 
 impl Caller {
-    /// The device label for audit lines (`local` for the CLI).
+    /// The device label for audit lines (`local-cli` for the CLI).
     pub fn audit_name(&self) -> Option<String> {
         match self {
             Caller::Open => None,
@@ -45,6 +53,79 @@ impl Caller {
             Caller::Local => Some("local-cli".into()),
         }
     }
+
+    /// Whether this caller still may do what needs `required`, per the current snapshot: the
+    /// question a stream asks each time the policy changes. The local secret does not change
+    /// while the bridge runs.
+    pub fn still_allowed(&self, ctx: &Ctx, required: Tier) -> Result<(), ApiError> {
+        match self {
+            Caller::Open | Caller::Local => Ok(()),
+            Caller::Device { token, .. } => ctx
+                .policy
+                .load()
+                .authorize_hash(token, required, time::OffsetDateTime::now_utc())
+                .map(|_| ())
+                .map_err(auth_error),
+        }
+    }
+
+    /// When this caller's authorization runs out on its own (its device's expiry), if ever.
+    pub fn expires_at(&self, ctx: &Ctx) -> Option<time::OffsetDateTime> {
+        match self {
+            Caller::Device { token, .. } => ctx
+                .policy
+                .load()
+                .authorize_hash(token, Tier::Read, time::OffsetDateTime::UNIX_EPOCH)
+                .ok()
+                .and_then(|d| d.expires_at),
+            _ => None,
+        }
+    }
+}
+
+fn auth_error(e: AuthError) -> ApiError {
+    match e {
+        AuthError::Expired => ApiError::Expired,
+        AuthError::InsufficientTier => ApiError::InsufficientTier,
+        AuthError::Unavailable => ApiError::PairingUnavailable,
+        _ => ApiError::NotPaired,
+    }
+}
+
+/// Where a request comes from, for rate-limited denial lines: the peer, or behind a loopback
+/// proxy the last `X-Forwarded-For` entry (the same rule as pairing's limiter).
+pub fn source_of(headers: &HeaderMap, peer: SocketAddr) -> String {
+    let xff: Vec<&str> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    let xff = (!xff.is_empty()).then(|| xff.join(","));
+    pairing_source(peer.ip(), xff.as_deref()).to_string()
+}
+
+/// Records a refusal: the health counter, and a `security.denied` line the audit actor writes at
+/// most once a minute per source and reason.
+pub fn deny(ctx: &Ctx, source: String, reason: &str, record: AuditRecord) {
+    ctx.counters.denied();
+    let denial = Denial {
+        source,
+        reason: reason.to_owned(),
+        record: record.with_detail("reason", reason.to_owned()),
+    };
+    // Best effort by design: a refusal is never held up by the log.
+    let _ = ctx.audit.cast(AuditMsg::Denied(Box::new(denial)));
+}
+
+/// A `security.denied` record of this request.
+pub fn denied_record(ctx: &Ctx, method: &Method, device: Option<&str>) -> AuditRecord {
+    let mut rec = AuditRecord::new(AuditEventKind::SecurityDenied, ctx.machine.get())
+        .with_request_id(super::request_id())
+        .with_detail("method", method.as_str());
+    if let Some(d) = device {
+        rec = rec.with_device(d);
+    }
+    rec
 }
 
 /// The middleware.
@@ -55,44 +136,61 @@ pub async fn authorize(
     mut req: Request<Body>,
     next: Next,
 ) -> Response {
-    let method = req.method().clone();
-    let Some(pattern) = matched.as_ref().map(|m| m.as_str().to_string()) else {
+    if !req.uri().path().starts_with("/api/") {
+        // An unmatched path outside the API (the app's files are routed before this).
         return ApiError::NotFound.into_response();
-    };
-    let Some(access) = tiers::required(&method, &pattern) else {
-        tracing::error!(%method, %pattern, "route missing from the tier registry; refused");
-        return ApiError::InsufficientTier.into_response();
-    };
-    let caller = match access {
-        Access::Open => Caller::Open,
-        Access::Device(required) => {
-            match authenticate(&ctx, &method, req.headers(), peer, required).await {
-                Ok(c) => c,
-                Err(e) => {
-                    ctx.counters.denied();
-                    return e.into_response();
-                }
-            }
+    }
+    let method = req.method().clone();
+    let access = matched
+        .as_ref()
+        .and_then(|m| tiers::required(&method, m.as_str()));
+    if access == Some(Access::Open) {
+        req.extensions_mut().insert(Caller::Open);
+        return next.run(req).await;
+    }
+    let caller = match identify(&ctx, &method, req.headers(), peer) {
+        Ok(caller) => caller,
+        Err((e, device)) => {
+            let source = source_of(req.headers(), peer);
+            let rec = denied_record(&ctx, &method, device.as_deref());
+            deny(&ctx, source, &e.to_string(), rec);
+            return e.into_response();
         }
     };
-    if matches!(caller, Caller::Device { .. } | Caller::Local) {
-        if method == Method::GET {
-            ctx.counters.read();
-        } else {
-            ctx.counters.write();
+    let required = match access {
+        Some(Access::Device(tier)) => tier,
+        Some(Access::Open) => Tier::Read,
+        // Known to a paired caller only: which routes exist is not for strangers.
+        None if matched.is_some() => return ApiError::MethodNotAllowed.into_response(),
+        None => return ApiError::NotFound.into_response(),
+    };
+    if let Caller::Device { label, tier, .. } = &caller {
+        if !tier.allows(required) {
+            let source = source_of(req.headers(), peer);
+            let rec = denied_record(&ctx, &method, Some(label))
+                .with_detail("required", required.as_str())
+                .with_detail("tier", tier.as_str());
+            deny(&ctx, source, "insufficient tier", rec);
+            return ApiError::InsufficientTier.into_response();
         }
+    }
+    if method == Method::GET {
+        ctx.counters.read();
+    } else {
+        ctx.counters.write();
     }
     req.extensions_mut().insert(caller);
     next.run(req).await
 }
 
-async fn authenticate(
+/// The caller a request names, or why it names none (with the device label when the token is
+/// known, for the audit line).
+fn identify(
     ctx: &Ctx,
     method: &Method,
     headers: &HeaderMap,
     peer: SocketAddr,
-    required: Tier,
-) -> Result<Caller, ApiError> {
+) -> Result<Caller, (ApiError, Option<String>)> {
     let value = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -111,69 +209,36 @@ async fn authenticate(
         {
             return Ok(Caller::Local);
         }
-        return Err(ApiError::NotPaired);
+        return Err((ApiError::NotPaired, None));
     }
-    let token = value.strip_prefix("Bearer ").unwrap_or("").trim();
+    let token = TokenHash::from_presented(value.strip_prefix("Bearer ").unwrap_or("").trim());
     let now = time::OffsetDateTime::now_utc();
     let policy = ctx.policy.load();
-    match policy.authorize(token, required, now) {
+    // The lowest tier: who the device is; the route's tier is compared by the caller.
+    match policy.authorize_hash(&token, Tier::Read, now) {
         Ok(dev) => {
             ctx.pairing_touch(dev.label.as_str());
             Ok(Caller::Device {
                 label: dev.label.as_str().to_string(),
                 tier: dev.tier,
+                token,
             })
         }
-        Err(AuthError::NotPaired) => Err(ApiError::NotPaired),
         Err(AuthError::Unavailable) => {
             // The phone keeps its token and retries; ask the pairing actor to read the store again.
             let _ = ctx.pairing.cast(PairingMsg::Retry);
-            Err(ApiError::PairingUnavailable)
+            Err((ApiError::PairingUnavailable, None))
         }
-        Err(e @ (AuthError::Expired | AuthError::InsufficientTier)) => {
-            // The token is known: name the device in the audit line. Asking for the lowest tier at
-            // the start of time cannot fail for a known token, so this only looks the device up.
-            let who = policy.authorize(token, Tier::Read, time::OffsetDateTime::UNIX_EPOCH);
-            let (label, tier) = who
-                .map(|d| (d.label.as_str().to_string(), Some(d.tier)))
-                .unwrap_or_else(|_| ("unknown".into(), None));
-            if e == AuthError::Expired {
-                audit_denied(ctx, &label, "device expired", required, None, method).await;
-                Err(ApiError::Expired)
-            } else {
-                audit_denied(ctx, &label, "insufficient tier", required, tier, method).await;
-                Err(ApiError::InsufficientTier)
-            }
+        Err(AuthError::Expired) => {
+            // The token is known: name the device in the audit line. Asking at the start of time
+            // cannot fail for a known token, so this only looks the device up.
+            let label = policy
+                .authorize_hash(&token, Tier::Read, time::OffsetDateTime::UNIX_EPOCH)
+                .map(|d| d.label.as_str().to_string())
+                .ok();
+            Err((ApiError::Expired, label))
         }
-        Err(_) => Err(ApiError::NotPaired),
-    }
-}
-
-async fn audit_denied(
-    ctx: &Ctx,
-    label: &str,
-    reason: &str,
-    required: Tier,
-    tier: Option<Tier>,
-    method: &Method,
-) {
-    let mut detail = serde_json::Map::new();
-    detail.insert("reason".into(), reason.into());
-    detail.insert("method".into(), method.as_str().into());
-    detail.insert("required".into(), required.as_str().into());
-    if let Some(t) = tier {
-        detail.insert("tier".into(), t.as_str().into());
-    }
-    let rec = AuditRecord {
-        event: AuditEventKind::SecurityDenied,
-        machine: ctx.machine.clone(),
-        session: None,
-        device: Some(label.to_string()),
-        request_id: Some(super::request_id()),
-        detail,
-    };
-    if let Err(e) = ctx.audit(rec).await {
-        tracing::warn!(error = %e, "could not audit a denial");
+        Err(_) => Err((ApiError::NotPaired, None)),
     }
 }
 

@@ -1,13 +1,21 @@
 //! Counts of reads, writes and denials over the last seven days for `/api/health` (SPEC §4.7).
 //!
-//! Kept in memory as one bucket per UTC day; a restart starts from zero. The counts name no pane,
-//! text or person.
+//! Kept in memory as one bucket per UTC day, and saved in the store (table `meta`, key
+//! [`STORE_KEY`]) every few seconds while they change and when the bridge stops, so a restart
+//! keeps them; a crash loses at most the last few seconds. The counts name no pane, text or
+//! person.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
 
 const DAYS: usize = 7;
 
-#[derive(Debug, Default, Clone, Copy)]
+/// Where the counts are kept in the store.
+pub const STORE_KEY: &str = "http.counts_7d";
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 struct Bucket {
     day: i64,
     reads: u64,
@@ -19,6 +27,8 @@ struct Bucket {
 #[derive(Debug, Default)]
 pub struct Counters {
     buckets: Mutex<[Bucket; DAYS]>,
+    /// Changed since the last [`Counters::take_changes`].
+    dirty: AtomicBool,
 }
 
 /// Totals over the last seven days.
@@ -47,7 +57,34 @@ impl Counters {
                 };
             }
             f(slot);
+            self.dirty.store(true, Ordering::Relaxed);
         }
+    }
+
+    /// The buckets to save, if anything changed since the last call.
+    pub fn take_changes(&self) -> Option<Vec<u8>> {
+        if !self.dirty.swap(false, Ordering::Relaxed) {
+            return None;
+        }
+        let buckets = *self.buckets.lock().ok()?;
+        serde_json::to_vec(&buckets.to_vec()).ok()
+    }
+
+    /// Counters holding what [`Counters::take_changes`] saved; unreadable bytes start from zero.
+    pub fn restored(bytes: Option<&[u8]>) -> Counters {
+        let counters = Counters::default();
+        let saved: Vec<Bucket> = bytes
+            .and_then(|b| serde_json::from_slice(b).ok())
+            .unwrap_or_default();
+        if let Ok(mut buckets) = counters.buckets.lock() {
+            for b in saved {
+                let slot = &mut buckets[b.day.rem_euclid(DAYS as i64) as usize];
+                if b.day > slot.day {
+                    *slot = b;
+                }
+            }
+        }
+        counters
     }
 
     /// One authenticated read.
@@ -92,6 +129,20 @@ impl Counters {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn saved_counts_come_back() {
+        let c = Counters::default();
+        assert_eq!(c.take_changes(), None);
+        c.bump(100, |b| b.reads += 2);
+        c.bump(101, |b| b.denied += 1);
+        let saved = c.take_changes().expect("changed");
+        assert_eq!(c.take_changes(), None, "nothing new");
+        let back = Counters::restored(Some(&saved));
+        assert_eq!(back.totals_at(101), c.totals_at(101));
+        assert_eq!(Counters::restored(Some(b"garbage")).totals_at(101).reads, 0);
+        assert_eq!(Counters::restored(None).totals_at(101).reads, 0);
+    }
 
     #[test]
     fn old_days_fall_out() {

@@ -77,6 +77,19 @@ pub enum ApiError {
     /// 500: something inside failed; the details are logged, not sent.
     #[error("internal error")]
     Internal,
+    /// 500 like [`ApiError::Internal`], carrying the detail for the bridge's log and for the
+    /// local CLI (the machine's own user); a phone gets only `internal error`.
+    #[error("internal error")]
+    Backend(String),
+    /// 413: the request body is over the limit.
+    #[error("request body too large: at most 512 KiB")]
+    BodyTooLarge,
+    /// 408: the request body did not arrive in time.
+    #[error("request body too slow")]
+    BodyTimeout,
+    /// 405: the route exists, the method does not.
+    #[error("method not allowed")]
+    MethodNotAllowed,
 }
 
 impl ApiError {
@@ -98,8 +111,27 @@ impl ApiError {
             MemberUnreachable | MemberUnreadable => StatusCode::BAD_GATEWAY,
             CapabilityMissing => StatusCode::NOT_IMPLEMENTED,
             BadRequest(_) => StatusCode::BAD_REQUEST,
-            Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            Internal | Backend(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            BodyTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            BodyTimeout => StatusCode::REQUEST_TIMEOUT,
+            MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
         }
+    }
+
+    /// The message for the machine's own user (the control socket): the detail of a backend
+    /// failure, otherwise the same string a phone gets.
+    pub fn for_local_user(&self) -> String {
+        match self {
+            ApiError::Backend(detail) => detail.clone(),
+            other => other.to_string(),
+        }
+    }
+
+    /// A backend failure: its detail is logged now and goes no further than the local CLI.
+    pub fn backend(what: &str, detail: impl std::fmt::Display) -> ApiError {
+        let detail = format!("{what}: {detail}");
+        tracing::error!(%detail, "request failed inside the bridge");
+        ApiError::Backend(detail)
     }
 }
 

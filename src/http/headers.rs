@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, Method};
+use axum::http::{header, HeaderMap, HeaderValue, Method, Uri};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -29,9 +29,14 @@ pub async fn security_headers(
 ) -> Response {
     let https = arrived_over_https(req.headers(), peer);
     let is_api = req.uri().path().starts_with("/api/");
-    let mut resp = match check_host_and_origin(&ctx, req.method(), req.headers()) {
+    let mut resp = match check_host_and_origin(&ctx, req.method(), req.uri(), req.headers()) {
         Ok(()) => next.run(req).await,
-        Err(e) => e.into_response(),
+        Err(e) => {
+            let source = super::auth::source_of(req.headers(), peer);
+            let rec = super::auth::denied_record(&ctx, req.method(), None);
+            super::auth::deny(&ctx, source, &e.to_string(), rec);
+            e.into_response()
+        }
     };
     let h = resp.headers_mut();
     h.insert(
@@ -77,17 +82,54 @@ fn arrived_over_https(headers: &HeaderMap, peer: SocketAddr) -> bool {
             .is_some_and(|v| v.trim().eq_ignore_ascii_case("https"))
 }
 
-fn check_host_and_origin(ctx: &Ctx, method: &Method, headers: &HeaderMap) -> Result<(), ApiError> {
-    let host = headers
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .ok_or(ApiError::Forbidden("host not allowed"))?;
+/// The one value of header `name`; two are refused (a proxy and the bridge could each read a
+/// different one).
+fn single(
+    headers: &HeaderMap,
+    name: header::HeaderName,
+    twice: ApiError,
+) -> Result<Option<&HeaderValue>, ApiError> {
+    let mut values = headers.get_all(name).iter();
+    let first = values.next();
+    if values.next().is_some() {
+        return Err(twice);
+    }
+    Ok(first)
+}
+
+fn check_host_and_origin(
+    ctx: &Ctx,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+) -> Result<(), ApiError> {
+    let host = single(
+        headers,
+        header::HOST,
+        ApiError::BadRequest("more than one Host header".into()),
+    )?
+    .and_then(|v| v.to_str().ok())
+    .ok_or(ApiError::Forbidden("host not allowed"))?;
     if !ctx.host_allowed(host) {
         return Err(ApiError::Forbidden("host not allowed"));
     }
+    // An absolute-form target (`GET http://other.example/api/…`) names the host that counts
+    // (RFC 9112 §3.2.2): it must be this bridge, and the same the Host header names.
+    if let Some(authority) = uri.authority() {
+        if !ctx.host_allowed(authority.as_str())
+            || !authority.as_str().eq_ignore_ascii_case(host.trim())
+        {
+            return Err(ApiError::Forbidden("host not allowed"));
+        }
+    }
+    let origin = single(
+        headers,
+        header::ORIGIN,
+        ApiError::Forbidden("origin not allowed"),
+    )?;
     let changes_state = !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
     if changes_state {
-        if let Some(origin) = headers.get(header::ORIGIN) {
+        if let Some(origin) = origin {
             let origin = origin
                 .to_str()
                 .map_err(|_| ApiError::Forbidden("origin not allowed"))?;

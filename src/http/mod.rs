@@ -7,10 +7,14 @@
 
 pub mod actor;
 pub mod auth;
+pub mod body;
 pub mod counters;
 pub mod error;
+pub mod extract;
 pub mod headers;
 mod routes;
+pub mod serve;
+pub mod streams;
 pub mod tiers;
 
 use std::net::IpAddr;
@@ -21,7 +25,8 @@ use axum::middleware;
 use axum::Router;
 use collie_actors::audit::{AuditMsg, AuditRecord};
 use collie_actors::crew_link::{CrewMsg, CrewView, LeadLink, Relays};
-use collie_actors::pairing::{PairingMsg, PolicySnapshot};
+use collie_actors::machine::MachineName;
+use collie_actors::pairing::{PairingMsg, Policy};
 use collie_actors::panes::PanesMsg;
 use collie_actors::redact::Masker;
 use collie_actors::slot::Slot;
@@ -34,8 +39,8 @@ use self::error::ApiError;
 /// What every handler can reach: the actors' slots, the policy snapshot and a few settings.
 #[derive(Clone)]
 pub struct Ctx {
-    /// This machine's name.
-    pub machine: String,
+    /// This machine's name (one value for every part of the bridge; a crew join may change it).
+    pub machine: MachineName,
     /// Recorded audit breaks nobody acknowledged yet (published by the audit actor; SPEC §7).
     pub open_audit_breaks: Arc<std::sync::atomic::AtomicU64>,
     /// HTTP bind address (the local secret is also accepted from it when it is not loopback).
@@ -45,7 +50,7 @@ pub struct Ctx {
     /// The current local secret.
     pub local_secret: Arc<String>,
     /// The current device policy, published by the pairing actor after each durable change.
-    pub policy: Arc<ArcSwap<PolicySnapshot>>,
+    pub policy: Policy,
     /// The pairing actor.
     pub pairing: Slot<PairingMsg>,
     /// The audit actor.
@@ -74,6 +79,10 @@ pub struct Ctx {
     pub audit_content: Arc<String>,
     /// The URL phones open (QR code of `collie pair`).
     pub public_url: Arc<String>,
+    /// Open SSE streams, capped per device and in all.
+    pub streams: Arc<streams::StreamSlots>,
+    /// Connections closed at once because too many were open.
+    pub refused_connections: Arc<serve::Refused>,
 }
 
 impl Ctx {
@@ -107,11 +116,14 @@ pub fn request_id() -> String {
     hex::encode(b)
 }
 
-/// The whole HTTP application.
+/// The whole HTTP application. The API's fallback and every route sit behind the auth middleware
+/// (so an unknown route or method without a token gets `device not paired` first); an
+/// authenticated request's body is then read whole, within limits, before any handler runs.
 pub fn router(ctx: Ctx) -> Router {
     let api = routes::api()
-        .route_layer(middleware::from_fn_with_state(ctx.clone(), auth::authorize))
-        .fallback(|| async { ApiError::NotFound });
+        .fallback(|| async { ApiError::NotFound })
+        .layer(middleware::from_fn(body::read_whole))
+        .layer(middleware::from_fn_with_state(ctx.clone(), auth::authorize));
     Router::new()
         .merge(api)
         .merge(routes::web())

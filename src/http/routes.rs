@@ -5,7 +5,7 @@ mod stream;
 use std::net::SocketAddr;
 
 use axum::body::Bytes;
-use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
@@ -16,13 +16,12 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::auth::Caller;
+use super::body::MAX_BODY;
 use super::error::ApiError;
+use super::extract::{ApiPath, ApiQuery};
 use super::{request_id, Ctx};
 use crate::ops::{self, Actor};
 use crate::relay::lead::{self, Target};
-
-/// Largest request body the API reads (input text is at most 64 KiB, JSON-escaped).
-const MAX_BODY: usize = 512 * 1024;
 
 /// The `/api` routes. Every one of them must be listed in [`super::tiers::ROUTES`].
 pub(super) fn api() -> Router<Ctx> {
@@ -116,7 +115,7 @@ async fn pair(
 async fn machines(State(ctx): State<Ctx>) -> Json<Value> {
     let view = ctx.crew_view.load();
     let mut machines = vec![json!({
-        "name": ctx.machine,
+        "name": ctx.machine.get(),
         "role": view.role,
         "online": true,
         "version": env!("CARGO_PKG_VERSION"),
@@ -134,7 +133,7 @@ async fn machines(State(ctx): State<Ctx>) -> Json<Value> {
 
 async fn settings(State(ctx): State<Ctx>) -> Json<Value> {
     Json(json!({
-        "machine": ctx.machine,
+        "machine": ctx.machine.get(),
         "masking": ctx.masker.is_enabled(),
         "audit_content": ctx.audit_content.as_str(),
         "walky": ctx.walky_on,
@@ -161,7 +160,9 @@ async fn devices(
 async fn revoke(
     State(ctx): State<Ctx>,
     Extension(caller): Extension<Caller>,
-    Path(label): Path<String>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    ApiPath(label): ApiPath<String>,
 ) -> Result<Json<Value>, ApiError> {
     let is_self = matches!(&caller, Caller::Device { label: l, .. } if *l == label);
     let is_full = matches!(
@@ -172,6 +173,20 @@ async fn revoke(
         }
     );
     if !is_self && !is_full {
+        // A lower device reaching for another's token: a tier refusal like any other (SPEC §7).
+        let rec = super::auth::denied_record(
+            &ctx,
+            &axum::http::Method::DELETE,
+            caller.audit_name().as_deref(),
+        )
+        .with_detail("required", "full")
+        .with_detail("label", label);
+        super::auth::deny(
+            &ctx,
+            super::auth::source_of(&headers, peer),
+            "insufficient tier",
+            rec,
+        );
         return Err(ApiError::InsufficientTier);
     }
     let d = ops::revoke(&ctx, label, &actor_of(&caller)).await?;
@@ -190,6 +205,7 @@ async fn panes(
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct SnapshotQuery {
     scrollback: Option<usize>,
 }
@@ -197,8 +213,8 @@ struct SnapshotQuery {
 async fn snapshot(
     State(ctx): State<Ctx>,
     Extension(caller): Extension<Caller>,
-    Path((m, p)): Path<(String, String)>,
-    Query(q): Query<SnapshotQuery>,
+    ApiPath((m, p)): ApiPath<(String, String)>,
+    ApiQuery(q): ApiQuery<SnapshotQuery>,
 ) -> Result<Response, ApiError> {
     let lines = q.scrollback.unwrap_or(0).min(10_000);
     let snap = match lead::target(&ctx, &m)? {
@@ -220,7 +236,7 @@ struct InputBody {
 async fn input(
     State(ctx): State<Ctx>,
     Extension(caller): Extension<Caller>,
-    Path((m, p)): Path<(String, String)>,
+    ApiPath((m, p)): ApiPath<(String, String)>,
     bytes: Bytes,
 ) -> Result<Json<Value>, ApiError> {
     let target = lead::target(&ctx, &m)?;
@@ -273,7 +289,7 @@ struct RenameBody {
 async fn rename(
     State(ctx): State<Ctx>,
     Extension(caller): Extension<Caller>,
-    Path((m, p)): Path<(String, String)>,
+    ApiPath((m, p)): ApiPath<(String, String)>,
     bytes: Bytes,
 ) -> Result<Json<Value>, ApiError> {
     let target = lead::target(&ctx, &m)?;
@@ -289,7 +305,7 @@ async fn rename(
 async fn close(
     State(ctx): State<Ctx>,
     Extension(caller): Extension<Caller>,
-    Path((m, p)): Path<(String, String)>,
+    ApiPath((m, p)): ApiPath<(String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let actor = actor_of(&caller);
     match lead::target(&ctx, &m)? {
@@ -304,6 +320,7 @@ async fn walky_cards(State(ctx): State<Ctx>) -> Result<Json<Value>, ApiError> {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct CardQuery {
     machine: Option<String>,
 }
@@ -313,8 +330,8 @@ struct CardQuery {
 async fn walky_card(
     State(ctx): State<Ctx>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
-    Query(q): Query<CardQuery>,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(q): ApiQuery<CardQuery>,
 ) -> Result<Json<Value>, ApiError> {
     if id.len() != 32 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(ApiError::BadRequest(

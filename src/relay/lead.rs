@@ -51,7 +51,7 @@ impl Member {
 /// `member unreachable` for a member that is offline, `no such machine` for a name the crew does
 /// not have.
 pub fn target(ctx: &Ctx, m: &str) -> Result<Target, ApiError> {
-    if m == "local" || m == ctx.machine {
+    if m == "local" || ctx.machine.is(m) {
         return Ok(Target::Local);
     }
     if let Some(client) = ctx.relays.load().get(m) {
@@ -187,7 +187,9 @@ pub async fn input(
     done(member.client.call(on(actor), kind).await)
 }
 
-/// Opens a hosted pane on a member.
+/// Opens a hosted pane on a member. Like a local create, `pane.create` is written on the lead
+/// once the member says the pane exists (and on the member by the member); a refusal at the
+/// member's cap is `resource.denied` on both.
 pub async fn create(
     ctx: &Ctx,
     member: &Member,
@@ -203,18 +205,36 @@ pub async fn create(
     if let Some(n) = &name {
         ops::validate_pane_name(n)?;
     }
-    let mut rec = actor.record(ctx, AuditEventKind::PaneCreate);
+    let info = match member.client.call(on(actor), kind).await {
+        Ok(RelayOk::Created(info)) => mask_pane(ctx, member, info),
+        Ok(_) => return Err(ApiError::MemberUnreadable),
+        Err(RelayError::ResourceLimit) => {
+            let rec = actor
+                .record(ctx, AuditEventKind::ResourceDenied)
+                .with_detail("reason", "member pane limit");
+            let _ = audit(ctx, member, rec).await;
+            return Err(ApiError::ResourceLimit);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let mut rec = actor
+        .record(ctx, AuditEventKind::PaneCreate)
+        .with_detail("pane", info.pane.clone());
     if let Some(n) = name {
         rec = rec.with_detail("name", n);
     }
     if let Some(s) = starter {
         rec = rec.with_detail("starter", s);
     }
-    audit(ctx, member, rec).await?;
-    match member.client.call(on(actor), kind).await? {
-        RelayOk::Created(info) => Ok(mask_pane(ctx, member, info)),
-        _ => Err(ApiError::MemberUnreadable),
+    if let Err(e) = audit(ctx, member, rec).await {
+        // Not audited here, so not kept: close it again on the member.
+        let kind = RelayKind::Close {
+            pane: info.pane.clone(),
+        };
+        let _ = member.client.call(on(actor), kind).await;
+        return Err(e);
     }
+    Ok(info)
 }
 
 /// Renames a member's pane.
@@ -232,7 +252,7 @@ pub async fn rename(
     member.client.allows(&kind)?;
     ops::validate_pane_name(&name)?;
     let rec = actor
-        .record(ctx, AuditEventKind::PaneRename)
+        .record(ctx, ops::rename_event(&pane))
         .with_detail("pane", pane)
         .with_detail("name", name);
     audit(ctx, member, rec).await?;

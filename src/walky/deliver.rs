@@ -50,7 +50,7 @@ pub async fn reject(ctx: &Ctx, message: &Message, why: &str) {
 
 /// The audit line of a walky event about `message` on this machine.
 pub fn audit_record(ctx: &Ctx, event: AuditEventKind, message: &Message) -> AuditRecord {
-    AuditRecord::new(event, ctx.machine.clone())
+    AuditRecord::new(event, ctx.machine.get())
         .with_detail("id", message.id.to_string())
         .with_detail("from", message.from.to_string())
         .with_detail("to", message.to.to_string())
@@ -62,11 +62,9 @@ async fn try_deliver(ctx: &Ctx, message: &Message) -> Result<(), String> {
     if message.to.machine != here {
         return Err(format!("{} is not on {here}", message.to));
     }
-    let panes = ops::panes(ctx).await.map_err(|e| e.to_string())?;
-    let pane = panes
-        .iter()
-        .find(|p| p.pane == message.to.pane)
-        .ok_or_else(|| format!("no pane {} on {here}", message.to.pane))?;
+    let pane = ops::pane_info(ctx, &message.to.pane)
+        .await
+        .map_err(|_| format!("no pane {} on {here}", message.to.pane))?;
     if pane.token != message.to.token {
         return Err(format!(
             "stale address: pane {} on {here} is another instance now (token #{}); ask `collie walky who`",

@@ -21,7 +21,7 @@ async fn entries(ctx: &Ctx) -> Result<Vec<Entry>, ApiError> {
     ctx.walky
         .call(WalkyMsg::Entries)
         .await?
-        .map_err(|e| ApiError::BadRequest(format!("cannot read the walky log: {e}")))
+        .map_err(|e| ApiError::backend("cannot read the walky log", e))
 }
 
 /// Whose inbox: `Some(address prefix "machine/pane")` for a command run inside a pane (an agent

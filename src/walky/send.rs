@@ -51,15 +51,15 @@ pub async fn send(
     let here = ctx.crew_view.load().name.clone();
     let (pane, token) = sender::pane_of(env, &here, &ctx.tmux_sockets)
         .map_err(|e| ApiError::BadRequest(e.to_string()))?;
-    let info = ops::panes(ctx)
-        .await?
-        .into_iter()
-        .find(|p| p.pane == pane)
-        .ok_or_else(|| {
-            ApiError::BadRequest(format!(
+    let info = match ops::pane_info(ctx, &pane).await {
+        Ok(info) => info,
+        Err(ApiError::NoSuchPane) => {
+            return Err(ApiError::BadRequest(format!(
                 "the pane this runs in ({pane}) is not one the bridge knows"
-            ))
-        })?;
+            )))
+        }
+        Err(e) => return Err(e),
+    };
     if token.as_ref().is_some_and(|t| *t != info.token) {
         return Err(ApiError::BadRequest(format!(
             "COLLIE_PANE names an older instance of {pane}; it is #{} now",
@@ -117,10 +117,7 @@ async fn log_sent(ctx: &Ctx, message: &Message) -> Result<(), ApiError> {
         append(ctx, line),
         ctx.audit(audit_record(ctx, AuditEventKind::WalkySent, message))
     );
-    logged.map_err(|e| {
-        tracing::error!(error = %e, "walky: cannot log a sent message");
-        ApiError::BadRequest(format!("cannot log the message: {e}"))
-    })?;
+    logged.map_err(|e| ApiError::backend("walky: cannot log the message", e))?;
     audited
 }
 

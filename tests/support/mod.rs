@@ -89,6 +89,7 @@ pub struct TestBridge {
     pub port: u16,
     pub tmux: Option<Tmux>,
     pub extra_env: Vec<(String, String)>,
+    pub log_to_file: bool,
 }
 
 /// How to start a [`TestBridge`].
@@ -96,6 +97,8 @@ pub struct TestBridge {
 pub struct Opts {
     pub with_tmux: bool,
     pub env: Vec<(String, String)>,
+    /// Send the bridge's log (stderr) to `<dir>/bridge.log` instead of the test's stderr.
+    pub log_to_file: bool,
 }
 
 impl TestBridge {
@@ -123,6 +126,7 @@ impl TestBridge {
             port: 0,
             tmux,
             extra_env: opts.env,
+            log_to_file: opts.log_to_file,
         };
         b.launch();
         b
@@ -132,7 +136,17 @@ impl TestBridge {
     pub fn launch(&mut self) {
         let mut cmd = self.command();
         cmd.args(["bridge", "--port", "0", "--name", "testbox"]);
-        cmd.stdout(Stdio::piped()).stderr(Stdio::inherit());
+        cmd.stdout(Stdio::piped());
+        if self.log_to_file {
+            let log = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(self.log_path())
+                .expect("bridge log file");
+            cmd.stderr(log);
+        } else {
+            cmd.stderr(Stdio::inherit());
+        }
         let mut child = cmd.spawn().expect("spawn collie bridge");
         let stdout = child.stdout.take().expect("stdout");
         let mut reader = BufReader::new(stdout);
@@ -181,6 +195,16 @@ impl TestBridge {
             cmd.env(k, v);
         }
         cmd
+    }
+
+    /// Where the bridge's log goes with [`Opts::log_to_file`].
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.path().join("bridge.log")
+    }
+
+    /// The bridge's log so far (with [`Opts::log_to_file`]).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.log_path()).unwrap_or_default()
     }
 
     pub fn state(&self) -> PathBuf {

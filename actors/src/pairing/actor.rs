@@ -11,9 +11,7 @@
 //! the rate-limit counters (memory only, SPEC §4) start afresh.
 
 use std::net::IpAddr;
-use std::sync::Arc;
 
-use arc_swap::ArcSwap;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use rand::rngs::OsRng;
 use time::OffsetDateTime;
@@ -22,9 +20,11 @@ use super::core::{PairError, PairingCore};
 use super::devices::{Device, DeviceError, DeviceRegistry, Write};
 use super::duration::Dur;
 use super::policy::PolicySnapshot;
+use super::published::Policy;
 use super::tier::Tier;
 use super::token::DeviceToken;
 use crate::audit::{AuditEventKind, AuditMsg, AuditRecord};
+use crate::machine::MachineName;
 use crate::slot::Slot;
 use crate::store::{Store, StoreError, Table};
 
@@ -37,11 +37,11 @@ pub struct PairingArgs {
     /// The durable store.
     pub store: Store,
     /// Where the current policy snapshot is published for the request path.
-    pub policy: Arc<ArcSwap<PolicySnapshot>>,
+    pub policy: Policy,
     /// The audit actor.
     pub audit: Slot<AuditMsg>,
     /// This machine's name, for audit lines.
-    pub machine: String,
+    pub machine: MachineName,
 }
 
 /// A new pairing code for `collie pair`.
@@ -349,17 +349,16 @@ impl PairingState {
                 }
                 self.registry = registry;
                 self.available = true;
-                self.args.policy.store(Arc::new(PolicySnapshot::build(
-                    self.version,
-                    self.registry.iter(),
-                )));
+                self.args
+                    .policy
+                    .publish(PolicySnapshot::build(self.version, self.registry.iter()));
             }
             Err(e) => {
                 tracing::error!(error = %e, "cannot read the device store; answering `pairing unavailable`");
                 self.available = false;
                 self.args
                     .policy
-                    .store(Arc::new(PolicySnapshot::unavailable(self.version)));
+                    .publish(PolicySnapshot::unavailable(self.version));
             }
         }
     }
@@ -398,7 +397,7 @@ impl PairingState {
     }
 
     fn record(&self, event: AuditEventKind, by: Option<&str>) -> AuditRecord {
-        let mut rec = AuditRecord::new(event, self.args.machine.clone());
+        let mut rec = AuditRecord::new(event, self.args.machine.get());
         if let Some(by) = by {
             rec = rec.with_device(by);
         } else {
@@ -420,13 +419,13 @@ impl PairingState {
         let paired = claimed.paired;
         if let Some(old) = &paired.replaced {
             // Label takeover of an expired device: its token is revoked, and that is audited.
-            let rec = AuditRecord::new(AuditEventKind::DeviceRevoked, self.args.machine.clone())
+            let rec = AuditRecord::new(AuditEventKind::DeviceRevoked, self.args.machine.get())
                 .with_device(old.label.as_str())
                 .with_detail("label", old.label.as_str())
                 .with_detail("reason", "label taken over after expiry");
             self.audit(rec).await?;
         }
-        let rec = AuditRecord::new(AuditEventKind::DevicePaired, self.args.machine.clone())
+        let rec = AuditRecord::new(AuditEventKind::DevicePaired, self.args.machine.get())
             .with_device(paired.device.label.as_str())
             .with_detail("label", paired.device.label.as_str())
             .with_detail("tier", paired.device.tier.as_str());
@@ -516,10 +515,9 @@ impl PairingState {
         }
         self.registry.apply(write);
         self.version += 1;
-        self.args.policy.store(Arc::new(PolicySnapshot::build(
-            self.version,
-            self.registry.iter(),
-        )));
+        self.args
+            .policy
+            .publish(PolicySnapshot::build(self.version, self.registry.iter()));
         Ok(())
     }
 }

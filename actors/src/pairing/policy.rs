@@ -158,10 +158,21 @@ impl PolicySnapshot {
         required: Tier,
         now: OffsetDateTime,
     ) -> Result<AuthorizedDevice, AuthError> {
+        self.authorize_hash(&TokenHash::from_presented(presented), required, now)
+    }
+
+    /// [`authorize`](Self::authorize) for a token already hashed: how a stream checks its device
+    /// again when a new snapshot is published, without keeping the token itself.
+    pub fn authorize_hash(
+        &self,
+        hash: &TokenHash,
+        required: Tier,
+        now: OffsetDateTime,
+    ) -> Result<AuthorizedDevice, AuthError> {
         if !self.available {
             return Err(AuthError::Unavailable);
         }
-        let hash = TokenHash::from_presented(presented);
+        let hash = *hash;
         let entry = self
             .by_prefix
             .get(&prefix(&hash))

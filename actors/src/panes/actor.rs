@@ -7,7 +7,7 @@
 //!
 //! Caps: at most [`MAX_HOSTED`] hosted panes, and the buffers of all panes stay under
 //! [`BUFFER_CAP`] (or [`PanesArgs::buffer_cap`]); past either a new hosted pane is refused
-//! (`resource limit`) and the refusal is audited as `resource.denied`. As use nears the buffer cap
+//! (`resource limit`, naming the cap for the caller's `resource.denied` line). As use nears the buffer cap
 //! tmux mirrors keep less scrollback: every [`BUDGET_PERIOD`], and after a hosted pane is created
 //! or closed, the actor feeds its measurements to the pure policy in [`super::budget`] and hands a
 //! changed limit to the tmux backend, which rebuilds its mirrors in the background.
@@ -32,9 +32,8 @@ use super::pty::{HostedPane, PtySnapshot, SpawnOptions, DEFAULT_SCROLLBACK_LINES
 use super::ring::DEFAULT_RING_BYTES;
 use super::tmux::{TmuxBackend, TmuxError, TmuxOptions, TmuxSocket};
 use super::token::pane_token;
-use crate::audit::{AuditEventKind, AuditMsg, AuditRecord};
+use crate::machine::MachineName;
 use crate::redact::Masker;
-use crate::slot::Slot;
 use crate::store::{Store, Table};
 
 /// Most hosted panes at once.
@@ -53,13 +52,11 @@ pub struct PanesActor;
 #[derive(Clone)]
 pub struct PanesArgs {
     /// This machine's name.
-    pub machine: String,
+    pub machine: MachineName,
     /// Holds the pane-token salt.
     pub store: Store,
     /// Masks everything that leaves.
     pub masker: Arc<Masker>,
-    /// For `resource.denied`.
-    pub audit: Slot<AuditMsg>,
     /// Extra tmux sockets besides the default one, in order.
     pub tmux_sockets: Vec<PathBuf>,
     /// Cap on the buffers of all panes together, in bytes ([`BUFFER_CAP`] in the bridge; tests
@@ -78,15 +75,12 @@ pub enum PaneError {
     /// Unknown pane id.
     #[error("no such pane")]
     NoSuchPane,
-    /// A cap is reached.
+    /// A cap is reached; names which (for the `resource.denied` line the caller writes).
     #[error("resource limit")]
-    ResourceLimit,
+    ResourceLimit(&'static str),
     /// The input is not acceptable (the message says why).
     #[error("{0}")]
     BadInput(String),
-    /// The audit line of a refusal or write could not be written.
-    #[error("audit unavailable")]
-    AuditUnavailable,
     /// The backend failed.
     #[error("{0}")]
     Backend(String),
@@ -111,6 +105,13 @@ type Reply<T> = RpcReplyPort<Result<T, PaneError>>;
 pub enum PanesMsg {
     /// All panes.
     List(RpcReplyPort<Vec<PaneInfo>>),
+    /// One pane, as the list shows it (without building the whole list).
+    Info {
+        /// Pane id.
+        pane: String,
+        /// The answer.
+        reply: Reply<PaneInfo>,
+    },
     /// One pane's masked screen.
     Snapshot {
         /// Pane id.
@@ -258,6 +259,9 @@ impl Actor for PanesActor {
             PanesMsg::List(reply) => {
                 let _ = reply.send(state.list());
             }
+            PanesMsg::Info { pane, reply } => {
+                let _ = reply.send(state.info(&pane));
+            }
             PanesMsg::Snapshot {
                 pane,
                 scrollback,
@@ -306,9 +310,10 @@ impl Actor for PanesActor {
     }
 }
 
+/// The number of a hosted pane's id `p<n>`, in its canonical spelling only (`p01` is not `p1`).
 fn hosted_id(pane: &str) -> Option<u32> {
     let n = pane.strip_prefix('p')?;
-    if n.is_empty() || n.len() > 9 || !n.bytes().all(|b| b.is_ascii_digit()) {
+    if !super::tmux::canonical_number(n) {
         return None;
     }
     n.parse().ok()
@@ -319,40 +324,57 @@ impl PanesState {
         self.args.masker.mask(s).into_owned()
     }
 
+    fn tmux_info(&self, p: super::tmux::TmuxPaneInfo) -> PaneInfo {
+        PaneInfo {
+            machine: self.args.machine.get(),
+            pane: p.id,
+            token: p.token,
+            name: self.mask(&p.name),
+            backend: "tmux".to_owned(),
+            alive: p.alive,
+            cols: p.cols,
+            rows: p.rows,
+            last_activity: system_rfc3339(p.last_activity),
+            asking_password: p.asking_password,
+        }
+    }
+
+    fn hosted_info(&self, n: u32, h: &Hosted) -> PaneInfo {
+        let (rows, cols) = h.pane.size();
+        PaneInfo {
+            machine: self.args.machine.get(),
+            pane: format!("p{n}"),
+            token: h.token.clone(),
+            name: self.mask(&h.name),
+            backend: "pty".to_owned(),
+            alive: h.pane.is_alive(),
+            cols,
+            rows,
+            last_activity: rfc3339(h.pane.last_activity()),
+            asking_password: h.pane.asking_password(),
+        }
+    }
+
     fn list(&self) -> Vec<PaneInfo> {
         let mut out: Vec<PaneInfo> = self
             .tmux
             .list()
             .into_iter()
-            .map(|p| PaneInfo {
-                machine: self.args.machine.clone(),
-                pane: p.id,
-                token: p.token,
-                name: self.mask(&p.name),
-                backend: "tmux".to_owned(),
-                alive: p.alive,
-                cols: p.cols,
-                rows: p.rows,
-                last_activity: system_rfc3339(p.last_activity),
-                asking_password: p.asking_password,
-            })
+            .map(|p| self.tmux_info(p))
             .collect();
-        for (n, h) in &self.hosted {
-            let (rows, cols) = h.pane.size();
-            out.push(PaneInfo {
-                machine: self.args.machine.clone(),
-                pane: format!("p{n}"),
-                token: h.token.clone(),
-                name: self.mask(&h.name),
-                backend: "pty".to_owned(),
-                alive: h.pane.is_alive(),
-                cols,
-                rows,
-                last_activity: rfc3339(h.pane.last_activity()),
-                asking_password: h.pane.asking_password(),
-            });
-        }
+        out.extend(self.hosted.iter().map(|(n, h)| self.hosted_info(*n, h)));
         out
+    }
+
+    fn info(&self, pane: &str) -> Result<PaneInfo, PaneError> {
+        if let Some(n) = hosted_id(pane) {
+            let h = self.hosted.get(&n).ok_or(PaneError::NoSuchPane)?;
+            return Ok(self.hosted_info(n, h));
+        }
+        self.tmux
+            .info(pane)
+            .map(|p| self.tmux_info(p))
+            .ok_or(PaneError::NoSuchPane)
     }
 
     fn snapshot(&self, pane: &str, scrollback: usize) -> Result<PaneSnapshot, PaneError> {
@@ -386,7 +408,7 @@ impl PanesState {
 
     fn shape(&self, pane: &str, token: String, name: &str, s: PtySnapshot) -> PaneSnapshot {
         PaneSnapshot {
-            machine: self.args.machine.clone(),
+            machine: self.args.machine.get(),
             pane: pane.to_string(),
             token,
             name: self.mask(name),
@@ -468,21 +490,11 @@ impl PanesState {
             + (DEFAULT_SCROLLBACK_LINES + usize::from(start.rows)) * usize::from(start.cols) * 32;
         let over_count = self.hosted.len() >= MAX_HOSTED;
         let over_bytes = self.allocated_bytes() + reserve > self.args.buffer_cap;
-        if over_count || over_bytes {
-            let rec = AuditRecord::new(AuditEventKind::ResourceDenied, self.args.machine.clone())
-                .with_detail(
-                    "reason",
-                    if over_count {
-                        "hosted pane limit"
-                    } else {
-                        "pane buffer cap"
-                    },
-                );
-            match self.args.audit.call(|r| AuditMsg::Append(rec, r)).await {
-                Ok(Ok(_)) => {}
-                _ => return Err(PaneError::AuditUnavailable),
-            }
-            return Err(PaneError::ResourceLimit);
+        if over_count {
+            return Err(PaneError::ResourceLimit("hosted pane limit"));
+        }
+        if over_bytes {
+            return Err(PaneError::ResourceLimit("pane buffer cap"));
         }
         let n = self.next_hosted;
         self.next_hosted += 1;
@@ -502,13 +514,11 @@ impl PanesState {
             )],
             ..SpawnOptions::default()
         };
-        let pane = HostedPane::spawn(opts).map_err(|e| PaneError::BadInput(e.to_string()))?;
+        let pane = HostedPane::spawn(opts)
+            .map_err(|e| PaneError::Backend(format!("cannot start the pane: {e}")))?;
         let name = name.unwrap_or_else(|| format!("pane {n}"));
         self.hosted.insert(n, Hosted { pane, name, token });
-        self.list()
-            .into_iter()
-            .find(|p| p.pane == id)
-            .ok_or(PaneError::NoSuchPane)
+        self.info(&id)
     }
 
     async fn rename(&mut self, pane: &str, name: String) -> Result<(), PaneError> {

@@ -154,14 +154,23 @@ pub enum TmuxError {
     Key(#[from] KeyError),
 }
 
-/// Splits a pane id `t<i>-<n>` into `(socket index, pane number)`.
+/// Splits a pane id `t<i>-<n>` into `(socket index, pane number)`. Only the canonical spelling is
+/// an id: `t01-0` or `t1-00` would name the same pane as `t1-0`, and an id that reaches an audit
+/// line or a walky address must be the one the pane list shows.
 pub fn parse_pane_id(id: &str) -> Option<(usize, u32)> {
     let (index, pane) = id.strip_prefix('t')?.split_once('-')?;
-    let digits = |s: &str| !s.is_empty() && s.len() <= 9 && s.bytes().all(|b| b.is_ascii_digit());
-    if !digits(index) || !digits(pane) {
+    if !canonical_number(index) || !canonical_number(pane) {
         return None;
     }
     Some((index.parse().ok()?, pane.parse().ok()?))
+}
+
+/// Decimal digits without a leading zero (but `0` itself), at most 9 of them.
+pub fn canonical_number(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 9
+        && s.bytes().all(|b| b.is_ascii_digit())
+        && (s == "0" || !s.starts_with('0'))
 }
 
 /// The mirrors of every pane of the configured tmux servers, and the commands to drive them.
@@ -210,6 +219,12 @@ impl TmuxBackend {
     /// Every mirrored pane of every socket, by socket then pane number.
     pub fn list(&self) -> Vec<TmuxPaneInfo> {
         self.servers.iter().flat_map(|s| s.list()).collect()
+    }
+
+    /// One pane's entry of [`TmuxBackend::list`]; `None` for an unknown id.
+    pub fn info(&self, id: &str) -> Option<TmuxPaneInfo> {
+        let (server, pane) = self.lookup(id).ok()?;
+        server.info(pane)
     }
 
     /// The pane's screen with up to `scrollback` lines of history, every logical line masked by

@@ -11,16 +11,22 @@
 
 use std::convert::Infallible;
 
-use axum::extract::{Path, State};
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, State};
+use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::Extension;
+use collie_actors::pairing::Tier;
 use collie_crew::relay::StreamEvent;
 use futures_util::stream::{self, Stream};
 use serde_json::{json, Map, Value};
 
 use crate::follow::Follow;
-use crate::http::auth::Caller;
+use crate::http::auth::{source_of, Caller};
 use crate::http::error::ApiError;
+use crate::http::extract::ApiPath;
+use crate::http::streams::{slot_for, Slot, StillAllowed};
 use crate::http::Ctx;
 use crate::relay::lead::{self, Target};
 
@@ -61,12 +67,45 @@ impl Source {
     }
 }
 
+/// One open stream: where its changes come from, the check that its caller may still watch, and
+/// its place under the stream caps.
+struct Open {
+    source: Source,
+    allowed: StillAllowed,
+    _slot: Slot,
+}
+
+impl Open {
+    /// The next event; a caller that lost its right to watch gets a last `closed` event naming
+    /// why, and the stream ends.
+    async fn next(&mut self) -> Option<Event> {
+        if matches!(self.source, Source::Done) {
+            return None;
+        }
+        tokio::select! {
+            biased;
+            lost = self.allowed.lost() => {
+                self.source = Source::Done;
+                let data = json!({ "error": lost.to_string() });
+                Some(Event::default().event("closed").data(data.to_string()))
+            }
+            event = self.source.next() => event,
+        }
+    }
+}
+
+/// The tier the stream route needs (the registry's entry for it).
+const STREAM_TIER: Tier = Tier::Read;
+
 /// The handler.
 pub(super) async fn stream(
     State(ctx): State<Ctx>,
     Extension(caller): Extension<Caller>,
-    Path((m, p)): Path<(String, String)>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    ApiPath((m, p)): ApiPath<(String, String)>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let slot = slot_for(&ctx, &caller, source_of(&headers, peer))?;
     let source = match lead::target(&ctx, &m)? {
         Target::Local => Source::Local(Box::new(Follow::start(&ctx, p).await?)),
         Target::Member(member) => {
@@ -74,9 +113,14 @@ pub(super) async fn stream(
             Source::Member(Box::new(lead::subscribe(&ctx, member, &on, p).await?))
         }
     };
-    let events = stream::unfold(source, |mut source| async move {
-        let event = source.next().await?;
-        Some((Ok(event), source))
+    let open = Open {
+        source,
+        allowed: StillAllowed::new(&ctx, caller, STREAM_TIER),
+        _slot: slot,
+    };
+    let events = stream::unfold(open, |mut open| async move {
+        let event = open.next().await?;
+        Some((Ok(event), open))
     });
     Ok(Sse::new(events).keep_alive(KeepAlive::default()))
 }

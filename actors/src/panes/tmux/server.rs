@@ -211,23 +211,35 @@ impl Shared {
         state
             .panes
             .iter()
-            .map(|(pane, m)| {
-                let (rows, cols) = m.screen.size();
-                TmuxPaneInfo {
-                    id: format!("t{}-{pane}", self.index),
-                    token: pane_token(
-                        &self.salt,
-                        &format!("tmux:{server_pid}:%{pane}:{}", m.pane_pid),
-                    ),
-                    name: m.name.clone(),
-                    cols,
-                    rows,
-                    alive: m.alive,
-                    last_activity: m.last_activity,
-                    asking_password: m.screen.asking_password(),
-                }
-            })
+            .map(|(pane, m)| self.pane_info(server_pid, *pane, m))
             .collect()
+    }
+
+    /// One pane's entry of [`Shared::list`].
+    pub(super) fn info(&self, pane: u32) -> Option<TmuxPaneInfo> {
+        let state = lock(&self.state);
+        let server_pid = state.server_pid.unwrap_or(0);
+        state
+            .panes
+            .get(&pane)
+            .map(|m| self.pane_info(server_pid, pane, m))
+    }
+
+    fn pane_info(&self, server_pid: u32, pane: u32, m: &Mirror) -> TmuxPaneInfo {
+        let (rows, cols) = m.screen.size();
+        TmuxPaneInfo {
+            id: format!("t{}-{pane}", self.index),
+            token: pane_token(
+                &self.salt,
+                &format!("tmux:{server_pid}:%{pane}:{}", m.pane_pid),
+            ),
+            name: m.name.clone(),
+            cols,
+            rows,
+            alive: m.alive,
+            last_activity: m.last_activity,
+            asking_password: m.screen.asking_password(),
+        }
     }
 
     pub(super) fn snapshot(

@@ -149,6 +149,11 @@ fn pane_ids_parse() {
         "t1",
         "x0-1",
         "t1-99999999999",
+        // Aliases of real ids are not ids.
+        "t01-0",
+        "t1-00",
+        "t00-3",
+        "t0-03",
     ] {
         assert_eq!(parse_pane_id(bad), None, "{bad}");
     }

@@ -1,0 +1,50 @@
+//! Request bodies of the API, read whole before any handler runs: at most [`MAX_BODY`] bytes
+//! (checked against `Content-Length` before anything is read, and while reading), within
+//! [`BODY_TIMEOUT`]. A body that is too large answers 413 and one that dribbles answers 408, both in
+//! the JSON error shape; a handler only ever sees a complete body.
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{header, Method};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+
+use super::error::ApiError;
+
+/// Largest request body the API reads (input text is at most 64 KiB, JSON-escaped).
+pub const MAX_BODY: usize = 512 * 1024;
+/// How long a whole body may take to arrive.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// The middleware.
+pub async fn read_whole(req: Request<Body>, next: Next) -> Response {
+    if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) {
+        return next.run(req).await;
+    }
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY as u64) {
+        return ApiError::BodyTooLarge.into_response();
+    }
+    let (parts, body) = req.into_parts();
+    let collected = tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, MAX_BODY).collect());
+    let bytes = match collected.await {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
+            return ApiError::BodyTooLarge.into_response()
+        }
+        // The client broke the body off.
+        Ok(Err(_)) => {
+            return ApiError::BadRequest("the request body is incomplete".into()).into_response()
+        }
+        Err(_) => return ApiError::BodyTimeout.into_response(),
+    };
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
