@@ -85,6 +85,19 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     let store = Store::open(&settings.state_dir.join("db"))
         .with_context(|| format!("opening the store in {}", settings.state_dir.display()))?;
     let local_secret = state::write_local_secret(&settings.state_dir)?;
+    // One name everywhere (SPEC §3.1): a member is called what it joined its crew as.
+    let name = match collie_actors::crew_link::stored_member_name(&store) {
+        Some(joined) if joined != settings.name => {
+            tracing::warn!(
+                configured = %settings.name,
+                joined = %joined,
+                "this bridge joined its crew as `{joined}`: that is its name (the configured one is not used)"
+            );
+            joined
+        }
+        _ => settings.name.clone(),
+    };
+    let machine = MachineName::new(name.clone());
 
     let listener = TcpListener::bind((settings.host, settings.port)).with_context(|| {
         format!(
@@ -102,7 +115,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     let panes_slot: Slot<PanesMsg> = Slot::default();
     let crew_slot: Slot<CrewMsg> = Slot::default();
     let walky_slot: Slot<WalkyMsg> = Slot::default();
-    let crew_view = Arc::new(ArcSwap::from_pointee(CrewView::solo(&settings.name)));
+    let crew_view = Arc::new(ArcSwap::from_pointee(CrewView::solo(&name)));
     let (relay_streams, relay_streams_rx) = tokio::sync::mpsc::channel(crate::relay::member::QUEUE);
     let (uplink_streams, uplink_streams_rx) =
         tokio::sync::mpsc::channel(crate::walky::uplink::QUEUE);
@@ -125,7 +138,6 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         }
     }
 
-    let machine = MachineName::new(settings.name.clone());
     let ctx = Ctx {
         machine: machine.clone(),
         open_audit_breaks: Arc::new(AtomicU64::new(0)),
@@ -157,6 +169,8 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         audit_content: Arc::new(settings.audit_content.clone()),
         streams: Arc::default(),
         refused_connections: Arc::default(),
+        #[cfg(feature = "fault-injection")]
+        last_forwarded: Arc::default(),
         public_url: Arc::new(
             settings
                 .public_url
@@ -193,7 +207,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         store: store.clone(),
         audit: audit_slot.clone(),
         state_dir: settings.state_dir.clone(),
-        machine: settings.name.clone(),
+        machine: machine.clone(),
         bind: SocketAddr::new(settings.host, settings.crew_port),
         address: settings.crew_address.clone(),
         view: Arc::clone(&crew_view),

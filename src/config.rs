@@ -179,14 +179,10 @@ impl Settings {
         };
         let name = match overrides.name.clone().or(file.name.clone()) {
             Some(n) => {
-                if !valid_name(&n) || n == "local" {
-                    bail!(
-                        "machine name must be 1-32 of a-z, 0-9 and - (and not `local`), got {n:?}"
-                    );
-                }
+                collie_crew::name::check(&n)?;
                 n
             }
-            None => machine_name_from_host(&hostname()),
+            None => collie_crew::name::from_host(&hostname()),
         };
         let redact = match get("COLLIE_REDACT").as_deref() {
             None | Some("on") => true,
@@ -248,31 +244,9 @@ fn xdg_dir(
     Ok(home.join(fallback).join("collie"))
 }
 
-/// `[a-z0-9-]{1,32}`.
+/// `[a-z0-9-]{1,32}` (an instance name; the machine-name grammar of SPEC §3.1).
 pub fn valid_name(s: &str) -> bool {
-    (1..=32).contains(&s.len())
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-}
-
-/// The host name lowercased, other characters turned into `-`, cut to 32 (SPEC §3.1).
-pub fn machine_name_from_host(host: &str) -> String {
-    let mut name: String = host
-        .chars()
-        .map(|c| {
-            let c = c.to_ascii_lowercase();
-            if c.is_ascii_lowercase() || c.is_ascii_digit() {
-                c
-            } else {
-                '-'
-            }
-        })
-        .take(32)
-        .collect();
-    if name.is_empty() || name == "local" {
-        name = "machine".into();
-    }
-    name
+    collie_crew::name::is_valid(s)
 }
 
 fn hostname() -> String {
@@ -330,9 +304,6 @@ mod tests {
 
     #[test]
     fn machine_names_follow_the_rule() {
-        assert_eq!(machine_name_from_host("My_Laptop.local"), "my-laptop-local");
-        assert_eq!(machine_name_from_host(""), "machine");
-        assert_eq!(machine_name_from_host(&"x".repeat(40)).len(), 32);
         assert!(valid_name("web-1"));
         assert!(!valid_name("Web"));
         assert!(!valid_name(""));

@@ -607,6 +607,8 @@ async fn control_inner(ctx: &Ctx, req: Request) -> Result<Value, ApiError> {
         }
         Request::WalkyWho => crate::walky::inbox::who(ctx).await,
         Request::WalkyLog => crate::walky::inbox::log(ctx).await,
+        #[cfg(feature = "fault-injection")]
+        Request::TestReplayWalky { to } => crate::walky::send::replay_last(ctx, &to).await,
     }
 }
 

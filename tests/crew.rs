@@ -487,3 +487,233 @@ fn pins_hold_in_both_directions_after_joining() {
     }
     assert_eq!(member_online(&lead, "web-2"), Some(false));
 }
+
+/// A test key block; its body lines are base64, as a real key's are.
+const KEY_BLOCK: &str = "-----BEGIN OPENSSH PRIVATE KEY-----
+b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW
+QyNTUxOQAAACDTestKeyBodyLineTwoOnlyForCollieTestsAAAAAAAAAAAAAAAAAAAAA
+-----END OPENSSH PRIVATE KEY-----
+";
+
+/// Every row text of a snapshot or of a stream event, joined.
+fn all_rows(v: &Value) -> String {
+    let mut out = String::new();
+    for key in ["scrollback", "lines"] {
+        for l in v[key].as_array().into_iter().flatten() {
+            out.push_str(l.as_str().unwrap_or(""));
+            out.push('\n');
+        }
+    }
+    if let Some(rows) = v["rows"].as_object() {
+        for l in rows.values() {
+            out.push_str(l.as_str().unwrap_or(""));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Reads the stream of `pane` until an event's rows contain `needle`; returns every event read.
+fn stream_until(
+    b: &TestBridge,
+    token: &str,
+    machine: &str,
+    pane: &str,
+    needle: &str,
+) -> Vec<Value> {
+    use std::io::BufRead;
+    let resp = ureq::get(&b.url(&format!("/api/panes/{machine}/{pane}/stream")))
+        .set("Authorization", &format!("Bearer {token}"))
+        .timeout(Duration::from_secs(10))
+        .call()
+        .expect("stream");
+    let mut reader = std::io::BufReader::new(resp.into_reader());
+    let mut events = Vec::new();
+    let mut line = String::new();
+    while reader.read_line(&mut line).unwrap_or(0) > 0 {
+        if let Some(d) = line.strip_prefix("data:") {
+            let event = json_of(d.trim());
+            let done = all_rows(&event).contains(needle);
+            events.push(event);
+            if done {
+                return events;
+            }
+        }
+        line.clear();
+    }
+    panic!("{needle:?} never appeared in the stream: {events:?}");
+}
+
+#[test]
+fn the_lead_masks_a_members_screen_as_a_whole() {
+    let lead = bridge();
+    // web-2 masks nothing itself (off, or old, or broken): whatever the phone sees masked, the
+    // lead masked, and it must catch what only the whole screen shows. web-1 masks as it should.
+    let web1 = member_bridge(&[]);
+    let web2 = member_bridge(&[("COLLIE_REDACT", "off")]);
+    lead.cli_ok(&["crew", "init"]);
+    web1.cli_ok(&["crew", "join", &invite(&lead), "--name", "web-1"]);
+    web2.cli_ok(&["crew", "join", &invite(&lead), "--name", "web-2"]);
+    let phone = lead.pair("phone", "full");
+    for (member, name) in [(&web1, "web-1"), (&web2, "web-2")] {
+        screen_is_masked_as_a_whole(&lead, &phone, member, name);
+    }
+    // web-2 itself showed the key in clear (its masking is off): the lead's masking held.
+    let own = web2.pair("own", "read");
+    let pane = relayed_pane(&lead, &phone, "web-2");
+    let mine = screen_with(&web2, &own, "local", &pane, "DONE-2-MARK");
+    assert!(
+        mine.contains(&KEY_BLOCK.lines().nth(1).expect("body")[..20]),
+        "{mine}"
+    );
+}
+
+/// Prints a wrapped token and a key block on `member`'s tmux pane and checks what the lead's
+/// phone gets of it: snapshot, scrollback, a stream's updates and a new stream's first event.
+fn screen_is_masked_as_a_whole(lead: &TestBridge, phone: &str, member: &TestBridge, name: &str) {
+    let pane = relayed_pane(lead, phone, name);
+    let key = member.dir.path().join("id_test");
+    std::fs::write(&key, KEY_BLOCK).expect("key file");
+
+    // Follow the stream from before the screen changes, so updates are checked too.
+    let watcher = {
+        let (lead_url, phone, pane, name) = (
+            lead.url(""),
+            phone.to_owned(),
+            pane.clone(),
+            name.to_owned(),
+        );
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            let resp = ureq::get(&format!("{lead_url}/api/panes/{name}/{pane}/stream"))
+                .set("Authorization", &format!("Bearer {phone}"))
+                .timeout(Duration::from_secs(20))
+                .call()
+                .expect("stream");
+            let mut reader = std::io::BufReader::new(resp.into_reader());
+            let mut seen = String::new();
+            let mut line = String::new();
+            while reader.read_line(&mut line).unwrap_or(0) > 0 {
+                if let Some(d) = line.strip_prefix("data:") {
+                    seen.push_str(&all_rows(&json_of(d.trim())));
+                    if seen.contains("DONE-2-MARK") {
+                        break;
+                    }
+                }
+                line.clear();
+            }
+            seen
+        })
+    };
+    // A token the terminal wraps at the pane's 100 columns (the command line does not hold it
+    // whole), then a key block printed from a file, then a marker.
+    let command = format!(
+        "printf '%90s%s%s\\n' '' ghp_abcdefghijklmnopq rstuvwxyz0123456789; cat {}; echo DONE-$((1+1))-MARK",
+        key.display()
+    );
+    let (s, body) = lead.post(
+        &format!("/api/panes/{name}/{pane}/input"),
+        Some(phone),
+        &serde_json::json!({"text": command, "keys": ["Enter"]}),
+    );
+    assert_eq!(s, 200, "{body}");
+    let streamed = watcher.join().expect("watcher");
+    let snapshot_text = screen_with(lead, phone, name, &pane, "DONE-2-MARK");
+    let (_, snap) = lead.get(
+        &format!("/api/panes/{name}/{pane}?scrollback=200"),
+        Some(phone),
+    );
+    let first = stream_until(lead, phone, name, &pane, "DONE-2-MARK");
+    for (what, text) in [
+        ("snapshot", snapshot_text),
+        ("snapshot with scrollback", all_rows(&snap)),
+        ("stream updates", streamed),
+        (
+            "first stream event",
+            all_rows(first.last().expect("an event")),
+        ),
+    ] {
+        // The token's first row: 90 blanks, then `ghp_a` and bullets to the edge.
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(&" ".repeat(90)) && l.trim() == "ghp_a•••••"),
+            "{name} {what}: the wrapped token's first half is masked:\n{text}"
+        );
+        // `pqrstu` spans the two printf arguments: only the printed token holds it.
+        assert!(
+            !text.contains("pqrstu"),
+            "{name} {what}: the token's second half leaked:\n{text}"
+        );
+        assert!(
+            text.contains("-----BEGIN OPENSSH PRIVATE KEY-----"),
+            "{name} {what}: {text}"
+        );
+        for body in KEY_BLOCK.lines().skip(1).take(2) {
+            assert!(
+                !text.contains(&body[..20]),
+                "{name} {what}: key body leaked:\n{text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_member_has_one_name_everywhere_and_keeps_it() {
+    let lead = bridge();
+    let mut member = member_bridge(&[]);
+    lead.cli_ok(&["crew", "init"]);
+    // The member was started as `testbox`; it joins as `web-1`.
+    member.cli_ok(&["crew", "join", &invite(&lead), "--name", "web-1"]);
+    let own = member.pair("own", "full");
+    let check_everywhere = |member: &TestBridge| {
+        // (A restarted bridge lists its tmux panes once it has attached to the server.)
+        let panes = wait_for(Duration::from_secs(10), || {
+            let (_, v) = member.get("/api/panes", Some(&own));
+            let panes = v["panes"].as_array()?.clone();
+            panes
+                .iter()
+                .any(|p| p["backend"] == "tmux")
+                .then_some(panes)
+        })
+        .expect("the member lists its panes");
+        assert!(panes.iter().all(|p| p["machine"] == "web-1"), "{panes:?}");
+        assert_eq!(status(member)["name"], "web-1");
+        let lines = audit_lines(member);
+        let last = lines.last().expect("audit lines");
+        assert_eq!(last["machine"], "web-1", "{last}");
+    };
+    check_everywhere(&member);
+    // A hosted pane's COLLIE_PANE names the machine the same way, and walky from it works.
+    let sender = member.hosted("sender", &["sh"]);
+    let receiver = member.hosted("receiver", &["cat"]);
+    let sender_pane = sender["pane"].as_str().expect("pane").to_owned();
+    let to = format!(
+        "web-1/{}#{}",
+        receiver["pane"].as_str().expect("pane"),
+        receiver["token"].as_str().expect("token")
+    );
+    let line = format!(
+        "echo PANE=$COLLIE_PANE; COLLIE_STATE_DIR={} COLLIE_CONFIG_DIR={} {} walky send {to} hi; echo SENT $? | tr A-Z a-z",
+        member.state().display(),
+        member.dir.path().join("config").display(),
+        support::collie_bin().display()
+    );
+    let (s, _) = member.post(
+        &format!("/api/panes/local/{sender_pane}/input"),
+        Some(&own),
+        &serde_json::json!({"text": line, "keys": ["Enter"]}),
+    );
+    assert_eq!(s, 200);
+    let text = screen_with(&member, &own, "local", &sender_pane, "sent ");
+    assert!(
+        text.contains(&format!("PANE=web-1/{sender_pane}#")),
+        "COLLIE_PANE names web-1: {text}"
+    );
+    assert!(text.contains("sent 0"), "walky from a hosted pane: {text}");
+    assert!(text.contains("delivered"), "{text}");
+
+    // Kept across a restart, though the bridge is still started with `--name testbox`.
+    member.stop();
+    member.launch();
+    check_everywhere(&member);
+}

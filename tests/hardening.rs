@@ -172,15 +172,20 @@ fn every_rejection_is_json_and_internals_stay_in_the_log() {
     );
 
     // An oversized body: 413, in JSON, refused on its declared length before it is read.
-    let big = "x".repeat(600 * 1024);
-    let (s, v) = b.post(
-        &format!("/api/panes/local/{pane}/input"),
-        Some(&token),
-        &json!({ "text": big }),
+    let resp = raw_exchange(
+        &b,
+        &format!(
+            "POST /api/panes/local/{pane}/input HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\
+             Authorization: Bearer {token}\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\n\r\n{{\"text\":\"",
+            b.port,
+            600 * 1024
+        ),
     );
     assert_eq!(
-        (s, v["error"].as_str()),
-        (413, Some("request body too large: at most 512 KiB"))
+        status_and_error(&resp),
+        (413, Some("request body too large: at most 512 KiB".into())),
+        "{resp}"
     );
     // An unknown method on a known route, for a paired device.
     let (s, v) = b.request("PUT", "/api/devices", Some(&token), None, &[]);

@@ -142,12 +142,9 @@ fn an_agent_sends_reads_and_lists_over_mcp() {
     let b = TestBridge::start();
     let phone = b.pair("phone", "full");
     let sender_pane = b.first_tmux_pane(&phone);
-    let (s, created) = b.post(
-        "/api/panes",
-        Some(&phone),
-        &json!({"machine": "local", "name": "reviewer"}),
-    );
-    assert_eq!(s, 200, "{created}");
+    // The receiver runs a program that reads its input (an agent would); a shell would run the
+    // header, so walky refuses panes at a shell prompt.
+    let created = b.hosted("reviewer", &["cat"]);
     let pane = created["pane"].as_str().expect("pane").to_owned();
     let to = format!("{pane}#{}", created["token"].as_str().expect("token"));
 

@@ -35,7 +35,7 @@ use collie_crew::relay::client::RelayClient;
 use collie_crew::transport::quic::{QuicConnection, QuicRecv, QuicSend};
 use serde::Serialize;
 
-pub use self::actor::{CrewActor, CrewArgs, CrewMsg};
+pub use self::actor::{stored_member_name, CrewActor, CrewArgs, CrewMsg};
 
 /// On a lead: a relay client per online member, by name, published by the actor whenever a member
 /// comes or goes. The phone API reads it without a message, so a relayed request costs no actor

@@ -5,6 +5,7 @@
 
 pub mod actor;
 pub mod budget;
+pub mod foreground;
 pub mod keys;
 pub mod pty;
 pub mod ring;

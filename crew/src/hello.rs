@@ -56,10 +56,10 @@ pub const EXPORTER_LEN: usize = 32;
 pub type Exporter = [u8; EXPORTER_LEN];
 
 /// The longest machine name (names appear in URLs and audit lines).
-pub const MAX_NAME_LEN: usize = 32;
+pub const MAX_NAME_LEN: usize = crate::name::MAX_LEN;
 
 /// The machine name the phone API uses for the bridge itself; no member may take it.
-pub const RESERVED_NAME: &str = "local";
+pub const RESERVED_NAME: &str = crate::name::RESERVED;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -355,22 +355,10 @@ pub enum JoinError {
     Unknown,
 }
 
-/// Checks a machine name: 1 to [`MAX_NAME_LEN`] of `A-Za-z0-9._-`, not [`RESERVED_NAME`], not only
-/// dots (names are URL path segments).
+/// Checks a machine name with the one grammar of [`crate::name`] (`[a-z0-9-]{1,32}`, not
+/// `local`); a join request naming anything else is refused.
 pub fn validate_name(name: &str) -> Result<(), JoinError> {
-    let charset = name
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
-    let ok = !name.is_empty()
-        && name.len() <= MAX_NAME_LEN
-        && charset
-        && name != RESERVED_NAME
-        && !name.bytes().all(|b| b == b'.');
-    if ok {
-        Ok(())
-    } else {
-        Err(JoinError::InvalidName(name.to_owned()))
-    }
+    crate::name::check(name).map_err(|_| JoinError::InvalidName(name.chars().take(40).collect()))
 }
 
 /// What the lead knows about the crew when it validates a join.

@@ -6,6 +6,7 @@
 
 pub mod hello;
 pub mod identity;
+pub mod name;
 pub mod pin;
 pub mod relay;
 pub mod tls;

@@ -275,6 +275,9 @@ pub struct PaneInfo {
     pub last_activity: Option<String>,
     /// Best-effort password prompt detection.
     pub asking_password: bool,
+    /// The pane's foreground process is a shell: walky messages to it are refused (SPEC §9).
+    #[serde(default)]
+    pub at_shell: bool,
 }
 
 /// Cursor position.

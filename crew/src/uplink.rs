@@ -53,4 +53,7 @@ pub struct WhoPane {
     pub token: String,
     /// The pane's name (masked).
     pub name: String,
+    /// Its foreground process is a shell: messages to it are refused (SPEC §9).
+    #[serde(default)]
+    pub at_shell: bool,
 }

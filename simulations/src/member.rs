@@ -389,6 +389,7 @@ impl Member {
             rows: 24,
             last_activity: None,
             asking_password: false,
+            at_shell: false,
         }
     }
 }

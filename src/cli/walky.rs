@@ -148,8 +148,13 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
                 print_json(&v);
             } else {
                 for p in v["panes"].as_array().cloned().unwrap_or_default() {
+                    let shell = if p["at_shell"] == true {
+                        "  (at a shell prompt: messages refused)"
+                    } else {
+                        ""
+                    };
                     println!(
-                        "{:<32} {}",
+                        "{:<32} {}{shell}",
                         p["address"].as_str().unwrap_or(""),
                         p["name"].as_str().unwrap_or("")
                     );

@@ -140,6 +140,13 @@ pub enum Request {
     WalkyWho,
     /// This machine's walky log.
     WalkyLog,
+    /// Test-only (feature `fault-injection`): replay the last walky message this lead forwarded
+    /// to member `to`.
+    #[cfg(feature = "fault-injection")]
+    TestReplayWalky {
+        /// The member.
+        to: String,
+    },
 }
 
 /// One reply: `{"ok":true,"data":…}` or `{"ok":false,"error":"…"}`.

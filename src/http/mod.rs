@@ -83,6 +83,10 @@ pub struct Ctx {
     pub streams: Arc<streams::StreamSlots>,
     /// Connections closed at once because too many were open.
     pub refused_connections: Arc<serve::Refused>,
+    /// Test-only (feature `fault-injection`): the last walky message this lead forwarded to a
+    /// member, so a test can replay it the way a compromised lead could.
+    #[cfg(feature = "fault-injection")]
+    pub last_forwarded: Arc<std::sync::Mutex<Option<(String, collie_crew::walky::Forwarded)>>>,
 }
 
 impl Ctx {

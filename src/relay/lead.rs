@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use collie_actors::audit::AuditEventKind;
 use collie_actors::panes::actor::{PaneInfo, PaneSnapshot};
+use collie_actors::panes::screen::mask_plain_rows;
 use collie_crew::relay::client::{On, RelayClient, Subscription};
 use collie_crew::relay::{RelayError, RelayKind, RelayOk, StreamEvent};
 use collie_crew::transport::quic::QuicConnection;
@@ -142,12 +143,27 @@ pub async fn snapshot(
         RelayOk::Snapshot(mut snap) => {
             snap.machine.clone_from(&member.name);
             mask(ctx, &mut snap.name);
-            snap.lines.iter_mut().for_each(|l| mask(ctx, l));
-            snap.scrollback.iter_mut().for_each(|l| mask(ctx, l));
+            // The whole screen, scrollback and rows as one text, as a local screen is masked: a
+            // member's wrapped token or key block is caught here whatever the member did.
+            let split = snap.scrollback.len();
+            let mut all = std::mem::take(&mut snap.scrollback);
+            all.append(&mut snap.lines);
+            let mut masked = mask_screen(ctx, &all, snap.cols);
+            snap.lines = masked.split_off(split.min(masked.len()));
+            snap.scrollback = masked;
             Ok(snap)
         }
         _ => Err(ApiError::MemberUnreadable),
     }
+}
+
+/// A member's rows masked as one screen by the lead's own masker (SPEC §6).
+fn mask_screen(ctx: &Ctx, rows: &[String], cols: u16) -> Vec<String> {
+    let masker = &ctx.masker;
+    if !masker.is_enabled() {
+        return rows.to_vec();
+    }
+    mask_plain_rows(rows, cols, &|s: &str| masker.mask(s).into_owned())
 }
 
 /// Audits a write on the lead (the member audits it again when it runs it), failing closed.
@@ -311,22 +327,60 @@ pub async fn walky_card(
     }
 }
 
-/// A member pane's stream of changes, each masked again.
+/// Most rows the lead keeps of a relayed screen (a member's claimed height is clamped to it).
+const MAX_RELAYED_ROWS: u16 = 1000;
+
+/// A member pane's stream of changes, masked again by the lead as a whole screen: the lead keeps
+/// the member's rows as sent, applies each change, masks the whole screen, and passes on the rows
+/// whose masked text changed — exactly what a local stream does (SPEC §3.2, §6).
 pub struct MemberStream {
     ctx: Ctx,
     subscription: Subscription<QuicConnection>,
+    /// The member's rows as it sent them.
+    raw: Vec<String>,
+    /// The size and the masked rows last passed on.
+    sent: Option<(u16, u16, Vec<String>)>,
 }
 
 impl MemberStream {
     /// The next change; `Ok(None)` when the member ended the stream.
     pub async fn next(&mut self) -> Result<Option<StreamEvent>, RelayError> {
-        let Some(mut event) = self.subscription.next().await? else {
+        let Some(event) = self.subscription.next().await? else {
             return Ok(None);
         };
-        for line in event.rows.values_mut() {
-            mask(&self.ctx, line);
+        let height = event.height.min(MAX_RELAYED_ROWS);
+        let same_size = self
+            .sent
+            .as_ref()
+            .is_some_and(|(c, h, _)| *c == event.cols && *h == height);
+        if event.full || !same_size {
+            self.raw = vec![String::new(); usize::from(height)];
         }
-        Ok(Some(event))
+        for (row, line) in event.rows {
+            if let Some(slot) = self.raw.get_mut(usize::from(row)) {
+                *slot = line;
+            }
+        }
+        let masked = mask_screen(&self.ctx, &self.raw, event.cols);
+        let full = event.full || !same_size;
+        let rows = masked
+            .iter()
+            .enumerate()
+            .filter(|(i, line)| {
+                full || self
+                    .sent
+                    .as_ref()
+                    .is_none_or(|(_, _, prev)| prev.get(*i) != Some(*line))
+            })
+            .map(|(i, line)| (u16::try_from(i).unwrap_or(u16::MAX), line.clone()))
+            .collect();
+        self.sent = Some((event.cols, height, masked));
+        Ok(Some(StreamEvent {
+            rows,
+            height,
+            full,
+            ..event
+        }))
     }
 }
 
@@ -341,5 +395,7 @@ pub async fn subscribe(
     Ok(MemberStream {
         ctx: ctx.clone(),
         subscription,
+        raw: Vec::new(),
+        sent: None,
     })
 }

@@ -4,11 +4,15 @@
 //!
 //! In order: walky must be on here, the pane must exist with the token the sender addressed (a
 //! reused pane id has another token: the message is refused, never typed into a stranger's pane),
-//! the message is logged (synced) and audited, and only then is the header typed, followed by
-//! Enter. The body is never typed: the agent reads it with `collie walky inbox ID`.
+//! the pane's foreground process must not be a shell (a shell would run the typed line: refused
+//! with `<machine>/<pane> is at a shell prompt`), the header must pass its grammar, the message is
+//! logged (synced) and audited, and only then is the header typed, followed by Enter — by the
+//! panes actor, which checks the foreground once more in the same turn. The body is never typed:
+//! the agent reads it with `collie walky inbox ID`.
 
 use collie_actors::audit::{AuditEventKind, AuditRecord};
-use collie_actors::panes::keys::NamedKey;
+use collie_actors::panes::actor::PaneError;
+use collie_actors::panes::foreground::at_prompt;
 use collie_actors::panes::PanesMsg;
 use collie_actors::walky::log::Kind;
 use collie_crew::walky::{check_walky_on, Message, Outcome};
@@ -71,27 +75,58 @@ async fn try_deliver(ctx: &Ctx, message: &Message) -> Result<(), String> {
             message.to.pane, pane.token
         ));
     }
-    let line = entry(message, Kind::Received, true, Some("delivered".into()));
+    let address = format!("{here}/{}", message.to.pane);
+    let foreground = ctx
+        .panes
+        .call(|reply| PanesMsg::Foreground {
+            pane: message.to.pane.clone(),
+            reply,
+        })
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| refusal(&address, &e))?;
+    match foreground {
+        Some(names) if !at_prompt(&names) => {}
+        Some(_) => return Err(refusal(&address, &PaneError::AtShell)),
+        None => return Err(refusal(&address, &PaneError::ForegroundUnknown)),
+    }
+    let line = header::header(&message.id, &message.from, &message.from_name)
+        .map_err(|e| e.to_string())?;
+    let logged_line = entry(message, Kind::Received, true, Some("delivered".into()));
     // Both on disk before the header is typed; two actors, so at once.
     let (logged, audited) = tokio::join!(
-        append(ctx, line),
+        append(ctx, logged_line),
         ctx.audit(audit_record(ctx, AuditEventKind::WalkyDelivered, message))
     );
     logged.map_err(|e| format!("cannot log the message on {here}: {e}"))?;
     audited.map_err(|_| format!("audit unavailable on {here}"))?;
-    let line = header::header(
-        &message.id.to_string(),
-        &message.from.to_string(),
-        &message.from_name,
-    );
-    ctx.panes
-        .call(|r| PanesMsg::Input {
+    let typed = ctx
+        .panes
+        .call(|reply| PanesMsg::Deliver {
             pane: message.to.pane.clone(),
-            text: line,
-            keys: vec![NamedKey::Enter],
-            reply: r,
+            line,
+            reply,
         })
         .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| format!("cannot type into {}: {e}", message.to))
+        .map_err(|e| e.to_string())?;
+    if let Err(e) = typed {
+        // The pane went back to its shell between the check and the typing: nothing was typed;
+        // the log says so after its `delivered` line.
+        let why = refusal(&address, &e);
+        super::send::log_result(ctx, &message.id, &Outcome::Rejected(why.clone()));
+        return Err(why);
+    }
+    Ok(())
+}
+
+/// Why a message is refused for `address`, in the words of SPEC §9.
+fn refusal(address: &str, e: &PaneError) -> String {
+    match e {
+        PaneError::AtShell | PaneError::ForegroundUnknown => format!("{address} {e}"),
+        PaneError::NoSuchPane => format!("no pane {address}"),
+        other => {
+            tracing::warn!(error = %other, "walky: cannot type into {address}");
+            format!("cannot type into {address}")
+        }
+    }
 }

@@ -116,6 +116,9 @@ pub async fn who(ctx: &Ctx) -> Result<Value, ApiError> {
         }
         _ => (local_panes(ctx).await?, Vec::new()),
     };
+    // Agents first: a pane at a shell prompt refuses messages (its shell would run the header).
+    let mut panes = panes;
+    panes.sort_by(|a, b| (a.at_shell, &a.machine, &a.pane).cmp(&(b.at_shell, &b.machine, &b.pane)));
     let panes: Vec<Value> = panes
         .into_iter()
         .map(|p| {
@@ -124,6 +127,7 @@ pub async fn who(ctx: &Ctx) -> Result<Value, ApiError> {
                 "machine": p.machine,
                 "pane": p.pane,
                 "name": p.name,
+                "at_shell": p.at_shell,
             })
         })
         .collect();
@@ -146,6 +150,7 @@ pub fn who_pane(machine: &str, p: collie_actors::panes::actor::PaneInfo) -> WhoP
         pane: p.pane,
         token: p.token,
         name: p.name,
+        at_shell: p.at_shell,
     }
 }
 

@@ -71,7 +71,7 @@ pub async fn send(
     let to = Address::parse(to, &here).map_err(|e| ApiError::BadRequest(e.to_string()))?;
     let from_name = ctx
         .masker
-        .mask(&super::header::clean_name(&info.name))
+        .mask(&super::header::inert_name(&info.name))
         .into_owned();
     let message = Message::new(MessageId::random(), from, from_name, to, now(), body)
         .map_err(|e| ApiError::BadRequest(e.to_string()))?;
@@ -226,7 +226,7 @@ async fn to_member(ctx: &Ctx, message: &Message) -> Result<Option<Outcome>, ApiE
         .await?
         .map_err(ApiError::BadRequest)?;
     log_sent(ctx, message).await?;
-    let outcome = relay_walky(&member, forwarded, &message.id).await;
+    let outcome = relay_walky(ctx, &member, forwarded, &message.id).await;
     ctx.walky.cast(WalkyMsg::Record(WalkyResult {
         id: message.id,
         outcome: outcome.clone(),
@@ -234,12 +234,48 @@ async fn to_member(ctx: &Ctx, message: &Message) -> Result<Option<Outcome>, ApiE
     Ok(Some(outcome))
 }
 
+/// Test-only (feature `fault-injection`): sends the last message this lead forwarded to member
+/// `to` again, as a compromised lead replaying captured bytes would; answers the member's outcome.
+#[cfg(feature = "fault-injection")]
+pub async fn replay_last(ctx: &Ctx, to: &str) -> Result<Value, ApiError> {
+    let last = ctx.last_forwarded.lock().ok().and_then(|l| l.clone());
+    let Some((member, forwarded)) = last.filter(|(m, _)| m == to) else {
+        return Err(ApiError::BadRequest(format!(
+            "nothing forwarded to {to} yet"
+        )));
+    };
+    let Target::Member(target) = lead::target(ctx, &member)? else {
+        return Err(ApiError::NoSuchMachine);
+    };
+    let id = forwarded.signed.message.id;
+    let on = On {
+        device: "walky",
+        request_id: &id.to_string(),
+    };
+    let kind = RelayKind::Walky {
+        forwarded: Box::new(forwarded),
+    };
+    let outcome = match target.call(on, kind).await {
+        Ok(RelayOk::Walky(outcome)) => outcome,
+        Ok(_) => Outcome::Rejected("member response unreadable".into()),
+        Err(e) => Outcome::Rejected(e.to_string()),
+    };
+    Ok(json!({ "id": id.to_string(), "outcome": outcome_text(&outcome) }))
+}
+
 /// Relays a forwarded message to a member and reads its outcome.
 pub async fn relay_walky(
+    ctx: &Ctx,
     member: &lead::Member,
     forwarded: collie_crew::walky::Forwarded,
     id: &MessageId,
 ) -> Outcome {
+    #[cfg(feature = "fault-injection")]
+    if let Ok(mut last) = ctx.last_forwarded.lock() {
+        *last = Some((member.name.clone(), forwarded.clone()));
+    }
+    #[cfg(not(feature = "fault-injection"))]
+    let _ = ctx;
     let request_id = id.to_string();
     let on = On {
         device: "walky",

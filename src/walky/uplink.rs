@@ -147,8 +147,10 @@ async fn try_forward(
         Ok(Target::Member(to)) => {
             // Logged while it travels: the lead's line is its own record, not what the sender
             // waits for, and a failure to write it is reported in the lead's log.
-            let (logged, outcome) =
-                tokio::join!(append(ctx, line), relay_walky(&to, forwarded, &message.id));
+            let (logged, outcome) = tokio::join!(
+                append(ctx, line),
+                relay_walky(ctx, &to, forwarded, &message.id)
+            );
             if let Err(e) = logged {
                 tracing::error!(error = %e, "walky: the lead cannot log a forwarded message");
             }

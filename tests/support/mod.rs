@@ -235,6 +235,13 @@ impl TestBridge {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// Starts a hosted pane running `command` (`collie panes new`); returns its pane info.
+    pub fn hosted(&self, name: &str, command: &[&str]) -> Value {
+        let mut args = vec!["panes", "--json", "new", "--name", name, "--"];
+        args.extend_from_slice(command);
+        serde_json::from_str(&self.cli_ok(&args)).expect("panes new --json is JSON")
+    }
+
     /// A fresh pairing code from `collie pair --json`.
     pub fn code(&self, tier: &str) -> String {
         let out = self.cli_ok(&["pair", "--json", "--tier", tier]);

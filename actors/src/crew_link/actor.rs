@@ -28,6 +28,7 @@ use super::invite::InviteCode;
 use super::link::{self, MemberLink};
 use super::{CrewError, CrewView, LeadLink, MachineView, RelayStream, Relays, UplinkStream};
 use crate::audit::{AuditEventKind, AuditMsg, AuditRecord};
+use crate::machine::MachineName;
 use crate::slot::Slot;
 use crate::store::{Store, Table};
 
@@ -48,8 +49,9 @@ pub struct CrewArgs {
     pub audit: Slot<AuditMsg>,
     /// The state dir; the identity lives in `<state>/crew/`.
     pub state_dir: PathBuf,
-    /// This machine's name.
-    pub machine: String,
+    /// This machine's name; a member's is the name it joined with (set here at the join, and at
+    /// start from the stored membership).
+    pub machine: MachineName,
     /// Where a lead listens (`COLLIE_HOST:COLLIE_CREW_PORT`; port 0 lets the OS choose).
     pub bind: SocketAddr,
     /// The address invites name unless `collie crew invite --address` says otherwise.
@@ -217,10 +219,10 @@ impl CrewState {
         };
         self.args.relays.store(Arc::new(relays));
         let view = match &self.role {
-            Role::Solo => CrewView::solo(&self.args.machine),
+            Role::Solo => CrewView::solo(&self.args.machine.get()),
             Role::Lead(lead) => CrewView {
                 role: "lead",
-                name: self.args.machine.clone(),
+                name: self.args.machine.get(),
                 pin: Some(lead.identity.pin().to_string()),
                 address: Some(lead.address.to_string()),
                 lead: None,
@@ -357,6 +359,8 @@ impl CrewState {
                     .map_err(unavailable)?,
             ),
         };
+        // From here on this machine is called what it joined as, everywhere (SPEC §3.1).
+        self.args.machine.set(record.name.clone());
         let config = HelloConfig::new(record.name.clone(), VERSION.to_owned(), record.secret);
         self.tasks.spawn(link::member_loop(
             MemberLink {
@@ -464,7 +468,7 @@ impl CrewState {
             Role::Solo => {}
         }
         let code = InviteCode::parse(&invite)?;
-        let name = name.unwrap_or_else(|| self.args.machine.clone());
+        let name = name.unwrap_or_else(|| self.args.machine.get());
         validate_name(&name).map_err(CrewError::Refused)?;
         let addr = tokio::net::lookup_host(code.address.as_str())
             .await
@@ -556,7 +560,7 @@ impl CrewState {
             return Err(CrewError::NoSuchMember(name.to_owned()));
         };
         self.audit(
-            AuditRecord::new(AuditEventKind::CrewRemoved, self.args.machine.clone())
+            AuditRecord::new(AuditEventKind::CrewRemoved, self.args.machine.get())
                 .with_detail("member", member.name.clone())
                 .with_detail("pin", member.pin.to_string()),
         )
@@ -584,14 +588,14 @@ impl CrewState {
         };
         if let Err(e) =
             lead.registry
-                .decide_join(&request, &peer, &self.args.machine, &lead.secret, now)
+                .decide_join(&request, &peer, &self.args.machine.get(), &lead.secret, now)
         {
             tracing::info!(name = %request.name, reason = %e, "crew join refused");
             return JoinReply::Refused(e);
         }
         let accepted = collie_crew::hello::JoinAccepted {
             crew_secret: lead.secret.clone(),
-            lead_name: self.args.machine.clone(),
+            lead_name: self.args.machine.get(),
         };
         if lead.registry.by_pin(&peer).is_some() {
             // The same machine again, after its acceptance was lost: nothing new to record.
@@ -602,7 +606,7 @@ impl CrewState {
         };
         if self
             .audit(
-                AuditRecord::new(AuditEventKind::CrewJoined, self.args.machine.clone())
+                AuditRecord::new(AuditEventKind::CrewJoined, self.args.machine.get())
                     .with_detail("member", member.name.clone())
                     .with_detail("pin", member.pin.to_string()),
             )
@@ -650,7 +654,7 @@ impl CrewState {
             return Err("not a member of this crew".into());
         };
         let config = HelloConfig::new(
-            self.args.machine.clone(),
+            self.args.machine.get(),
             VERSION.to_owned(),
             lead.secret.clone(),
         );
@@ -723,6 +727,16 @@ fn any_addr(addr: &SocketAddr) -> SocketAddr {
     match addr {
         SocketAddr::V4(_) => SocketAddr::from(([0, 0, 0, 0], 0)),
         SocketAddr::V6(_) => SocketAddr::from(([0u16; 8], 0)),
+    }
+}
+
+/// The name this bridge joined its crew with, if it is a member: the machine's name from then on
+/// (read at start, before any actor writes a line naming the machine).
+pub fn stored_member_name(store: &Store) -> Option<String> {
+    let bytes = store.get(Table::Crew, ROLE_KEY).ok()??;
+    match serde_json::from_slice::<RoleRecord>(&bytes).ok()? {
+        RoleRecord::Member { name, .. } => Some(name),
+        RoleRecord::Lead { .. } => None,
     }
 }
 

@@ -27,6 +27,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::budget::{tmux_scrollback_limit, BudgetInput};
+use super::foreground::{at_prompt, Processes};
 use super::keys::NamedKey;
 use super::pty::{HostedPane, PtySnapshot, SpawnOptions, DEFAULT_SCROLLBACK_LINES};
 use super::ring::DEFAULT_RING_BYTES;
@@ -84,6 +85,12 @@ pub enum PaneError {
     /// The backend failed.
     #[error("{0}")]
     Backend(String),
+    /// The pane's foreground process is a shell, which would run a typed line (SPEC §9).
+    #[error("is at a shell prompt")]
+    AtShell,
+    /// What runs in the pane's foreground cannot be read, so it may be a shell.
+    #[error("runs a program Collie cannot identify")]
+    ForegroundUnknown,
 }
 
 impl From<TmuxError> for PaneError {
@@ -137,6 +144,22 @@ pub enum PanesMsg {
         /// Then these keys.
         keys: Vec<NamedKey>,
         /// The answer.
+        reply: Reply<()>,
+    },
+    /// The names of the processes in the pane's foreground (`None`: they cannot be read).
+    Foreground {
+        /// Pane id.
+        pane: String,
+        /// The answer.
+        reply: Reply<Option<Vec<String>>>,
+    },
+    /// Type a walky header and Enter, unless the pane's foreground process is a shell.
+    Deliver {
+        /// Pane id.
+        pane: String,
+        /// The header line (already inert: see the walky header).
+        line: String,
+        /// The answer: `AtShell` / `ForegroundUnknown` when refused.
         reply: Reply<()>,
     },
     /// Start a hosted pane.
@@ -259,6 +282,12 @@ impl Actor for PanesActor {
             PanesMsg::List(reply) => {
                 let _ = reply.send(state.list());
             }
+            PanesMsg::Foreground { pane, reply } => {
+                let _ = reply.send(state.foreground(&pane));
+            }
+            PanesMsg::Deliver { pane, line, reply } => {
+                let _ = reply.send(state.deliver(&pane, &line).await);
+            }
             PanesMsg::Info { pane, reply } => {
                 let _ = reply.send(state.info(&pane));
             }
@@ -336,6 +365,7 @@ impl PanesState {
             rows: p.rows,
             last_activity: system_rfc3339(p.last_activity),
             asking_password: p.asking_password,
+            at_shell: false,
         }
     }
 
@@ -352,18 +382,52 @@ impl PanesState {
             rows,
             last_activity: rfc3339(h.pane.last_activity()),
             asking_password: h.pane.asking_password(),
+            at_shell: false,
         }
     }
 
+    /// Every pane, each marked if it is at a shell prompt (read from `/proc` now, once for all
+    /// panes; a pane whose foreground cannot be read is marked too).
     fn list(&self) -> Vec<PaneInfo> {
+        let procs = Processes::scan();
         let mut out: Vec<PaneInfo> = self
             .tmux
             .list()
             .into_iter()
-            .map(|p| self.tmux_info(p))
+            .map(|p| {
+                let pid = p.pid;
+                let mut info = self.tmux_info(p);
+                info.at_shell = procs.at_prompt(pid);
+                info
+            })
             .collect();
-        out.extend(self.hosted.iter().map(|(n, h)| self.hosted_info(*n, h)));
+        out.extend(self.hosted.iter().map(|(n, h)| {
+            let mut info = self.hosted_info(*n, h);
+            info.at_shell = h.pane.pid().is_none_or(|pid| procs.at_prompt(pid));
+            info
+        }));
         out
+    }
+
+    /// The names of the processes in the pane's terminal's foreground group, read now; `None`
+    /// when they cannot be read.
+    fn foreground(&self, pane: &str) -> Result<Option<Vec<String>>, PaneError> {
+        let pid = if let Some(n) = hosted_id(pane) {
+            self.hosted.get(&n).ok_or(PaneError::NoSuchPane)?.pane.pid()
+        } else {
+            Some(self.tmux.info(pane).ok_or(PaneError::NoSuchPane)?.pid)
+        };
+        Ok(pid.and_then(|pid| Processes::scan().foreground_of(pid)))
+    }
+
+    /// Types one line and Enter into `pane` only if its foreground process is not a shell — a
+    /// walky header (SPEC §9). The check and the typing happen in one turn of the actor.
+    async fn deliver(&self, pane: &str, line: &str) -> Result<(), PaneError> {
+        match self.foreground(pane)? {
+            Some(names) if !at_prompt(&names) => self.input(pane, line, &[NamedKey::Enter]).await,
+            Some(_) => Err(PaneError::AtShell),
+            None => Err(PaneError::ForegroundUnknown),
+        }
     }
 
     fn info(&self, pane: &str) -> Result<PaneInfo, PaneError> {

@@ -231,6 +231,27 @@ fn visible_rows(screen: &vt100::Screen) -> impl Iterator<Item = RowText> + '_ {
     })
 }
 
+/// Masks rows that arrived as plain text — a member's screen, relayed through the lead (SPEC §6:
+/// the lead masks the whole screen again, exactly as it masks its own) — per logical line.
+///
+/// Plain rows carry no wrap flags, so a row that fills the screen's width is taken to continue
+/// into the next: that is what a terminal's soft wrap looks like, and a member that masks nothing
+/// sends its wrapped rows that way. (A row that ends before the edge was not wrapped by the
+/// terminal, and a secret has no blank for a row to end on.) PEM and PGP blocks are seen across
+/// rows because all logical lines are masked in one call, as for a local screen. Returns one
+/// trimmed string per row.
+pub fn mask_plain_rows(rows: &[String], cols: u16, mask: &dyn Fn(&str) -> String) -> Vec<String> {
+    use unicode_width::UnicodeWidthStr;
+    let rows: Vec<RowText> = rows
+        .iter()
+        .map(|text| RowText {
+            text: text.clone(),
+            wrapped: cols > 0 && text.width() >= usize::from(cols),
+        })
+        .collect();
+    mask_rows(&rows, mask)
+}
+
 /// Masks `rows` per logical line and returns one trimmed string per row.
 fn mask_rows(rows: &[RowText], mask: &dyn Fn(&str) -> String) -> Vec<String> {
     // Group soft-wrapped rows into logical lines, remembering each row's character count.
@@ -279,6 +300,24 @@ fn mask_rows(rows: &[RowText], mask: &dyn Fn(&str) -> String) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_rows_that_fill_the_width_are_masked_as_one_line() {
+        // A member that masks nothing sends a token the terminal wrapped at 20 columns.
+        let rows = vec![
+            "tok=ghp_aB3dE5gH7jK9".to_owned(),
+            "mN1pQ3sT5vW7yZ9bC1dF".to_owned(),
+            "3hJ5".to_owned(),
+            "plain".to_owned(),
+        ];
+        let out = mask_plain_rows(&rows, 20, &mask_ghp);
+        assert_no_leak(&out);
+        assert_eq!(out[0], "tok=ghp_a•••••••••••");
+        assert_eq!(out[3], "plain");
+        // Rows that end before the edge are lines of their own.
+        let short = vec!["ghp_aB3dE5gH7jK9".to_owned(), "mN1pQ".to_owned()];
+        assert_eq!(mask_plain_rows(&short, 20, &mask_ghp), short);
+    }
 
     /// Masks GitHub classic tokens (`ghp_` + 36 alphanumerics), keeping `ghp_` and one more char.
     fn mask_ghp(s: &str) -> String {

@@ -100,6 +100,8 @@ pub struct TmuxPaneInfo {
     pub last_activity: SystemTime,
     /// Best effort: the cursor line looks like a password prompt.
     pub asking_password: bool,
+    /// The pane's first process (what tmux started on its terminal).
+    pub pid: u32,
 }
 
 /// A pane's screen at one `seq`, masked per logical line (SPEC §3.2 snapshot shape).

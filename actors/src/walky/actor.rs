@@ -28,6 +28,9 @@ use crate::crew_link::CrewView;
 const REPLAY_CAP: usize = 100_000;
 /// Results (and delivery records) the lead keeps at most for their 10 minutes.
 pub const RECORDS_CAP: usize = 10_000;
+/// How far back the log is read to refill the replay guards at start: every id a guard could
+/// still hold (a `sent_at` within five minutes either side of the clock).
+const RELOAD_WINDOW_SECS: i64 = 10 * 60;
 
 /// The walky actor.
 pub struct WalkyActor;
@@ -130,6 +133,39 @@ impl WalkyState {
         Ok(())
     }
 
+    /// Refills the replay guards from the log (SPEC §9: they survive restarts): every message
+    /// this machine accepted for its panes (`received`) or attested as the lead (`forwarded`, and
+    /// `received` for its own panes) whose `sent_at` the guards would still accept. Without this a
+    /// restarted bridge would take a replay of any message of the last five minutes.
+    fn reload_guards(&mut self, now: i64) {
+        let Ok(entries) = self.log.entries() else {
+            tracing::warn!("walky: cannot read the log to refill the replay guards");
+            return;
+        };
+        let mut reloaded = 0usize;
+        for entry in entries {
+            if entry.at < now.saturating_sub(RELOAD_WINDOW_SECS) {
+                continue;
+            }
+            let Ok(id) = entry.id.parse::<MessageId>() else {
+                continue;
+            };
+            let admitted = match entry.kind {
+                Kind::Received => {
+                    let received = self.received.admit(id, entry.sent_at, now).is_ok();
+                    let attested = self.attested.admit(id, entry.sent_at, now).is_ok();
+                    received || attested
+                }
+                Kind::Forwarded => self.attested.admit(id, entry.sent_at, now).is_ok(),
+                Kind::Sent | Kind::Result => false,
+            };
+            reloaded += usize::from(admitted);
+        }
+        if reloaded > 0 {
+            tracing::info!(reloaded, "walky: replay guards refilled from the log");
+        }
+    }
+
     /// Writes a line (not yet synced) and makes sure a [`WalkyMsg::Flush`] follows.
     fn write(&mut self, myself: &ActorRef<WalkyMsg>, entry: &Entry) -> Result<(), String> {
         self.log
@@ -208,6 +244,7 @@ impl Actor for WalkyActor {
             flush_queued: false,
         };
         state.reindex()?;
+        state.reload_guards(now());
         Ok(state)
     }
 
@@ -309,5 +346,100 @@ impl Actor for WalkyActor {
         // Lines written but not yet synced still get their sync and their answers.
         state.flush();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use collie_crew::walky::{forward_own, Address};
+
+    use super::*;
+
+    fn args(dir: &std::path::Path) -> WalkyArgs {
+        WalkyArgs {
+            dir: dir.join("walky"),
+            identity_dir: dir.join("crew"),
+            crew_view: Arc::new(ArcSwap::from_pointee(CrewView::solo("web-1"))),
+        }
+    }
+
+    async fn receive(
+        actor: &ActorRef<WalkyMsg>,
+        forwarded: &Forwarded,
+        lead: &Signer,
+    ) -> Result<Message, WalkyError> {
+        ractor::call!(actor, |reply| WalkyMsg::Receive {
+            forwarded: Box::new(forwarded.clone()),
+            lead_key: lead.verifying_key(),
+            lead_machine: "lead".into(),
+            reply,
+        })
+        .expect("the actor answers")
+    }
+
+    /// A message the lead accepted once, replayed to the same member after the member's walky
+    /// actor restarted: refused, because the guard was refilled from the log.
+    #[tokio::test]
+    async fn a_replayed_message_is_refused_after_a_restart() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let lead = Signer::from_identity(&Identity::generate().expect("identity")).expect("signer");
+        let message = Message::new(
+            MessageId::random(),
+            Address::new("lead", "t0-1", "abcd").expect("from"),
+            "planner",
+            Address::new("web-1", "t0-2", "efgh").expect("to"),
+            now(),
+            "run the tests".to_owned(),
+        )
+        .expect("message");
+        let forwarded = forward_own(&lead, message.clone());
+
+        let (actor, handle) = Actor::spawn(None, WalkyActor, args(dir.path()))
+            .await
+            .expect("spawn");
+        let accepted = receive(&actor, &forwarded, &lead).await.expect("accepted");
+        // Delivery logs it, as `deliver` does.
+        let entry = Entry {
+            id: accepted.id.to_string(),
+            at: now(),
+            kind: Kind::Received,
+            from: accepted.from.to_string(),
+            from_name: accepted.from_name.clone(),
+            to: accepted.to.to_string(),
+            sent_at: accepted.sent_at,
+            body: Some(accepted.body.clone()),
+            outcome: Some("delivered".into()),
+        };
+        ractor::call!(actor, |r| WalkyMsg::Append(Box::new(entry), r))
+            .expect("answers")
+            .expect("logged");
+        // Still the same actor: a replay is refused.
+        assert!(matches!(
+            receive(&actor, &forwarded, &lead).await,
+            Err(WalkyError::Replayed { .. })
+        ));
+        actor.stop(None);
+        handle.await.expect("stopped");
+
+        let (actor, handle) = Actor::spawn(None, WalkyActor, args(dir.path()))
+            .await
+            .expect("respawn");
+        assert!(
+            matches!(
+                receive(&actor, &forwarded, &lead).await,
+                Err(WalkyError::Replayed { .. })
+            ),
+            "a restarted guard must remember the ids it accepted"
+        );
+        // A fresh message still passes.
+        let fresh = Message {
+            id: MessageId::random(),
+            ..message
+        };
+        assert!(receive(&actor, &forward_own(&lead, fresh), &lead)
+            .await
+            .is_ok());
+        actor.stop(None);
+        handle.await.expect("stopped");
     }
 }

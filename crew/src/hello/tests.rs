@@ -375,7 +375,20 @@ mod join {
             );
         }
         let long = "a".repeat(MAX_NAME_LEN + 1);
-        for name in ["", "local", ".", "..", "a b", "web/1", "wéb", long.as_str()] {
+        for name in [
+            "",
+            "local",
+            ".",
+            "..",
+            "a b",
+            "web/1",
+            "wéb",
+            "Web-1",
+            "web_1",
+            "web.1",
+            "$(id)",
+            long.as_str(),
+        ] {
             assert_eq!(
                 check(&request(name), Some(&invite()), t0()),
                 Err(JoinError::InvalidName(name.to_owned())),
@@ -383,7 +396,7 @@ mod join {
             );
         }
         assert!(validate_name(&"a".repeat(MAX_NAME_LEN)).is_ok());
-        assert!(validate_name("web-1.prod_2").is_ok());
+        assert!(validate_name("web-1-prod-2").is_ok());
     }
 
     #[test]

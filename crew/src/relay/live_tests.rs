@@ -109,6 +109,7 @@ fn pane(id: &str) -> PaneInfo {
         rows: 24,
         last_activity: None,
         asking_password: false,
+        at_shell: false,
     }
 }
 

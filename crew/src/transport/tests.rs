@@ -44,6 +44,7 @@ fn pane() -> PaneInfo {
         rows: 24,
         last_activity: None,
         asking_password: false,
+        at_shell: false,
     }
 }
 

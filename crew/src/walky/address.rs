@@ -26,9 +26,7 @@ pub enum AddressProblem {
     #[error("no #token: write pane#token or machine/pane#token (`collie walky who` lists them)")]
     MissingToken,
     /// The machine name is not a crew machine name.
-    #[error(
-        "the machine must be 1 to {MAX_NAME_LEN} of A-Z a-z 0-9 . _ - (not `local`, not only dots)"
-    )]
+    #[error("the machine must be 1 to {MAX_NAME_LEN} of a-z 0-9 - (not `local`)")]
     Machine,
     /// The pane id is empty, too long or holds other characters.
     #[error("the pane must be 1 to {MAX_PANE_LEN} of A-Z a-z 0-9 . _ -")]

@@ -614,7 +614,7 @@ fn walky_off_is_refused_with_the_exact_text() {
 
 fn address_strategy() -> impl Strategy<Value = Address> {
     (
-        "[A-Za-z0-9_-][A-Za-z0-9._-]{0,31}",
+        "[a-z0-9-]{1,32}",
         "[A-Za-z0-9._-]{1,32}",
         "[a-z2-7]{4}",
     )

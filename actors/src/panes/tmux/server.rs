@@ -239,6 +239,7 @@ impl Shared {
             alive: m.alive,
             last_activity: m.last_activity,
             asking_password: m.screen.asking_password(),
+            pid: m.pane_pid,
         }
     }
 
