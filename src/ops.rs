@@ -317,21 +317,35 @@ pub async fn create(
         }
         Err(e) => return Err(e.into()),
     };
-    let mut rec = actor
-        .record(ctx, AuditEventKind::PaneCreate)
-        .with_detail("pane", info.pane.clone());
-    if let Some(n) = name {
-        rec = rec.with_detail("name", n);
-    }
-    if let Some(first) = first_word {
-        rec = rec.with_detail("command", first);
-    }
+    let rec = create_record(ctx, actor, &info.pane, name, ("command", first_word));
     if let Err(e) = ctx.audit(rec).await {
         let pane = info.pane.clone();
         let _ = ctx.panes.call(|r| PanesMsg::Close { pane, reply: r }).await;
         return Err(e);
     }
     Ok(info)
+}
+
+/// The `pane.create` line of pane `pane` made by `actor` (on a member, `machine` is set by the
+/// caller): its name, and what it runs — `("command", first word)` here, `("starter", name)` when
+/// the lead relays.
+pub fn create_record(
+    ctx: &Ctx,
+    actor: &Actor,
+    pane: &str,
+    name: Option<String>,
+    (runs_key, runs): (&str, Option<String>),
+) -> AuditRecord {
+    let mut rec = actor
+        .record(ctx, AuditEventKind::PaneCreate)
+        .with_detail("pane", pane.to_owned());
+    if let Some(n) = name {
+        rec = rec.with_detail("name", n);
+    }
+    if let Some(runs) = runs {
+        rec = rec.with_detail(runs_key, runs);
+    }
+    rec
 }
 
 /// A pane name: 1-64 characters, no control characters.

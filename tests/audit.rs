@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use support::{wait_for, Opts, TestBridge};
+use support::{json_of, wait_for, Opts, TestBridge};
 
 fn bridge() -> TestBridge {
     TestBridge::start_with(Opts::default())
@@ -26,10 +26,6 @@ fn log_lines(b: &TestBridge) -> Vec<String> {
         .lines()
         .map(str::to_owned)
         .collect()
-}
-
-fn json_of(line: &str) -> Value {
-    serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
 }
 
 /// `collie audit verify`: exit code and stdout.

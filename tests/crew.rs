@@ -6,19 +6,11 @@ mod support;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use support::{wait_for, Opts, TestBridge};
+use support::{crew_bridge, json_of, wait_for, TestBridge};
 
 /// A bridge whose crew port is chosen by the OS.
 fn bridge() -> TestBridge {
-    TestBridge::start_with(Opts {
-        with_tmux: false,
-        env: vec![("COLLIE_CREW_PORT".into(), "0".into())],
-        ..Opts::default()
-    })
-}
-
-fn json_of(out: &str) -> Value {
-    serde_json::from_str(out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+    crew_bridge(false, &[])
 }
 
 fn status(b: &TestBridge) -> Value {
@@ -26,8 +18,7 @@ fn status(b: &TestBridge) -> Value {
 }
 
 fn invite(lead: &TestBridge) -> String {
-    let v = json_of(&lead.cli_ok(&["crew", "invite", "--json"]));
-    v["invite"].as_str().expect("invite string").to_string()
+    lead.invite()
 }
 
 /// The lead's view of member `name`: `Some(online)` if it is a member.
@@ -204,27 +195,12 @@ fn refused_joins_leave_no_state_on_either_side() {
 
 /// A member-to-be with a private tmux server (one pane) and the given extra environment.
 fn member_bridge(env: &[(&str, &str)]) -> TestBridge {
-    let mut all = vec![("COLLIE_CREW_PORT".to_owned(), "0".to_owned())];
-    all.extend(env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
-    TestBridge::start_with(Opts {
-        with_tmux: true,
-        env: all,
-        ..Opts::default()
-    })
+    crew_bridge(true, env)
 }
 
 /// The id of `machine`'s tmux pane in the lead's `GET /api/panes`, once it is listed.
 fn relayed_pane(lead: &TestBridge, token: &str, machine: &str) -> String {
-    wait_for(Duration::from_secs(10), || {
-        let (s, v) = lead.get("/api/panes", Some(token));
-        (s == 200).then_some(())?;
-        v["panes"]
-            .as_array()?
-            .iter()
-            .find(|p| p["machine"] == machine && p["backend"] == "tmux")
-            .and_then(|p| p["pane"].as_str().map(str::to_owned))
-    })
-    .unwrap_or_else(|| panic!("the lead does not list {machine}'s pane"))
+    lead.tmux_pane_of(token, machine)
 }
 
 /// The snapshot's visible text once it contains `needle`.
@@ -263,11 +239,7 @@ fn first_event(b: &TestBridge, token: &str, machine: &str, pane: &str) -> Value 
 }
 
 fn audit_lines(b: &TestBridge) -> Vec<Value> {
-    std::fs::read_to_string(b.state().join("audit.log"))
-        .expect("audit log")
-        .lines()
-        .map(json_of)
-        .collect()
+    b.audit_lines()
 }
 
 const SECRET: &str = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
@@ -513,18 +485,13 @@ fn all_rows(v: &Value) -> String {
     out
 }
 
-/// Reads the stream of `pane` until an event's rows contain `needle`; returns every event read.
-fn stream_until(
-    b: &TestBridge,
-    token: &str,
-    machine: &str,
-    pane: &str,
-    needle: &str,
-) -> Vec<Value> {
+/// Reads the stream of `pane` on the bridge at `base` (its URL) until an event's rows contain
+/// `needle`; returns every event read.
+fn stream_until(base: &str, token: &str, machine: &str, pane: &str, needle: &str) -> Vec<Value> {
     use std::io::BufRead;
-    let resp = ureq::get(&b.url(&format!("/api/panes/{machine}/{pane}/stream")))
+    let resp = ureq::get(&format!("{base}/api/panes/{machine}/{pane}/stream"))
         .set("Authorization", &format!("Bearer {token}"))
-        .timeout(Duration::from_secs(10))
+        .timeout(Duration::from_secs(20))
         .call()
         .expect("stream");
     let mut reader = std::io::BufReader::new(resp.into_reader());
@@ -623,7 +590,7 @@ fn screen_is_masked_as_a_whole(lead: &TestBridge, phone: &str, member: &TestBrid
         &format!("/api/panes/{name}/{pane}?scrollback=200"),
         Some(phone),
     );
-    let first = stream_until(lead, phone, name, &pane, "DONE-2-MARK");
+    let first = stream_until(&lead.url(""), phone, name, &pane, "DONE-2-MARK");
     for (what, text) in [
         ("snapshot", snapshot_text),
         ("snapshot with scrollback", all_rows(&snap)),

@@ -91,11 +91,7 @@ fn closed_within(s: &mut TcpStream, within: Duration) -> bool {
 }
 
 fn audit_lines(b: &TestBridge) -> Vec<Value> {
-    std::fs::read_to_string(b.state().join("audit.log"))
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json line"))
-        .collect()
+    b.audit_lines()
 }
 
 #[test]
@@ -561,10 +557,7 @@ fn audit_events_say_what_happened() {
 
 #[test]
 fn one_duration_grammar_for_every_command() {
-    let lead = TestBridge::start_with(Opts {
-        env: vec![("COLLIE_CREW_PORT".into(), "0".into())],
-        ..Opts::default()
-    });
+    let lead = support::crew_bridge(false, &[]);
     lead.pair("phone", "full");
     // Minutes are a unit now, everywhere.
     lead.cli_ok(&["devices", "set-expiry", "phone", "1m"]);

@@ -427,7 +427,29 @@ fn hosted_panes_and_the_resource_cap() {
     let (s, v) = refused.expect("a cap was reached");
     assert_eq!((s, v["error"].as_str()), (503, Some("resource limit")));
     let log = std::fs::read_to_string(b.state().join("audit.log")).expect("log");
-    assert!(log.contains("\"resource.denied\""));
+    let lines: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    let denied = lines
+        .iter()
+        .find(|l| l["event"] == "resource.denied")
+        .expect("resource.denied");
+    // It names who asked and which request (SPEC §7), and the refused create wrote no
+    // pane.create: a line is written for what happened.
+    assert_eq!(denied["device"], "phone", "{denied}");
+    assert!(
+        denied["request_id"].as_str().is_some_and(|r| r.len() == 32),
+        "{denied}"
+    );
+    let created = lines.iter().filter(|l| l["event"] == "pane.create").count();
+    let listed = b.get("/api/panes", Some(&token)).1["panes"]
+        .as_array()
+        .expect("panes")
+        .iter()
+        .filter(|p| p["backend"] == "pty")
+        .count();
+    assert_eq!(created, listed, "one pane.create per pane made");
     b.cli_ok(&["panes", "close", &pane]);
     let (s, _) = b.get(&format!("/api/panes/local/{pane}"), Some(&token));
     assert_eq!(s, 404);

@@ -12,39 +12,10 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use support::{wait_for, Opts, TestBridge};
+use support::{crew_bridge, json_of, wait_for, TestBridge};
 
 fn bridge() -> TestBridge {
-    TestBridge::start_with(Opts {
-        with_tmux: true,
-        env: vec![("COLLIE_CREW_PORT".into(), "0".into())],
-        ..Opts::default()
-    })
-}
-
-fn json_of(out: &str) -> Value {
-    serde_json::from_str(out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
-}
-
-fn invite(lead: &TestBridge) -> String {
-    json_of(&lead.cli_ok(&["crew", "invite", "--json"]))["invite"]
-        .as_str()
-        .expect("invite")
-        .to_owned()
-}
-
-/// `machine`'s tmux pane as the lead lists it.
-fn pane_of(lead: &TestBridge, token: &str, machine: &str) -> String {
-    wait_for(Duration::from_secs(10), || {
-        let (s, v) = lead.get("/api/panes", Some(token));
-        (s == 200).then_some(())?;
-        v["panes"]
-            .as_array()?
-            .iter()
-            .find(|p| p["machine"] == machine && p["backend"] == "tmux")
-            .and_then(|p| p["pane"].as_str().map(str::to_owned))
-    })
-    .unwrap_or_else(|| panic!("the lead does not list {machine}'s pane"))
+    crew_bridge(true, &[])
 }
 
 /// A stream being read on its own thread.
@@ -132,13 +103,13 @@ fn crew() -> Crew {
     let web1 = bridge();
     let web2 = bridge();
     lead.cli_ok(&["crew", "init"]);
-    web1.cli_ok(&["crew", "join", &invite(&lead), "--name", "web-1"]);
-    web2.cli_ok(&["crew", "join", &invite(&lead), "--name", "web-2"]);
+    web1.cli_ok(&["crew", "join", &lead.invite(), "--name", "web-1"]);
+    web2.cli_ok(&["crew", "join", &lead.invite(), "--name", "web-2"]);
     let watcher = lead.pair("watcher", "read");
     let typist = lead.pair("typist", "full");
     let panes = ["testbox", "web-1", "web-2"]
         .iter()
-        .map(|m| ((*m).to_owned(), pane_of(&lead, &typist, m)))
+        .map(|m| ((*m).to_owned(), lead.tmux_pane_of(&typist, m)))
         .collect();
     Crew {
         lead,

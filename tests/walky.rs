@@ -6,24 +6,14 @@ mod support;
 use std::time::Duration;
 
 use serde_json::Value;
-use support::{collie_bin, wait_for, Opts, TestBridge};
-
-fn json_of(out: &str) -> Value {
-    serde_json::from_str(out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
-}
+use support::{collie_bin, crew_bridge, json_of, wait_for, TestBridge};
 
 /// A bridge with a private tmux server and an OS-chosen crew port. Its window `main` runs `sh`
 /// (where the tests type `collie walky send`, as a person would); its window `agent` runs `cat`, a
 /// program that reads what is typed into it, as an agent does — messages go there, since a pane
 /// at a shell prompt refuses them.
 fn bridge_with(env: &[(&str, &str)]) -> TestBridge {
-    let mut all = vec![("COLLIE_CREW_PORT".to_owned(), "0".to_owned())];
-    all.extend(env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
-    let b = TestBridge::start_with(Opts {
-        with_tmux: true,
-        env: all,
-        ..Opts::default()
-    });
+    let b = crew_bridge(true, env);
     let out = b
         .tmux
         .as_ref()
@@ -36,11 +26,24 @@ fn bridge_with(env: &[(&str, &str)]) -> TestBridge {
     b
 }
 
-fn invite(lead: &TestBridge) -> String {
-    json_of(&lead.cli_ok(&["crew", "invite", "--json"]))["invite"]
-        .as_str()
-        .expect("invite")
-        .to_owned()
+/// A lead (`testbox`) and members `web-1` and `web-2`, each a `bridge_with(&[])`, all online.
+fn crew_of_three() -> (TestBridge, TestBridge, TestBridge) {
+    let lead = bridge_with(&[]);
+    let web1 = bridge_with(&[]);
+    let web2 = bridge_with(&[]);
+    lead.cli_ok(&["crew", "init"]);
+    web1.cli_ok(&["crew", "join", &lead.invite(), "--name", "web-1"]);
+    web2.cli_ok(&["crew", "join", &lead.invite(), "--name", "web-2"]);
+    assert!(
+        wait_for(Duration::from_secs(10), || online(
+            &lead,
+            &["web-1", "web-2"]
+        )
+        .then_some(()))
+        .is_some(),
+        "members did not come online"
+    );
+    (lead, web1, web2)
 }
 
 fn online(lead: &TestBridge, names: &[&str]) -> bool {
@@ -145,21 +148,7 @@ fn walky_log(b: &TestBridge) -> String {
 
 #[test]
 fn a_message_crosses_the_crew_signed_and_is_read_with_inbox() {
-    let lead = bridge_with(&[]);
-    let web1 = bridge_with(&[]);
-    let mut web2 = bridge_with(&[]);
-    lead.cli_ok(&["crew", "init"]);
-    web1.cli_ok(&["crew", "join", &invite(&lead), "--name", "web-1"]);
-    web2.cli_ok(&["crew", "join", &invite(&lead), "--name", "web-2"]);
-    assert!(
-        wait_for(Duration::from_secs(10), || online(
-            &lead,
-            &["web-1", "web-2"]
-        )
-        .then_some(()))
-        .is_some(),
-        "members did not come online"
-    );
+    let (lead, web1, mut web2) = crew_of_three();
     let to = address(&web1, "web-2");
 
     let (out, code) = send_from_pane(&web1, &to, "please run the tests", "SENT1");
@@ -515,22 +504,8 @@ fn a_walky_header_never_runs_as_a_command_locally() {
 
 #[test]
 fn a_walky_header_never_runs_as_a_command_across_the_crew() {
-    let lead = bridge_with(&[]);
-    let web1 = bridge_with(&[]);
-    let web2 = bridge_with(&[]);
+    let (_lead, web1, web2) = crew_of_three();
     add_bash_window(&web2);
-    lead.cli_ok(&["crew", "init"]);
-    web1.cli_ok(&["crew", "join", &invite(&lead), "--name", "web-1"]);
-    web2.cli_ok(&["crew", "join", &invite(&lead), "--name", "web-2"]);
-    assert!(
-        wait_for(Duration::from_secs(10), || online(
-            &lead,
-            &["web-1", "web-2"]
-        )
-        .then_some(()))
-        .is_some(),
-        "members did not come online"
-    );
     let bash = who_entry(&web1, "web-2", "bash");
     let agent = who_entry(&web1, "web-2", "agent");
     assert_eq!(
@@ -552,21 +527,7 @@ fn a_walky_header_never_runs_as_a_command_across_the_crew() {
 /// it restarted.
 #[test]
 fn a_replayed_message_is_refused_after_the_receiver_restarts() {
-    let lead = bridge_with(&[]);
-    let web1 = bridge_with(&[]);
-    let mut web2 = bridge_with(&[]);
-    lead.cli_ok(&["crew", "init"]);
-    web1.cli_ok(&["crew", "join", &invite(&lead), "--name", "web-1"]);
-    web2.cli_ok(&["crew", "join", &invite(&lead), "--name", "web-2"]);
-    assert!(
-        wait_for(Duration::from_secs(10), || online(
-            &lead,
-            &["web-1", "web-2"]
-        )
-        .then_some(()))
-        .is_some(),
-        "members did not come online"
-    );
+    let (lead, web1, mut web2) = crew_of_three();
     let to = address(&web1, "web-2");
     let (out, code) = send_from_pane(&web1, &to, "deploy it", "R1");
     assert_eq!(code, 0, "{out}");

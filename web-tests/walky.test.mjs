@@ -25,9 +25,15 @@ const CHIP = /^Walky message from /;
 
 const noCsp = (page) => assert.deepEqual(page.problems.filter((p) => p.includes('CSP')), []);
 
-/** Starts a hosted pane `name` running sh on `bridge`; returns `{pane, token}`. */
+/**
+ * Starts a hosted pane `name` on `bridge` running a program that reads its input without echoing
+ * it back (as an agent does; a pane at a shell prompt refuses walky messages, SPEC §9); returns
+ * `{pane, token}`.
+ */
 async function hostedPane(bridge, name) {
-  const made = JSON.parse(await bridge.cliOk(['panes', 'new', '--json', '--name', name, '--', 'sh']));
+  const made = JSON.parse(await bridge.cliOk([
+    'panes', 'new', '--json', '--name', name, '--', 'sh', '-c', 'cat >/dev/null',
+  ]));
   assert.ok(made.pane && made.token, `panes new --json: ${JSON.stringify(made)}`);
   return made;
 }
@@ -214,17 +220,22 @@ test('walky: a body holding a secret is shown masked, on the card and in Message
   }));
 
 test('crew: a message to a member\'s pane shows its card on the lead\'s phone, from the member\'s log', T, () =>
-  crewSession(browser, 'walky-crew', async ({ page, lead }) => {
+  crewSession(browser, 'walky-crew', async ({ page, lead, member }) => {
     const lookups = recordLookups(page);
-    const to = await waitFor(`${MEMBER}'s pane in walky who`, async () => {
+    // The member's agent: a tmux window running a program that reads its input (its `work`
+    // window sits at a shell prompt, which refuses messages).
+    const INBOX = 'inbox';
+    const made = await member.tmux.run(['new-window', '-d', '-n', INBOX, 'cat >/dev/null']);
+    assert.equal(made.code, 0, made.stderr);
+    const to = await waitFor(`${MEMBER}'s agent pane in walky who`, async () => {
       const who = JSON.parse(await lead.cliOk(['walky', 'who', '--json']));
-      return who.panes.find((p) => p.machine === MEMBER && p.pane.startsWith('t'))?.address;
+      return who.panes.find((p) => p.machine === MEMBER && p.name === INBOX && !p.at_shell)?.address;
     });
     const id = await walkySend(lead, to, 'hello from the lead');
     await pairInApp(page, lead);
     const group = page.getByRole('region', { name: MEMBER, exact: true });
-    await group.getByRole('link', { name: WINDOW, exact: true }).waitFor({ timeout: 15_000 });
-    await openNamed(page, WINDOW, group);
+    await group.getByRole('link', { name: INBOX, exact: true }).waitFor({ timeout: 15_000 });
+    await openNamed(page, INBOX, group);
     await waitScreen(page, 'the walky header', (l) => l.includes(`[walky ${id} from ${lead.name}/`));
     await page.getByRole('button', { name: CHIP }).click({ timeout: 10_000 });
     await page.getByRole('dialog', { name: 'Walky message' }).getByText('hello from the lead', { exact: true }).waitFor();

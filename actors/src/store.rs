@@ -87,16 +87,7 @@ impl Store {
 
     /// All entries of a table, in key order.
     pub fn scan(&self, table: Table) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
-        let mut out = Vec::new();
-        for item in self.tree(table)?.iter() {
-            let (k, v) = item?;
-            let key = String::from_utf8(k.to_vec()).map_err(|_| StoreError::Corrupt {
-                key: hex::encode(&k),
-                reason: "key is not utf-8".into(),
-            })?;
-            out.push((key, v.to_vec()));
-        }
-        Ok(out)
+        self.scan_prefix(table, "")
     }
 
     /// One value.

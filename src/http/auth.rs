@@ -92,16 +92,22 @@ fn auth_error(e: AuthError) -> ApiError {
     }
 }
 
-/// Where a request comes from, for rate-limited denial lines: the peer, or behind a loopback
-/// proxy the last `X-Forwarded-For` entry (the same rule as pairing's limiter).
-pub fn source_of(headers: &HeaderMap, peer: SocketAddr) -> String {
+/// Where a request comes from, for rate limits: the peer, or behind a loopback proxy the last
+/// `X-Forwarded-For` entry. Repeated `X-Forwarded-For` headers are one list (RFC 9110 §5.3), so
+/// "the last entry" is the last one the nearest proxy added.
+pub fn source_ip(headers: &HeaderMap, peer: SocketAddr) -> std::net::IpAddr {
     let xff: Vec<&str> = headers
         .get_all("x-forwarded-for")
         .iter()
         .filter_map(|v| v.to_str().ok())
         .collect();
     let xff = (!xff.is_empty()).then(|| xff.join(","));
-    pairing_source(peer.ip(), xff.as_deref()).to_string()
+    pairing_source(peer.ip(), xff.as_deref())
+}
+
+/// [`source_ip`] as the text a denial line carries.
+pub fn source_of(headers: &HeaderMap, peer: SocketAddr) -> String {
+    source_ip(headers, peer).to_string()
 }
 
 /// Records a refusal: the health counter, and a `security.denied` line the audit actor writes at

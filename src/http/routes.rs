@@ -10,7 +10,6 @@ use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::{Extension, Json, Router};
-use collie_actors::pairing::pairing_source;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -88,15 +87,7 @@ async fn pair(
     headers: HeaderMap,
     bytes: Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    // Repeated X-Forwarded-For headers are one list (RFC 9110 §5.3): join them so "the last entry"
-    // is the last one the nearest proxy added.
-    let xff: Vec<&str> = headers
-        .get_all("x-forwarded-for")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .collect();
-    let xff = (!xff.is_empty()).then(|| xff.join(","));
-    let source = pairing_source(peer.ip(), xff.as_deref());
+    let source = super::auth::source_ip(&headers, peer);
     let b: PairBody = body(&bytes)?;
     if b.code.len() > 64 {
         return Err(ApiError::InvalidCode);

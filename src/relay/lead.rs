@@ -233,15 +233,7 @@ pub async fn create(
         }
         Err(e) => return Err(e.into()),
     };
-    let mut rec = actor
-        .record(ctx, AuditEventKind::PaneCreate)
-        .with_detail("pane", info.pane.clone());
-    if let Some(n) = name {
-        rec = rec.with_detail("name", n);
-    }
-    if let Some(s) = starter {
-        rec = rec.with_detail("starter", s);
-    }
+    let rec = ops::create_record(ctx, actor, &info.pane, name, ("starter", starter));
     if let Err(e) = audit(ctx, member, rec).await {
         // Not audited here, so not kept: close it again on the member.
         let kind = RelayKind::Close {

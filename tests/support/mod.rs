@@ -14,6 +14,23 @@ pub fn collie_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_collie"))
 }
 
+/// Parses `out` as JSON, or fails the test showing it.
+pub fn json_of(out: &str) -> Value {
+    serde_json::from_str(out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+}
+
+/// A bridge for crew tests: its crew port chosen by the OS, a private tmux server if `with_tmux`,
+/// and `env` besides.
+pub fn crew_bridge(with_tmux: bool, env: &[(&str, &str)]) -> TestBridge {
+    let mut all = vec![("COLLIE_CREW_PORT".to_owned(), "0".to_owned())];
+    all.extend(env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+    TestBridge::start_with(Opts {
+        with_tmux,
+        env: all,
+        ..Opts::default()
+    })
+}
+
 /// Polls `f` every 20 ms until it returns `Some` or `timeout` passes.
 pub fn wait_for<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
     let deadline = Instant::now() + timeout;
@@ -235,6 +252,23 @@ impl TestBridge {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// A one-time crew invite from this (leading) bridge.
+    pub fn invite(&self) -> String {
+        json_of(&self.cli_ok(&["crew", "invite", "--json"]))["invite"]
+            .as_str()
+            .expect("invite")
+            .to_owned()
+    }
+
+    /// Every line of the audit log, parsed.
+    pub fn audit_lines(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.state().join("audit.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(json_of)
+            .collect()
+    }
+
     /// Starts a hosted pane running `command` (`collie panes new`); returns its pane info.
     pub fn hosted(&self, name: &str, command: &[&str]) -> Value {
         let mut args = vec!["panes", "--json", "new", "--name", name, "--"];
@@ -259,6 +293,21 @@ impl TestBridge {
         );
         assert_eq!(status, 200, "pairing failed: {body}");
         body["token"].as_str().expect("token").to_string()
+    }
+
+    /// The id of `machine`'s (first) tmux pane in this bridge's `GET /api/panes`, once listed —
+    /// a member's pane as its lead relays it.
+    pub fn tmux_pane_of(&self, token: &str, machine: &str) -> String {
+        wait_for(Duration::from_secs(10), || {
+            let (s, v) = self.get("/api/panes", Some(token));
+            (s == 200).then_some(())?;
+            v["panes"]
+                .as_array()?
+                .iter()
+                .find(|p| p["machine"] == machine && p["backend"] == "tmux")
+                .and_then(|p| p["pane"].as_str().map(str::to_owned))
+        })
+        .unwrap_or_else(|| panic!("the bridge does not list {machine}'s pane"))
     }
 
     /// The first tmux pane's id as the bridge names it, once the bridge mirrors it.

@@ -613,11 +613,7 @@ fn walky_off_is_refused_with_the_exact_text() {
 // ---- properties ---------------------------------------------------------------------------------
 
 fn address_strategy() -> impl Strategy<Value = Address> {
-    (
-        "[a-z0-9-]{1,32}",
-        "[A-Za-z0-9._-]{1,32}",
-        "[a-z2-7]{4}",
-    )
+    ("[a-z0-9-]{1,32}", "[A-Za-z0-9._-]{1,32}", "[a-z2-7]{4}")
         .prop_filter("a valid address", |(m, _, _)| m != "local")
         .prop_map(|(machine, pane, token)| Address {
             machine,

@@ -225,14 +225,20 @@ impl Shared {
             .map(|m| self.pane_info(server_pid, pane, m))
     }
 
+    /// The id and token of pane `%pane` (SPEC §5: the token follows the pane instance).
+    fn id_and_token(&self, server_pid: u32, pane: u32, pane_pid: u32) -> (String, String) {
+        (
+            format!("t{}-{pane}", self.index),
+            pane_token(&self.salt, &format!("tmux:{server_pid}:%{pane}:{pane_pid}")),
+        )
+    }
+
     fn pane_info(&self, server_pid: u32, pane: u32, m: &Mirror) -> TmuxPaneInfo {
         let (rows, cols) = m.screen.size();
+        let (id, token) = self.id_and_token(server_pid, pane, m.pane_pid);
         TmuxPaneInfo {
-            id: format!("t{}-{pane}", self.index),
-            token: pane_token(
-                &self.salt,
-                &format!("tmux:{server_pid}:%{pane}:{}", m.pane_pid),
-            ),
+            id,
+            token,
             name: m.name.clone(),
             cols,
             rows,
@@ -253,12 +259,10 @@ impl Shared {
         let server_pid = state.server_pid.unwrap_or(0);
         let m = state.panes.get_mut(&pane)?;
         let (rows, cols) = m.screen.size();
+        let (id, token) = self.id_and_token(server_pid, pane, m.pane_pid);
         Some(Snapshot {
-            id: format!("t{}-{pane}", self.index),
-            token: pane_token(
-                &self.salt,
-                &format!("tmux:{server_pid}:%{pane}:{}", m.pane_pid),
-            ),
+            id,
+            token,
             name: m.name.clone(),
             cols,
             rows,
