@@ -457,6 +457,15 @@ fn request_shapes_that_could_fool_a_proxy_are_refused() {
         (403, Some("origin not allowed".into())),
         "{resp}"
     );
+    // Host and Origin refusals are audited like any refusal (once a minute per source and reason).
+    for reason in ["host not allowed", "origin not allowed"] {
+        let line = wait_for(Duration::from_secs(5), || {
+            audit_lines(&b)
+                .into_iter()
+                .find(|l| l["event"] == "security.denied" && l["detail"]["reason"] == reason)
+        });
+        assert!(line.is_some(), "no security.denied for {reason}");
+    }
 
     // Pane ids that alias a real pane are no pane at all, and never reach an audit line.
     let (i, n) = pane
