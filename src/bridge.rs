@@ -33,10 +33,10 @@ use collie_actors::walky::actor::{WalkyActor, WalkyArgs, WalkyMsg};
 use ractor::{Actor, ActorRef};
 use tokio::task::JoinHandle;
 
+use crate::app::App;
 use crate::config::Settings;
 use crate::http::actor::{HttpActor, HttpArgs};
 use crate::http::counters::Counters;
-use crate::http::Ctx;
 use crate::state;
 
 /// A started bridge.
@@ -44,7 +44,7 @@ pub struct RunningBridge {
     /// Where the phone API listens.
     pub http_addr: SocketAddr,
     /// The shared context (also used by in-process tests).
-    pub ctx: Ctx,
+    pub ctx: App,
     supervisor: ActorRef<SupervisorMsg>,
     join: JoinHandle<()>,
     exit: ExitReason,
@@ -138,7 +138,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         }
     }
 
-    let ctx = Ctx {
+    let ctx = App {
         machine: machine.clone(),
         open_audit_breaks: Arc::new(AtomicU64::new(0)),
         bind_host: settings.host,

@@ -16,8 +16,8 @@ use collie_crew::relay::StreamEvent;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::http::error::ApiError;
-use crate::http::Ctx;
+use crate::app::App;
+use crate::app::AppError;
 use crate::ops;
 
 /// Changes closer together than this are coalesced.
@@ -25,17 +25,17 @@ pub const COALESCE: Duration = Duration::from_millis(30);
 
 /// One followed pane.
 pub struct Follow {
-    ctx: Ctx,
+    ctx: App,
     pane: String,
     rx: watch::Receiver<u64>,
     prev: Option<(u16, u16, Vec<String>)>,
     last_sent: Option<Instant>,
-    ended: Option<ApiError>,
+    ended: Option<AppError>,
 }
 
 impl Follow {
     /// Starts following `pane` of this machine.
-    pub async fn start(ctx: &Ctx, pane: String) -> Result<Follow, ApiError> {
+    pub async fn start(ctx: &App, pane: String) -> Result<Follow, AppError> {
         let wanted = pane.clone();
         let rx = ctx
             .panes
@@ -76,7 +76,7 @@ impl Follow {
             Ok(snap) => {
                 if self.rx.has_changed().is_err() {
                     // The pane is there but its change feed is gone: the actor restarted.
-                    self.ended = Some(ApiError::Restarting);
+                    self.ended = Some(AppError::Restarting);
                 }
                 self.last_sent = Some(Instant::now());
                 Some(diff(&mut self.prev, &snap))
@@ -90,7 +90,7 @@ impl Follow {
 
     /// Why following ended: `no such pane` when the pane closed, another error (`restarting, try
     /// again`) when the bridge could not serve it any longer. `None` while it runs.
-    pub fn ended(&self) -> Option<&ApiError> {
+    pub fn ended(&self) -> Option<&AppError> {
         self.ended.as_ref()
     }
 }

@@ -1,7 +1,7 @@
 //! The bridge's operations, shared by the phone API and the control socket.
 //!
-//! Each function validates its input, talks to the actors through [`Ctx`], audits writes before they
-//! happen (fail closed: no audit line, no write) and returns an [`ApiError`] whose message is the
+//! Each function validates its input, talks to the actors through [`App`], audits writes before they
+//! happen (fail closed: no audit line, no write) and returns an [`AppError`] whose message is the
 //! SPEC §3.2 string. HTTP handlers and the control server are thin adapters around these.
 
 use std::net::IpAddr;
@@ -17,9 +17,9 @@ use collie_actors::panes::keys::{self, NamedKey};
 use collie_actors::panes::PanesMsg;
 use serde_json::{json, Value};
 
+use crate::app::AppError;
+use crate::app::{request_id, App};
 use crate::control::protocol::{Reply, Request};
-use crate::http::error::ApiError;
-use crate::http::{request_id, Ctx};
 
 /// Who asks for a write, for audit lines.
 #[derive(Debug, Clone)]
@@ -43,7 +43,7 @@ impl Actor {
     }
 
     /// The audit line of a write by this actor on this machine.
-    pub fn record(&self, ctx: &Ctx, event: AuditEventKind) -> AuditRecord {
+    pub fn record(&self, ctx: &App, event: AuditEventKind) -> AuditRecord {
         let rec = AuditRecord {
             event,
             machine: ctx.machine.get(),
@@ -62,47 +62,47 @@ impl Actor {
     }
 }
 
-impl From<PairingError> for ApiError {
+impl From<PairingError> for AppError {
     fn from(e: PairingError) -> Self {
         match e {
-            PairingError::InvalidCode => ApiError::InvalidCode,
+            PairingError::InvalidCode => AppError::InvalidCode,
             PairingError::TooManyAttempts { retry_after } => {
-                ApiError::TooManyAttempts { retry_after }
+                AppError::TooManyAttempts { retry_after }
             }
-            PairingError::LabelInUse => ApiError::LabelInUse,
-            PairingError::InvalidLabel => ApiError::BadRequest("invalid label".into()),
-            PairingError::NoSuchDevice => ApiError::NoSuchDevice,
-            PairingError::AuditUnavailable => ApiError::AuditUnavailable,
-            PairingError::Store(_) | PairingError::Unavailable => ApiError::PairingUnavailable,
-            _ => ApiError::Internal,
+            PairingError::LabelInUse => AppError::LabelInUse,
+            PairingError::InvalidLabel => AppError::BadRequest("invalid label".into()),
+            PairingError::NoSuchDevice => AppError::NoSuchDevice,
+            PairingError::AuditUnavailable => AppError::AuditUnavailable,
+            PairingError::Store(_) | PairingError::Unavailable => AppError::PairingUnavailable,
+            _ => AppError::Internal,
         }
     }
 }
 
-impl From<PaneError> for ApiError {
+impl From<PaneError> for AppError {
     fn from(e: PaneError) -> Self {
         match e {
-            PaneError::NoSuchPane => ApiError::NoSuchPane,
-            PaneError::ResourceLimit(_) => ApiError::ResourceLimit,
-            PaneError::BadInput(m) => ApiError::BadRequest(m),
+            PaneError::NoSuchPane => AppError::NoSuchPane,
+            PaneError::ResourceLimit(_) => AppError::ResourceLimit,
+            PaneError::BadInput(m) => AppError::BadRequest(m),
             // tmux's stderr, a pty that would not spawn: not the caller's fault, and not for a
             // phone to read (SPEC §3.2).
-            other => ApiError::backend("pane operation failed", other),
+            other => AppError::backend("pane operation failed", other),
         }
     }
 }
 
 /// Checks that `m` names this bridge (`local` or its own name).
-pub fn check_machine(ctx: &Ctx, m: &str) -> Result<(), ApiError> {
+pub fn check_machine(ctx: &App, m: &str) -> Result<(), AppError> {
     if m == "local" || ctx.machine.is(m) {
         Ok(())
     } else {
-        Err(ApiError::NoSuchMachine)
+        Err(AppError::NoSuchMachine)
     }
 }
 
 /// Splits `machine/pane` (the CLI accepts both forms) and checks the machine.
-fn local_pane(ctx: &Ctx, pane: &str) -> Result<String, ApiError> {
+fn local_pane(ctx: &App, pane: &str) -> Result<String, AppError> {
     let pane = pane.split('#').next().unwrap_or(pane);
     match pane.split_once('/') {
         Some((m, p)) => {
@@ -116,12 +116,12 @@ fn local_pane(ctx: &Ctx, pane: &str) -> Result<String, ApiError> {
 // ---- pairing and devices ----
 
 /// A new pairing code.
-pub async fn new_code(ctx: &Ctx, tier: &str, expires: Option<&str>) -> Result<NewCode, ApiError> {
-    let tier = Tier::parse(tier).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+pub async fn new_code(ctx: &App, tier: &str, expires: Option<&str>) -> Result<NewCode, AppError> {
+    let tier = Tier::parse(tier).map_err(|e| AppError::BadRequest(e.to_string()))?;
     let expires = expires
         .map(Dur::parse)
         .transpose()
-        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+        .map_err(|e| AppError::BadRequest(e.to_string()))?;
     Ok(ctx
         .pairing
         .call(|r| PairingMsg::NewCode {
@@ -134,11 +134,11 @@ pub async fn new_code(ctx: &Ctx, tier: &str, expires: Option<&str>) -> Result<Ne
 
 /// Claims a code.
 pub async fn claim(
-    ctx: &Ctx,
+    ctx: &App,
     code: String,
     label: String,
     source: IpAddr,
-) -> Result<ClaimedDevice, ApiError> {
+) -> Result<ClaimedDevice, AppError> {
     Ok(ctx
         .pairing
         .call(|r| PairingMsg::Claim {
@@ -151,7 +151,7 @@ pub async fn claim(
 }
 
 /// All devices.
-pub async fn devices(ctx: &Ctx) -> Result<Vec<Device>, ApiError> {
+pub async fn devices(ctx: &App) -> Result<Vec<Device>, AppError> {
     Ok(ctx.pairing.call(PairingMsg::List).await??)
 }
 
@@ -177,7 +177,7 @@ pub fn rfc3339(t: Option<time::OffsetDateTime>) -> Value {
 }
 
 /// Revokes a device.
-pub async fn revoke(ctx: &Ctx, label: String, by: &Actor) -> Result<Device, ApiError> {
+pub async fn revoke(ctx: &App, label: String, by: &Actor) -> Result<Device, AppError> {
     let by = by.device.clone();
     Ok(ctx
         .pairing
@@ -192,16 +192,16 @@ pub async fn revoke(ctx: &Ctx, label: String, by: &Actor) -> Result<Device, ApiE
 // ---- panes ----
 
 /// All panes of this machine.
-pub async fn panes(ctx: &Ctx) -> Result<Vec<PaneInfo>, ApiError> {
+pub async fn panes(ctx: &App) -> Result<Vec<PaneInfo>, AppError> {
     Ok(ctx.panes.call(PanesMsg::List).await?)
 }
 
 /// One pane's masked snapshot.
 pub async fn snapshot(
-    ctx: &Ctx,
+    ctx: &App,
     pane: String,
     scrollback: usize,
-) -> Result<PaneSnapshot, ApiError> {
+) -> Result<PaneSnapshot, AppError> {
     Ok(ctx
         .panes
         .call(|r| PanesMsg::Snapshot {
@@ -214,12 +214,12 @@ pub async fn snapshot(
 
 /// Types `text` then presses `keys` — audited first; refused when the audit line cannot be written.
 pub async fn input(
-    ctx: &Ctx,
+    ctx: &App,
     actor: &Actor,
     pane: String,
     text: String,
     key_names: Vec<String>,
-) -> Result<(), ApiError> {
+) -> Result<(), AppError> {
     let keys = validate_input(&text, &key_names)?;
     let info = pane_info(ctx, &pane).await?;
     let rec = input_record(
@@ -242,18 +242,18 @@ pub async fn input(
 
 /// Checks input the way every machine does (SPEC §3.2): text at most 64 KiB, keys from the fixed
 /// list, something to send. The lead checks before relaying, so a bad request costs no round trip.
-pub fn validate_input(text: &str, key_names: &[String]) -> Result<Vec<NamedKey>, ApiError> {
-    keys::validate_text(text).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+pub fn validate_input(text: &str, key_names: &[String]) -> Result<Vec<NamedKey>, AppError> {
+    keys::validate_text(text).map_err(|e| AppError::BadRequest(e.to_string()))?;
     if key_names.len() > 256 {
-        return Err(ApiError::BadRequest("too many keys (at most 256)".into()));
+        return Err(AppError::BadRequest("too many keys (at most 256)".into()));
     }
     let keys: Vec<NamedKey> = key_names
         .iter()
         .map(|k| NamedKey::parse(k))
         .collect::<Result<_, _>>()
-        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+        .map_err(|e| AppError::BadRequest(e.to_string()))?;
     if text.is_empty() && keys.is_empty() {
-        return Err(ApiError::BadRequest(
+        return Err(AppError::BadRequest(
             "nothing to send: give text or keys".into(),
         ));
     }
@@ -276,7 +276,7 @@ pub fn input_record(rec: AuditRecord, pane: &str, text: &str, keys: &[NamedKey])
 }
 
 /// One pane of this machine (without listing them all).
-pub async fn pane_info(ctx: &Ctx, pane: &str) -> Result<PaneInfo, ApiError> {
+pub async fn pane_info(ctx: &App, pane: &str) -> Result<PaneInfo, AppError> {
     let pane = pane.to_owned();
     Ok(ctx
         .panes
@@ -288,11 +288,11 @@ pub async fn pane_info(ctx: &Ctx, pane: &str) -> Result<PaneInfo, ApiError> {
 /// cannot be written the pane is closed again and the create refused. A refusal at a cap is
 /// `resource.denied`, naming the device and the request.
 pub async fn create(
-    ctx: &Ctx,
+    ctx: &App,
     actor: &Actor,
     name: Option<String>,
     command: Vec<String>,
-) -> Result<PaneInfo, ApiError> {
+) -> Result<PaneInfo, AppError> {
     if let Some(n) = &name {
         validate_pane_name(n)?;
     }
@@ -313,7 +313,7 @@ pub async fn create(
                 .with_detail("reason", cap);
             // Refused either way; an unwritable log only loses the line, never lets it through.
             let _ = ctx.audit(rec).await;
-            return Err(ApiError::ResourceLimit);
+            return Err(AppError::ResourceLimit);
         }
         Err(e) => return Err(e.into()),
     };
@@ -330,7 +330,7 @@ pub async fn create(
 /// caller): its name, and what it runs — `("command", first word)` here, `("starter", name)` when
 /// the lead relays.
 pub fn create_record(
-    ctx: &Ctx,
+    ctx: &App,
     actor: &Actor,
     pane: &str,
     name: Option<String>,
@@ -349,9 +349,9 @@ pub fn create_record(
 }
 
 /// A pane name: 1-64 characters, no control characters.
-pub fn validate_pane_name(n: &str) -> Result<(), ApiError> {
+pub fn validate_pane_name(n: &str) -> Result<(), AppError> {
     if n.is_empty() || n.chars().count() > 64 || n.chars().any(char::is_control) {
-        return Err(ApiError::BadRequest(
+        return Err(AppError::BadRequest(
             "invalid name: 1-64 characters, no control characters".into(),
         ));
     }
@@ -370,7 +370,7 @@ pub fn rename_event(id: &str) -> AuditEventKind {
 }
 
 /// Renames a pane — audited first.
-pub async fn rename(ctx: &Ctx, actor: &Actor, pane: String, name: String) -> Result<(), ApiError> {
+pub async fn rename(ctx: &App, actor: &Actor, pane: String, name: String) -> Result<(), AppError> {
     validate_pane_name(&name)?;
     let info = pane_info(ctx, &pane).await?;
     ctx.audit(
@@ -391,7 +391,7 @@ pub async fn rename(ctx: &Ctx, actor: &Actor, pane: String, name: String) -> Res
 }
 
 /// Closes a pane — audited first.
-pub async fn close(ctx: &Ctx, actor: &Actor, pane: String) -> Result<(), ApiError> {
+pub async fn close(ctx: &App, actor: &Actor, pane: String) -> Result<(), AppError> {
     let info = pane_info(ctx, &pane).await?;
     ctx.audit(
         actor
@@ -410,31 +410,31 @@ pub async fn close(ctx: &Ctx, actor: &Actor, pane: String) -> Result<(), ApiErro
 /// How long an invite is valid unless `--expires` says otherwise (SPEC §8).
 pub const INVITE_TTL: Duration = Duration::from_secs(600);
 
-fn crew_error(e: CrewError) -> ApiError {
+fn crew_error(e: CrewError) -> AppError {
     match e {
-        CrewError::AuditUnavailable => ApiError::AuditUnavailable,
-        other => ApiError::BadRequest(other.to_string()),
+        CrewError::AuditUnavailable => AppError::AuditUnavailable,
+        other => AppError::BadRequest(other.to_string()),
     }
 }
 
 /// Parses an invite's `--expires` with the one DUR grammar (SPEC §3.1), at most 7 days.
-pub fn parse_invite_ttl(s: &str) -> Result<Duration, ApiError> {
+pub fn parse_invite_ttl(s: &str) -> Result<Duration, AppError> {
     Dur::parse_up_to(s, INVITE_LIMIT)
         .map(Dur::as_std)
-        .map_err(|e| ApiError::BadRequest(format!("--expires: {e}")))
+        .map_err(|e| AppError::BadRequest(format!("--expires: {e}")))
 }
 
 // ---- the control socket ----
 
 /// Answers one control-socket request.
-pub async fn control(ctx: &Ctx, req: Request) -> Reply {
+pub async fn control(ctx: &App, req: Request) -> Reply {
     match control_inner(ctx, req).await {
         Ok(v) => Reply::ok(v),
         Err(e) => Reply::err(e.for_local_user()),
     }
 }
 
-async fn control_inner(ctx: &Ctx, req: Request) -> Result<Value, ApiError> {
+async fn control_inner(ctx: &App, req: Request) -> Result<Value, AppError> {
     let cli = Actor::cli();
     match req {
         Request::Status => Ok(json!({
@@ -464,13 +464,13 @@ async fn control_inner(ctx: &Ctx, req: Request) -> Result<Value, ApiError> {
             match acknowledged {
                 Ok(record) => Ok(json!({ "acknowledged": record })),
                 Err(collie_actors::audit::AuditError::NoSuchBreak(seq)) => {
-                    Err(ApiError::BadRequest(format!(
+                    Err(AppError::BadRequest(format!(
                         "no recorded break at seq {seq}: `collie audit verify` lists them"
                     )))
                 }
                 Err(e) => {
                     tracing::error!(error = %e, "cannot acknowledge an audit break");
-                    Err(ApiError::AuditUnavailable)
+                    Err(AppError::AuditUnavailable)
                 }
             }
         }
@@ -495,7 +495,7 @@ async fn control_inner(ctx: &Ctx, req: Request) -> Result<Value, ApiError> {
             Ok(json!({ "message": format!("revoked {}", d.label.as_str()) }))
         }
         Request::DevicesSetExpiry { label, dur } => {
-            let dur = Dur::parse(&dur).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+            let dur = Dur::parse(&dur).map_err(|e| AppError::BadRequest(e.to_string()))?;
             let d = ctx
                 .pairing
                 .call(|r| PairingMsg::SetExpiry {
@@ -516,7 +516,7 @@ async fn control_inner(ctx: &Ctx, req: Request) -> Result<Value, ApiError> {
             Ok(json!({ "message": format!("{} no longer expires", d.label.as_str()) }))
         }
         Request::DevicesSetTier { label, tier } => {
-            let tier = Tier::parse(&tier).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+            let tier = Tier::parse(&tier).map_err(|e| AppError::BadRequest(e.to_string()))?;
             let d = ctx
                 .pairing
                 .call(|r| PairingMsg::SetTier {

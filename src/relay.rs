@@ -13,33 +13,33 @@ pub mod member;
 
 use collie_crew::relay::RelayError;
 
-use crate::http::error::ApiError;
+use crate::app::AppError;
 
-impl From<RelayError> for ApiError {
+impl From<RelayError> for AppError {
     fn from(e: RelayError) -> Self {
         match e {
-            RelayError::NoSuchPane => ApiError::NoSuchPane,
-            RelayError::ResourceLimit => ApiError::ResourceLimit,
-            RelayError::AuditUnavailable => ApiError::AuditUnavailable,
-            RelayError::CapabilityMissing | RelayError::UnknownKind => ApiError::CapabilityMissing,
-            RelayError::BadInput(m) => ApiError::BadRequest(m),
-            RelayError::Restarting => ApiError::Restarting,
-            RelayError::Internal => ApiError::Internal,
-            RelayError::Unreachable => ApiError::MemberUnreachable,
-            _ => ApiError::MemberUnreadable,
+            RelayError::NoSuchPane => AppError::NoSuchPane,
+            RelayError::ResourceLimit => AppError::ResourceLimit,
+            RelayError::AuditUnavailable => AppError::AuditUnavailable,
+            RelayError::CapabilityMissing | RelayError::UnknownKind => AppError::CapabilityMissing,
+            RelayError::BadInput(m) => AppError::BadRequest(m),
+            RelayError::Restarting => AppError::Restarting,
+            RelayError::Internal => AppError::Internal,
+            RelayError::Unreachable => AppError::MemberUnreachable,
+            _ => AppError::MemberUnreadable,
         }
     }
 }
 
-impl From<ApiError> for RelayError {
-    fn from(e: ApiError) -> Self {
+impl From<AppError> for RelayError {
+    fn from(e: AppError) -> Self {
         match e {
-            ApiError::NoSuchPane => RelayError::NoSuchPane,
-            ApiError::ResourceLimit => RelayError::ResourceLimit,
-            ApiError::AuditUnavailable => RelayError::AuditUnavailable,
-            ApiError::BadRequest(m) => RelayError::BadInput(m),
-            ApiError::CapabilityMissing => RelayError::CapabilityMissing,
-            ApiError::Internal | ApiError::Backend(_) => RelayError::Internal,
+            AppError::NoSuchPane => RelayError::NoSuchPane,
+            AppError::ResourceLimit => RelayError::ResourceLimit,
+            AppError::AuditUnavailable => RelayError::AuditUnavailable,
+            AppError::BadRequest(m) => RelayError::BadInput(m),
+            AppError::CapabilityMissing => RelayError::CapabilityMissing,
+            AppError::Internal | AppError::Backend(_) => RelayError::Internal,
             other => {
                 tracing::warn!(error = %other, "relayed request failed");
                 RelayError::Restarting

@@ -27,7 +27,7 @@ use ed25519_dalek::VerifyingKey;
 
 pub use collie_crew::walky::MAX_BODY;
 
-use crate::http::Ctx;
+use crate::app::App;
 
 /// How long `collie walky send` waits for the result (SPEC §9).
 pub const RESULT_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
@@ -53,7 +53,7 @@ pub fn entry(message: &Message, kind: Kind, with_body: bool, outcome: Option<Str
 }
 
 /// Appends a line to the walky log (synced before this returns `Ok`).
-pub async fn append(ctx: &Ctx, entry: Entry) -> Result<(), String> {
+pub async fn append(ctx: &App, entry: Entry) -> Result<(), String> {
     ctx.walky
         .call(|r| WalkyMsg::Append(Box::new(entry), r))
         .await
@@ -62,7 +62,7 @@ pub async fn append(ctx: &Ctx, entry: Entry) -> Result<(), String> {
 
 /// On a member: the lead's key, from the certificate of the live link, checked against the pin
 /// stored at join. `None` while the link is down (nothing can arrive from the lead then anyway).
-pub fn lead_key(ctx: &Ctx) -> Option<(String, VerifyingKey)> {
+pub fn lead_key(ctx: &App) -> Option<(String, VerifyingKey)> {
     let view = ctx.crew_view.load();
     let lead = view.lead.as_ref()?;
     let pinned: Pin = lead.pin.parse().ok()?;

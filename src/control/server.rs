@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::protocol::{Reply, Request};
 use super::MAX_REQUEST;
-use crate::http::Ctx;
+use crate::app::App;
 use crate::ops;
 
 /// Binds `<state>/bridge.sock` with mode 0600, replacing a stale socket file.
@@ -26,7 +26,7 @@ pub fn bind(path: &Path) -> std::io::Result<UnixListener> {
 }
 
 /// Serves until cancelled.
-pub async fn serve(listener: UnixListener, ctx: Ctx, cancel: CancellationToken) {
+pub async fn serve(listener: UnixListener, ctx: App, cancel: CancellationToken) {
     let mut conns = tokio::task::JoinSet::new();
     loop {
         tokio::select! {
@@ -44,7 +44,7 @@ pub async fn serve(listener: UnixListener, ctx: Ctx, cancel: CancellationToken) 
     conns.abort_all();
 }
 
-async fn handle(stream: UnixStream, ctx: Ctx) {
+async fn handle(stream: UnixStream, ctx: App) {
     let me = nix::unistd::Uid::current().as_raw();
     match stream.peer_cred() {
         Ok(cred) if cred.uid() == me => {}

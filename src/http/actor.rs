@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use collie_actors::store::{Store, Table};
 
 use super::counters::STORE_KEY;
-use super::Ctx;
+use crate::app::App;
 use crate::control::server as control_server;
 
 /// The actor.
@@ -25,7 +25,7 @@ pub struct HttpActor;
 #[derive(Clone)]
 pub struct HttpArgs {
     /// The handlers' context.
-    pub ctx: Ctx,
+    pub ctx: App,
     /// The bound listener (cloned for each start).
     pub listener: Arc<std::net::TcpListener>,
     /// `<state>/bridge.sock`.
@@ -41,11 +41,11 @@ const SAVE_COUNTS: Duration = Duration::from_secs(5);
 pub struct HttpState {
     cancel: CancellationToken,
     tasks: JoinSet<()>,
-    ctx: super::Ctx,
+    ctx: super::App,
     store: Store,
 }
 
-fn save_counts(ctx: &super::Ctx, store: &Store) {
+fn save_counts(ctx: &super::App, store: &Store) {
     if let Some(bytes) = ctx.counters.take_changes() {
         if let Err(e) = store.put_lazy(Table::Meta, STORE_KEY, &bytes) {
             tracing::warn!(error = %e, "cannot save the request counts");

@@ -22,9 +22,9 @@ use collie_actors::audit::{AuditEventKind, AuditMsg, AuditRecord, Denial};
 use collie_actors::pairing::{pairing_source, AuthError, PairingMsg, Tier, TokenHash};
 use subtle_compare::ct_eq_str;
 
-use super::error::ApiError;
 use super::tiers::{self, Access};
-use super::Ctx;
+use crate::app::App;
+use crate::app::AppError;
 
 /// Who is calling, attached to the request for handlers.
 #[derive(Debug, Clone)]
@@ -57,7 +57,7 @@ impl Caller {
     /// Whether this caller still may do what needs `required`, per the current snapshot: the
     /// question a stream asks each time the policy changes. The local secret does not change
     /// while the bridge runs.
-    pub fn still_allowed(&self, ctx: &Ctx, required: Tier) -> Result<(), ApiError> {
+    pub fn still_allowed(&self, ctx: &App, required: Tier) -> Result<(), AppError> {
         match self {
             Caller::Open | Caller::Local => Ok(()),
             Caller::Device { token, .. } => ctx
@@ -70,7 +70,7 @@ impl Caller {
     }
 
     /// When this caller's authorization runs out on its own (its device's expiry), if ever.
-    pub fn expires_at(&self, ctx: &Ctx) -> Option<time::OffsetDateTime> {
+    pub fn expires_at(&self, ctx: &App) -> Option<time::OffsetDateTime> {
         match self {
             Caller::Device { token, .. } => ctx
                 .policy
@@ -83,12 +83,12 @@ impl Caller {
     }
 }
 
-fn auth_error(e: AuthError) -> ApiError {
+fn auth_error(e: AuthError) -> AppError {
     match e {
-        AuthError::Expired => ApiError::Expired,
-        AuthError::InsufficientTier => ApiError::InsufficientTier,
-        AuthError::Unavailable => ApiError::PairingUnavailable,
-        _ => ApiError::NotPaired,
+        AuthError::Expired => AppError::Expired,
+        AuthError::InsufficientTier => AppError::InsufficientTier,
+        AuthError::Unavailable => AppError::PairingUnavailable,
+        _ => AppError::NotPaired,
     }
 }
 
@@ -112,7 +112,7 @@ pub fn source_of(headers: &HeaderMap, peer: SocketAddr) -> String {
 
 /// Records a refusal: the health counter, and a `security.denied` line the audit actor writes at
 /// most once a minute per source and reason.
-pub fn deny(ctx: &Ctx, source: String, reason: &str, record: AuditRecord) {
+pub fn deny(ctx: &App, source: String, reason: &str, record: AuditRecord) {
     ctx.counters.denied();
     let denial = Denial {
         source,
@@ -124,9 +124,9 @@ pub fn deny(ctx: &Ctx, source: String, reason: &str, record: AuditRecord) {
 }
 
 /// A `security.denied` record of this request.
-pub fn denied_record(ctx: &Ctx, method: &Method, device: Option<&str>) -> AuditRecord {
+pub fn denied_record(ctx: &App, method: &Method, device: Option<&str>) -> AuditRecord {
     let mut rec = AuditRecord::new(AuditEventKind::SecurityDenied, ctx.machine.get())
-        .with_request_id(super::request_id())
+        .with_request_id(crate::app::request_id())
         .with_detail("method", method.as_str());
     if let Some(d) = device {
         rec = rec.with_device(d);
@@ -136,7 +136,7 @@ pub fn denied_record(ctx: &Ctx, method: &Method, device: Option<&str>) -> AuditR
 
 /// The middleware.
 pub async fn authorize(
-    State(ctx): State<Ctx>,
+    State(ctx): State<App>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     matched: Option<MatchedPath>,
     mut req: Request<Body>,
@@ -144,7 +144,7 @@ pub async fn authorize(
 ) -> Response {
     if !req.uri().path().starts_with("/api/") {
         // An unmatched path outside the API (the app's files are routed before this).
-        return ApiError::NotFound.into_response();
+        return AppError::NotFound.into_response();
     }
     let method = req.method().clone();
     let access = matched
@@ -167,8 +167,8 @@ pub async fn authorize(
         Some(Access::Device(tier)) => tier,
         Some(Access::Open) => Tier::Read,
         // Known to a paired caller only: which routes exist is not for strangers.
-        None if matched.is_some() => return ApiError::MethodNotAllowed.into_response(),
-        None => return ApiError::NotFound.into_response(),
+        None if matched.is_some() => return AppError::MethodNotAllowed.into_response(),
+        None => return AppError::NotFound.into_response(),
     };
     if let Caller::Device { label, tier, .. } = &caller {
         if !tier.allows(required) {
@@ -177,7 +177,7 @@ pub async fn authorize(
                 .with_detail("required", required.as_str())
                 .with_detail("tier", tier.as_str());
             deny(&ctx, source, "insufficient tier", rec);
-            return ApiError::InsufficientTier.into_response();
+            return AppError::InsufficientTier.into_response();
         }
     }
     if method == Method::GET {
@@ -192,11 +192,11 @@ pub async fn authorize(
 /// The caller a request names, or why it names none (with the device label when the token is
 /// known, for the audit line).
 fn identify(
-    ctx: &Ctx,
+    ctx: &App,
     method: &Method,
     headers: &HeaderMap,
     peer: SocketAddr,
-) -> Result<Caller, (ApiError, Option<String>)> {
+) -> Result<Caller, (AppError, Option<String>)> {
     let value = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -215,7 +215,7 @@ fn identify(
         {
             return Ok(Caller::Local);
         }
-        return Err((ApiError::NotPaired, None));
+        return Err((AppError::NotPaired, None));
     }
     let token = TokenHash::from_presented(value.strip_prefix("Bearer ").unwrap_or("").trim());
     let now = time::OffsetDateTime::now_utc();
@@ -233,7 +233,7 @@ fn identify(
         Err(AuthError::Unavailable) => {
             // The phone keeps its token and retries; ask the pairing actor to read the store again.
             let _ = ctx.pairing.cast(PairingMsg::Retry);
-            Err((ApiError::PairingUnavailable, None))
+            Err((AppError::PairingUnavailable, None))
         }
         Err(AuthError::Expired) => {
             // The token is known: name the device in the audit line. Asking at the start of time
@@ -242,9 +242,9 @@ fn identify(
                 .authorize_hash(&token, Tier::Read, time::OffsetDateTime::UNIX_EPOCH)
                 .map(|d| d.label.as_str().to_string())
                 .ok();
-            Err((ApiError::Expired, label))
+            Err((AppError::Expired, label))
         }
-        Err(_) => Err((ApiError::NotPaired, None)),
+        Err(_) => Err((AppError::NotPaired, None)),
     }
 }
 

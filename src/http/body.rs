@@ -12,7 +12,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 
-use super::error::ApiError;
+use crate::app::AppError;
 
 /// Largest request body the API reads (input text is at most 64 KiB, JSON-escaped).
 pub const MAX_BODY: usize = 512 * 1024;
@@ -30,20 +30,20 @@ pub async fn read_whole(req: Request<Body>, next: Next) -> Response {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
     if declared.is_some_and(|n| n > MAX_BODY as u64) {
-        return ApiError::BodyTooLarge.into_response();
+        return AppError::BodyTooLarge.into_response();
     }
     let (parts, body) = req.into_parts();
     let collected = tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, MAX_BODY).collect());
     let bytes = match collected.await {
         Ok(Ok(collected)) => collected.to_bytes(),
         Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
-            return ApiError::BodyTooLarge.into_response()
+            return AppError::BodyTooLarge.into_response()
         }
         // The client broke the body off.
         Ok(Err(_)) => {
-            return ApiError::BadRequest("the request body is incomplete".into()).into_response()
+            return AppError::BadRequest("the request body is incomplete".into()).into_response()
         }
-        Err(_) => return ApiError::BodyTimeout.into_response(),
+        Err(_) => return AppError::BodyTimeout.into_response(),
     };
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await

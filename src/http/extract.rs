@@ -1,11 +1,11 @@
-//! Extractors whose rejections are [`ApiError`]s, so a malformed query string or path parameter
+//! Extractors whose rejections are [`AppError`]s, so a malformed query string or path parameter
 //! answers in the JSON error shape of SPEC §3.2, never axum's plain text.
 
 use axum::extract::{FromRequestParts, Path, Query};
 use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 
-use super::error::ApiError;
+use crate::app::AppError;
 
 /// `Query<T>` that answers `400 {"error":"invalid query string: …"}`.
 pub struct ApiQuery<T>(pub T);
@@ -15,12 +15,12 @@ where
     T: DeserializeOwned,
     S: Send + Sync,
 {
-    type Rejection = ApiError;
+    type Rejection = AppError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, AppError> {
         match Query::<T>::from_request_parts(parts, state).await {
             Ok(Query(value)) => Ok(ApiQuery(value)),
-            Err(rejection) => Err(ApiError::BadRequest(format!(
+            Err(rejection) => Err(AppError::BadRequest(format!(
                 "invalid query string: {}",
                 what_is_wrong(&rejection.body_text())
             ))),
@@ -36,12 +36,12 @@ where
     T: DeserializeOwned + Send,
     S: Send + Sync,
 {
-    type Rejection = ApiError;
+    type Rejection = AppError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, AppError> {
         match Path::<T>::from_request_parts(parts, state).await {
             Ok(Path(value)) => Ok(ApiPath(value)),
-            Err(rejection) => Err(ApiError::BadRequest(format!(
+            Err(rejection) => Err(AppError::BadRequest(format!(
                 "invalid path: {}",
                 what_is_wrong(&rejection.body_text())
             ))),

@@ -9,8 +9,8 @@ use axum::http::{header, HeaderMap, HeaderValue, Method, Uri};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::error::ApiError;
-use super::Ctx;
+use crate::app::App;
+use crate::app::AppError;
 
 /// `Permissions-Policy` on every response.
 pub const PERMISSIONS_POLICY: &str =
@@ -22,7 +22,7 @@ pub const HSTS: &str = "max-age=31536000";
 
 /// Checks Host and Origin, then adds the security headers to whatever the route answered.
 pub async fn security_headers(
-    State(ctx): State<Ctx>,
+    State(ctx): State<App>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     req: Request<Body>,
     next: Next,
@@ -87,8 +87,8 @@ fn arrived_over_https(headers: &HeaderMap, peer: SocketAddr) -> bool {
 fn single(
     headers: &HeaderMap,
     name: header::HeaderName,
-    twice: ApiError,
-) -> Result<Option<&HeaderValue>, ApiError> {
+    twice: AppError,
+) -> Result<Option<&HeaderValue>, AppError> {
     let mut values = headers.get_all(name).iter();
     let first = values.next();
     if values.next().is_some() {
@@ -98,20 +98,20 @@ fn single(
 }
 
 fn check_host_and_origin(
-    ctx: &Ctx,
+    ctx: &App,
     method: &Method,
     uri: &Uri,
     headers: &HeaderMap,
-) -> Result<(), ApiError> {
+) -> Result<(), AppError> {
     let host = single(
         headers,
         header::HOST,
-        ApiError::BadRequest("more than one Host header".into()),
+        AppError::BadRequest("more than one Host header".into()),
     )?
     .and_then(|v| v.to_str().ok())
-    .ok_or(ApiError::Forbidden("host not allowed"))?;
+    .ok_or(AppError::Forbidden("host not allowed"))?;
     if !ctx.host_allowed(host) {
-        return Err(ApiError::Forbidden("host not allowed"));
+        return Err(AppError::Forbidden("host not allowed"));
     }
     // An absolute-form target (`GET http://other.example/api/…`) names the host that counts
     // (RFC 9112 §3.2.2): it must be this bridge, and the same the Host header names.
@@ -119,26 +119,26 @@ fn check_host_and_origin(
         if !ctx.host_allowed(authority.as_str())
             || !authority.as_str().eq_ignore_ascii_case(host.trim())
         {
-            return Err(ApiError::Forbidden("host not allowed"));
+            return Err(AppError::Forbidden("host not allowed"));
         }
     }
     let origin = single(
         headers,
         header::ORIGIN,
-        ApiError::Forbidden("origin not allowed"),
+        AppError::Forbidden("origin not allowed"),
     )?;
     let changes_state = !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
     if changes_state {
         if let Some(origin) = origin {
             let origin = origin
                 .to_str()
-                .map_err(|_| ApiError::Forbidden("origin not allowed"))?;
+                .map_err(|_| AppError::Forbidden("origin not allowed"))?;
             let origin_host = origin
                 .strip_prefix("http://")
                 .or_else(|| origin.strip_prefix("https://"))
                 .unwrap_or("");
             if !origin_host.eq_ignore_ascii_case(host) {
-                return Err(ApiError::Forbidden("origin not allowed"));
+                return Err(AppError::Forbidden("origin not allowed"));
             }
         }
     }

@@ -16,14 +16,14 @@ use serde_json::{json, Value};
 
 use super::auth::Caller;
 use super::body::MAX_BODY;
-use super::error::ApiError;
 use super::extract::{ApiPath, ApiQuery};
-use super::{request_id, Ctx};
+use crate::app::AppError;
+use crate::app::{request_id, App};
 use crate::ops::{self, Actor};
 use crate::relay::lead::{self, Target};
 
 /// The `/api` routes. Every one of them must be listed in [`super::tiers::ROUTES`].
-pub(super) fn api() -> Router<Ctx> {
+pub(super) fn api() -> Router<App> {
     Router::new()
         .route("/api/health", get(health))
         .route("/api/pair", post(pair))
@@ -42,7 +42,7 @@ pub(super) fn api() -> Router<Ctx> {
 }
 
 /// The phone web app (SPEC §3.3): `/` and every file of [`crate::web::ASSETS`].
-pub(super) fn web() -> Router<Ctx> {
+pub(super) fn web() -> Router<App> {
     crate::web::routes().route("/", get(index))
 }
 
@@ -51,8 +51,8 @@ async fn index(headers: HeaderMap) -> Response {
 }
 
 /// Parses a JSON body with an error that names the bad field.
-fn body<T: DeserializeOwned>(bytes: &Bytes) -> Result<T, ApiError> {
-    serde_json::from_slice(bytes).map_err(|e| ApiError::BadRequest(format!("invalid body: {e}")))
+fn body<T: DeserializeOwned>(bytes: &Bytes) -> Result<T, AppError> {
+    serde_json::from_slice(bytes).map_err(|e| AppError::BadRequest(format!("invalid body: {e}")))
 }
 
 pub(super) fn actor_of(caller: &Caller) -> Actor {
@@ -63,7 +63,7 @@ pub(super) fn actor_of(caller: &Caller) -> Actor {
     }
 }
 
-async fn health(State(ctx): State<Ctx>) -> Json<Value> {
+async fn health(State(ctx): State<App>) -> Json<Value> {
     Json(json!({
         "build": option_env!("COLLIE_BUILD").unwrap_or("dev"),
         "version": env!("CARGO_PKG_VERSION"),
@@ -82,15 +82,15 @@ struct PairBody {
 }
 
 async fn pair(
-    State(ctx): State<Ctx>,
+    State(ctx): State<App>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     bytes: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     let source = super::auth::source_ip(&headers, peer);
     let b: PairBody = body(&bytes)?;
     if b.code.len() > 64 {
-        return Err(ApiError::InvalidCode);
+        return Err(AppError::InvalidCode);
     }
     let claimed = ops::claim(&ctx, b.code, b.label, source).await?;
     Ok(Json(json!({
@@ -103,7 +103,7 @@ async fn pair(
     })))
 }
 
-async fn machines(State(ctx): State<Ctx>) -> Json<Value> {
+async fn machines(State(ctx): State<App>) -> Json<Value> {
     let view = ctx.crew_view.load();
     let mut machines = vec![json!({
         "name": ctx.machine.get(),
@@ -122,7 +122,7 @@ async fn machines(State(ctx): State<Ctx>) -> Json<Value> {
     Json(json!({ "machines": machines }))
 }
 
-async fn settings(State(ctx): State<Ctx>) -> Json<Value> {
+async fn settings(State(ctx): State<App>) -> Json<Value> {
     Json(json!({
         "machine": ctx.machine.get(),
         "masking": ctx.masker.is_enabled(),
@@ -133,9 +133,9 @@ async fn settings(State(ctx): State<Ctx>) -> Json<Value> {
 }
 
 async fn devices(
-    State(ctx): State<Ctx>,
+    State(ctx): State<App>,
     Extension(caller): Extension<Caller>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     let current = match &caller {
         Caller::Device { label, .. } => Some(label.as_str()),
         _ => None,
@@ -149,12 +149,12 @@ async fn devices(
 }
 
 async fn revoke(
-    State(ctx): State<Ctx>,
+    State(ctx): State<App>,
     Extension(caller): Extension<Caller>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     ApiPath(label): ApiPath<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     let is_self = matches!(&caller, Caller::Device { label: l, .. } if *l == label);
     let is_full = matches!(
         &caller,
@@ -178,16 +178,16 @@ async fn revoke(
             "insufficient tier",
             rec,
         );
-        return Err(ApiError::InsufficientTier);
+        return Err(AppError::InsufficientTier);
     }
     let d = ops::revoke(&ctx, label, &actor_of(&caller)).await?;
     Ok(Json(json!({ "revoked": d.label.as_str() })))
 }
 
 async fn panes(
-    State(ctx): State<Ctx>,
+    State(ctx): State<App>,
     Extension(caller): Extension<Caller>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     let actor = actor_of(&caller);
     let (local, (members, unreachable)) = tokio::join!(ops::panes(&ctx), lead::panes(&ctx, &actor));
     let mut panes = local?;
@@ -202,11 +202,11 @@ struct SnapshotQuery {
 }
 
 async fn snapshot(
-    State(ctx): State<Ctx>,
+    State(ctx): State<App>,
     Extension(caller): Extension<Caller>,
     ApiPath((m, p)): ApiPath<(String, String)>,
     ApiQuery(q): ApiQuery<SnapshotQuery>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, AppError> {
     let lines = q.scrollback.unwrap_or(0).min(10_000);
     let snap = match lead::target(&ctx, &m)? {
         Target::Local => ops::snapshot(&ctx, p, lines).await?,
@@ -225,11 +225,11 @@ struct InputBody {
 }
 
 async fn input(
-    State(ctx): State<Ctx>,
+    State(ctx): State<App>,
     Extension(caller): Extension<Caller>,
     ApiPath((m, p)): ApiPath<(String, String)>,
     bytes: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     let target = lead::target(&ctx, &m)?;
     let b: InputBody = body(&bytes)?;
     let (actor, text, keys) = (
@@ -253,16 +253,16 @@ struct CreateBody {
 }
 
 async fn create(
-    State(ctx): State<Ctx>,
+    State(ctx): State<App>,
     Extension(caller): Extension<Caller>,
     bytes: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     let b: CreateBody = body(&bytes)?;
     let actor = actor_of(&caller);
     let info = match lead::target(&ctx, &b.machine)? {
         Target::Member(member) => lead::create(&ctx, &member, &actor, b.name, b.starter).await?,
         Target::Local if b.starter.is_some() => {
-            return Err(ApiError::BadRequest(
+            return Err(AppError::BadRequest(
                 "starter: no starters are configured on this machine".into(),
             ))
         }
@@ -278,11 +278,11 @@ struct RenameBody {
 }
 
 async fn rename(
-    State(ctx): State<Ctx>,
+    State(ctx): State<App>,
     Extension(caller): Extension<Caller>,
     ApiPath((m, p)): ApiPath<(String, String)>,
     bytes: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     let target = lead::target(&ctx, &m)?;
     let b: RenameBody = body(&bytes)?;
     let actor = actor_of(&caller);
@@ -294,10 +294,10 @@ async fn rename(
 }
 
 async fn close(
-    State(ctx): State<Ctx>,
+    State(ctx): State<App>,
     Extension(caller): Extension<Caller>,
     ApiPath((m, p)): ApiPath<(String, String)>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     let actor = actor_of(&caller);
     match lead::target(&ctx, &m)? {
         Target::Local => ops::close(&ctx, &actor, p).await?,
@@ -306,7 +306,7 @@ async fn close(
     Ok(Json(json!({ "ok": true })))
 }
 
-async fn walky_cards(State(ctx): State<Ctx>) -> Result<Json<Value>, ApiError> {
+async fn walky_cards(State(ctx): State<App>) -> Result<Json<Value>, AppError> {
     Ok(Json(crate::walky::inbox::cards(&ctx).await?))
 }
 
@@ -319,13 +319,13 @@ struct CardQuery {
 /// One walky card, from the log of `machine` (the machine whose pane shows the header; default
 /// this one), asked through the relay for a member.
 async fn walky_card(
-    State(ctx): State<Ctx>,
+    State(ctx): State<App>,
     Extension(caller): Extension<Caller>,
     ApiPath(id): ApiPath<String>,
     ApiQuery(q): ApiQuery<CardQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     if id.len() != 32 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(ApiError::BadRequest(
+        return Err(AppError::BadRequest(
             "invalid message id: 32 hex digits".into(),
         ));
     }
@@ -333,5 +333,5 @@ async fn walky_card(
         Target::Local => crate::walky::inbox::card_of(&ctx, &id).await?,
         Target::Member(member) => lead::walky_card(&ctx, &member, &actor_of(&caller), id).await?,
     };
-    card.map(Json).ok_or(ApiError::NoLogEntry)
+    card.map(Json).ok_or(AppError::NoLogEntry)
 }

@@ -16,8 +16,8 @@ use collie_actors::pairing::Tier;
 use tokio::sync::watch;
 
 use super::auth::Caller;
-use super::error::ApiError;
-use super::Ctx;
+use crate::app::App;
+use crate::app::AppError;
 
 /// Most open streams of one device.
 pub const PER_DEVICE: usize = 32;
@@ -78,7 +78,7 @@ impl Drop for Slot {
 
 /// Watches whether a caller may still do what needs `required`.
 pub struct StillAllowed {
-    ctx: Ctx,
+    ctx: App,
     caller: Caller,
     required: Tier,
     changed: watch::Receiver<u64>,
@@ -86,7 +86,7 @@ pub struct StillAllowed {
 
 impl StillAllowed {
     /// Starts watching (the caller was authorized when the request started).
-    pub fn new(ctx: &Ctx, caller: Caller, required: Tier) -> Self {
+    pub fn new(ctx: &App, caller: Caller, required: Tier) -> Self {
         Self {
             changed: ctx.policy.watch(),
             ctx: ctx.clone(),
@@ -97,7 +97,7 @@ impl StillAllowed {
 
     /// Resolves with the reason once the caller may no longer go on: `device not paired`
     /// (revoked), `device expired`, `insufficient tier`, or `pairing unavailable`. Cancel-safe.
-    pub async fn lost(&mut self) -> ApiError {
+    pub async fn lost(&mut self) -> AppError {
         loop {
             if let Err(e) = self.caller.still_allowed(&self.ctx, self.required) {
                 return e;
@@ -111,7 +111,7 @@ impl StillAllowed {
                 changed = self.changed.changed() => {
                     if changed.is_err() {
                         // The policy is gone with the bridge: nothing can be authorized any more.
-                        return ApiError::Restarting;
+                        return AppError::Restarting;
                     }
                 }
                 () = async {
@@ -127,7 +127,7 @@ impl StillAllowed {
 
 /// The place for one more stream of `caller`, or `503 resource limit` — audited as
 /// `resource.denied` with the device and the request id, at most once a minute per source.
-pub fn slot_for(ctx: &Ctx, caller: &Caller, source: String) -> Result<Slot, ApiError> {
+pub fn slot_for(ctx: &App, caller: &Caller, source: String) -> Result<Slot, AppError> {
     let who = caller.audit_name().unwrap_or_else(|| "open".to_owned());
     ctx.streams.acquire(&who).ok_or_else(|| {
         let rec = collie_actors::audit::AuditRecord::new(
@@ -135,9 +135,9 @@ pub fn slot_for(ctx: &Ctx, caller: &Caller, source: String) -> Result<Slot, ApiE
             ctx.machine.get(),
         )
         .with_device(who)
-        .with_request_id(super::request_id());
+        .with_request_id(crate::app::request_id());
         super::auth::deny(ctx, source, "stream limit", rec);
-        ApiError::ResourceLimit
+        AppError::ResourceLimit
     })
 }
 

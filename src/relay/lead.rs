@@ -17,8 +17,8 @@ use collie_crew::relay::{RelayError, RelayKind, RelayOk, StreamEvent};
 use collie_crew::transport::quic::QuicConnection;
 use futures_util::future::join_all;
 
-use crate::http::error::ApiError;
-use crate::http::Ctx;
+use crate::app::App;
+use crate::app::AppError;
 use crate::ops::{self, Actor};
 
 /// The device name a member sees for a request that came with the local secret rather than a
@@ -51,7 +51,7 @@ impl Member {
 /// Resolves machine `m`: `local` or this machine's name, an online member, or an error —
 /// `member unreachable` for a member that is offline, `no such machine` for a name the crew does
 /// not have.
-pub fn target(ctx: &Ctx, m: &str) -> Result<Target, ApiError> {
+pub fn target(ctx: &App, m: &str) -> Result<Target, AppError> {
     if m == "local" || ctx.machine.is(m) {
         return Ok(Target::Local);
     }
@@ -62,9 +62,9 @@ pub fn target(ctx: &Ctx, m: &str) -> Result<Target, ApiError> {
         }));
     }
     if ctx.crew_view.load().members.iter().any(|x| x.name == m) {
-        return Err(ApiError::MemberUnreachable);
+        return Err(AppError::MemberUnreachable);
     }
-    Err(ApiError::NoSuchMachine)
+    Err(AppError::NoSuchMachine)
 }
 
 fn on(actor: &Actor) -> On<'_> {
@@ -74,13 +74,13 @@ fn on(actor: &Actor) -> On<'_> {
     }
 }
 
-fn mask(ctx: &Ctx, s: &mut String) {
+fn mask(ctx: &App, s: &mut String) {
     if let std::borrow::Cow::Owned(masked) = ctx.masker.mask(s) {
         *s = masked;
     }
 }
 
-fn mask_pane(ctx: &Ctx, member: &Member, mut p: PaneInfo) -> PaneInfo {
+fn mask_pane(ctx: &App, member: &Member, mut p: PaneInfo) -> PaneInfo {
     p.machine.clone_from(&member.name);
     mask(ctx, &mut p.name);
     p
@@ -88,7 +88,7 @@ fn mask_pane(ctx: &Ctx, member: &Member, mut p: PaneInfo) -> PaneInfo {
 
 /// The panes of every online member, and the names of the members whose panes are missing
 /// (offline, or no answer in time). Members are asked at once, not one after another.
-pub async fn panes(ctx: &Ctx, actor: &Actor) -> (Vec<PaneInfo>, Vec<String>) {
+pub async fn panes(ctx: &App, actor: &Actor) -> (Vec<PaneInfo>, Vec<String>) {
     let online: Vec<Member> = ctx
         .relays
         .load()
@@ -129,12 +129,12 @@ pub async fn panes(ctx: &Ctx, actor: &Actor) -> (Vec<PaneInfo>, Vec<String>) {
 
 /// A member pane's snapshot, masked again.
 pub async fn snapshot(
-    ctx: &Ctx,
+    ctx: &App,
     member: &Member,
     actor: &Actor,
     pane: String,
     scrollback: usize,
-) -> Result<PaneSnapshot, ApiError> {
+) -> Result<PaneSnapshot, AppError> {
     let kind = RelayKind::Snapshot {
         pane,
         scrollback: Some(u32::try_from(scrollback).unwrap_or(u32::MAX)),
@@ -153,12 +153,12 @@ pub async fn snapshot(
             snap.scrollback = masked;
             Ok(snap)
         }
-        _ => Err(ApiError::MemberUnreadable),
+        _ => Err(AppError::MemberUnreadable),
     }
 }
 
 /// A member's rows masked as one screen by the lead's own masker (SPEC §6).
-fn mask_screen(ctx: &Ctx, rows: &[String], cols: u16) -> Vec<String> {
+fn mask_screen(ctx: &App, rows: &[String], cols: u16) -> Vec<String> {
     let masker = &ctx.masker;
     if !masker.is_enabled() {
         return rows.to_vec();
@@ -168,10 +168,10 @@ fn mask_screen(ctx: &Ctx, rows: &[String], cols: u16) -> Vec<String> {
 
 /// Audits a write on the lead (the member audits it again when it runs it), failing closed.
 async fn audit(
-    ctx: &Ctx,
+    ctx: &App,
     member: &Member,
     rec: collie_actors::audit::AuditRecord,
-) -> Result<(), ApiError> {
+) -> Result<(), AppError> {
     let mut rec = rec;
     rec.machine.clone_from(&member.name);
     ctx.audit(rec).await
@@ -179,13 +179,13 @@ async fn audit(
 
 /// Types into a member's pane.
 pub async fn input(
-    ctx: &Ctx,
+    ctx: &App,
     member: &Member,
     actor: &Actor,
     pane: String,
     text: String,
     key_names: Vec<String>,
-) -> Result<(), ApiError> {
+) -> Result<(), AppError> {
     let kind = RelayKind::Input {
         pane: pane.clone(),
         text: (!text.is_empty()).then(|| text.clone()),
@@ -207,12 +207,12 @@ pub async fn input(
 /// once the member says the pane exists (and on the member by the member); a refusal at the
 /// member's cap is `resource.denied` on both.
 pub async fn create(
-    ctx: &Ctx,
+    ctx: &App,
     member: &Member,
     actor: &Actor,
     name: Option<String>,
     starter: Option<String>,
-) -> Result<PaneInfo, ApiError> {
+) -> Result<PaneInfo, AppError> {
     let kind = RelayKind::Create {
         name: name.clone(),
         starter: starter.clone(),
@@ -223,13 +223,13 @@ pub async fn create(
     }
     let info = match member.client.call(on(actor), kind).await {
         Ok(RelayOk::Created(info)) => mask_pane(ctx, member, info),
-        Ok(_) => return Err(ApiError::MemberUnreadable),
+        Ok(_) => return Err(AppError::MemberUnreadable),
         Err(RelayError::ResourceLimit) => {
             let rec = actor
                 .record(ctx, AuditEventKind::ResourceDenied)
                 .with_detail("reason", "member pane limit");
             let _ = audit(ctx, member, rec).await;
-            return Err(ApiError::ResourceLimit);
+            return Err(AppError::ResourceLimit);
         }
         Err(e) => return Err(e.into()),
     };
@@ -247,12 +247,12 @@ pub async fn create(
 
 /// Renames a member's pane.
 pub async fn rename(
-    ctx: &Ctx,
+    ctx: &App,
     member: &Member,
     actor: &Actor,
     pane: String,
     name: String,
-) -> Result<(), ApiError> {
+) -> Result<(), AppError> {
     let kind = RelayKind::Rename {
         pane: pane.clone(),
         name: name.clone(),
@@ -269,11 +269,11 @@ pub async fn rename(
 
 /// Closes a member's pane.
 pub async fn close(
-    ctx: &Ctx,
+    ctx: &App,
     member: &Member,
     actor: &Actor,
     pane: String,
-) -> Result<(), ApiError> {
+) -> Result<(), AppError> {
     let kind = RelayKind::Close { pane: pane.clone() };
     member.client.allows(&kind)?;
     let rec = actor
@@ -283,21 +283,21 @@ pub async fn close(
     done(member.client.call(on(actor), kind).await)
 }
 
-fn done(answer: Result<RelayOk, RelayError>) -> Result<(), ApiError> {
+fn done(answer: Result<RelayOk, RelayError>) -> Result<(), AppError> {
     match answer? {
         RelayOk::Done => Ok(()),
-        _ => Err(ApiError::MemberUnreadable),
+        _ => Err(AppError::MemberUnreadable),
     }
 }
 
 /// The walky card of message `id` from a member's log (`None` if it does not hold the id), its
 /// body and name masked again.
 pub async fn walky_card(
-    ctx: &Ctx,
+    ctx: &App,
     member: &Member,
     actor: &Actor,
     id: String,
-) -> Result<Option<serde_json::Value>, ApiError> {
+) -> Result<Option<serde_json::Value>, AppError> {
     match member
         .client
         .call(on(actor), RelayKind::WalkyCard { id })
@@ -306,7 +306,7 @@ pub async fn walky_card(
         RelayOk::WalkyCard(None) => Ok(None),
         RelayOk::WalkyCard(Some(text)) => {
             let mut card: serde_json::Value =
-                serde_json::from_str(&text).map_err(|_| ApiError::MemberUnreadable)?;
+                serde_json::from_str(&text).map_err(|_| AppError::MemberUnreadable)?;
             for field in ["body", "name"] {
                 if let Some(s) = card.get(field).and_then(|v| v.as_str()) {
                     let masked = ctx.masker.mask(s).into_owned();
@@ -315,7 +315,7 @@ pub async fn walky_card(
             }
             Ok(Some(card))
         }
-        _ => Err(ApiError::MemberUnreadable),
+        _ => Err(AppError::MemberUnreadable),
     }
 }
 
@@ -326,7 +326,7 @@ const MAX_RELAYED_ROWS: u16 = 1000;
 /// the member's rows as sent, applies each change, masks the whole screen, and passes on the rows
 /// whose masked text changed — exactly what a local stream does (SPEC §3.2, §6).
 pub struct MemberStream {
-    ctx: Ctx,
+    ctx: App,
     subscription: Subscription<QuicConnection>,
     /// The member's rows as it sent them.
     raw: Vec<String>,
@@ -378,11 +378,11 @@ impl MemberStream {
 
 /// Starts following a member's pane.
 pub async fn subscribe(
-    ctx: &Ctx,
+    ctx: &App,
     member: Member,
     actor: &Actor,
     pane: String,
-) -> Result<MemberStream, ApiError> {
+) -> Result<MemberStream, AppError> {
     let subscription = member.client.subscribe(on(actor), pane, None).await?;
     Ok(MemberStream {
         ctx: ctx.clone(),

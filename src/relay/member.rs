@@ -11,8 +11,8 @@ use collie_crew::walky::{Forwarded, Outcome};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use crate::app::App;
 use crate::follow::Follow;
-use crate::http::Ctx;
 use crate::ops::{self, Actor};
 
 /// How many relay streams may wait for the server at once (the crew link resets streams past
@@ -21,7 +21,7 @@ pub const QUEUE: usize = 64;
 
 /// Serves relay streams from `streams` until the channel closes; each stream runs in its own task,
 /// all aborted when this future is dropped.
-pub async fn run(ctx: Ctx, mut streams: mpsc::Receiver<RelayStream>) {
+pub async fn run(ctx: App, mut streams: mpsc::Receiver<RelayStream>) {
     let served = Served { ctx };
     let mut tasks = JoinSet::new();
     loop {
@@ -39,7 +39,7 @@ pub async fn run(ctx: Ctx, mut streams: mpsc::Receiver<RelayStream>) {
 /// The [`Handler`] of this bridge.
 #[derive(Clone)]
 struct Served {
-    ctx: Ctx,
+    ctx: App,
 }
 
 impl Served {
@@ -61,7 +61,7 @@ impl Served {
 
 /// A walky message the lead forwarded: checked against the pinned lead's key (attestation, then
 /// the sender's signature), then delivered to the pane it names.
-async fn walky_in(ctx: &Ctx, forwarded: Forwarded) -> Outcome {
+async fn walky_in(ctx: &App, forwarded: Forwarded) -> Outcome {
     let message = forwarded.signed.message.clone();
     let Some((lead_machine, lead_key)) = crate::walky::lead_key(ctx) else {
         let why = "the lead's key is not known here".to_owned();
@@ -98,7 +98,7 @@ impl Events for Following {
 
     fn ended(&self) -> Option<RelayError> {
         match self.0.ended() {
-            None | Some(crate::http::error::ApiError::NoSuchPane) => None,
+            None | Some(crate::app::AppError::NoSuchPane) => None,
             Some(_) => Some(RelayError::Restarting),
         }
     }

@@ -18,12 +18,12 @@ use collie_actors::walky::log::Kind;
 use collie_crew::walky::{check_walky_on, Message, Outcome};
 
 use super::{append, entry, header};
-use crate::http::Ctx;
+use crate::app::App;
 use crate::ops;
 
 /// Delivers `message` to its pane on this machine and says how it went. Every refusal is logged
 /// and audited as `walky.rejected`.
-pub async fn deliver(ctx: &Ctx, message: &Message) -> Outcome {
+pub async fn deliver(ctx: &App, message: &Message) -> Outcome {
     match try_deliver(ctx, message).await {
         Ok(()) => Outcome::Delivered,
         Err(why) => {
@@ -34,7 +34,7 @@ pub async fn deliver(ctx: &Ctx, message: &Message) -> Outcome {
 }
 
 /// Records a refused message for this machine's panes (log and audit, best effort).
-pub async fn reject(ctx: &Ctx, message: &Message, why: &str) {
+pub async fn reject(ctx: &App, message: &Message, why: &str) {
     let line = entry(
         message,
         Kind::Received,
@@ -53,14 +53,14 @@ pub async fn reject(ctx: &Ctx, message: &Message, why: &str) {
 }
 
 /// The audit line of a walky event about `message` on this machine.
-pub fn audit_record(ctx: &Ctx, event: AuditEventKind, message: &Message) -> AuditRecord {
+pub fn audit_record(ctx: &App, event: AuditEventKind, message: &Message) -> AuditRecord {
     AuditRecord::new(event, ctx.machine.get())
         .with_detail("id", message.id.to_string())
         .with_detail("from", message.from.to_string())
         .with_detail("to", message.to.to_string())
 }
 
-async fn try_deliver(ctx: &Ctx, message: &Message) -> Result<(), String> {
+async fn try_deliver(ctx: &App, message: &Message) -> Result<(), String> {
     let here = ctx.crew_view.load().name.clone();
     check_walky_on(ctx.walky_on, &here).map_err(|e| e.to_string())?;
     if message.to.machine != here {

@@ -9,31 +9,31 @@ use serde_json::{json, Value};
 
 use super::header;
 use super::sender::{self, PaneEnv};
-use crate::http::error::ApiError;
-use crate::http::Ctx;
+use crate::app::App;
+use crate::app::AppError;
 use crate::ops;
 
 fn rfc3339(unix: i64) -> Value {
     ops::rfc3339(time::OffsetDateTime::from_unix_timestamp(unix).ok())
 }
 
-async fn entries(ctx: &Ctx) -> Result<Vec<Entry>, ApiError> {
+async fn entries(ctx: &App) -> Result<Vec<Entry>, AppError> {
     ctx.walky
         .call(WalkyMsg::Entries)
         .await?
-        .map_err(|e| ApiError::backend("cannot read the walky log", e))
+        .map_err(|e| AppError::backend("cannot read the walky log", e))
 }
 
 /// Whose inbox: `Some(address prefix "machine/pane")` for a command run inside a pane (an agent
 /// reads only what was sent to its own pane), `None` for one run outside any pane (the person at
 /// the machine reads every pane's). A pane environment the bridge cannot resolve is an error, not
 /// a fallback to everything.
-fn reader(ctx: &Ctx, env: &PaneEnv) -> Result<Option<String>, ApiError> {
+fn reader(ctx: &App, env: &PaneEnv) -> Result<Option<String>, AppError> {
     let here = ctx.crew_view.load().name.clone();
     match sender::pane_of(env, &here, &ctx.tmux_sockets) {
         Ok((pane, _)) => Ok(Some(format!("{here}/{pane}"))),
         Err(sender::SenderError::NotInPane) => Ok(None),
-        Err(e) => Err(ApiError::BadRequest(e.to_string())),
+        Err(e) => Err(AppError::BadRequest(e.to_string())),
     }
 }
 
@@ -43,7 +43,7 @@ fn addressed_to(entry: &Entry, reader: Option<&str>) -> bool {
 
 /// The messages delivered to this machine's panes — only the asking pane's when it runs in one —
 /// newest last: `{"messages":[{"id","from","name","to","received_at"}]}`.
-pub async fn list(ctx: &Ctx, env: &PaneEnv) -> Result<Value, ApiError> {
+pub async fn list(ctx: &App, env: &PaneEnv) -> Result<Value, AppError> {
     let mine = reader(ctx, env)?;
     let messages: Vec<Value> = entries(ctx)
         .await?
@@ -65,7 +65,7 @@ pub async fn list(ctx: &Ctx, env: &PaneEnv) -> Result<Value, ApiError> {
 
 /// One delivered message with its body framed as a peer's words (`text`); inside a pane, only a
 /// message that pane received.
-pub async fn get(ctx: &Ctx, env: &PaneEnv, id: &str) -> Result<Value, ApiError> {
+pub async fn get(ctx: &App, env: &PaneEnv, id: &str) -> Result<Value, AppError> {
     let mine = reader(ctx, env)?;
     let entry = entries(ctx)
         .await?
@@ -76,7 +76,7 @@ pub async fn get(ctx: &Ctx, env: &PaneEnv, id: &str) -> Result<Value, ApiError> 
                 && e.body.is_some()
                 && addressed_to(e, mine.as_deref())
         })
-        .ok_or_else(|| ApiError::BadRequest(format!("no message {id} in this machine's inbox")))?;
+        .ok_or_else(|| AppError::BadRequest(format!("no message {id} in this machine's inbox")))?;
     let received = rfc3339(entry.at);
     let body = entry.body.unwrap_or_default();
     let text = header::framed(
@@ -99,7 +99,7 @@ pub async fn get(ctx: &Ctx, env: &PaneEnv, id: &str) -> Result<Value, ApiError> 
 
 /// `{"panes":[{"address","machine","pane","name"}],"unreachable":[…]}`: this machine's panes and,
 /// in a crew, the others' (a member asks the lead).
-pub async fn who(ctx: &Ctx) -> Result<Value, ApiError> {
+pub async fn who(ctx: &App) -> Result<Value, AppError> {
     let view = ctx.crew_view.load();
     let (panes, unreachable) = match view.role {
         "lead" => super::uplink::who(ctx).await,
@@ -134,7 +134,7 @@ pub async fn who(ctx: &Ctx) -> Result<Value, ApiError> {
     Ok(json!({ "panes": panes, "unreachable": unreachable }))
 }
 
-async fn local_panes(ctx: &Ctx) -> Result<Vec<WhoPane>, ApiError> {
+async fn local_panes(ctx: &App) -> Result<Vec<WhoPane>, AppError> {
     let here = ctx.crew_view.load().name.clone();
     Ok(ops::panes(ctx)
         .await?
@@ -154,7 +154,7 @@ pub fn who_pane(machine: &str, p: collie_actors::panes::actor::PaneInfo) -> WhoP
     }
 }
 
-async fn ask_lead_who(ctx: &Ctx) -> (Vec<WhoPane>, Vec<String>) {
+async fn ask_lead_who(ctx: &App) -> (Vec<WhoPane>, Vec<String>) {
     let Some(conn) = ctx.lead_link.load_full() else {
         return (Vec::new(), Vec::new());
     };
@@ -176,7 +176,7 @@ async fn ask_lead_who(ctx: &Ctx) -> (Vec<WhoPane>, Vec<String>) {
 
 /// The whole log: `{"entries":[…],"records":{"kept","dropped","cap"}}` (bodies left out; `inbox
 /// ID` shows one). `records` are the results the lead keeps for 10 minutes, at most `cap`.
-pub async fn log(ctx: &Ctx) -> Result<Value, ApiError> {
+pub async fn log(ctx: &App) -> Result<Value, AppError> {
     let (kept, dropped) = ctx.walky.call(WalkyMsg::RecordStats).await?;
     let entries: Vec<Value> = entries(ctx)
         .await?
@@ -200,7 +200,7 @@ pub async fn log(ctx: &Ctx) -> Result<Value, ApiError> {
 }
 
 /// The phone's cards: every message in this machine's log, bodies masked (SPEC §6).
-pub async fn cards(ctx: &Ctx) -> Result<Value, ApiError> {
+pub async fn cards(ctx: &App) -> Result<Value, AppError> {
     let all = entries(ctx).await?;
     // A result is its own (later) line; fold the latest one into the message's card.
     let results: std::collections::HashMap<String, String> = all
@@ -222,7 +222,7 @@ pub async fn cards(ctx: &Ctx) -> Result<Value, ApiError> {
 }
 
 /// One card, if this machine's log holds the id.
-pub async fn card_of(ctx: &Ctx, id: &str) -> Result<Option<Value>, ApiError> {
+pub async fn card_of(ctx: &App, id: &str) -> Result<Option<Value>, AppError> {
     let all = entries(ctx).await?;
     let outcome = all
         .iter()
@@ -240,7 +240,7 @@ pub async fn card_of(ctx: &Ctx, id: &str) -> Result<Option<Value>, ApiError> {
         }))
 }
 
-fn card(ctx: &Ctx, e: Entry) -> Value {
+fn card(ctx: &App, e: Entry) -> Value {
     let mask = |s: &str| ctx.masker.mask(s).into_owned();
     json!({
         "id": e.id,

@@ -28,53 +28,53 @@ use serde_json::{json, Value};
 use super::deliver::{self, audit_record};
 use super::sender::{self, PaneEnv};
 use super::{append, entry, now, RESULT_WITHIN};
-use crate::http::error::ApiError;
-use crate::http::Ctx;
+use crate::app::App;
+use crate::app::AppError;
 use crate::ops;
 use crate::relay::lead::{self, Target};
 
 /// Sends `body` from the pane of `env` to `to`; with `wait`, waits for the result. Answers
 /// `{"id","to","outcome"}` with `outcome` `delivered`, `sent` (not waited for) or `rejected: why`.
 pub async fn send(
-    ctx: &Ctx,
+    ctx: &App,
     env: &PaneEnv,
     to: &str,
     body: String,
     wait: bool,
-) -> Result<Value, ApiError> {
+) -> Result<Value, AppError> {
     if body.len() > MAX_BODY {
-        return Err(ApiError::BadRequest(format!(
+        return Err(AppError::BadRequest(format!(
             "the message is too long: {} bytes, at most 16 KiB ({MAX_BODY} bytes)",
             body.len()
         )));
     }
     let here = ctx.crew_view.load().name.clone();
     let (pane, token) = sender::pane_of(env, &here, &ctx.tmux_sockets)
-        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+        .map_err(|e| AppError::BadRequest(e.to_string()))?;
     let info = match ops::pane_info(ctx, &pane).await {
         Ok(info) => info,
-        Err(ApiError::NoSuchPane) => {
-            return Err(ApiError::BadRequest(format!(
+        Err(AppError::NoSuchPane) => {
+            return Err(AppError::BadRequest(format!(
                 "the pane this runs in ({pane}) is not one the bridge knows"
             )))
         }
         Err(e) => return Err(e),
     };
     if token.as_ref().is_some_and(|t| *t != info.token) {
-        return Err(ApiError::BadRequest(format!(
+        return Err(AppError::BadRequest(format!(
             "COLLIE_PANE names an older instance of {pane}; it is #{} now",
             info.token
         )));
     }
     let from = Address::new(&here, &info.pane, &info.token)
-        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
-    let to = Address::parse(to, &here).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+        .map_err(|e| AppError::BadRequest(e.to_string()))?;
+    let to = Address::parse(to, &here).map_err(|e| AppError::BadRequest(e.to_string()))?;
     let from_name = ctx
         .masker
         .mask(&super::header::inert_name(&info.name))
         .into_owned();
     let message = Message::new(MessageId::random(), from, from_name, to, now(), body)
-        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+        .map_err(|e| AppError::BadRequest(e.to_string()))?;
 
     let view = ctx.crew_view.load();
     let outcome = if message.to.machine == here {
@@ -85,7 +85,7 @@ pub async fn send(
             "member" => via_lead(ctx, &message, wait).await?,
             "lead" => to_member(ctx, &message).await?,
             _ => {
-                return Err(ApiError::BadRequest(format!(
+                return Err(AppError::BadRequest(format!(
                     "no machine {}: this bridge is not in a crew",
                     message.to.machine
                 )))
@@ -110,19 +110,19 @@ pub fn outcome_text(outcome: &Outcome) -> String {
     }
 }
 
-async fn log_sent(ctx: &Ctx, message: &Message) -> Result<(), ApiError> {
+async fn log_sent(ctx: &App, message: &Message) -> Result<(), AppError> {
     let line = entry(message, Kind::Sent, true, None);
     // Both must be on disk before the message leaves; they go to two actors, so at once.
     let (logged, audited) = tokio::join!(
         append(ctx, line),
         ctx.audit(audit_record(ctx, AuditEventKind::WalkySent, message))
     );
-    logged.map_err(|e| ApiError::backend("walky: cannot log the message", e))?;
+    logged.map_err(|e| AppError::backend("walky: cannot log the message", e))?;
     audited
 }
 
 /// Logs a result without waiting for the disk: the answer it goes with is not held back by it.
-pub fn log_result(ctx: &Ctx, id: &MessageId, outcome: &Outcome) {
+pub fn log_result(ctx: &App, id: &MessageId, outcome: &Outcome) {
     let entry = Entry {
         id: id.to_string(),
         at: now(),
@@ -144,12 +144,12 @@ pub fn log_result(ctx: &Ctx, id: &MessageId, outcome: &Outcome) {
 }
 
 /// On a member: sign, hand to the lead, and (with `wait`) read the result it answers.
-async fn via_lead(ctx: &Ctx, message: &Message, wait: bool) -> Result<Option<Outcome>, ApiError> {
+async fn via_lead(ctx: &App, message: &Message, wait: bool) -> Result<Option<Outcome>, AppError> {
     let signed = ctx
         .walky
         .call(|r| WalkyMsg::Sign(Box::new(message.clone()), r))
         .await?
-        .map_err(ApiError::BadRequest)?;
+        .map_err(AppError::BadRequest)?;
     let Some(conn) = ctx.lead_link.load_full() else {
         return Ok(Some(Outcome::Rejected("the lead is unreachable".into())));
     };
@@ -202,19 +202,19 @@ async fn via_lead(ctx: &Ctx, message: &Message, wait: bool) -> Result<Option<Out
 }
 
 /// On the lead: sign with the lead's key and relay to the member, which answers the result.
-async fn to_member(ctx: &Ctx, message: &Message) -> Result<Option<Outcome>, ApiError> {
+async fn to_member(ctx: &App, message: &Message) -> Result<Option<Outcome>, AppError> {
     let member = match lead::target(ctx, &message.to.machine) {
         Ok(Target::Member(m)) => m,
         // `here` is the lead's own name and the message is for another machine.
-        Ok(Target::Local) => return Err(ApiError::Internal),
-        Err(ApiError::MemberUnreachable) => {
+        Ok(Target::Local) => return Err(AppError::Internal),
+        Err(AppError::MemberUnreachable) => {
             return Ok(Some(Outcome::Rejected(format!(
                 "{} is unreachable",
                 message.to.machine
             ))))
         }
         Err(e) => {
-            return Err(ApiError::BadRequest(format!(
+            return Err(AppError::BadRequest(format!(
                 "no machine {} in this crew ({e})",
                 message.to.machine
             )))
@@ -224,7 +224,7 @@ async fn to_member(ctx: &Ctx, message: &Message) -> Result<Option<Outcome>, ApiE
         .walky
         .call(|r| WalkyMsg::ForwardOwn(Box::new(message.clone()), r))
         .await?
-        .map_err(ApiError::BadRequest)?;
+        .map_err(AppError::BadRequest)?;
     log_sent(ctx, message).await?;
     let outcome = relay_walky(ctx, &member, forwarded, &message.id).await;
     ctx.walky.cast(WalkyMsg::Record(WalkyResult {
@@ -237,15 +237,15 @@ async fn to_member(ctx: &Ctx, message: &Message) -> Result<Option<Outcome>, ApiE
 /// Test-only (feature `fault-injection`): sends the last message this lead forwarded to member
 /// `to` again, as a compromised lead replaying captured bytes would; answers the member's outcome.
 #[cfg(feature = "fault-injection")]
-pub async fn replay_last(ctx: &Ctx, to: &str) -> Result<Value, ApiError> {
+pub async fn replay_last(ctx: &App, to: &str) -> Result<Value, AppError> {
     let last = ctx.last_forwarded.lock().ok().and_then(|l| l.clone());
     let Some((member, forwarded)) = last.filter(|(m, _)| m == to) else {
-        return Err(ApiError::BadRequest(format!(
+        return Err(AppError::BadRequest(format!(
             "nothing forwarded to {to} yet"
         )));
     };
     let Target::Member(target) = lead::target(ctx, &member)? else {
-        return Err(ApiError::NoSuchMachine);
+        return Err(AppError::NoSuchMachine);
     };
     let id = forwarded.signed.message.id;
     let on = On {
@@ -265,7 +265,7 @@ pub async fn replay_last(ctx: &Ctx, to: &str) -> Result<Value, ApiError> {
 
 /// Relays a forwarded message to a member and reads its outcome.
 pub async fn relay_walky(
-    ctx: &Ctx,
+    ctx: &App,
     member: &lead::Member,
     forwarded: collie_crew::walky::Forwarded,
     id: &MessageId,

@@ -20,14 +20,14 @@ use tokio::task::JoinSet;
 use super::inbox::who_pane;
 use super::send::relay_walky;
 use super::{append, deliver, entry};
-use crate::http::Ctx;
+use crate::app::App;
 use crate::relay::lead::{self, Target};
 
 /// Uplink streams that may wait for the server at once.
 pub const QUEUE: usize = 256;
 
 /// Serves uplink streams until the channel closes; each in its own task, aborted with this future.
-pub async fn run(ctx: Ctx, mut streams: mpsc::Receiver<UplinkStream>) {
+pub async fn run(ctx: App, mut streams: mpsc::Receiver<UplinkStream>) {
     let mut tasks = JoinSet::new();
     loop {
         tokio::select! {
@@ -41,7 +41,7 @@ pub async fn run(ctx: Ctx, mut streams: mpsc::Receiver<UplinkStream>) {
     }
 }
 
-async fn serve(ctx: &Ctx, stream: UplinkStream) {
+async fn serve(ctx: &App, stream: UplinkStream) {
     let UplinkStream {
         member,
         certificate,
@@ -76,7 +76,7 @@ async fn serve(ctx: &Ctx, stream: UplinkStream) {
 
 /// Checks, attests and forwards a member's message; returns its result (also kept for 10 minutes).
 async fn forward(
-    ctx: &Ctx,
+    ctx: &App,
     member: &str,
     certificate: Option<Vec<u8>>,
     signed: Signed,
@@ -90,7 +90,7 @@ async fn forward(
 }
 
 async fn try_forward(
-    ctx: &Ctx,
+    ctx: &App,
     member: &str,
     certificate: Option<Vec<u8>>,
     signed: Signed,
@@ -157,7 +157,7 @@ async fn try_forward(
             Ok(outcome)
         }
         Ok(Target::Local) => Err("misrouted".into()),
-        Err(crate::http::error::ApiError::MemberUnreachable) => Ok(Outcome::Rejected(format!(
+        Err(crate::app::AppError::MemberUnreachable) => Ok(Outcome::Rejected(format!(
             "{} is unreachable",
             message.to.machine
         ))),
@@ -169,12 +169,12 @@ async fn try_forward(
 }
 
 /// The lead's own verifying key.
-async fn own_key(ctx: &Ctx) -> Option<ed25519_dalek::VerifyingKey> {
+async fn own_key(ctx: &App) -> Option<ed25519_dalek::VerifyingKey> {
     ctx.walky.call(WalkyMsg::OwnKey).await.ok()?.ok()
 }
 
 /// Every addressable pane of the crew as the lead sees it, and the members that did not answer.
-pub async fn who(ctx: &Ctx) -> (Vec<WhoPane>, Vec<String>) {
+pub async fn who(ctx: &App) -> (Vec<WhoPane>, Vec<String>) {
     let actor = crate::ops::Actor::cli();
     let here = ctx.crew_view.load().name.clone();
     let (local, (members, unreachable)) =

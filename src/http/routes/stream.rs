@@ -22,12 +22,12 @@ use collie_crew::relay::StreamEvent;
 use futures_util::stream::{self, Stream};
 use serde_json::{json, Map, Value};
 
+use crate::app::App;
+use crate::app::AppError;
 use crate::follow::Follow;
 use crate::http::auth::{source_of, Caller};
-use crate::http::error::ApiError;
 use crate::http::extract::ApiPath;
 use crate::http::streams::{slot_for, Slot, StillAllowed};
-use crate::http::Ctx;
 use crate::relay::lead::{self, Target};
 
 enum Source {
@@ -46,7 +46,7 @@ impl Source {
                 // retries instead of showing the pane as closed.
                 None => Err(follow
                     .ended()
-                    .filter(|e| !matches!(e, ApiError::NoSuchPane))
+                    .filter(|e| !matches!(e, AppError::NoSuchPane))
                     .map(ToString::to_string)),
             },
             Source::Member(member) => match member.next().await {
@@ -99,12 +99,12 @@ const STREAM_TIER: Tier = Tier::Read;
 
 /// The handler.
 pub(super) async fn stream(
-    State(ctx): State<Ctx>,
+    State(ctx): State<App>,
     Extension(caller): Extension<Caller>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     ApiPath((m, p)): ApiPath<(String, String)>,
-) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, AppError> {
     let slot = slot_for(&ctx, &caller, source_of(&headers, peer))?;
     let source = match lead::target(&ctx, &m)? {
         Target::Local => Source::Local(Box::new(Follow::start(&ctx, p).await?)),

@@ -1,0 +1,134 @@
+//! `AppError`: the one way an operation fails. Its `Display` is the exact string of SPEC §3.2 and
+//! [`AppError::status`] the status code an HTTP answer carries; it never carries internals to a
+//! phone (those go to the log, and to the machine's own user on the control socket).
+
+use collie_actors::slot::CallError;
+
+/// An error answer of the phone API.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AppError {
+    /// 403: no token, unknown token, revoked token (also a write presenting the local secret).
+    #[error("device not paired")]
+    NotPaired,
+    /// 403: the device's expiry has passed.
+    #[error("device expired")]
+    Expired,
+    /// 403: the device's tier is below the route's.
+    #[error("insufficient tier")]
+    InsufficientTier,
+    /// 403: pairing with a wrong, used, expired or invalidated code.
+    #[error("invalid or expired code")]
+    InvalidCode,
+    /// 409: pairing with a label a live device holds.
+    #[error("label in use")]
+    LabelInUse,
+    /// 429 with `Retry-After`.
+    #[error("too many attempts")]
+    TooManyAttempts {
+        /// Seconds to wait.
+        retry_after: u64,
+    },
+    /// 503: the device store cannot be read or written.
+    #[error("pairing unavailable")]
+    PairingUnavailable,
+    /// 503: the audit line of a write could not be appended.
+    #[error("audit unavailable")]
+    AuditUnavailable,
+    /// 503: a pane or session cap is reached.
+    #[error("resource limit")]
+    ResourceLimit,
+    /// 503: the actor serving the request failed mid-request.
+    #[error("restarting, try again")]
+    Restarting,
+    /// 502: the member is offline or did not answer in time (SPEC §8).
+    #[error("member unreachable")]
+    MemberUnreachable,
+    /// 502: the member's answer could not be decoded, so it is not relayed (SPEC §6).
+    #[error("member response unreadable")]
+    MemberUnreadable,
+    /// 501: the member did not declare the capability the request needs (SPEC §8).
+    #[error("capability missing")]
+    CapabilityMissing,
+    /// 404.
+    #[error("no such machine")]
+    NoSuchMachine,
+    /// 404.
+    #[error("no such pane")]
+    NoSuchPane,
+    /// 404: the machine's walky log does not hold the message id (SPEC §9: a header an agent
+    /// merely printed gets no card).
+    #[error("no log entry on this machine")]
+    NoLogEntry,
+    /// 404 for an unknown device label.
+    #[error("no such device")]
+    NoSuchDevice,
+    /// 404 for an unknown route.
+    #[error("not found")]
+    NotFound,
+    /// 400 with a message that says what to change (`invalid label`, `unknown key: X`, …).
+    #[error("{0}")]
+    BadRequest(String),
+    /// 403: Host or Origin not allowed.
+    #[error("{0}")]
+    Forbidden(&'static str),
+    /// 500: something inside failed; the details are logged, not sent.
+    #[error("internal error")]
+    Internal,
+    /// 500 like [`AppError::Internal`], carrying the detail for the bridge's log and for the
+    /// local CLI (the machine's own user); a phone gets only `internal error`.
+    #[error("internal error")]
+    Backend(String),
+    /// 413: the request body is over the limit.
+    #[error("request body too large: at most 512 KiB")]
+    BodyTooLarge,
+    /// 408: the request body did not arrive in time.
+    #[error("request body too slow")]
+    BodyTimeout,
+    /// 405: the route exists, the method does not.
+    #[error("method not allowed")]
+    MethodNotAllowed,
+}
+
+impl AppError {
+    /// The HTTP status of this error (SPEC §3.2).
+    pub fn status(&self) -> u16 {
+        use AppError::*;
+        match self {
+            NotPaired | Expired | InsufficientTier | InvalidCode | Forbidden(_) => 403,
+            LabelInUse => 409,
+            TooManyAttempts { .. } => 429,
+            PairingUnavailable | AuditUnavailable | ResourceLimit | Restarting => 503,
+            NoSuchMachine | NoSuchPane | NoSuchDevice | NoLogEntry | NotFound => 404,
+            MemberUnreachable | MemberUnreadable => 502,
+            CapabilityMissing => 501,
+            BadRequest(_) => 400,
+            Internal | Backend(_) => 500,
+            BodyTooLarge => 413,
+            BodyTimeout => 408,
+            MethodNotAllowed => 405,
+        }
+    }
+
+    /// The message for the machine's own user (the control socket): the detail of a backend
+    /// failure, otherwise the same string a phone gets.
+    pub fn for_local_user(&self) -> String {
+        match self {
+            AppError::Backend(detail) => detail.clone(),
+            other => other.to_string(),
+        }
+    }
+
+    /// A backend failure: its detail is logged now and goes no further than the local CLI.
+    pub fn backend(what: &str, detail: impl std::fmt::Display) -> AppError {
+        let detail = format!("{what}: {detail}");
+        tracing::error!(%detail, "request failed inside the bridge");
+        AppError::Backend(detail)
+    }
+}
+
+impl From<CallError> for AppError {
+    fn from(_: CallError) -> Self {
+        AppError::Restarting
+    }
+}
