@@ -33,10 +33,10 @@ use collie_actors::walky::actor::{WalkyActor, WalkyArgs, WalkyMsg};
 use ractor::{Actor, ActorRef};
 use tokio::task::JoinHandle;
 
+use crate::app::counters::Counters;
 use crate::app::App;
 use crate::config::Settings;
 use crate::http::actor::{HttpActor, HttpArgs};
-use crate::http::counters::Counters;
 use crate::state;
 
 /// A started bridge.
@@ -160,7 +160,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
             store
                 .get(
                     collie_actors::store::Table::Meta,
-                    crate::http::counters::STORE_KEY,
+                    crate::app::counters::STORE_KEY,
                 )
                 .ok()
                 .flatten()
@@ -168,7 +168,6 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         )),
         audit_content: Arc::new(settings.audit_content.clone()),
         streams: Arc::default(),
-        refused_connections: Arc::default(),
         #[cfg(feature = "fault-injection")]
         last_forwarded: Arc::default(),
         public_url: Arc::new(

@@ -66,17 +66,12 @@ async fn a_failed_child_is_restarted_and_the_in_flight_request_is_told() {
         .expect("start");
     let base = format!("http://{}", bridge.http_addr);
 
-    let code = collie::ops::new_code(&bridge.ctx, "full", None)
+    let code = bridge.ctx.new_code("full", None).await.expect("code");
+    let claimed = bridge
+        .ctx
+        .claim(code.code, "phone".into(), "127.0.0.1".parse().expect("ip"))
         .await
-        .expect("code");
-    let claimed = collie::ops::claim(
-        &bridge.ctx,
-        code.code,
-        "phone".into(),
-        "127.0.0.1".parse().expect("ip"),
-    )
-    .await
-    .expect("claim");
+        .expect("claim");
     let token = claimed.token.expose_secret().to_string();
 
     let (b2, t2) = (base.clone(), token.clone());
@@ -147,7 +142,9 @@ async fn more_than_five_failures_in_a_minute_stop_the_bridge() {
             break;
         }
         let _ = ctx.panes.cast(PanesMsg::FailNextSnapshot);
-        let r = collie::ops::snapshot(&ctx, "t1-0".into(), 0).await;
+        let r = ctx
+            .snapshot(&collie::app::Caller::cli(), "local", "t1-0".into(), 0)
+            .await;
         assert!(r.is_err());
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

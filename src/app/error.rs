@@ -3,6 +3,7 @@
 //! phone (those go to the log, and to the machine's own user on the control socket).
 
 use collie_actors::slot::CallError;
+use collie_crew::relay::RelayError;
 
 /// An error answer of the phone API.
 #[derive(Debug, thiserror::Error)]
@@ -124,6 +125,22 @@ impl AppError {
         let detail = format!("{what}: {detail}");
         tracing::error!(%detail, "request failed inside the bridge");
         AppError::Backend(detail)
+    }
+}
+
+impl From<RelayError> for AppError {
+    fn from(e: RelayError) -> Self {
+        match e {
+            RelayError::NoSuchPane => AppError::NoSuchPane,
+            RelayError::ResourceLimit => AppError::ResourceLimit,
+            RelayError::AuditUnavailable => AppError::AuditUnavailable,
+            RelayError::CapabilityMissing | RelayError::UnknownKind => AppError::CapabilityMissing,
+            RelayError::BadInput(m) => AppError::BadRequest(m),
+            RelayError::Restarting => AppError::Restarting,
+            RelayError::Internal => AppError::Internal,
+            RelayError::Unreachable => AppError::MemberUnreachable,
+            _ => AppError::MemberUnreadable,
+        }
     }
 }
 

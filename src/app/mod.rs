@@ -7,13 +7,22 @@
 //! fails, in the words of SPEC §3.2 (the HTTP adapter maps it to a status, the control socket
 //! prints it).
 
+mod audit;
+mod caller;
+pub mod counters;
+pub mod crew;
+pub mod devices;
 mod error;
+pub mod follow;
+pub mod machine;
+pub mod panes;
+pub mod status;
 
 use std::net::IpAddr;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use collie_actors::audit::{AuditMsg, AuditRecord};
+use collie_actors::audit::{AuditMsg, AuditRecord, Denial};
 use collie_actors::crew_link::{CrewMsg, CrewView, LeadLink, Relays};
 use collie_actors::machine::MachineName;
 use collie_actors::pairing::{PairingMsg, Policy};
@@ -21,8 +30,8 @@ use collie_actors::panes::PanesMsg;
 use collie_actors::redact::Masker;
 use collie_actors::slot::Slot;
 use collie_actors::walky::actor::WalkyMsg;
-use rand::RngCore;
 
+pub use self::caller::{request_id, Caller, Who};
 pub use self::error::AppError;
 
 /// What every handler can reach: the actors' slots, the policy snapshot and a few settings.
@@ -63,15 +72,13 @@ pub struct App {
     /// The masker handed out by the redactor.
     pub masker: Arc<Masker>,
     /// Read / write / denial counts for `/api/health`.
-    pub counters: Arc<crate::http::counters::Counters>,
+    pub counters: Arc<counters::Counters>,
     /// `preview` or `none`.
     pub audit_content: Arc<String>,
     /// The URL phones open (QR code of `collie pair`).
     pub public_url: Arc<String>,
     /// Open SSE streams, capped per device and in all.
-    pub streams: Arc<crate::http::streams::StreamSlots>,
-    /// Connections closed at once because too many were open.
-    pub refused_connections: Arc<crate::http::serve::Refused>,
+    pub streams: Arc<follow::StreamSlots>,
     /// Test-only (feature `fault-injection`): the last walky message this lead forwarded to a
     /// member, so a test can replay it the way a compromised lead could.
     #[cfg(feature = "fault-injection")]
@@ -79,32 +86,21 @@ pub struct App {
 }
 
 impl App {
-    /// Whether `host_header` names a host this bridge answers for.
-    pub fn host_allowed(&self, host_header: &str) -> bool {
-        let h = crate::http::headers::host_part(host_header);
-        self.allowed_hosts.contains(&h)
-    }
-
-    /// Appends an audit line, failing closed: the caller must not perform the write on error.
-    pub async fn audit(&self, rec: AuditRecord) -> Result<(), AppError> {
-        match self.audit.call(|r| AuditMsg::Append(rec, r)).await? {
-            Ok(_) => Ok(()),
-            Err(e) => {
-                tracing::error!(error = %e, "audit append failed; refusing the write");
-                Err(AppError::AuditUnavailable)
-            }
-        }
+    /// Records a refusal: the health counter, and a line (`security.denied`, or `resource.denied`
+    /// for a stream cap) the audit actor writes at most once a minute per source and reason. Never
+    /// waits: a refusal is never held up by the log.
+    pub fn deny(&self, source: String, reason: &str, record: AuditRecord) {
+        self.counters.denied();
+        let denial = Denial {
+            source,
+            reason: reason.to_owned(),
+            record: record.with_detail("reason", reason.to_owned()),
+        };
+        let _ = self.audit.cast(AuditMsg::Denied(Box::new(denial)));
     }
 
     /// Records that a device was seen (best effort, never blocks the request).
     pub fn pairing_touch(&self, label: &str) {
         let _ = self.pairing.cast(PairingMsg::Touch(label.to_string()));
     }
-}
-
-/// A fresh request id for audit lines (128 random bits, hex).
-pub fn request_id() -> String {
-    let mut b = [0u8; 16];
-    rand::rngs::OsRng.fill_bytes(&mut b);
-    hex::encode(b)
 }

@@ -7,6 +7,7 @@
 //! bytes before they are parsed.
 
 pub mod client;
+pub mod dispatch;
 pub mod protocol;
 pub mod server;
 

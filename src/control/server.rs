@@ -1,5 +1,5 @@
 //! The bridge side of the control socket: accept, check the peer is our own user, read one request
-//! (size-capped), dispatch to [`crate::ops`], write one reply.
+//! (size-capped), dispatch to the application ([`super::dispatch`]), write one reply.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -11,7 +11,6 @@ use tokio_util::sync::CancellationToken;
 use super::protocol::{Reply, Request};
 use super::MAX_REQUEST;
 use crate::app::App;
-use crate::ops;
 
 /// Binds `<state>/bridge.sock` with mode 0600, replacing a stale socket file.
 pub fn bind(path: &Path) -> std::io::Result<UnixListener> {
@@ -56,7 +55,7 @@ async fn handle(stream: UnixStream, ctx: App) {
     let reply = match reader.read_line(&mut line).await {
         Ok(_) if line.len() > MAX_REQUEST => Reply::err("request too large"),
         Ok(_) => match serde_json::from_str::<Request>(&line) {
-            Ok(req) => ops::control(&ctx, req).await,
+            Ok(req) => super::dispatch::dispatch(&ctx, req).await,
             Err(e) => Reply::err(format!("bad request: {e}")),
         },
         Err(e) => Reply::err(format!("bad request: {e}")),

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use collie_actors::store::{Store, Table};
 
-use super::counters::STORE_KEY;
+use crate::app::counters::STORE_KEY;
 use crate::app::App;
 use crate::control::server as control_server;
 
@@ -74,7 +74,7 @@ impl Actor for HttpActor {
         let listener = tokio::net::TcpListener::from_std(std_listener)?;
         let app = super::router(args.ctx.clone());
         let stop = cancel.clone();
-        let refused = Arc::clone(&args.ctx.refused_connections);
+        let refused = Arc::new(super::serve::Refused::default());
         tasks.spawn(async move { super::serve::serve(listener, app, stop, refused).await });
 
         let control = control_server::bind(&args.control_socket)?;

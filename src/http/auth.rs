@@ -1,5 +1,5 @@
 //! Authentication and the tier gate, one middleware in front of every `/api` request (SPEC §3.2,
-//! §4.6, §11).
+//! §4.6, §11): it names the [`Caller`] handlers pass to the application.
 //!
 //! Order: an open route (`/api/health`, `/api/pair`) goes straight on. Every other request —
 //! including an unknown route or an unsupported method — must first name a paired device (or
@@ -18,79 +18,13 @@ use axum::extract::{ConnectInfo, MatchedPath, Request, State};
 use axum::http::{header, HeaderMap, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use collie_actors::audit::{AuditEventKind, AuditMsg, AuditRecord, Denial};
+use collie_actors::audit::{AuditEventKind, AuditRecord};
 use collie_actors::pairing::{pairing_source, AuthError, PairingMsg, Tier, TokenHash};
 use subtle_compare::ct_eq_str;
 
 use super::tiers::{self, Access};
-use crate::app::App;
 use crate::app::AppError;
-
-/// Who is calling, attached to the request for handlers.
-#[derive(Debug, Clone)]
-pub enum Caller {
-    /// An open route; nobody authenticated.
-    Open,
-    /// A paired device.
-    Device {
-        /// Its label.
-        label: String,
-        /// Its tier at the time of the request.
-        tier: Tier,
-        /// The hash of the token it presented, so a long request can check it again.
-        token: TokenHash,
-    },
-    /// The CLI presenting the local secret (reads only).
-    Local,
-}
-
-impl Caller {
-    /// The device label for audit lines (`local-cli` for the CLI).
-    pub fn audit_name(&self) -> Option<String> {
-        match self {
-            Caller::Open => None,
-            Caller::Device { label, .. } => Some(label.clone()),
-            Caller::Local => Some("local-cli".into()),
-        }
-    }
-
-    /// Whether this caller still may do what needs `required`, per the current snapshot: the
-    /// question a stream asks each time the policy changes. The local secret does not change
-    /// while the bridge runs.
-    pub fn still_allowed(&self, ctx: &App, required: Tier) -> Result<(), AppError> {
-        match self {
-            Caller::Open | Caller::Local => Ok(()),
-            Caller::Device { token, .. } => ctx
-                .policy
-                .load()
-                .authorize_hash(token, required, time::OffsetDateTime::now_utc())
-                .map(|_| ())
-                .map_err(auth_error),
-        }
-    }
-
-    /// When this caller's authorization runs out on its own (its device's expiry), if ever.
-    pub fn expires_at(&self, ctx: &App) -> Option<time::OffsetDateTime> {
-        match self {
-            Caller::Device { token, .. } => ctx
-                .policy
-                .load()
-                .authorize_hash(token, Tier::Read, time::OffsetDateTime::UNIX_EPOCH)
-                .ok()
-                .and_then(|d| d.expires_at),
-            _ => None,
-        }
-    }
-}
-
-fn auth_error(e: AuthError) -> AppError {
-    match e {
-        AuthError::Expired => AppError::Expired,
-        AuthError::InsufficientTier => AppError::InsufficientTier,
-        AuthError::Unavailable => AppError::PairingUnavailable,
-        _ => AppError::NotPaired,
-    }
-}
+use crate::app::{App, Caller, Who};
 
 /// Where a request comes from, for rate limits: the peer, or behind a loopback proxy the last
 /// `X-Forwarded-For` entry. Repeated `X-Forwarded-For` headers are one list (RFC 9110 §5.3), so
@@ -110,22 +44,14 @@ pub fn source_of(headers: &HeaderMap, peer: SocketAddr) -> String {
     source_ip(headers, peer).to_string()
 }
 
-/// Records a refusal: the health counter, and a `security.denied` line the audit actor writes at
-/// most once a minute per source and reason.
-pub fn deny(ctx: &App, source: String, reason: &str, record: AuditRecord) {
-    ctx.counters.denied();
-    let denial = Denial {
-        source,
-        reason: reason.to_owned(),
-        record: record.with_detail("reason", reason.to_owned()),
-    };
-    // Best effort by design: a refusal is never held up by the log.
-    let _ = ctx.audit.cast(AuditMsg::Denied(Box::new(denial)));
+/// Records a refusal (see [`App::deny`]).
+pub fn deny(app: &App, source: String, reason: &str, record: AuditRecord) {
+    app.deny(source, reason, record);
 }
 
 /// A `security.denied` record of this request.
-pub fn denied_record(ctx: &App, method: &Method, device: Option<&str>) -> AuditRecord {
-    let mut rec = AuditRecord::new(AuditEventKind::SecurityDenied, ctx.machine.get())
+pub fn denied_record(app: &App, method: &Method, device: Option<&str>) -> AuditRecord {
+    let mut rec = AuditRecord::new(AuditEventKind::SecurityDenied, app.machine.get())
         .with_request_id(crate::app::request_id())
         .with_detail("method", method.as_str());
     if let Some(d) = device {
@@ -151,11 +77,11 @@ pub async fn authorize(
         .as_ref()
         .and_then(|m| tiers::required(&method, m.as_str()));
     if access == Some(Access::Open) {
-        req.extensions_mut().insert(Caller::Open);
+        req.extensions_mut().insert(Caller::new(Who::Open));
         return next.run(req).await;
     }
     let caller = match identify(&ctx, &method, req.headers(), peer) {
-        Ok(caller) => caller,
+        Ok(caller) => caller.from_source(source_of(req.headers(), peer)),
         Err((e, device)) => {
             let source = source_of(req.headers(), peer);
             let rec = denied_record(&ctx, &method, device.as_deref());
@@ -170,7 +96,7 @@ pub async fn authorize(
         None if matched.is_some() => return AppError::MethodNotAllowed.into_response(),
         None => return AppError::NotFound.into_response(),
     };
-    if let Caller::Device { label, tier, .. } = &caller {
+    if let Who::Device { label, tier, .. } = caller.who() {
         if !tier.allows(required) {
             let source = source_of(req.headers(), peer);
             let rec = denied_record(&ctx, &method, Some(label))
@@ -213,7 +139,7 @@ fn identify(
             && from_here
             && ct_eq_str(secret.trim(), &ctx.local_secret)
         {
-            return Ok(Caller::Local);
+            return Ok(Caller::new(Who::LocalSecret));
         }
         return Err((AppError::NotPaired, None));
     }
@@ -224,11 +150,11 @@ fn identify(
     match policy.authorize_hash(&token, Tier::Read, now) {
         Ok(dev) => {
             ctx.pairing_touch(dev.label.as_str());
-            Ok(Caller::Device {
+            Ok(Caller::new(Who::Device {
                 label: dev.label.as_str().to_string(),
                 tier: dev.tier,
                 token,
-            })
+            }))
         }
         Err(AuthError::Unavailable) => {
             // The phone keeps its token and retries; ask the pairing actor to read the store again.

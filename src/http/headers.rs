@@ -110,13 +110,13 @@ fn check_host_and_origin(
     )?
     .and_then(|v| v.to_str().ok())
     .ok_or(AppError::Forbidden("host not allowed"))?;
-    if !ctx.host_allowed(host) {
+    if !host_allowed(ctx, host) {
         return Err(AppError::Forbidden("host not allowed"));
     }
     // An absolute-form target (`GET http://other.example/api/…`) names the host that counts
     // (RFC 9112 §3.2.2): it must be this bridge, and the same the Host header names.
     if let Some(authority) = uri.authority() {
-        if !ctx.host_allowed(authority.as_str())
+        if !host_allowed(ctx, authority.as_str())
             || !authority.as_str().eq_ignore_ascii_case(host.trim())
         {
             return Err(AppError::Forbidden("host not allowed"));
@@ -143,6 +143,11 @@ fn check_host_and_origin(
         }
     }
     Ok(())
+}
+
+/// Whether `host_header` names a host this bridge answers for.
+fn host_allowed(app: &App, host_header: &str) -> bool {
+    app.allowed_hosts.contains(&host_part(host_header))
 }
 
 /// Splits `host[:port]` (with `[v6]` brackets) and returns the host part, lowercased.

@@ -9,13 +9,11 @@
 pub mod actor;
 pub mod auth;
 pub mod body;
-pub mod counters;
 pub mod error;
 pub mod extract;
 pub mod headers;
 mod routes;
 pub mod serve;
-pub mod streams;
 pub mod tiers;
 
 use axum::middleware;

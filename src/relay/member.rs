@@ -1,7 +1,8 @@
 //! The member's relay server: serves each relay stream the lead opens with the operations a phone
-//! on this machine would get ([`crate::ops`]), so a relayed request is masked, validated and
-//! audited exactly like a local one. The audit line of a relayed write carries the lead's device
-//! and request id, `"via": "relay"` and the lead's name (SPEC §7).
+//! on this machine would get ([`crate::app`]), so a relayed request is masked, validated and
+//! audited exactly like a local one. The caller is the lead relaying for its phone's device, with
+//! the lead's request id: the audit line of a relayed write carries that device and request id,
+//! `"via": "relay"` and the lead's name (SPEC §7).
 
 use collie_actors::crew_link::RelayStream;
 use collie_actors::walky::actor::WalkyMsg;
@@ -11,9 +12,9 @@ use collie_crew::walky::{Forwarded, Outcome};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use crate::app::App;
-use crate::follow::Follow;
-use crate::ops::{self, Actor};
+use crate::app::follow::Follow;
+use crate::app::panes::Launch;
+use crate::app::{App, AppError, Caller};
 
 /// How many relay streams may wait for the server at once (the crew link resets streams past
 /// this; the lead's own per-member limits stay below it).
@@ -21,8 +22,8 @@ pub const QUEUE: usize = 64;
 
 /// Serves relay streams from `streams` until the channel closes; each stream runs in its own task,
 /// all aborted when this future is dropped.
-pub async fn run(ctx: App, mut streams: mpsc::Receiver<RelayStream>) {
-    let served = Served { ctx };
+pub async fn run(app: App, mut streams: mpsc::Receiver<RelayStream>) {
+    let served = Served { app };
     let mut tasks = JoinSet::new();
     loop {
         tokio::select! {
@@ -39,36 +40,32 @@ pub async fn run(ctx: App, mut streams: mpsc::Receiver<RelayStream>) {
 /// The [`Handler`] of this bridge.
 #[derive(Clone)]
 struct Served {
-    ctx: App,
+    app: App,
 }
 
 impl Served {
-    fn actor(&self, request: &RelayRequest) -> Actor {
+    fn caller(&self, request: &RelayRequest) -> Caller {
         let lead = self
-            .ctx
+            .app
             .crew_view
             .load()
             .lead
             .as_ref()
             .map_or_else(|| "lead".to_owned(), |l| l.name.clone());
-        Actor {
-            device: Some(request.device.clone()),
-            request_id: request.request_id.clone(),
-            relayed_by: Some(lead),
-        }
+        Caller::relay(lead, request.device.clone(), request.request_id.clone())
     }
 }
 
 /// A walky message the lead forwarded: checked against the pinned lead's key (attestation, then
 /// the sender's signature), then delivered to the pane it names.
-async fn walky_in(ctx: &App, forwarded: Forwarded) -> Outcome {
+async fn walky_in(app: &App, forwarded: Forwarded) -> Outcome {
     let message = forwarded.signed.message.clone();
-    let Some((lead_machine, lead_key)) = crate::walky::lead_key(ctx) else {
+    let Some((lead_machine, lead_key)) = crate::walky::lead_key(app) else {
         let why = "the lead's key is not known here".to_owned();
-        crate::walky::deliver::reject(ctx, &message, &why).await;
+        crate::walky::deliver::reject(app, &message, &why).await;
         return Outcome::Rejected(why);
     };
-    let checked = ctx
+    let checked = app
         .walky
         .call(|r| WalkyMsg::Receive {
             forwarded: Box::new(forwarded),
@@ -78,10 +75,10 @@ async fn walky_in(ctx: &App, forwarded: Forwarded) -> Outcome {
         })
         .await;
     match checked {
-        Ok(Ok(message)) => crate::walky::deliver::deliver(ctx, &message).await,
+        Ok(Ok(message)) => crate::walky::deliver::deliver(app, &message).await,
         Ok(Err(e)) => {
             let why = e.to_string();
-            crate::walky::deliver::reject(ctx, &message, &why).await;
+            crate::walky::deliver::reject(app, &message, &why).await;
             Outcome::Rejected(why)
         }
         Err(_) => Outcome::Rejected("restarting, try again".into()),
@@ -98,51 +95,49 @@ impl Events for Following {
 
     fn ended(&self) -> Option<RelayError> {
         match self.0.ended() {
-            None | Some(crate::app::AppError::NoSuchPane) => None,
+            None | Some(AppError::NoSuchPane) => None,
             Some(_) => Some(RelayError::Restarting),
         }
     }
 }
 
+/// This machine, as a relayed request names it.
+const HERE: &str = "local";
+
 impl Handler for Served {
     type Events = Following;
 
     async fn handle(&self, request: &RelayRequest) -> Result<RelayOk, RelayError> {
-        let ctx = &self.ctx;
-        let actor = self.actor(request);
+        let app = &self.app;
+        let caller = self.caller(request);
         let ok = match request.kind.clone() {
-            RelayKind::PaneList => RelayOk::PaneList(ops::panes(ctx).await?),
+            RelayKind::PaneList => RelayOk::PaneList(app.local_panes().await?),
             RelayKind::Snapshot { pane, scrollback } => {
-                let lines = usize::try_from(scrollback.unwrap_or(0))
-                    .unwrap_or(usize::MAX)
-                    .min(10_000);
-                RelayOk::Snapshot(ops::snapshot(ctx, pane, lines).await?)
+                let lines = usize::try_from(scrollback.unwrap_or(0)).unwrap_or(usize::MAX);
+                RelayOk::Snapshot(app.snapshot(&caller, HERE, pane, lines).await?)
             }
             RelayKind::Input { pane, text, keys } => {
-                ops::input(ctx, &actor, pane, text.unwrap_or_default(), keys).await?;
+                app.input(&caller, HERE, pane, text.unwrap_or_default(), keys)
+                    .await?;
                 RelayOk::Done
             }
             RelayKind::Create { name, starter } => {
-                if starter.is_some() {
-                    return Err(RelayError::BadInput(
-                        "starter: no starters are configured on this machine".into(),
-                    ));
-                }
-                RelayOk::Created(ops::create(ctx, &actor, name, Vec::new()).await?)
+                let launch = starter.map_or(Launch::Shell, Launch::Starter);
+                RelayOk::Created(app.create_pane(&caller, HERE, name, launch).await?)
             }
             RelayKind::Rename { pane, name } => {
-                ops::rename(ctx, &actor, pane, name).await?;
+                app.rename_pane(&caller, HERE, pane, name).await?;
                 RelayOk::Done
             }
             RelayKind::Close { pane } => {
-                ops::close(ctx, &actor, pane).await?;
+                app.close_pane(&caller, HERE, pane).await?;
                 RelayOk::Done
             }
             // One stream per subscription: the lead ends one by leaving its stream.
             RelayKind::Unsubscribe { .. } => RelayOk::Done,
-            RelayKind::Walky { forwarded } => RelayOk::Walky(walky_in(ctx, *forwarded).await),
+            RelayKind::Walky { forwarded } => RelayOk::Walky(walky_in(app, *forwarded).await),
             RelayKind::WalkyCard { id } => RelayOk::WalkyCard(
-                crate::walky::inbox::card_of(ctx, &id)
+                crate::walky::inbox::card_of(app, &id)
                     .await?
                     .map(|card| card.to_string()),
             ),
@@ -157,7 +152,7 @@ impl Handler for Served {
         pane: &str,
     ) -> Result<Following, RelayError> {
         Ok(Following(Box::new(
-            Follow::start(&self.ctx, pane.to_owned()).await?,
+            Follow::start(&self.app, pane.to_owned()).await?,
         )))
     }
 }

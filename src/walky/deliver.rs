@@ -19,7 +19,6 @@ use collie_crew::walky::{check_walky_on, Message, Outcome};
 
 use super::{append, entry, header};
 use crate::app::App;
-use crate::ops;
 
 /// Delivers `message` to its pane on this machine and says how it went. Every refusal is logged
 /// and audited as `walky.rejected`.
@@ -66,7 +65,8 @@ async fn try_deliver(ctx: &App, message: &Message) -> Result<(), String> {
     if message.to.machine != here {
         return Err(format!("{} is not on {here}", message.to));
     }
-    let pane = ops::pane_info(ctx, &message.to.pane)
+    let pane = ctx
+        .pane_info(&message.to.pane)
         .await
         .map_err(|_| format!("no pane {} on {here}", message.to.pane))?;
     if pane.token != message.to.token {

@@ -11,10 +11,10 @@ use super::header;
 use super::sender::{self, PaneEnv};
 use crate::app::App;
 use crate::app::AppError;
-use crate::ops;
 
 fn rfc3339(unix: i64) -> Value {
-    ops::rfc3339(time::OffsetDateTime::from_unix_timestamp(unix).ok())
+    crate::app::devices::rfc3339(time::OffsetDateTime::from_unix_timestamp(unix).ok())
+        .map_or(Value::Null, Value::String)
 }
 
 async fn entries(ctx: &App) -> Result<Vec<Entry>, AppError> {
@@ -136,7 +136,8 @@ pub async fn who(ctx: &App) -> Result<Value, AppError> {
 
 async fn local_panes(ctx: &App) -> Result<Vec<WhoPane>, AppError> {
     let here = ctx.crew_view.load().name.clone();
-    Ok(ops::panes(ctx)
+    Ok(ctx
+        .local_panes()
         .await?
         .into_iter()
         .map(|p| who_pane(&here, p))
@@ -219,6 +220,29 @@ pub async fn cards(ctx: &App) -> Result<Value, AppError> {
         })
         .collect();
     Ok(json!({ "messages": cards }))
+}
+
+/// The card of message `id` from the log of `machine` (the machine whose pane shows the header),
+/// asked through the relay for a member; `no log entry on this machine` when that log does not
+/// hold the id (SPEC §9: a header an agent merely printed gets no card).
+pub async fn card_at(
+    app: &App,
+    caller: &crate::app::Caller,
+    machine: &str,
+    id: &str,
+) -> Result<Value, AppError> {
+    if id.len() != 32 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(AppError::BadRequest(
+            "invalid message id: 32 hex digits".into(),
+        ));
+    }
+    let card = match app.machine(machine)? {
+        crate::app::machine::Machine::Local => card_of(app, id).await?,
+        crate::app::machine::Machine::Member(member) => {
+            member.walky_card(app, caller.on(), id.to_owned()).await?
+        }
+    };
+    card.ok_or(AppError::NoLogEntry)
 }
 
 /// One card, if this machine's log holds the id.

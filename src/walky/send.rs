@@ -28,10 +28,9 @@ use serde_json::{json, Value};
 use super::deliver::{self, audit_record};
 use super::sender::{self, PaneEnv};
 use super::{append, entry, now, RESULT_WITHIN};
+use crate::app::machine::{Machine, Member};
 use crate::app::App;
 use crate::app::AppError;
-use crate::ops;
-use crate::relay::lead::{self, Target};
 
 /// Sends `body` from the pane of `env` to `to`; with `wait`, waits for the result. Answers
 /// `{"id","to","outcome"}` with `outcome` `delivered`, `sent` (not waited for) or `rejected: why`.
@@ -51,7 +50,7 @@ pub async fn send(
     let here = ctx.crew_view.load().name.clone();
     let (pane, token) = sender::pane_of(env, &here, &ctx.tmux_sockets)
         .map_err(|e| AppError::BadRequest(e.to_string()))?;
-    let info = match ops::pane_info(ctx, &pane).await {
+    let info = match ctx.pane_info(&pane).await {
         Ok(info) => info,
         Err(AppError::NoSuchPane) => {
             return Err(AppError::BadRequest(format!(
@@ -203,10 +202,10 @@ async fn via_lead(ctx: &App, message: &Message, wait: bool) -> Result<Option<Out
 
 /// On the lead: sign with the lead's key and relay to the member, which answers the result.
 async fn to_member(ctx: &App, message: &Message) -> Result<Option<Outcome>, AppError> {
-    let member = match lead::target(ctx, &message.to.machine) {
-        Ok(Target::Member(m)) => m,
+    let member = match ctx.machine(&message.to.machine) {
+        Ok(Machine::Member(m)) => m,
         // `here` is the lead's own name and the message is for another machine.
-        Ok(Target::Local) => return Err(AppError::Internal),
+        Ok(Machine::Local) => return Err(AppError::Internal),
         Err(AppError::MemberUnreachable) => {
             return Ok(Some(Outcome::Rejected(format!(
                 "{} is unreachable",
@@ -244,7 +243,7 @@ pub async fn replay_last(ctx: &App, to: &str) -> Result<Value, AppError> {
             "nothing forwarded to {to} yet"
         )));
     };
-    let Target::Member(target) = lead::target(ctx, &member)? else {
+    let Machine::Member(target) = ctx.machine(&member)? else {
         return Err(AppError::NoSuchMachine);
     };
     let id = forwarded.signed.message.id;
@@ -266,13 +265,13 @@ pub async fn replay_last(ctx: &App, to: &str) -> Result<Value, AppError> {
 /// Relays a forwarded message to a member and reads its outcome.
 pub async fn relay_walky(
     ctx: &App,
-    member: &lead::Member,
+    member: &Member,
     forwarded: collie_crew::walky::Forwarded,
     id: &MessageId,
 ) -> Outcome {
     #[cfg(feature = "fault-injection")]
     if let Ok(mut last) = ctx.last_forwarded.lock() {
-        *last = Some((member.name.clone(), forwarded.clone()));
+        *last = Some((member.name().to_owned(), forwarded.clone()));
     }
     #[cfg(not(feature = "fault-injection"))]
     let _ = ctx;
@@ -286,7 +285,7 @@ pub async fn relay_walky(
     };
     match member.call(on, kind).await {
         Ok(RelayOk::Walky(outcome)) => outcome,
-        Ok(_) => Outcome::Rejected(format!("{}: member response unreadable", member.name)),
-        Err(e) => Outcome::Rejected(format!("{}: {e}", member.name)),
+        Ok(_) => Outcome::Rejected(format!("{}: member response unreadable", member.name())),
+        Err(e) => Outcome::Rejected(format!("{}: {e}", member.name())),
     }
 }

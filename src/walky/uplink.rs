@@ -20,8 +20,8 @@ use tokio::task::JoinSet;
 use super::inbox::who_pane;
 use super::send::relay_walky;
 use super::{append, deliver, entry};
+use crate::app::machine::Machine;
 use crate::app::App;
-use crate::relay::lead::{self, Target};
 
 /// Uplink streams that may wait for the server at once.
 pub const QUEUE: usize = 256;
@@ -143,8 +143,8 @@ async fn try_forward(
         };
     }
     let line = entry(&message, Kind::Forwarded, true, None);
-    match lead::target(ctx, &message.to.machine) {
-        Ok(Target::Member(to)) => {
+    match ctx.machine(&message.to.machine) {
+        Ok(Machine::Member(to)) => {
             // Logged while it travels: the lead's line is its own record, not what the sender
             // waits for, and a failure to write it is reported in the lead's log.
             let (logged, outcome) = tokio::join!(
@@ -156,7 +156,7 @@ async fn try_forward(
             }
             Ok(outcome)
         }
-        Ok(Target::Local) => Err("misrouted".into()),
+        Ok(Machine::Local) => Err("misrouted".into()),
         Err(crate::app::AppError::MemberUnreachable) => Ok(Outcome::Rejected(format!(
             "{} is unreachable",
             message.to.machine
@@ -175,15 +175,17 @@ async fn own_key(ctx: &App) -> Option<ed25519_dalek::VerifyingKey> {
 
 /// Every addressable pane of the crew as the lead sees it, and the members that did not answer.
 pub async fn who(ctx: &App) -> (Vec<WhoPane>, Vec<String>) {
-    let actor = crate::ops::Actor::cli();
-    let here = ctx.crew_view.load().name.clone();
-    let (local, (members, unreachable)) =
-        tokio::join!(crate::ops::panes(ctx), lead::panes(ctx, &actor));
-    let mut panes: Vec<WhoPane> = local
-        .unwrap_or_default()
+    let list = match ctx.pane_list(&crate::app::Caller::cli()).await {
+        Ok(list) => list,
+        Err(e) => {
+            tracing::warn!(error = %e, "walky who: cannot list panes");
+            return (Vec::new(), Vec::new());
+        }
+    };
+    let panes = list
+        .panes
         .into_iter()
-        .map(|p| who_pane(&here, p))
+        .map(|p| who_pane(&p.machine.clone(), p))
         .collect();
-    panes.extend(members.into_iter().map(|p| who_pane(&p.machine.clone(), p)));
-    (panes, unreachable)
+    (panes, list.unreachable)
 }

@@ -1,0 +1,203 @@
+//! Who asks for an operation, and the one builder of the audit lines a write leaves (SPEC §7).
+//!
+//! Every adapter names the caller before it calls the application: the HTTP adapter a paired
+//! device (or the local secret, or nobody on an open route), the control socket the CLI on this
+//! machine, the relay the lead on behalf of its phone's device. A caller carries the request id
+//! that every line of the request — on both machines, for a relayed write — shares.
+
+use collie_actors::audit::{AuditEventKind, AuditRecord};
+use collie_actors::pairing::{AuthError, Tier, TokenHash};
+use collie_crew::relay::client::On;
+use rand::RngCore;
+use time::OffsetDateTime;
+
+use super::{App, AppError};
+
+/// The device name a member is given for a request of the lead's own CLI (local secret or socket).
+const LEAD_LOCAL_CALLER: &str = "local";
+
+/// Who is asking.
+#[derive(Debug, Clone)]
+pub enum Who {
+    /// Nobody: an open route (`/api/health`, `/api/pair`).
+    Open,
+    /// A paired device, as the policy snapshot named it when the request started.
+    Device {
+        /// Its label.
+        label: String,
+        /// Its tier then.
+        tier: Tier,
+        /// The SHA-256 of the token it presented (never the token), so a long request can check
+        /// it again.
+        token: TokenHash,
+    },
+    /// The CLI on this machine reading over HTTP with the local secret.
+    LocalSecret,
+    /// The CLI on this machine, over the control socket.
+    Cli,
+    /// On a member: the lead, relaying a request of its phone's `device`.
+    Relay {
+        /// The lead's crew name.
+        lead: String,
+        /// The device on the lead's side.
+        device: String,
+    },
+}
+
+/// A caller, the id of its request, and where it asks from (for refusals, counted per source).
+#[derive(Debug, Clone)]
+pub struct Caller {
+    who: Who,
+    request_id: String,
+    source: Option<String>,
+}
+
+/// A fresh request id for audit lines (128 random bits, hex).
+pub fn request_id() -> String {
+    let mut b = [0u8; 16];
+    rand::rngs::OsRng.fill_bytes(&mut b);
+    hex::encode(b)
+}
+
+fn auth_error(e: AuthError) -> AppError {
+    match e {
+        AuthError::Expired => AppError::Expired,
+        AuthError::InsufficientTier => AppError::InsufficientTier,
+        AuthError::Unavailable => AppError::PairingUnavailable,
+        _ => AppError::NotPaired,
+    }
+}
+
+impl Caller {
+    /// `who`, with a fresh request id.
+    pub fn new(who: Who) -> Caller {
+        Caller {
+            who,
+            request_id: request_id(),
+            source: None,
+        }
+    }
+
+    /// This caller, asking from `source` (the peer address, or behind a loopback proxy the
+    /// forwarded one).
+    pub fn from_source(mut self, source: String) -> Caller {
+        self.source = Some(source);
+        self
+    }
+
+    /// Where it asks from (`local` when it is this machine's CLI).
+    pub fn source(&self) -> String {
+        self.source.clone().unwrap_or_else(|| "local".to_owned())
+    }
+
+    /// The CLI on this machine.
+    pub fn cli() -> Caller {
+        Caller::new(Who::Cli)
+    }
+
+    /// The lead relaying its phone's request `request_id` for `device`.
+    pub fn relay(lead: String, device: String, request_id: String) -> Caller {
+        Caller {
+            who: Who::Relay { lead, device },
+            request_id,
+            source: None,
+        }
+    }
+
+    /// Who it is.
+    pub fn who(&self) -> &Who {
+        &self.who
+    }
+
+    /// The request's id.
+    pub fn request_id(&self) -> &str {
+        &self.request_id
+    }
+
+    /// The device label audit lines name (`local-cli` for the local secret), if any.
+    pub fn audit_name(&self) -> Option<String> {
+        match &self.who {
+            Who::Open | Who::Cli => None,
+            Who::Device { label, .. } => Some(label.clone()),
+            Who::LocalSecret => Some("local-cli".into()),
+            Who::Relay { device, .. } => Some(device.clone()),
+        }
+    }
+
+    /// The device's label, if a device asks.
+    pub fn device_label(&self) -> Option<&str> {
+        match &self.who {
+            Who::Device { label, .. } => Some(label),
+            _ => None,
+        }
+    }
+
+    /// Whether this caller may act with tier `full` on this machine's devices (the CLI may).
+    pub fn is_full(&self) -> bool {
+        matches!(
+            self.who,
+            Who::Cli
+                | Who::Device {
+                    tier: Tier::Full,
+                    ..
+                }
+        )
+    }
+
+    /// The audit line of a write by this caller on this machine (SPEC §7): the device, the request
+    /// id, and how the request came (`phone`, `cli`, or `relay` with the lead's name).
+    pub fn record(&self, app: &App, event: AuditEventKind) -> AuditRecord {
+        let rec =
+            AuditRecord::new(event, app.machine.get()).with_request_id(self.request_id.clone());
+        match &self.who {
+            Who::Relay { lead, device } => rec
+                .with_device(device.clone())
+                .with_detail("via", "relay")
+                .with_detail("lead", lead.clone()),
+            Who::Device { label, .. } => rec.with_device(label.clone()).with_detail("via", "phone"),
+            Who::LocalSecret => rec.with_device("local-cli").with_detail("via", "phone"),
+            Who::Cli | Who::Open => rec.with_detail("via", "cli"),
+        }
+    }
+
+    /// How a request of this caller is named to a member the lead relays it to.
+    pub fn on(&self) -> On<'_> {
+        let device = match &self.who {
+            Who::Device { label, .. } => label.as_str(),
+            Who::Relay { device, .. } => device.as_str(),
+            Who::Open | Who::Cli | Who::LocalSecret => LEAD_LOCAL_CALLER,
+        };
+        On {
+            device,
+            request_id: &self.request_id,
+        }
+    }
+
+    /// Whether this caller still may do what needs `required`, per the current policy snapshot:
+    /// what a stream asks each time the policy changes. Only a device's answer can change while
+    /// the bridge runs.
+    pub fn still_allowed(&self, app: &App, required: Tier) -> Result<(), AppError> {
+        match &self.who {
+            Who::Device { token, .. } => app
+                .policy
+                .load()
+                .authorize_hash(token, required, OffsetDateTime::now_utc())
+                .map(|_| ())
+                .map_err(auth_error),
+            _ => Ok(()),
+        }
+    }
+
+    /// When this caller's authorization runs out on its own (its device's expiry), if ever.
+    pub fn expires_at(&self, app: &App) -> Option<OffsetDateTime> {
+        match &self.who {
+            Who::Device { token, .. } => app
+                .policy
+                .load()
+                .authorize_hash(token, Tier::Read, OffsetDateTime::UNIX_EPOCH)
+                .ok()
+                .and_then(|d| d.expires_at),
+            _ => None,
+        }
+    }
+}

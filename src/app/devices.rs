@@ -1,0 +1,190 @@
+//! Pairing and devices (SPEC §4): a new code, claiming it, the device list, revocation, expiry and
+//! tier — each one function, whoever asks. The pairing actor decides and audits; the rules of who
+//! may ask live here.
+
+use std::net::IpAddr;
+
+use collie_actors::audit::{AuditEventKind, AuditRecord};
+use collie_actors::pairing::actor::{ClaimedDevice, NewCode, PairingError};
+use collie_actors::pairing::{Device, Dur, PairingMsg, Tier};
+use serde::Serialize;
+use time::OffsetDateTime;
+
+use super::{App, AppError, Caller};
+
+/// A device as the phone and `collie devices list --json` show it.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceView {
+    /// Its label.
+    pub label: String,
+    /// `read`, `files` or `full`.
+    pub tier: &'static str,
+    /// RFC 3339.
+    pub created_at: Option<String>,
+    /// RFC 3339, or null before its first request.
+    pub last_seen: Option<String>,
+    /// RFC 3339, or null when it does not expire.
+    pub expires_at: Option<String>,
+    /// Whether it is the device asking.
+    pub current: bool,
+}
+
+/// RFC 3339, or `None`.
+pub fn rfc3339(t: Option<OffsetDateTime>) -> Option<String> {
+    t.and_then(|t| {
+        t.format(&time::format_description::well_known::Rfc3339)
+            .ok()
+    })
+}
+
+impl DeviceView {
+    fn of(d: &Device, current: Option<&str>) -> DeviceView {
+        DeviceView {
+            label: d.label.as_str().to_owned(),
+            tier: d.tier.as_str(),
+            created_at: rfc3339(Some(d.created_at)),
+            last_seen: rfc3339(d.last_seen),
+            expires_at: rfc3339(d.expires_at),
+            current: current == Some(d.label.as_str()),
+        }
+    }
+}
+
+impl From<PairingError> for AppError {
+    fn from(e: PairingError) -> Self {
+        match e {
+            PairingError::InvalidCode => AppError::InvalidCode,
+            PairingError::TooManyAttempts { retry_after } => {
+                AppError::TooManyAttempts { retry_after }
+            }
+            PairingError::LabelInUse => AppError::LabelInUse,
+            PairingError::InvalidLabel => AppError::BadRequest("invalid label".into()),
+            PairingError::NoSuchDevice => AppError::NoSuchDevice,
+            PairingError::AuditUnavailable => AppError::AuditUnavailable,
+            PairingError::Store(_) | PairingError::Unavailable => AppError::PairingUnavailable,
+            _ => AppError::Internal,
+        }
+    }
+}
+
+impl App {
+    /// A new pairing code for a device of `tier` that expires `expires` after it claims the code.
+    pub async fn new_code(&self, tier: &str, expires: Option<&str>) -> Result<NewCode, AppError> {
+        let tier = Tier::parse(tier).map_err(|e| AppError::BadRequest(e.to_string()))?;
+        let expires = expires
+            .map(Dur::parse)
+            .transpose()
+            .map_err(|e| AppError::BadRequest(e.to_string()))?;
+        Ok(self
+            .pairing
+            .call(|r| PairingMsg::NewCode {
+                tier,
+                expires,
+                reply: r,
+            })
+            .await?)
+    }
+
+    /// Claims a code for a device named `label`; `source` is the rate-limit source.
+    pub async fn claim(
+        &self,
+        code: String,
+        label: String,
+        source: IpAddr,
+    ) -> Result<ClaimedDevice, AppError> {
+        if code.len() > 64 {
+            return Err(AppError::InvalidCode);
+        }
+        Ok(self
+            .pairing
+            .call(|r| PairingMsg::Claim {
+                code,
+                label,
+                source,
+                reply: r,
+            })
+            .await??)
+    }
+
+    /// Every device, the asking one marked `current`.
+    pub async fn devices(&self, caller: &Caller) -> Result<Vec<DeviceView>, AppError> {
+        let list = self.pairing.call(PairingMsg::List).await??;
+        Ok(list
+            .iter()
+            .map(|d| DeviceView::of(d, caller.device_label()))
+            .collect())
+    }
+
+    /// How many devices are paired (`None` while the store cannot be read).
+    pub async fn device_count(&self) -> Option<usize> {
+        self.pairing
+            .call(PairingMsg::List)
+            .await
+            .ok()?
+            .ok()
+            .map(|l| l.len())
+    }
+
+    /// Revokes device `label`. A device may revoke itself; revoking another needs tier `full` (the
+    /// CLI may) — a lower device reaching for another's token is a tier refusal like any other,
+    /// audited `security.denied` (SPEC §7).
+    pub async fn revoke(&self, caller: &Caller, label: String) -> Result<Device, AppError> {
+        if caller.device_label() != Some(label.as_str()) && !caller.is_full() {
+            let rec = AuditRecord::new(AuditEventKind::SecurityDenied, self.machine.get())
+                .with_request_id(caller.request_id().to_owned())
+                .with_detail("method", "DELETE")
+                .with_detail("required", "full")
+                .with_detail("label", label);
+            let rec = match caller.audit_name() {
+                Some(d) => rec.with_device(d),
+                None => rec,
+            };
+            self.deny(caller.source(), "insufficient tier", rec);
+            return Err(AppError::InsufficientTier);
+        }
+        let by = caller.device_label().map(str::to_owned);
+        Ok(self
+            .pairing
+            .call(|r| PairingMsg::Revoke {
+                label,
+                by,
+                reply: r,
+            })
+            .await??)
+    }
+
+    /// Makes device `label` expire `dur` from now.
+    pub async fn set_expiry(&self, label: String, dur: &str) -> Result<Device, AppError> {
+        let dur = Dur::parse(dur).map_err(|e| AppError::BadRequest(e.to_string()))?;
+        Ok(self
+            .pairing
+            .call(|r| PairingMsg::SetExpiry {
+                label,
+                dur,
+                reply: r,
+            })
+            .await??)
+    }
+
+    /// Removes device `label`'s expiry.
+    pub async fn clear_expiry(&self, label: String) -> Result<Device, AppError> {
+        Ok(self
+            .pairing
+            .call(|r| PairingMsg::ClearExpiry { label, reply: r })
+            .await??)
+    }
+
+    /// Changes device `label`'s tier (the CLI).
+    pub async fn set_tier(&self, label: String, tier: &str) -> Result<Device, AppError> {
+        let tier = Tier::parse(tier).map_err(|e| AppError::BadRequest(e.to_string()))?;
+        Ok(self
+            .pairing
+            .call(|r| PairingMsg::SetTier {
+                label,
+                tier,
+                by: None,
+                reply: r,
+            })
+            .await??)
+    }
+}

@@ -1,0 +1,250 @@
+//! Which machine a request is for, resolved once: this bridge, or an online member of its crew
+//! reached through the relay (SPEC §8).
+//!
+//! [`App::machine`] reads the relay clients the crew actor publishes (no actor round trip): `local`
+//! or this machine's name is [`Machine::Local`]; an online member is [`Machine::Member`]; a member
+//! that is offline is `member unreachable`, a name the crew does not have `no such machine`.
+//!
+//! A [`Member`] is the lead's side of the relay. Everything it returns is masked again by the
+//! lead's own masker — screens as one text, exactly as a local screen (SPEC §6; decision 0017) —
+//! and named by the member's crew name, which is what the phone addresses it by.
+
+use std::sync::Arc;
+
+use collie_actors::panes::actor::{PaneInfo, PaneSnapshot};
+use collie_actors::panes::screen::mask_plain_rows;
+use collie_crew::relay::client::{On, RelayClient, Subscription};
+use collie_crew::relay::{RelayError, RelayKind, RelayOk, StreamEvent};
+use collie_crew::transport::quic::QuicConnection;
+
+use super::{App, AppError};
+
+/// Where a request goes.
+pub enum Machine {
+    /// This bridge.
+    Local,
+    /// An online member, through the relay.
+    Member(Member),
+}
+
+/// An online member and its relay client.
+#[derive(Clone)]
+pub struct Member {
+    name: String,
+    client: Arc<RelayClient<QuicConnection>>,
+}
+
+impl App {
+    /// Resolves machine `m` (see the module docs).
+    pub fn machine(&self, m: &str) -> Result<Machine, AppError> {
+        if m == "local" || self.machine.is(m) {
+            return Ok(Machine::Local);
+        }
+        if let Some(client) = self.relays.load().get(m) {
+            return Ok(Machine::Member(Member {
+                name: m.to_owned(),
+                client: Arc::clone(client),
+            }));
+        }
+        if self.crew_view.load().members.iter().any(|x| x.name == m) {
+            return Err(AppError::MemberUnreachable);
+        }
+        Err(AppError::NoSuchMachine)
+    }
+
+    /// Every online member.
+    pub(super) fn online_members(&self) -> Vec<Member> {
+        self.relays
+            .load()
+            .iter()
+            .map(|(name, client)| Member {
+                name: name.clone(),
+                client: Arc::clone(client),
+            })
+            .collect()
+    }
+
+    fn mask_in_place(&self, s: &mut String) {
+        if let std::borrow::Cow::Owned(masked) = self.masker.mask(s) {
+            *s = masked;
+        }
+    }
+
+    /// A member's rows masked as one screen by this bridge's own masker.
+    fn mask_screen(&self, rows: &[String], cols: u16) -> Vec<String> {
+        if !self.masker.is_enabled() {
+            return rows.to_vec();
+        }
+        mask_plain_rows(rows, cols, &|s: &str| self.masker.mask(s).into_owned())
+    }
+}
+
+impl Member {
+    /// The member's crew name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Sends one request to the member.
+    pub async fn call(&self, on: On<'_>, kind: RelayKind) -> Result<RelayOk, RelayError> {
+        self.client.call(on, kind).await
+    }
+
+    /// Whether the member declared what `kind` needs (`capability missing` otherwise), checked
+    /// before anything is audited for it.
+    pub fn allows(&self, kind: &RelayKind) -> Result<(), AppError> {
+        Ok(self.client.allows(kind)?)
+    }
+
+    /// A pane the member reported, named and masked by the lead.
+    pub(super) fn own_pane(&self, app: &App, mut p: PaneInfo) -> PaneInfo {
+        p.machine.clone_from(&self.name);
+        app.mask_in_place(&mut p.name);
+        p
+    }
+
+    /// The member's panes.
+    pub(super) async fn panes(&self, app: &App, on: On<'_>) -> Result<Vec<PaneInfo>, RelayError> {
+        match self.client.call(on, RelayKind::PaneList).await? {
+            RelayOk::PaneList(list) => {
+                Ok(list.into_iter().map(|p| self.own_pane(app, p)).collect())
+            }
+            _ => Err(RelayError::Unreadable),
+        }
+    }
+
+    /// A pane's snapshot, masked again as one screen — scrollback and rows as one sequence, so a
+    /// line wrapping from the scrollback into row 0 is caught too.
+    pub(super) async fn snapshot(
+        &self,
+        app: &App,
+        on: On<'_>,
+        pane: String,
+        scrollback: usize,
+    ) -> Result<PaneSnapshot, AppError> {
+        let kind = RelayKind::Snapshot {
+            pane,
+            scrollback: Some(u32::try_from(scrollback).unwrap_or(u32::MAX)),
+        };
+        match self.client.call(on, kind).await? {
+            RelayOk::Snapshot(mut snap) => {
+                snap.machine.clone_from(&self.name);
+                app.mask_in_place(&mut snap.name);
+                let split = snap.scrollback.len();
+                let mut all = std::mem::take(&mut snap.scrollback);
+                all.append(&mut snap.lines);
+                let mut masked = app.mask_screen(&all, snap.cols);
+                snap.lines = masked.split_off(split.min(masked.len()));
+                snap.scrollback = masked;
+                Ok(snap)
+            }
+            _ => Err(AppError::MemberUnreadable),
+        }
+    }
+
+    /// A write the member answers with `Done`.
+    pub(super) async fn done(&self, on: On<'_>, kind: RelayKind) -> Result<(), AppError> {
+        match self.client.call(on, kind).await? {
+            RelayOk::Done => Ok(()),
+            _ => Err(AppError::MemberUnreadable),
+        }
+    }
+
+    /// The walky card of message `id` from the member's log (`None` if it does not hold the id),
+    /// its body and name masked again.
+    pub async fn walky_card(
+        &self,
+        app: &App,
+        on: On<'_>,
+        id: String,
+    ) -> Result<Option<serde_json::Value>, AppError> {
+        match self.client.call(on, RelayKind::WalkyCard { id }).await? {
+            RelayOk::WalkyCard(None) => Ok(None),
+            RelayOk::WalkyCard(Some(text)) => {
+                let mut card: serde_json::Value =
+                    serde_json::from_str(&text).map_err(|_| AppError::MemberUnreadable)?;
+                for field in ["body", "name"] {
+                    if let Some(s) = card.get(field).and_then(|v| v.as_str()) {
+                        let masked = app.masker.mask(s).into_owned();
+                        card[field] = serde_json::Value::from(masked);
+                    }
+                }
+                Ok(Some(card))
+            }
+            _ => Err(AppError::MemberUnreadable),
+        }
+    }
+
+    /// Starts following a pane of the member.
+    pub(super) async fn subscribe(
+        &self,
+        app: &App,
+        on: On<'_>,
+        pane: String,
+    ) -> Result<MemberStream, AppError> {
+        let subscription = self.client.subscribe(on, pane, None).await?;
+        Ok(MemberStream {
+            app: app.clone(),
+            subscription,
+            raw: Vec::new(),
+            sent: None,
+        })
+    }
+}
+
+/// Most rows the lead keeps of a relayed screen (a member's claimed height is clamped to it).
+const MAX_RELAYED_ROWS: u16 = 1000;
+
+/// A member pane's stream of changes, masked again by the lead as a whole screen: the lead keeps
+/// the member's rows as sent, applies each change, masks the whole screen, and passes on the rows
+/// whose masked text changed — exactly what a local stream does (SPEC §3.2, §6).
+pub struct MemberStream {
+    app: App,
+    subscription: Subscription<QuicConnection>,
+    /// The member's rows as it sent them.
+    raw: Vec<String>,
+    /// The size and the masked rows last passed on.
+    sent: Option<(u16, u16, Vec<String>)>,
+}
+
+impl MemberStream {
+    /// The next change; `Ok(None)` when the member ended the stream.
+    pub async fn next(&mut self) -> Result<Option<StreamEvent>, RelayError> {
+        let Some(event) = self.subscription.next().await? else {
+            return Ok(None);
+        };
+        let height = event.height.min(MAX_RELAYED_ROWS);
+        let same_size = self
+            .sent
+            .as_ref()
+            .is_some_and(|(c, h, _)| *c == event.cols && *h == height);
+        if event.full || !same_size {
+            self.raw = vec![String::new(); usize::from(height)];
+        }
+        for (row, line) in event.rows {
+            if let Some(slot) = self.raw.get_mut(usize::from(row)) {
+                *slot = line;
+            }
+        }
+        let masked = self.app.mask_screen(&self.raw, event.cols);
+        let full = event.full || !same_size;
+        let rows = masked
+            .iter()
+            .enumerate()
+            .filter(|(i, line)| {
+                full || self
+                    .sent
+                    .as_ref()
+                    .is_none_or(|(_, _, prev)| prev.get(*i) != Some(*line))
+            })
+            .map(|(i, line)| (u16::try_from(i).unwrap_or(u16::MAX), line.clone()))
+            .collect();
+        self.sent = Some((event.cols, height, masked));
+        Ok(Some(StreamEvent {
+            rows,
+            height,
+            full,
+            ..event
+        }))
+    }
+}

@@ -1,0 +1,484 @@
+//! Pane operations (SPEC §3.2, §5): list, snapshot, input, create, rename, close — each one
+//! function that validates, audits and runs, for a pane of this machine or of a member alike.
+//!
+//! Writes are audited before they happen and refused when their line cannot be written (`503
+//! audit unavailable`) — except `pane.create`, written once the pane exists (SPEC §7: a line is
+//! written for what happened; a refused create is `resource.denied`). A write for a member is
+//! checked here first (bad input costs no round trip), audited on this machine with the member's
+//! name as `machine` and the request id the member's own line carries, and then relayed.
+
+use collie_actors::audit::{typed_text_detail, AuditEventKind, AuditRecord};
+use collie_actors::panes::actor::{PaneError, PaneInfo, PaneSnapshot};
+use collie_actors::panes::keys::{self, NamedKey};
+use collie_actors::panes::PanesMsg;
+use collie_crew::relay::{RelayError, RelayKind, RelayOk};
+use futures_util::future::join_all;
+use serde_json::Value;
+
+use super::machine::{Machine, Member};
+use super::{App, AppError, Caller};
+
+/// The most scrollback lines a snapshot carries.
+pub const MAX_SCROLLBACK: usize = 10_000;
+
+/// What a new pane runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Launch {
+    /// The user's shell.
+    Shell,
+    /// A configured starter, by name (SPEC §12; none are configured yet).
+    Starter(String),
+    /// A command line (the CLI, on its own machine only).
+    Command(Vec<String>),
+}
+
+/// Every pane the caller can reach, and the members whose panes are missing.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PaneList {
+    /// This machine's panes, then each online member's.
+    pub panes: Vec<PaneInfo>,
+    /// Members that are offline or did not answer in time.
+    pub unreachable: Vec<String>,
+}
+
+/// Splits a pane address as the CLI accepts it — `pane`, `machine/pane`, either with `#token` —
+/// into the machine (`local` when none is named) and the pane id.
+pub fn split_address(address: &str) -> (&str, &str) {
+    let place = address.split('#').next().unwrap_or(address);
+    place.split_once('/').unwrap_or(("local", place))
+}
+
+/// Checks input the way every machine does (SPEC §3.2): text at most 64 KiB, keys from the fixed
+/// list, something to send.
+pub fn validate_input(text: &str, key_names: &[String]) -> Result<Vec<NamedKey>, AppError> {
+    keys::validate_text(text).map_err(|e| AppError::BadRequest(e.to_string()))?;
+    if key_names.len() > 256 {
+        return Err(AppError::BadRequest("too many keys (at most 256)".into()));
+    }
+    let keys: Vec<NamedKey> = key_names
+        .iter()
+        .map(|k| NamedKey::parse(k))
+        .collect::<Result<_, _>>()
+        .map_err(|e| AppError::BadRequest(e.to_string()))?;
+    if text.is_empty() && keys.is_empty() {
+        return Err(AppError::BadRequest(
+            "nothing to send: give text or keys".into(),
+        ));
+    }
+    Ok(keys)
+}
+
+/// A pane name: 1-64 characters, no control characters.
+pub fn validate_pane_name(n: &str) -> Result<(), AppError> {
+    if n.is_empty() || n.chars().count() > 64 || n.chars().any(char::is_control) {
+        return Err(AppError::BadRequest(
+            "invalid name: 1-64 characters, no control characters".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The audit event of renaming pane `id`: a tmux pane (`t<i>-<n>`) is named by its window, so
+/// renaming it renames the tab (`tab.rename`); a hosted pane's name is its own (`pane.rename`).
+/// The id says which, so the lead names a member's rename right without asking.
+pub fn rename_event(id: &str) -> AuditEventKind {
+    if id.starts_with('t') {
+        AuditEventKind::TabRename
+    } else {
+        AuditEventKind::PaneRename
+    }
+}
+
+/// The details of a `pane.input` line: typed text only as a preview (SPEC §7), key names.
+fn input_record(rec: AuditRecord, pane: &str, text: &str, keys: &[NamedKey]) -> AuditRecord {
+    let mut rec = rec.with_detail("pane", pane.to_owned());
+    if !text.is_empty() {
+        rec = rec.with_detail("text", typed_text_detail(text));
+    }
+    if !keys.is_empty() {
+        rec = rec.with_detail(
+            "keys",
+            Value::Array(keys.iter().map(|k| Value::from(k.as_str())).collect()),
+        );
+    }
+    rec
+}
+
+impl From<PaneError> for AppError {
+    fn from(e: PaneError) -> Self {
+        match e {
+            PaneError::NoSuchPane => AppError::NoSuchPane,
+            PaneError::ResourceLimit(_) => AppError::ResourceLimit,
+            PaneError::BadInput(m) => AppError::BadRequest(m),
+            // tmux's stderr, a pty that would not spawn: not the caller's fault, and not for a
+            // phone to read (SPEC §3.2).
+            other => AppError::backend("pane operation failed", other),
+        }
+    }
+}
+
+impl App {
+    /// Audits a write about a member's pane on this machine (the member audits it again when it
+    /// runs it), failing closed.
+    async fn audit_for(&self, member: &Member, mut rec: AuditRecord) -> Result<(), AppError> {
+        rec.machine = member.name().to_owned();
+        self.audit(rec).await
+    }
+
+    /// This machine's panes.
+    pub async fn local_panes(&self) -> Result<Vec<PaneInfo>, AppError> {
+        Ok(self.panes.call(PanesMsg::List).await?)
+    }
+
+    /// One pane of this machine (without listing them all).
+    pub async fn pane_info(&self, pane: &str) -> Result<PaneInfo, AppError> {
+        let pane = pane.to_owned();
+        Ok(self
+            .panes
+            .call(|reply| PanesMsg::Info { pane, reply })
+            .await??)
+    }
+
+    /// Every pane: this machine's and each online member's, asked at once; members that are
+    /// offline or did not answer are listed as unreachable.
+    pub async fn pane_list(&self, caller: &Caller) -> Result<PaneList, AppError> {
+        let members = self.online_members();
+        let (local, answers) = tokio::join!(
+            self.local_panes(),
+            join_all(
+                members
+                    .iter()
+                    .map(|m| async move { (m, m.panes(self, caller.on()).await) })
+            )
+        );
+        let mut panes = local?;
+        let mut unreachable: Vec<String> = self
+            .crew_view
+            .load()
+            .members
+            .iter()
+            .filter(|m| !members.iter().any(|o| o.name() == m.name))
+            .map(|m| m.name.clone())
+            .collect();
+        for (member, answer) in answers {
+            match answer {
+                Ok(list) => panes.extend(list),
+                Err(e) => {
+                    tracing::info!(member = %member.name(), answer = ?e, "member panes missing");
+                    unreachable.push(member.name().to_owned());
+                }
+            }
+        }
+        unreachable.sort();
+        Ok(PaneList { panes, unreachable })
+    }
+
+    /// A pane's masked screen with up to `scrollback` lines of history (at most
+    /// [`MAX_SCROLLBACK`]).
+    pub async fn snapshot(
+        &self,
+        caller: &Caller,
+        machine: &str,
+        pane: String,
+        scrollback: usize,
+    ) -> Result<PaneSnapshot, AppError> {
+        let scrollback = scrollback.min(MAX_SCROLLBACK);
+        match self.machine(machine)? {
+            Machine::Local => Ok(self
+                .panes
+                .call(|r| PanesMsg::Snapshot {
+                    pane,
+                    scrollback,
+                    reply: r,
+                })
+                .await??),
+            Machine::Member(member) => member.snapshot(self, caller.on(), pane, scrollback).await,
+        }
+    }
+
+    /// Types `text`, then presses `keys` — audited first; refused when the audit line cannot be
+    /// written.
+    pub async fn input(
+        &self,
+        caller: &Caller,
+        machine: &str,
+        pane: String,
+        text: String,
+        key_names: Vec<String>,
+    ) -> Result<(), AppError> {
+        let machine = self.machine(machine)?;
+        if let Machine::Member(member) = &machine {
+            member.allows(&RelayKind::Input {
+                pane: pane.clone(),
+                text: None,
+                keys: Vec::new(),
+            })?;
+        }
+        let keys = validate_input(&text, &key_names)?;
+        match machine {
+            Machine::Local => {
+                let info = self.pane_info(&pane).await?;
+                let rec = input_record(
+                    caller.record(self, AuditEventKind::PaneInput),
+                    &info.pane,
+                    &text,
+                    &keys,
+                );
+                self.audit(rec).await?;
+                Ok(self
+                    .panes
+                    .call(|r| PanesMsg::Input {
+                        pane,
+                        text,
+                        keys,
+                        reply: r,
+                    })
+                    .await??)
+            }
+            Machine::Member(member) => {
+                let rec = input_record(
+                    caller.record(self, AuditEventKind::PaneInput),
+                    &pane,
+                    &text,
+                    &keys,
+                );
+                self.audit_for(&member, rec).await?;
+                let kind = RelayKind::Input {
+                    pane,
+                    text: (!text.is_empty()).then_some(text),
+                    keys: key_names,
+                };
+                member.done(caller.on(), kind).await
+            }
+        }
+    }
+
+    /// Starts a pane running `launch`. `pane.create` is written once the pane exists; if that
+    /// line cannot be written the pane is closed again and the create refused. A refusal at a cap
+    /// is `resource.denied`, naming the device and the request.
+    pub async fn create_pane(
+        &self,
+        caller: &Caller,
+        machine: &str,
+        name: Option<String>,
+        launch: Launch,
+    ) -> Result<PaneInfo, AppError> {
+        let machine = self.machine(machine)?;
+        let starter = match &launch {
+            Launch::Starter(s) => Some(s.clone()),
+            _ => None,
+        };
+        if let Machine::Member(member) = &machine {
+            member.allows(&RelayKind::Create {
+                name: None,
+                starter: None,
+            })?;
+        }
+        if let Some(n) = &name {
+            validate_pane_name(n)?;
+        }
+        match machine {
+            Machine::Local => {
+                let command = match launch {
+                    Launch::Shell => Vec::new(),
+                    Launch::Command(argv) => argv,
+                    Launch::Starter(_) => {
+                        return Err(AppError::BadRequest(
+                            "starter: no starters are configured on this machine".into(),
+                        ))
+                    }
+                };
+                let first_word = command.first().cloned();
+                let created = self
+                    .panes
+                    .call(|r| PanesMsg::Create {
+                        name: name.clone(),
+                        command,
+                        reply: r,
+                    })
+                    .await?;
+                let info = match created {
+                    Ok(info) => info,
+                    Err(PaneError::ResourceLimit(cap)) => {
+                        let rec = caller
+                            .record(self, AuditEventKind::ResourceDenied)
+                            .with_detail("reason", cap);
+                        // Refused either way; an unwritable log only loses the line.
+                        let _ = self.audit(rec).await;
+                        return Err(AppError::ResourceLimit);
+                    }
+                    Err(e) => return Err(e.into()),
+                };
+                let rec = self.create_record(caller, &info.pane, name, ("command", first_word));
+                if let Err(e) = self.audit(rec).await {
+                    let pane = info.pane.clone();
+                    let _ = self
+                        .panes
+                        .call(|r| PanesMsg::Close { pane, reply: r })
+                        .await;
+                    return Err(e);
+                }
+                Ok(info)
+            }
+            Machine::Member(member) => {
+                if let Launch::Command(_) = launch {
+                    return Err(AppError::BadRequest(
+                        "a command line runs only on this machine; use a starter".into(),
+                    ));
+                }
+                let kind = RelayKind::Create {
+                    name: name.clone(),
+                    starter: starter.clone(),
+                };
+                let info = match member.call(caller.on(), kind).await {
+                    Ok(RelayOk::Created(info)) => member.own_pane(self, info),
+                    Ok(_) => return Err(AppError::MemberUnreadable),
+                    Err(RelayError::ResourceLimit) => {
+                        let rec = caller
+                            .record(self, AuditEventKind::ResourceDenied)
+                            .with_detail("reason", "member pane limit");
+                        let _ = self.audit_for(&member, rec).await;
+                        return Err(AppError::ResourceLimit);
+                    }
+                    Err(e) => return Err(e.into()),
+                };
+                let rec = self.create_record(caller, &info.pane, name, ("starter", starter));
+                if let Err(e) = self.audit_for(&member, rec).await {
+                    // Not audited here, so not kept: close it again on the member.
+                    let kind = RelayKind::Close {
+                        pane: info.pane.clone(),
+                    };
+                    let _ = member.call(caller.on(), kind).await;
+                    return Err(e);
+                }
+                Ok(info)
+            }
+        }
+    }
+
+    /// The `pane.create` line: the pane, its name, and what it runs (`("command", first word)`
+    /// here, `("starter", name)` through the relay).
+    fn create_record(
+        &self,
+        caller: &Caller,
+        pane: &str,
+        name: Option<String>,
+        (runs_key, runs): (&str, Option<String>),
+    ) -> AuditRecord {
+        let mut rec = caller
+            .record(self, AuditEventKind::PaneCreate)
+            .with_detail("pane", pane.to_owned());
+        if let Some(n) = name {
+            rec = rec.with_detail("name", n);
+        }
+        if let Some(runs) = runs {
+            rec = rec.with_detail(runs_key, runs);
+        }
+        rec
+    }
+
+    /// Renames a pane (a tmux pane's window: `tab.rename`) — audited first.
+    pub async fn rename_pane(
+        &self,
+        caller: &Caller,
+        machine: &str,
+        pane: String,
+        name: String,
+    ) -> Result<(), AppError> {
+        let machine = self.machine(machine)?;
+        if let Machine::Member(member) = &machine {
+            member.allows(&RelayKind::Rename {
+                pane: String::new(),
+                name: String::new(),
+            })?;
+        }
+        validate_pane_name(&name)?;
+        match machine {
+            Machine::Local => {
+                let info = self.pane_info(&pane).await?;
+                self.audit(
+                    caller
+                        .record(self, rename_event(&info.pane))
+                        .with_detail("pane", info.pane.clone())
+                        .with_detail("name", name.clone()),
+                )
+                .await?;
+                Ok(self
+                    .panes
+                    .call(|r| PanesMsg::Rename {
+                        pane,
+                        name,
+                        reply: r,
+                    })
+                    .await??)
+            }
+            Machine::Member(member) => {
+                let rec = caller
+                    .record(self, rename_event(&pane))
+                    .with_detail("pane", pane.clone())
+                    .with_detail("name", name.clone());
+                self.audit_for(&member, rec).await?;
+                member
+                    .done(caller.on(), RelayKind::Rename { pane, name })
+                    .await
+            }
+        }
+    }
+
+    /// Closes a pane — audited first.
+    pub async fn close_pane(
+        &self,
+        caller: &Caller,
+        machine: &str,
+        pane: String,
+    ) -> Result<(), AppError> {
+        match self.machine(machine)? {
+            Machine::Local => {
+                let info = self.pane_info(&pane).await?;
+                self.audit(
+                    caller
+                        .record(self, AuditEventKind::PaneClose)
+                        .with_detail("pane", info.pane.clone()),
+                )
+                .await?;
+                Ok(self
+                    .panes
+                    .call(|r| PanesMsg::Close { pane, reply: r })
+                    .await??)
+            }
+            Machine::Member(member) => {
+                let kind = RelayKind::Close { pane: pane.clone() };
+                member.allows(&kind)?;
+                let rec = caller
+                    .record(self, AuditEventKind::PaneClose)
+                    .with_detail("pane", pane);
+                self.audit_for(&member, rec).await?;
+                member.done(caller.on(), kind).await
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_split_into_machine_and_pane() {
+        assert_eq!(split_address("t0-3"), ("local", "t0-3"));
+        assert_eq!(split_address("web-1/t0-3"), ("web-1", "t0-3"));
+        assert_eq!(split_address("web-1/p2#ab2d"), ("web-1", "p2"));
+        assert_eq!(split_address("p2#ab2d"), ("local", "p2"));
+    }
+
+    #[test]
+    fn input_is_checked_before_anything_runs() {
+        assert!(validate_input("", &[]).is_err());
+        assert!(validate_input("x", &["Nope".into()]).is_err());
+        assert!(validate_input("", &vec!["Enter".to_owned(); 257]).is_err());
+        assert_eq!(
+            validate_input("ls", &["Enter".into()]).expect("valid"),
+            vec![NamedKey::Enter]
+        );
+    }
+}

@@ -1,0 +1,129 @@
+//! What the bridge says about itself: `/api/health` (SPEC §4.7), the crew's machines, the phone's
+//! read-only settings view, and the CLI's status for `collie doctor`.
+
+use std::sync::atomic::Ordering;
+
+use serde::{Deserialize, Serialize};
+
+use super::App;
+use crate::app::counters::Totals;
+
+/// `GET /api/health`: names no pane, text or person.
+#[derive(Debug, Clone, Serialize)]
+pub struct Health {
+    /// The build.
+    pub build: &'static str,
+    /// The version.
+    pub version: &'static str,
+    /// `solo`, `lead` or `member`.
+    pub crew_mode: &'static str,
+    /// Reads, writes and denials of the last seven days.
+    pub counts_7d: Totals,
+    /// Recorded breaks in the audit chain nobody acknowledged (`collie audit verify`).
+    pub audit_breaks: u64,
+}
+
+/// One machine of `GET /api/machines`.
+#[derive(Debug, Clone, Serialize)]
+pub struct MachineEntry {
+    /// Its name.
+    pub name: String,
+    /// `lead`, `member` or `solo`.
+    pub role: &'static str,
+    /// Whether it is reachable now.
+    pub online: bool,
+    /// Its version, when known.
+    pub version: Option<String>,
+}
+
+/// `GET /api/machines`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Machines {
+    /// This machine first, then the crew's members.
+    pub machines: Vec<MachineEntry>,
+}
+
+/// `GET /api/settings`: what the phone shows read-only.
+#[derive(Debug, Clone, Serialize)]
+pub struct SettingsView {
+    /// This machine's name.
+    pub machine: String,
+    /// Whether masking is on.
+    pub masking: bool,
+    /// `preview` or `none`.
+    pub audit_content: String,
+    /// Whether this machine's panes accept walky messages.
+    pub walky: bool,
+    /// The tiers a device can hold.
+    pub tiers: [&'static str; 3],
+}
+
+/// The control socket's status, for `collie doctor`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BridgeStatus {
+    /// This machine's name.
+    pub machine: String,
+    /// The bridge's version.
+    pub version: String,
+    /// Paired devices (`None` while the device store cannot be read).
+    pub devices: Option<usize>,
+    /// Whether masking is on.
+    pub masking: bool,
+    /// `preview` or `none`.
+    pub audit_content: String,
+}
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+impl App {
+    /// `/api/health`.
+    pub fn health(&self) -> Health {
+        Health {
+            build: option_env!("COLLIE_BUILD").unwrap_or("dev"),
+            version: VERSION,
+            crew_mode: self.crew_view.load().role,
+            counts_7d: self.counters.totals(),
+            audit_breaks: self.open_audit_breaks.load(Ordering::Relaxed),
+        }
+    }
+
+    /// This machine and its crew's members, with their online state.
+    pub fn machines(&self) -> Machines {
+        let view = self.crew_view.load();
+        let mut machines = vec![MachineEntry {
+            name: self.machine.get(),
+            role: view.role,
+            online: true,
+            version: Some(VERSION.to_owned()),
+        }];
+        machines.extend(view.members.iter().map(|m| MachineEntry {
+            name: m.name.clone(),
+            role: "member",
+            online: m.online,
+            version: m.version.clone(),
+        }));
+        Machines { machines }
+    }
+
+    /// The phone's read-only settings view.
+    pub fn settings(&self) -> SettingsView {
+        SettingsView {
+            machine: self.machine.get(),
+            masking: self.masker.is_enabled(),
+            audit_content: self.audit_content.as_str().to_owned(),
+            walky: self.walky_on,
+            tiers: ["read", "files", "full"],
+        }
+    }
+
+    /// The control socket's status.
+    pub async fn status(&self) -> BridgeStatus {
+        BridgeStatus {
+            machine: self.machine.get(),
+            version: VERSION.to_owned(),
+            devices: self.device_count().await,
+            masking: self.masker.is_enabled(),
+            audit_content: self.audit_content.as_str().to_owned(),
+        }
+    }
+}

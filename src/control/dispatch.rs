@@ -1,0 +1,134 @@
+//! The control socket's dispatcher: each request of the CLI, decoded, becomes one call of the
+//! application as the CLI on this machine ([`Caller::cli`]); the answer is encoded as the reply's
+//! data. Failures carry the detail a backend gave (the machine's own user may read it).
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::protocol::{Reply, Request};
+use crate::app::devices::rfc3339;
+use crate::app::panes::{split_address, Launch};
+use crate::app::{App, AppError, Caller};
+
+/// Answers one control-socket request.
+pub async fn dispatch(app: &App, req: Request) -> Reply {
+    match answer(app, req).await {
+        Ok(v) => Reply::ok(v),
+        Err(e) => Reply::err(e.for_local_user()),
+    }
+}
+
+fn data(v: impl Serialize) -> Result<Value, AppError> {
+    serde_json::to_value(v).map_err(|e| AppError::backend("encoding a reply", e))
+}
+
+async fn answer(app: &App, req: Request) -> Result<Value, AppError> {
+    let cli = Caller::cli();
+    match req {
+        Request::Status => data(app.status().await),
+        Request::AuditStatus => data(app.audit_status().await?),
+        Request::AuditAcknowledge { seq } => {
+            data(json!({ "acknowledged": app.acknowledge_break(seq).await? }))
+        }
+        Request::Pair { tier, expires } => {
+            let c = app.new_code(&tier, expires.as_deref()).await?;
+            let pair_url = format!(
+                "{}/#pair={}",
+                app.public_url.trim_end_matches('/'),
+                c.code.replace('-', "")
+            );
+            data(json!({
+                "code": c.code,
+                "code_expires_at": rfc3339(Some(c.expires_at)),
+                "pair_url": pair_url,
+            }))
+        }
+        Request::DevicesList => data(json!({ "devices": app.devices(&cli).await? })),
+        Request::DevicesRevoke { label } => {
+            let d = app.revoke(&cli, label).await?;
+            data(json!({ "message": format!("revoked {}", d.label.as_str()) }))
+        }
+        Request::DevicesSetExpiry { label, dur } => {
+            let d = app.set_expiry(label, &dur).await?;
+            let at = rfc3339(d.expires_at).unwrap_or_else(|| "never".into());
+            data(json!({ "message": format!("{} expires at {at:?}", d.label.as_str()) }))
+        }
+        Request::DevicesClearExpiry { label } => {
+            let d = app.clear_expiry(label).await?;
+            data(json!({ "message": format!("{} no longer expires", d.label.as_str()) }))
+        }
+        Request::DevicesSetTier { label, tier } => {
+            let d = app.set_tier(label, &tier).await?;
+            data(json!({ "message": format!("{} is now {}", d.label.as_str(), d.tier.as_str()) }))
+        }
+        Request::PanesList => data(json!({ "panes": app.local_panes().await? })),
+        Request::PanesNew { name, command } => {
+            let launch = if command.is_empty() {
+                Launch::Shell
+            } else {
+                Launch::Command(command)
+            };
+            data(app.create_pane(&cli, "local", name, launch).await?)
+        }
+        Request::PanesRead { pane, scrollback } => {
+            let (machine, pane) = split_address(&pane);
+            data(
+                app.snapshot(&cli, machine, pane.to_owned(), scrollback)
+                    .await?,
+            )
+        }
+        Request::PanesSend { pane, text, enter } => {
+            let (machine, pane) = split_address(&pane);
+            let keys = if enter {
+                vec!["Enter".to_owned()]
+            } else {
+                vec![]
+            };
+            app.input(&cli, machine, pane.to_owned(), text, keys)
+                .await?;
+            Ok(Value::Null)
+        }
+        Request::PanesKeys { pane, keys } => {
+            let (machine, pane) = split_address(&pane);
+            app.input(&cli, machine, pane.to_owned(), String::new(), keys)
+                .await?;
+            Ok(Value::Null)
+        }
+        Request::PanesRename { pane, name } => {
+            let (machine, pane) = split_address(&pane);
+            app.rename_pane(&cli, machine, pane.to_owned(), name)
+                .await?;
+            Ok(Value::Null)
+        }
+        Request::PanesClose { pane } => {
+            let (machine, pane) = split_address(&pane);
+            app.close_pane(&cli, machine, pane.to_owned()).await?;
+            Ok(Value::Null)
+        }
+        Request::CrewInit => data(app.crew_init().await?),
+        Request::CrewInvite { expires, address } => {
+            let (invite, expires) = app.crew_invite(expires.as_deref(), address).await?;
+            data(json!({ "invite": invite, "expires_in_secs": expires.as_secs() }))
+        }
+        Request::CrewJoin { invite, name } => data(app.crew_join(invite, name).await?),
+        Request::CrewStatus => data(app.crew_status()),
+        Request::CrewRemove { name } => {
+            app.crew_remove(name.clone()).await?;
+            data(json!({ "message": format!("removed {name} from the crew") }))
+        }
+        Request::WalkySend {
+            from,
+            to,
+            body,
+            wait,
+        } => crate::walky::send::send(app, &from, &to, body, wait).await,
+        Request::WalkyInbox { from, id: None } => crate::walky::inbox::list(app, &from).await,
+        Request::WalkyInbox { from, id: Some(id) } => {
+            crate::walky::inbox::get(app, &from, &id).await
+        }
+        Request::WalkyWho => crate::walky::inbox::who(app).await,
+        Request::WalkyLog => crate::walky::inbox::log(app).await,
+        #[cfg(feature = "fault-injection")]
+        Request::TestReplayWalky { to } => crate::walky::send::replay_last(app, &to).await,
+    }
+}

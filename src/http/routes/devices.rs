@@ -1,0 +1,87 @@
+//! `POST /api/pair`, `GET /api/devices`, `DELETE /api/devices/{label}` (SPEC §4).
+
+use std::net::SocketAddr;
+
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, State};
+use axum::http::HeaderMap;
+use axum::{Extension, Json};
+use serde::{Deserialize, Serialize};
+
+use super::body;
+use crate::app::devices::{rfc3339, DeviceView};
+use crate::app::{App, AppError, Caller};
+use crate::http::extract::ApiPath;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct PairBody {
+    code: String,
+    label: String,
+}
+
+/// The device a claim paired.
+#[derive(Serialize)]
+pub(super) struct PairedDevice {
+    label: String,
+    tier: &'static str,
+    expires_at: Option<String>,
+}
+
+/// `POST /api/pair`: the token, shown once, and the device.
+#[derive(Serialize)]
+pub(super) struct Paired {
+    token: String,
+    device: PairedDevice,
+}
+
+pub(super) async fn pair(
+    State(app): State<App>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Json<Paired>, AppError> {
+    let source = crate::http::auth::source_ip(&headers, peer);
+    let b: PairBody = body(&bytes)?;
+    let claimed = app.claim(b.code, b.label, source).await?;
+    Ok(Json(Paired {
+        token: claimed.token.expose_secret().to_owned(),
+        device: PairedDevice {
+            label: claimed.device.label.as_str().to_owned(),
+            tier: claimed.device.tier.as_str(),
+            expires_at: rfc3339(claimed.device.expires_at),
+        },
+    }))
+}
+
+/// `GET /api/devices`.
+#[derive(Serialize)]
+pub(super) struct Devices {
+    devices: Vec<DeviceView>,
+}
+
+pub(super) async fn list(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Json<Devices>, AppError> {
+    Ok(Json(Devices {
+        devices: app.devices(&caller).await?,
+    }))
+}
+
+/// `DELETE /api/devices/{label}`.
+#[derive(Serialize)]
+pub(super) struct Revoked {
+    revoked: String,
+}
+
+pub(super) async fn revoke(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+    ApiPath(label): ApiPath<String>,
+) -> Result<Json<Revoked>, AppError> {
+    let d = app.revoke(&caller, label).await?;
+    Ok(Json(Revoked {
+        revoked: d.label.as_str().to_owned(),
+    }))
+}

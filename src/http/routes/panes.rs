@@ -1,0 +1,109 @@
+//! `/api/panes…` (SPEC §3.2, §5): the list, a snapshot, input, create, rename, close — for a pane of
+//! this machine or a member's alike (the application resolves the machine).
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::{Extension, Json};
+use collie_actors::panes::actor::{PaneInfo, PaneSnapshot};
+use serde::Deserialize;
+
+use super::{body, Done, DONE};
+use crate::app::panes::{Launch, PaneList};
+use crate::app::{App, AppError, Caller};
+use crate::http::extract::{ApiPath, ApiQuery};
+
+pub(super) async fn list(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Json<PaneList>, AppError> {
+    Ok(Json(app.pane_list(&caller).await?))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SnapshotQuery {
+    scrollback: Option<usize>,
+}
+
+pub(super) async fn snapshot(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+    ApiPath((m, p)): ApiPath<(String, String)>,
+    ApiQuery(q): ApiQuery<SnapshotQuery>,
+) -> Result<Json<PaneSnapshot>, AppError> {
+    let snap = app
+        .snapshot(&caller, &m, p, q.scrollback.unwrap_or(0))
+        .await?;
+    Ok(Json(snap))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct InputBody {
+    text: Option<String>,
+    keys: Option<Vec<String>>,
+}
+
+pub(super) async fn input(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+    ApiPath((m, p)): ApiPath<(String, String)>,
+    bytes: Bytes,
+) -> Result<Json<Done>, AppError> {
+    let b: InputBody = body(&bytes)?;
+    app.input(
+        &caller,
+        &m,
+        p,
+        b.text.unwrap_or_default(),
+        b.keys.unwrap_or_default(),
+    )
+    .await?;
+    Ok(Json(DONE))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CreateBody {
+    machine: String,
+    name: Option<String>,
+    starter: Option<String>,
+}
+
+pub(super) async fn create(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+    bytes: Bytes,
+) -> Result<Json<PaneInfo>, AppError> {
+    let b: CreateBody = body(&bytes)?;
+    let launch = b.starter.map_or(Launch::Shell, Launch::Starter);
+    Ok(Json(
+        app.create_pane(&caller, &b.machine, b.name, launch).await?,
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RenameBody {
+    name: String,
+}
+
+pub(super) async fn rename(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+    ApiPath((m, p)): ApiPath<(String, String)>,
+    bytes: Bytes,
+) -> Result<Json<Done>, AppError> {
+    let b: RenameBody = body(&bytes)?;
+    app.rename_pane(&caller, &m, p, b.name).await?;
+    Ok(Json(DONE))
+}
+
+pub(super) async fn close(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+    ApiPath((m, p)): ApiPath<(String, String)>,
+) -> Result<Json<Done>, AppError> {
+    app.close_pane(&caller, &m, p).await?;
+    Ok(Json(DONE))
+}
