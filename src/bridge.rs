@@ -118,8 +118,8 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     let crew_view = Arc::new(ArcSwap::from_pointee(CrewView::solo(&name)));
     let (relay_streams, relay_streams_rx) = tokio::sync::mpsc::channel(crate::relay::member::QUEUE);
     let (uplink_streams, uplink_streams_rx) =
-        tokio::sync::mpsc::channel(crate::walky::uplink::QUEUE);
-    let mut tmux_sockets = vec![crate::walky::sender::default_tmux_socket()];
+        tokio::sync::mpsc::channel(crate::relay::uplink::QUEUE);
+    let mut tmux_sockets = vec![crate::app::walky::sender::default_tmux_socket()];
     tmux_sockets.extend(settings.tmux_sockets.iter().cloned());
     let content_mode: ContentMode = settings
         .audit_content
@@ -220,7 +220,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         identity_dir: settings.state_dir.join("crew"),
         crew_view: Arc::clone(&crew_view),
     };
-    let uplink_server = AbortOnDrop(tokio::spawn(crate::walky::uplink::run(
+    let uplink_server = AbortOnDrop(tokio::spawn(crate::relay::uplink::run(
         ctx.clone(),
         uplink_streams_rx,
     )));

@@ -10,5 +10,4 @@ pub mod http;
 pub mod mcp;
 pub mod relay;
 pub mod state;
-pub mod walky;
 pub mod web;

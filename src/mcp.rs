@@ -22,10 +22,10 @@ use rmcp::{schemars, tool, tool_handler, tool_router, ServerHandler, ServiceExt}
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::app::walky::sender::PaneEnv;
+use crate::app::walky::MAX_BODY;
 use crate::control::client::{self, ClientError};
 use crate::control::protocol::Request;
-use crate::walky::sender::PaneEnv;
-use crate::walky::MAX_BODY;
 
 /// What `collie mcp` needs: plain values, so the server never sees clap or the settings loader.
 #[derive(Debug, Clone)]

@@ -7,6 +7,7 @@
 //! [`crate::app::machine`].
 
 pub mod member;
+pub mod uplink;
 
 use collie_crew::relay::RelayError;
 

@@ -17,6 +17,7 @@ pub mod follow;
 pub mod machine;
 pub mod panes;
 pub mod status;
+pub mod walky;
 
 use std::net::IpAddr;
 use std::sync::Arc;

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
+use crate::app::walky::sender::PaneEnv;
 use crate::mcp::{self, McpOptions};
-use crate::walky::sender::PaneEnv;
 
 pub(super) fn run() -> anyhow::Result<ExitCode> {
     let settings = super::settings()?;

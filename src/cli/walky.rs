@@ -10,9 +10,9 @@ use std::process::ExitCode;
 use serde_json::Value;
 
 use super::{ask, print_json};
+use crate::app::walky::sender::PaneEnv;
+use crate::app::walky::MAX_BODY;
 use crate::control::protocol::Request;
-use crate::walky::sender::PaneEnv;
-use crate::walky::MAX_BODY;
 
 #[derive(Debug, clap::Subcommand)]
 pub(super) enum Cmd {

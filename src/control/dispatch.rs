@@ -121,14 +121,14 @@ async fn answer(app: &App, req: Request) -> Result<Value, AppError> {
             to,
             body,
             wait,
-        } => crate::walky::send::send(app, &from, &to, body, wait).await,
-        Request::WalkyInbox { from, id: None } => crate::walky::inbox::list(app, &from).await,
+        } => crate::app::walky::send::send(app, &from, &to, body, wait).await,
+        Request::WalkyInbox { from, id: None } => crate::app::walky::inbox::list(app, &from).await,
         Request::WalkyInbox { from, id: Some(id) } => {
-            crate::walky::inbox::get(app, &from, &id).await
+            crate::app::walky::inbox::get(app, &from, &id).await
         }
-        Request::WalkyWho => crate::walky::inbox::who(app).await,
-        Request::WalkyLog => crate::walky::inbox::log(app).await,
+        Request::WalkyWho => crate::app::walky::inbox::who(app).await,
+        Request::WalkyLog => crate::app::walky::inbox::log(app).await,
         #[cfg(feature = "fault-injection")]
-        Request::TestReplayWalky { to } => crate::walky::send::replay_last(app, &to).await,
+        Request::TestReplayWalky { to } => crate::app::walky::send::replay_last(app, &to).await,
     }
 }

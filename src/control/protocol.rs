@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::walky::sender::PaneEnv;
+use crate::app::walky::sender::PaneEnv;
 
 /// One CLI request.
 #[derive(Debug, Clone, Serialize, Deserialize)]

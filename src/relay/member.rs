@@ -60,9 +60,9 @@ impl Served {
 /// the sender's signature), then delivered to the pane it names.
 async fn walky_in(app: &App, forwarded: Forwarded) -> Outcome {
     let message = forwarded.signed.message.clone();
-    let Some((lead_machine, lead_key)) = crate::walky::lead_key(app) else {
+    let Some((lead_machine, lead_key)) = crate::app::walky::lead_key(app) else {
         let why = "the lead's key is not known here".to_owned();
-        crate::walky::deliver::reject(app, &message, &why).await;
+        crate::app::walky::deliver::reject(app, &message, &why).await;
         return Outcome::Rejected(why);
     };
     let checked = app
@@ -75,10 +75,10 @@ async fn walky_in(app: &App, forwarded: Forwarded) -> Outcome {
         })
         .await;
     match checked {
-        Ok(Ok(message)) => crate::walky::deliver::deliver(app, &message).await,
+        Ok(Ok(message)) => crate::app::walky::deliver::deliver(app, &message).await,
         Ok(Err(e)) => {
             let why = e.to_string();
-            crate::walky::deliver::reject(app, &message, &why).await;
+            crate::app::walky::deliver::reject(app, &message, &why).await;
             Outcome::Rejected(why)
         }
         Err(_) => Outcome::Rejected("restarting, try again".into()),
@@ -137,7 +137,7 @@ impl Handler for Served {
             RelayKind::Unsubscribe { .. } => RelayOk::Done,
             RelayKind::Walky { forwarded } => RelayOk::Walky(walky_in(app, *forwarded).await),
             RelayKind::WalkyCard { id } => RelayOk::WalkyCard(
-                crate::walky::inbox::card_of(app, &id)
+                crate::app::walky::inbox::card_of(app, &id)
                     .await?
                     .map(|card| card.to_string()),
             ),

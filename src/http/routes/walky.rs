@@ -9,7 +9,7 @@ use crate::app::{App, AppError, Caller};
 use crate::http::extract::{ApiPath, ApiQuery};
 
 pub(super) async fn cards(State(app): State<App>) -> Result<Json<Value>, AppError> {
-    Ok(Json(crate::walky::inbox::cards(&app).await?))
+    Ok(Json(crate::app::walky::inbox::cards(&app).await?))
 }
 
 #[derive(Deserialize)]
@@ -28,6 +28,6 @@ pub(super) async fn card(
 ) -> Result<Json<Value>, AppError> {
     let machine = q.machine.as_deref().unwrap_or("local");
     Ok(Json(
-        crate::walky::inbox::card_at(&app, &caller, machine, &id).await?,
+        crate::app::walky::inbox::card_at(&app, &caller, machine, &id).await?,
     ))
 }

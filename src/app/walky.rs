@@ -4,7 +4,7 @@
 //! - [`send`]: the sender's side — local delivery, or signing and handing the message to the lead
 //!   (a member), or forwarding it to the member (the lead's own panes); waits for the result.
 //! - [`deliver`]: the receiver's last step on every path (checks, log, audit, header typed).
-//! - [`uplink`]: the lead's side of a member's message — verify, attest, forward, answer the
+//! - [`forward`]: the lead's side of a member's message — verify, attest, forward, answer the
 //!   result — and of `who`.
 //! - [`inbox`]: `inbox`, `who` and `log` as the CLI and the phone see them.
 //! - [`header`]: the header line and the inbox's framing.
@@ -13,11 +13,11 @@
 //! (`collie_actors::walky`); the rules are `collie_crew::walky`'s.
 
 pub mod deliver;
+pub mod forward;
 pub mod header;
 pub mod inbox;
 pub mod send;
 pub mod sender;
-pub mod uplink;
 
 use collie_actors::walky::actor::WalkyMsg;
 use collie_actors::walky::log::{Entry, Kind};

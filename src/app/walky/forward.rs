@@ -1,21 +1,16 @@
-//! The lead's side of the streams members open after their hello ([`collie_crew::uplink`]):
-//! forwarding a member's walky message, and `who` for the whole crew.
+//! The lead's side of a member's walky message and of `who` for the whole crew (the requests
+//! members send on uplink streams, decoded by [`crate::relay::uplink`]).
 //!
 //! A member's message is checked against what the lead knows from the connection, never from the
 //! message: the certificate the member presented (its pin must be the one stored for that member)
 //! and the member's name. Then the lead attests it, logs it (`forwarded`, or `received` for one of
 //! its own panes), forwards it, keeps the result for 10 minutes (bounded) and answers the member.
 
-use collie_actors::crew_link::UplinkStream;
 use collie_actors::walky::actor::WalkyMsg;
 use collie_actors::walky::log::Kind;
 use collie_crew::pin::Pin;
-use collie_crew::relay::server::REQUEST_WITHIN;
-use collie_crew::transport::{RecvFrames, SendFrames};
-use collie_crew::uplink::{Uplink, UplinkAnswer, WhoPane};
+use collie_crew::uplink::WhoPane;
 use collie_crew::walky::{Outcome, Signed, WalkyResult};
-use tokio::sync::mpsc;
-use tokio::task::JoinSet;
 
 use super::inbox::who_pane;
 use super::send::relay_walky;
@@ -23,59 +18,8 @@ use super::{append, deliver, entry};
 use crate::app::machine::Machine;
 use crate::app::App;
 
-/// Uplink streams that may wait for the server at once.
-pub const QUEUE: usize = 256;
-
-/// Serves uplink streams until the channel closes; each in its own task, aborted with this future.
-pub async fn run(ctx: App, mut streams: mpsc::Receiver<UplinkStream>) {
-    let mut tasks = JoinSet::new();
-    loop {
-        tokio::select! {
-            stream = streams.recv() => {
-                let Some(stream) = stream else { break };
-                let ctx = ctx.clone();
-                tasks.spawn(async move { serve(&ctx, stream).await });
-            }
-            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
-        }
-    }
-}
-
-async fn serve(ctx: &App, stream: UplinkStream) {
-    let UplinkStream {
-        member,
-        certificate,
-        mut send,
-        mut recv,
-    } = stream;
-    let request = match tokio::time::timeout(REQUEST_WITHIN, recv.recv_message::<Uplink>()).await {
-        Ok(Ok(Some(request))) => request,
-        _ => return,
-    };
-    let answer = match request {
-        Uplink::Walky(signed) => {
-            let result = forward(ctx, &member, certificate, *signed).await;
-            // The member hears first; the lead's own record of the result follows.
-            let _ = send
-                .send_message(&UplinkAnswer::Walky(result.clone()))
-                .await;
-            let _ = send.finish();
-            let _ = ctx.walky.cast(WalkyMsg::Record(result.clone()));
-            super::send::log_result(ctx, &result.id, &result.outcome);
-            return;
-        }
-        Uplink::Who => {
-            let (panes, unreachable) = who(ctx).await;
-            UplinkAnswer::Who { panes, unreachable }
-        }
-        _ => UplinkAnswer::Refused("unknown request".into()),
-    };
-    let _ = send.send_message(&answer).await;
-    let _ = send.finish();
-}
-
 /// Checks, attests and forwards a member's message; returns its result (also kept for 10 minutes).
-async fn forward(
+pub async fn forward(
     ctx: &App,
     member: &str,
     certificate: Option<Vec<u8>>,
@@ -166,6 +110,15 @@ async fn try_forward(
             message.to.machine
         ))),
     }
+}
+
+/// Keeps the result of a member's message for 10 minutes and logs it, once the member has heard
+/// it (the member's wait is not held back by the lead's own record).
+pub fn settle(ctx: &App, result: &WalkyResult) {
+    if ctx.walky.cast(WalkyMsg::Record(result.clone())).is_err() {
+        tracing::warn!("walky: cannot keep a result (the walky actor is restarting)");
+    }
+    super::send::log_result(ctx, &result.id, &result.outcome);
 }
 
 /// The lead's own verifying key.

@@ -102,7 +102,7 @@ pub async fn get(ctx: &App, env: &PaneEnv, id: &str) -> Result<Value, AppError> 
 pub async fn who(ctx: &App) -> Result<Value, AppError> {
     let view = ctx.crew_view.load();
     let (panes, unreachable) = match view.role {
-        "lead" => super::uplink::who(ctx).await,
+        "lead" => super::forward::who(ctx).await,
         "member" => {
             let mut panes = local_panes(ctx).await?;
             let (others, mut unreachable) = ask_lead_who(ctx).await;
