@@ -19,10 +19,11 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{schemars, tool, tool_handler, tool_router, ServerHandler, ServiceExt};
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
-use serde_json::Value;
 
 use crate::app::walky::sender::PaneEnv;
+use crate::app::walky::views::{Inbox, InboxMessage, Sent, Who};
 use crate::app::walky::MAX_BODY;
 use crate::control::client::{self, ClientError};
 use crate::control::protocol::Request;
@@ -157,9 +158,9 @@ impl WalkyTools {
 
     /// One control-socket request. The client is blocking (std `UnixStream`, read timeout 30 s), so
     /// it runs on the blocking pool and never stalls the protocol loop.
-    async fn ask(&self, req: Request) -> Result<Value, McpError> {
+    async fn ask<T: DeserializeOwned + Send + 'static>(&self, req: Request) -> Result<T, McpError> {
         let socket = self.opts.control_socket.clone();
-        tokio::task::spawn_blocking(move || client::call(&socket, &req))
+        tokio::task::spawn_blocking(move || client::ask(&socket, &req))
             .await
             .map_err(|e| McpError::Interrupted(e.to_string()))?
             .map_err(McpError::from)
@@ -170,7 +171,7 @@ impl WalkyTools {
         if args.text.len() > MAX_BODY {
             return Err(McpError::TooLong(args.text.len()));
         }
-        let v = self
+        let sent = self
             .ask(Request::WalkySend {
                 from,
                 to: args.to,
@@ -178,22 +179,20 @@ impl WalkyTools {
                 wait: args.wait,
             })
             .await?;
-        send_text(&v)
+        send_text(&sent)
     }
 
     async fn inbox(&self) -> Result<String, McpError> {
         let from = self.pane()?;
-        let v = self.ask(Request::WalkyInbox { from, id: None }).await?;
-        Ok(inbox_text(&v))
+        Ok(inbox_text(
+            &self.ask(Request::WalkyInbox { from, id: None }).await?,
+        ))
     }
 
     async fn read(&self, id: String) -> Result<String, McpError> {
         let from = self.pane()?;
-        let v = self.ask(Request::WalkyInbox { from, id: Some(id) }).await?;
-        v["text"]
-            .as_str()
-            .map(str::to_owned)
-            .ok_or_else(|| McpError::Unexpected("no text in the message".into()))
+        let message: InboxMessage = self.ask(Request::WalkyInbox { from, id: Some(id) }).await?;
+        Ok(message.text)
     }
 
     async fn who(&self) -> Result<String, McpError> {
@@ -242,62 +241,37 @@ impl WalkyTools {
 )]
 impl ServerHandler for WalkyTools {}
 
-/// `{"id","to","outcome"}` as one line; a rejection is an error, so the agent sees it failed.
-fn send_text(v: &Value) -> Result<String, McpError> {
-    let s = |k: &str| v[k].as_str().unwrap_or("");
-    match s("outcome") {
-        "delivered" => Ok(format!("delivered {} to {}", s("id"), s("to"))),
-        "sent" => Ok(format!(
-            "sent {} to {} (not waiting for the result)",
-            s("id"),
-            s("to")
-        )),
-        "" => Err(McpError::Unexpected(format!("no outcome in {v}"))),
-        other => Err(McpError::Rejected(format!(
-            "{} to {}: {other}",
-            s("id"),
-            s("to")
-        ))),
+/// A send's outcome as one line; a rejection is an error, so the agent sees it failed.
+fn send_text(sent: &Sent) -> Result<String, McpError> {
+    let Sent { id, to, outcome } = sent;
+    match sent.refusal() {
+        None if outcome == "sent" => Ok(format!("sent {id} to {to} (not waiting for the result)")),
+        None => Ok(format!("{outcome} {id} to {to}")),
+        Some(why) => Err(McpError::Rejected(format!("{id} to {to}: {why}"))),
     }
 }
 
-/// `{"messages":[…]}` as one line per message, oldest first, like `collie walky inbox`.
-fn inbox_text(v: &Value) -> String {
-    let list = v["messages"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-    if list.is_empty() {
+/// One line per message, oldest first, like `collie walky inbox`.
+fn inbox_text(inbox: &Inbox) -> String {
+    if inbox.messages.is_empty() {
         return "no messages".to_owned();
     }
     let mut out = String::new();
-    for m in list {
-        let s = |k: &str| m[k].as_str().unwrap_or("");
-        out.push_str(&format!(
-            "{}  {}  from {} \"{}\"\n",
-            s("id"),
-            s("received_at"),
-            s("from"),
-            s("name")
-        ));
+    for m in &inbox.messages {
+        out.push_str(&format!("{m}\n"));
     }
     out.push_str("read one with walky_read {\"id\": \"<id>\"}\n");
     out
 }
 
-/// `{"panes":[…],"unreachable":[…]}` as one line per pane, like `collie walky who`.
-fn who_text(v: &Value) -> String {
+/// One line per pane, like `collie walky who`.
+fn who_text(who: &Who) -> String {
     let mut out = String::new();
-    for p in v["panes"].as_array().map(Vec::as_slice).unwrap_or(&[]) {
-        out.push_str(&format!(
-            "{}  \"{}\"\n",
-            p["address"].as_str().unwrap_or(""),
-            p["name"].as_str().unwrap_or("")
-        ));
+    for p in &who.panes {
+        out.push_str(&format!("{}  \"{}\"\n", p.address, p.name));
     }
-    for m in v["unreachable"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or(&[])
-    {
-        out.push_str(&format!("({} not reachable)\n", m.as_str().unwrap_or("")));
+    for m in &who.unreachable {
+        out.push_str(&format!("({m} not reachable)\n"));
     }
     if out.is_empty() {
         out.push_str("no panes\n");
@@ -379,26 +353,34 @@ mod tests {
 
     #[test]
     fn a_rejected_message_is_an_error_with_the_reason() {
-        let v = json!({"id": "ab", "to": "m/p1#abcd", "outcome": "rejected: walky off on m"});
-        let e = send_text(&v).expect_err("rejected");
+        let sent = |outcome: &str| Sent {
+            id: "ab".into(),
+            to: "m/p1#abcd".into(),
+            outcome: outcome.into(),
+        };
+        let e = send_text(&sent("rejected: walky off on m")).expect_err("rejected");
         assert_eq!(
             e.to_string(),
             "not delivered: ab to m/p1#abcd: rejected: walky off on m"
         );
-        let v = json!({"id": "ab", "to": "m/p1#abcd", "outcome": "delivered"});
-        assert_eq!(send_text(&v).expect("ok"), "delivered ab to m/p1#abcd");
+        assert_eq!(
+            send_text(&sent("delivered")).expect("ok"),
+            "delivered ab to m/p1#abcd"
+        );
     }
 
     #[test]
     fn inbox_and_who_read_like_the_cli() {
-        assert_eq!(inbox_text(&json!({"messages": []})), "no messages");
+        let read = |v| serde_json::from_value(v).expect("typed");
+        assert_eq!(inbox_text(&read(json!({"messages": []}))), "no messages");
         let v = json!({"messages": [{"id": "ab", "from": "m/p1#abcd", "name": "agent",
             "to": "m/p2#ef01", "received_at": "2026-01-01T00:00:00Z"}]});
-        assert!(inbox_text(&v).starts_with("ab  2026-01-01T00:00:00Z  from m/p1#abcd \"agent\"\n"));
+        assert!(inbox_text(&read(v))
+            .starts_with("ab  2026-01-01T00:00:00Z  from m/p1#abcd \"agent\"\n"));
         let v = json!({"panes": [{"address": "m/p1#abcd", "machine": "m", "pane": "p1",
-            "name": "agent"}], "unreachable": ["web-2"]});
+            "name": "agent", "at_shell": false}], "unreachable": ["web-2"]});
         assert_eq!(
-            who_text(&v),
+            who_text(&serde_json::from_value(v).expect("typed")),
             "m/p1#abcd  \"agent\"\n(web-2 not reachable)\n"
         );
     }

@@ -33,7 +33,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use collie_crew::relay::client::RelayClient;
 use collie_crew::transport::quic::{QuicConnection, QuicRecv, QuicSend};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use self::actor::{stored_member_name, CrewActor, CrewArgs, CrewMsg};
 
@@ -110,11 +110,34 @@ pub enum CrewError {
     Unavailable(String),
 }
 
-/// What `collie crew status`, `/api/machines` and `/api/health` show; published by the actor.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct CrewView {
+/// What part a bridge plays in its crew; serialized `solo`, `lead`, `member`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum CrewRole {
+    /// Not in a crew.
+    Solo,
+    /// The crew's lead: members connect to it, the phone talks to it.
+    Lead,
+    /// A member: keeps a link to its lead.
+    Member,
+}
+
+impl CrewRole {
     /// `solo`, `lead` or `member`.
-    pub role: &'static str,
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CrewRole::Solo => "solo",
+            CrewRole::Lead => "lead",
+            CrewRole::Member => "member",
+        }
+    }
+}
+
+/// What `collie crew status`, `/api/machines` and `/api/health` show; published by the actor.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct CrewView {
+    /// Solo, lead or member.
+    pub role: CrewRole,
     /// This machine's crew name.
     pub name: String,
     /// This machine's pin (not on a solo bridge).
@@ -130,7 +153,7 @@ pub struct CrewView {
 }
 
 /// One other machine of the crew.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct MachineView {
     /// Its name.
     pub name: String,
@@ -148,7 +171,7 @@ impl CrewView {
     /// The view of a solo bridge called `name`.
     pub fn solo(name: &str) -> Self {
         Self {
-            role: "solo",
+            role: CrewRole::Solo,
             name: name.to_owned(),
             pin: None,
             address: None,

@@ -7,18 +7,18 @@ use std::net::IpAddr;
 use collie_actors::audit::{AuditEventKind, AuditRecord};
 use collie_actors::pairing::actor::{ClaimedDevice, NewCode, PairingError};
 use collie_actors::pairing::{Device, Dur, PairingMsg, Tier};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 use super::{App, AppError, Caller};
 
 /// A device as the phone and `collie devices list --json` show it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeviceView {
     /// Its label.
     pub label: String,
     /// `read`, `files` or `full`.
-    pub tier: &'static str,
+    pub tier: Tier,
     /// RFC 3339.
     pub created_at: Option<String>,
     /// RFC 3339, or null before its first request.
@@ -41,7 +41,7 @@ impl DeviceView {
     fn of(d: &Device, current: Option<&str>) -> DeviceView {
         DeviceView {
             label: d.label.as_str().to_owned(),
-            tier: d.tier.as_str(),
+            tier: d.tier,
             created_at: rfc3339(Some(d.created_at)),
             last_seen: rfc3339(d.last_seen),
             expires_at: rfc3339(d.expires_at),

@@ -18,6 +18,7 @@ use collie_crew::relay::{RelayError, RelayKind, RelayOk, StreamEvent};
 use collie_crew::transport::quic::QuicConnection;
 
 use super::{App, AppError};
+use crate::app::walky::views::Card;
 
 /// Where a request goes.
 pub enum Machine {
@@ -157,18 +158,16 @@ impl Member {
         app: &App,
         on: On<'_>,
         id: String,
-    ) -> Result<Option<serde_json::Value>, AppError> {
+    ) -> Result<Option<Card>, AppError> {
         match self.client.call(on, RelayKind::WalkyCard { id }).await? {
             RelayOk::WalkyCard(None) => Ok(None),
             RelayOk::WalkyCard(Some(text)) => {
-                let mut card: serde_json::Value =
+                let mut card: Card =
                     serde_json::from_str(&text).map_err(|_| AppError::MemberUnreadable)?;
-                for field in ["body", "name"] {
-                    if let Some(s) = card.get(field).and_then(|v| v.as_str()) {
-                        let masked = app.masker.mask(s).into_owned();
-                        card[field] = serde_json::Value::from(masked);
-                    }
-                }
+                // The member masked them already, or did not (its own setting): the lead masks
+                // what it shows either way (SPEC §6).
+                card.name = app.masker.mask(&card.name).into_owned();
+                card.body = card.body.map(|b| app.masker.mask(&b).into_owned());
                 Ok(Some(card))
             }
             _ => Err(AppError::MemberUnreadable),

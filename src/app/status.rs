@@ -3,6 +3,7 @@
 
 use std::sync::atomic::Ordering;
 
+use collie_actors::crew_link::CrewRole;
 use serde::{Deserialize, Serialize};
 
 use super::App;
@@ -16,7 +17,7 @@ pub struct Health {
     /// The version.
     pub version: &'static str,
     /// `solo`, `lead` or `member`.
-    pub crew_mode: &'static str,
+    pub crew_mode: CrewRole,
     /// Reads, writes and denials of the last seven days.
     pub counts_7d: Totals,
     /// Recorded breaks in the audit chain nobody acknowledged (`collie audit verify`).
@@ -29,7 +30,7 @@ pub struct MachineEntry {
     /// Its name.
     pub name: String,
     /// `lead`, `member` or `solo`.
-    pub role: &'static str,
+    pub role: CrewRole,
     /// Whether it is reachable now.
     pub online: bool,
     /// Its version, when known.
@@ -98,7 +99,7 @@ impl App {
         }];
         machines.extend(view.members.iter().map(|m| MachineEntry {
             name: m.name.clone(),
-            role: "member",
+            role: CrewRole::Member,
             online: m.online,
             version: m.version.clone(),
         }));

@@ -8,6 +8,7 @@
 //!   result — and of `who`.
 //! - [`inbox`]: `inbox`, `who` and `log` as the CLI and the phone see them.
 //! - [`header`]: the header line and the inbox's framing.
+//! - [`views`]: the typed answers.
 //!
 //! The state (log, crew key, replay guards, the lead's result records) is the walky actor's
 //! (`collie_actors::walky`); the rules are `collie_crew::walky`'s.
@@ -18,6 +19,7 @@ pub mod header;
 pub mod inbox;
 pub mod send;
 pub mod sender;
+pub mod views;
 
 use collie_actors::walky::actor::WalkyMsg;
 use collie_actors::walky::log::{Entry, Kind};

@@ -12,11 +12,11 @@ use anyhow::Context;
 use collie_actors::audit::stored::{load_anchor, load_breaks};
 use collie_actors::audit::{self, Anchor, AuditStatus, BreakRecord, VerifyReport};
 use collie_actors::store::Store;
-use serde_json::json;
 
 use crate::config::Settings;
 use crate::control::client::{self, ClientError};
 use crate::control::protocol::Request;
+use crate::control::replies::Acknowledged;
 
 #[derive(Debug, clap::Subcommand)]
 pub(super) enum Cmd {
@@ -66,12 +66,8 @@ impl Checked {
 pub(super) fn check(settings: &Settings) -> anyhow::Result<Checked> {
     let path = settings.state_dir.join("audit.log");
     let (anchor, len, breaks, kept): (Option<Anchor>, Option<u64>, Vec<BreakRecord>, usize) =
-        match client::call(&settings.control_socket(), &Request::AuditStatus) {
-            Ok(v) => {
-                let status: AuditStatus =
-                    serde_json::from_value(v).context("reading the bridge's audit status")?;
-                (Some(status.anchor), status.len, status.breaks, status.kept)
-            }
+        match client::ask::<AuditStatus>(&settings.control_socket(), &Request::AuditStatus) {
+            Ok(status) => (Some(status.anchor), status.len, status.breaks, status.kept),
             Err(ClientError::NotRunning) => {
                 let db = settings.state_dir.join("db");
                 if db.exists() {
@@ -107,15 +103,7 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
         Cmd::Verify { json } => {
             let checked = check(&settings)?;
             if json {
-                super::print_json(&json!({
-                    "ok": checked.is_ok(),
-                    "records": checked.report.records,
-                    "last_seq": checked.report.last_seq,
-                    "interrupted": checked.report.interrupted,
-                    "failure": checked.report.failure.as_ref().map(ToString::to_string),
-                    "breaks": checked.breaks,
-                    "kept": checked.kept,
-                }));
+                super::print_json(&Verified::of(&checked));
             } else {
                 print_checked(&checked);
             }
@@ -126,7 +114,7 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
             })
         }
         Cmd::Acknowledge { seq } => {
-            let answer = super::ask(&Request::AuditAcknowledge { seq });
+            let answer = super::ask::<Acknowledged>(&Request::AuditAcknowledge { seq });
             match answer {
                 Ok(_) => {
                     println!("acknowledged the break at seq {seq}; it stays on record");
@@ -134,6 +122,32 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
                 }
                 Err(code) => Ok(code),
             }
+        }
+    }
+}
+
+/// `collie audit verify --json`.
+#[derive(serde::Serialize)]
+struct Verified<'a> {
+    ok: bool,
+    records: u64,
+    last_seq: Option<u64>,
+    interrupted: &'a [u64],
+    failure: Option<String>,
+    breaks: &'a [BreakRecord],
+    kept: usize,
+}
+
+impl<'a> Verified<'a> {
+    fn of(checked: &'a Checked) -> Self {
+        Verified {
+            ok: checked.is_ok(),
+            records: checked.report.records,
+            last_seq: checked.report.last_seq,
+            interrupted: &checked.report.interrupted,
+            failure: checked.report.failure.as_ref().map(ToString::to_string),
+            breaks: &checked.breaks,
+            kept: checked.kept,
         }
     }
 }

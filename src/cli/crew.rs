@@ -3,10 +3,12 @@
 
 use std::process::ExitCode;
 
-use serde_json::Value;
+use collie_actors::crew_link::{CrewRole, CrewView, MachineView};
+use serde::Serialize;
 
 use super::{ask, print_json};
 use crate::control::protocol::Request;
+use crate::control::replies::{Invite, Message};
 
 #[derive(Debug, clap::Subcommand)]
 pub(super) enum Cmd {
@@ -56,131 +58,141 @@ pub(super) enum Cmd {
 }
 
 pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
-    let (req, json) = match &cmd {
-        Cmd::Init { json } => (Request::CrewInit, *json),
+    let (req, json) = match cmd {
         Cmd::Invite {
             expires,
             address,
             json,
-        } => (
-            Request::CrewInvite {
-                expires: expires.clone(),
-                address: address.clone(),
-            },
-            *json,
-        ),
-        Cmd::Join { invite, name } => (
-            Request::CrewJoin {
-                invite: invite.clone(),
-                name: name.clone(),
-            },
-            false,
-        ),
-        Cmd::Status { json } | Cmd::Members { json } => (Request::CrewStatus, *json),
-        Cmd::Remove { name } => (Request::CrewRemove { name: name.clone() }, false),
+        } => return invite(Request::CrewInvite { expires, address }, json),
+        Cmd::Remove { name } => {
+            match ask::<Message>(&Request::CrewRemove { name }) {
+                Ok(done) => println!("{}", done.message),
+                Err(code) => return Ok(code),
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        Cmd::Members { json } => return members(json),
+        Cmd::Init { json } => (Request::CrewInit, json),
+        Cmd::Join { invite, name } => (Request::CrewJoin { invite, name }, false),
+        Cmd::Status { json } => (Request::CrewStatus, json),
     };
-    let data = match ask(&req) {
-        Ok(d) => d,
+    let view: CrewView = match ask(&req) {
+        Ok(v) => v,
         Err(code) => return Ok(code),
     };
-    match cmd {
-        Cmd::Invite { json: true, .. } => {
-            print_json(&serde_json::json!({ "invite": data["invite"] }))
-        }
-        Cmd::Invite { .. } => {
-            println!("{}", text(&data["invite"]));
-            eprintln!(
-                "one-time invite, valid {} s: run `collie crew join <invite>` on the new machine",
-                data["expires_in_secs"]
-            );
-        }
-        Cmd::Members { json: true } => print_json(&members_json(&data)),
-        Cmd::Members { .. } => {
-            let list = members_json(&data);
-            let list = list["members"].as_array().cloned().unwrap_or_default();
-            if list.is_empty() {
-                println!("no members yet (invite one with `collie crew invite`)");
-            }
-            for m in list {
-                println!(
-                    "{:<20} {:<7} {:<8} {}",
-                    text(&m["name"]),
-                    text(&m["role"]),
-                    if m["online"] == true {
-                        "online"
-                    } else {
-                        "offline"
-                    },
-                    text(&m["pin"]),
-                );
-            }
-        }
-        Cmd::Remove { .. } => println!("{}", text(&data["message"])),
-        _ if json => print_json(&data),
-        Cmd::Init { .. } | Cmd::Join { .. } | Cmd::Status { .. } => print_status(&data),
+    if json {
+        print_json(&view);
+    } else {
+        print_status(&view);
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn text(v: &Value) -> &str {
-    v.as_str().unwrap_or("")
+fn invite(req: Request, json: bool) -> anyhow::Result<ExitCode> {
+    let Invite {
+        invite,
+        expires_in_secs,
+    } = match ask(&req) {
+        Ok(v) => v,
+        Err(code) => return Ok(code),
+    };
+    if json {
+        #[derive(Serialize)]
+        struct Out {
+            invite: String,
+        }
+        print_json(&Out { invite });
+    } else {
+        println!("{invite}");
+        eprintln!(
+            "one-time invite, valid {expires_in_secs} s: run `collie crew join <invite>` on the new machine"
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One row of `collie crew members`: a machine and its part.
+#[derive(Serialize)]
+struct Row {
+    #[serde(flatten)]
+    machine: MachineView,
+    role: CrewRole,
 }
 
 /// `{"members":[…]}`: the lead's members, or a member's lead.
-fn members_json(status: &Value) -> Value {
-    let mut out = Vec::new();
-    if let Some(members) = status["members"].as_array() {
-        for m in members {
-            let mut m = m.clone();
-            m["role"] = "member".into();
-            out.push(m);
-        }
-    }
-    if status["lead"].is_object() {
-        let mut l = status["lead"].clone();
-        l["role"] = "lead".into();
-        out.push(l);
-    }
-    serde_json::json!({ "members": out })
+#[derive(Serialize)]
+struct Members {
+    members: Vec<Row>,
 }
 
-fn print_status(v: &Value) {
-    println!("role:    {}", text(&v["role"]));
-    println!("name:    {}", text(&v["name"]));
-    if let Some(pin) = v["pin"].as_str() {
-        println!("pin:     {pin}");
+fn members(json: bool) -> anyhow::Result<ExitCode> {
+    let view: CrewView = match ask(&Request::CrewStatus) {
+        Ok(v) => v,
+        Err(code) => return Ok(code),
+    };
+    let rows = view
+        .members
+        .into_iter()
+        .map(|machine| Row {
+            machine,
+            role: CrewRole::Member,
+        })
+        .chain(view.lead.map(|machine| Row {
+            machine,
+            role: CrewRole::Lead,
+        }));
+    let list = Members {
+        members: rows.collect(),
+    };
+    if json {
+        print_json(&list);
+        return Ok(ExitCode::SUCCESS);
     }
-    if let Some(addr) = v["address"].as_str() {
-        println!("address: {addr}");
+    if list.members.is_empty() {
+        println!("no members yet (invite one with `collie crew invite`)");
     }
-    if v["lead"].is_object() {
-        let l = &v["lead"];
+    for m in list.members {
         println!(
-            "lead:    {} at {} ({}), pin {}",
-            text(&l["name"]),
-            text(&l["address"]),
-            if l["online"] == true {
-                "online"
-            } else {
-                "offline"
-            },
-            text(&l["pin"]),
+            "{:<20} {:<7} {:<8} {}",
+            m.machine.name,
+            m.role.as_str(),
+            online(m.machine.online),
+            m.machine.pin,
         );
     }
-    if text(&v["role"]) == "lead" {
-        let members = v["members"].as_array().cloned().unwrap_or_default();
-        println!("members: {}", members.len());
-        for m in members {
-            println!(
-                "  {:<20} {:<8} {}",
-                text(&m["name"]),
-                if m["online"] == true {
-                    "online"
-                } else {
-                    "offline"
-                },
-                text(&m["pin"]),
-            );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn online(up: bool) -> &'static str {
+    if up {
+        "online"
+    } else {
+        "offline"
+    }
+}
+
+fn print_status(v: &CrewView) {
+    println!("role:    {}", v.role.as_str());
+    println!("name:    {}", v.name);
+    if let Some(pin) = &v.pin {
+        println!("pin:     {pin}");
+    }
+    if let Some(addr) = &v.address {
+        println!("address: {addr}");
+    }
+    if let Some(l) = &v.lead {
+        println!(
+            "lead:    {} at {} ({}), pin {}",
+            l.name,
+            l.address.as_deref().unwrap_or(""),
+            online(l.online),
+            l.pin,
+        );
+    }
+    if v.role == CrewRole::Lead {
+        println!("members: {}", v.members.len());
+        for m in &v.members {
+            println!("  {:<20} {:<8} {}", m.name, online(m.online), m.pin);
         }
     }
 }

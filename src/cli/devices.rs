@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use super::{ask, print_json};
 use crate::control::protocol::Request;
+use crate::control::replies::{Devices, Message};
 
 #[derive(Debug, clap::Subcommand)]
 pub(super) enum Cmd {
@@ -41,36 +42,40 @@ pub(super) enum Cmd {
 }
 
 pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
-    let (req, json) = match cmd {
-        Cmd::List { json } => (Request::DevicesList, json),
-        Cmd::Revoke { label } => (Request::DevicesRevoke { label }, false),
-        Cmd::SetExpiry { label, dur } => (Request::DevicesSetExpiry { label, dur }, false),
-        Cmd::ClearExpiry { label } => (Request::DevicesClearExpiry { label }, false),
-        Cmd::SetTier { label, tier } => (Request::DevicesSetTier { label, tier }, false),
+    let req = match cmd {
+        Cmd::List { json } => return list(json),
+        Cmd::Revoke { label } => Request::DevicesRevoke { label },
+        Cmd::SetExpiry { label, dur } => Request::DevicesSetExpiry { label, dur },
+        Cmd::ClearExpiry { label } => Request::DevicesClearExpiry { label },
+        Cmd::SetTier { label, tier } => Request::DevicesSetTier { label, tier },
     };
-    let is_list = matches!(req, Request::DevicesList);
-    let data = match ask(&req) {
+    match ask::<Message>(&req) {
+        Ok(done) => println!("{}", done.message),
+        Err(code) => return Ok(code),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list(json: bool) -> anyhow::Result<ExitCode> {
+    let Devices { devices } = match ask(&Request::DevicesList) {
         Ok(d) => d,
         Err(code) => return Ok(code),
     };
     if json {
-        print_json(&data);
-    } else if is_list {
-        let devices = data["devices"].as_array().cloned().unwrap_or_default();
-        if devices.is_empty() {
-            println!("no paired devices (pair one with `collie pair`)");
-        }
-        for d in devices {
-            println!(
-                "{:<24} {:<5} last seen {:<25} expires {}",
-                d["label"].as_str().unwrap_or(""),
-                d["tier"].as_str().unwrap_or(""),
-                d["last_seen"].as_str().unwrap_or("never"),
-                d["expires_at"].as_str().unwrap_or("never"),
-            );
-        }
-    } else if let Some(msg) = data["message"].as_str() {
-        println!("{msg}");
+        print_json(&Devices { devices });
+        return Ok(ExitCode::SUCCESS);
+    }
+    if devices.is_empty() {
+        println!("no paired devices (pair one with `collie pair`)");
+    }
+    for d in devices {
+        println!(
+            "{:<24} {:<5} last seen {:<25} expires {}",
+            d.label,
+            d.tier.as_str(),
+            d.last_seen.as_deref().unwrap_or("never"),
+            d.expires_at.as_deref().unwrap_or("never"),
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

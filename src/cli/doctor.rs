@@ -4,6 +4,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::ExitCode;
 
+use crate::app::status::BridgeStatus;
 use crate::config::KNOWN_VARS;
 use crate::control::client;
 use crate::control::protocol::Request;
@@ -32,12 +33,12 @@ pub(super) fn run() -> anyhow::Result<ExitCode> {
     let state = &settings.state_dir;
 
     // 1. The bridge.
-    let status = client::call(&settings.control_socket(), &Request::Status).ok();
+    let status: Option<BridgeStatus> =
+        client::ask(&settings.control_socket(), &Request::Status).ok();
     match &status {
         Some(s) => r.ok(&format!(
             "bridge running: machine {}, version {}",
-            s["machine"].as_str().unwrap_or("?"),
-            s["version"].as_str().unwrap_or("?")
+            s.machine, s.version
         )),
         None => r.fail(
             "no bridge running for this state dir",
@@ -50,7 +51,7 @@ pub(super) fn run() -> anyhow::Result<ExitCode> {
 
     // 3. Paired devices.
     if let Some(s) = &status {
-        match s["devices"].as_u64() {
+        match s.devices {
             None => r.fail(
                 "the device store cannot be read: phones get `pairing unavailable`",
                 "see the bridge's log for the bad record; stop the bridge and move `db/` aside to start over",

@@ -97,13 +97,14 @@ fn settings() -> anyhow::Result<Settings> {
     Settings::load(&Overrides::default())
 }
 
-/// Sends one request to the running bridge; errors become one line on stderr and exit 1.
-fn ask(req: &Request) -> Result<serde_json::Value, ExitCode> {
+/// Sends one request to the running bridge and reads its reply as `T`; errors become one line on
+/// stderr and exit 1.
+fn ask<T: serde::de::DeserializeOwned>(req: &Request) -> Result<T, ExitCode> {
     let settings = settings().map_err(|e| {
         eprintln!("collie: {e:#}");
         ExitCode::from(1)
     })?;
-    client::call(&settings.control_socket(), req).map_err(|e| {
+    client::ask(&settings.control_socket(), req).map_err(|e| {
         match e {
             ClientError::NotRunning => eprintln!("collie: {e}"),
             other => eprintln!("collie: {other}"),
@@ -113,9 +114,9 @@ fn ask(req: &Request) -> Result<serde_json::Value, ExitCode> {
 }
 
 /// Prints JSON data pretty, for `--json`.
-fn print_json(v: &serde_json::Value) {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
-    );
+fn print_json(v: &impl serde::Serialize) {
+    match serde_json::to_string_pretty(v) {
+        Ok(text) => println!("{text}"),
+        Err(e) => eprintln!("collie: cannot print JSON: {e}"),
+    }
 }

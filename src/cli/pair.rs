@@ -7,6 +7,7 @@ use qrcode::QrCode;
 
 use super::{ask, print_json};
 use crate::control::protocol::Request;
+use crate::control::replies::PairCode;
 
 /// `collie pair` flags.
 #[derive(Debug, clap::Args)]
@@ -23,7 +24,7 @@ pub(super) struct Args {
 }
 
 pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let data = match ask(&Request::Pair {
+    let data: PairCode = match ask(&Request::Pair {
         tier: args.tier,
         expires: args.expires,
     }) {
@@ -31,19 +32,22 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
         Err(code) => return Ok(code),
     };
     if args.json {
-        let out = serde_json::json!({
-            "code": data["code"],
-            "code_expires_at": data["code_expires_at"],
+        #[derive(serde::Serialize)]
+        struct Out<'a> {
+            code: &'a str,
+            code_expires_at: Option<&'a str>,
+        }
+        print_json(&Out {
+            code: &data.code,
+            code_expires_at: data.code_expires_at.as_deref(),
         });
-        print_json(&out);
         return Ok(ExitCode::SUCCESS);
     }
-    let code = data["code"].as_str().unwrap_or_default();
-    let url = data["pair_url"].as_str().unwrap_or_default();
-    println!("Pairing code: {code}");
+    let url = &data.pair_url;
+    println!("Pairing code: {}", data.code);
     println!(
         "Valid until {} (one use). Open this on the phone:",
-        data["code_expires_at"].as_str().unwrap_or("?")
+        data.code_expires_at.as_deref().unwrap_or("?")
     );
     println!("{url}");
     if let Ok(qr) = QrCode::new(url.as_bytes()) {

@@ -3,7 +3,10 @@
 use std::process::ExitCode;
 
 use super::{ask, print_json};
+use collie_actors::panes::actor::{PaneInfo, PaneSnapshot};
+
 use crate::control::protocol::Request;
+use crate::control::replies::Panes;
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
@@ -94,53 +97,65 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
         Cmd::Close { pane } => Request::PanesClose { pane: pane.clone() },
     };
-    let data = match ask(&req) {
-        Ok(d) => d,
-        Err(code) => return Ok(code),
-    };
-    if args.json {
-        print_json(&data);
-        return Ok(ExitCode::SUCCESS);
-    }
     match cmd {
         Cmd::List => {
-            let panes = data["panes"].as_array().cloned().unwrap_or_default();
+            let Panes { panes } = match ask(&req) {
+                Ok(d) => d,
+                Err(code) => return Ok(code),
+            };
+            if args.json {
+                print_json(&Panes { panes });
+                return Ok(ExitCode::SUCCESS);
+            }
             if panes.is_empty() {
                 println!("no panes (start tmux, or `collie panes new`)");
             }
             for p in panes {
                 println!(
                     "{}/{}#{}  {:<24} {:<4} {}x{}{}",
-                    p["machine"].as_str().unwrap_or(""),
-                    p["pane"].as_str().unwrap_or(""),
-                    p["token"].as_str().unwrap_or(""),
-                    p["name"].as_str().unwrap_or(""),
-                    p["backend"].as_str().unwrap_or(""),
-                    p["cols"],
-                    p["rows"],
-                    if p["alive"].as_bool() == Some(false) {
-                        "  (exited)"
-                    } else {
-                        ""
-                    },
+                    p.machine,
+                    p.pane,
+                    p.token,
+                    p.name,
+                    p.backend,
+                    p.cols,
+                    p.rows,
+                    if p.alive { "" } else { "  (exited)" },
                 );
             }
         }
         Cmd::Read { .. } => {
-            for line in data["scrollback"].as_array().into_iter().flatten() {
-                println!("{}", line.as_str().unwrap_or(""));
+            let screen: PaneSnapshot = match ask(&req) {
+                Ok(d) => d,
+                Err(code) => return Ok(code),
+            };
+            if args.json {
+                print_json(&screen);
+                return Ok(ExitCode::SUCCESS);
             }
-            for line in data["lines"].as_array().into_iter().flatten() {
-                println!("{}", line.as_str().unwrap_or(""));
+            for line in screen.scrollback.iter().chain(&screen.lines) {
+                println!("{line}");
             }
         }
-        Cmd::New { .. } => println!(
-            "{}/{}#{}",
-            data["machine"].as_str().unwrap_or(""),
-            data["pane"].as_str().unwrap_or(""),
-            data["token"].as_str().unwrap_or("")
-        ),
-        _ => {}
+        Cmd::New { .. } => {
+            let p: PaneInfo = match ask(&req) {
+                Ok(d) => d,
+                Err(code) => return Ok(code),
+            };
+            if args.json {
+                print_json(&p);
+            } else {
+                println!("{}/{}#{}", p.machine, p.pane, p.token);
+            }
+        }
+        Cmd::Send { .. } | Cmd::Keys { .. } | Cmd::Rename { .. } | Cmd::Close { .. } => {
+            if let Err(code) = ask::<()>(&req) {
+                return Ok(code);
+            }
+            if args.json {
+                print_json(&());
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -7,10 +7,9 @@
 use std::io::Read;
 use std::process::ExitCode;
 
-use serde_json::Value;
-
 use super::{ask, print_json};
 use crate::app::walky::sender::PaneEnv;
+use crate::app::walky::views::{Inbox, InboxMessage, Log, Sent, Who};
 use crate::app::walky::MAX_BODY;
 use crate::control::protocol::Request;
 
@@ -80,116 +79,93 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
                 body,
                 wait: !no_wait,
             };
-            let v = match ask(&req) {
+            let sent: Sent = match ask(&req) {
                 Ok(v) => v,
                 Err(code) => return Ok(code),
             };
             if json {
-                print_json(&v);
+                print_json(&sent);
             }
-            let outcome = v["outcome"].as_str().unwrap_or("");
-            let id = v["id"].as_str().unwrap_or("");
-            let to = v["to"].as_str().unwrap_or("");
-            match outcome {
-                "delivered" => {
-                    if !json {
-                        println!("delivered {id} to {to}");
-                    }
-                    Ok(ExitCode::SUCCESS)
-                }
-                "sent" => {
-                    if !json {
-                        println!("sent {id} to {to}");
-                    }
-                    Ok(ExitCode::SUCCESS)
-                }
-                other => {
-                    eprintln!("collie: {id} to {to}: {other}");
-                    Ok(ExitCode::from(1))
-                }
+            if let Some(why) = sent.refusal() {
+                eprintln!("collie: {} to {}: {why}", sent.id, sent.to);
+                return Ok(ExitCode::from(1));
             }
+            if !json {
+                println!("{} {} to {}", sent.outcome, sent.id, sent.to);
+            }
+            Ok(ExitCode::SUCCESS)
         }
-        Cmd::Inbox { id, json } => {
+        Cmd::Inbox { id: Some(id), json } => {
             let req = Request::WalkyInbox {
                 from: PaneEnv::from_process(),
-                id: id.clone(),
+                id: Some(id),
             };
-            let v = match ask(&req) {
+            let message: InboxMessage = match ask(&req) {
                 Ok(v) => v,
                 Err(code) => return Ok(code),
             };
             if json {
-                print_json(&v);
-            } else if id.is_some() {
-                print!("{}", v["text"].as_str().unwrap_or(""));
+                print_json(&message);
             } else {
-                let list = v["messages"].as_array().cloned().unwrap_or_default();
-                if list.is_empty() {
-                    println!("no messages");
-                }
-                for m in list {
-                    println!(
-                        "{}  {}  from {} \"{}\"",
-                        m["id"].as_str().unwrap_or(""),
-                        m["received_at"].as_str().unwrap_or(""),
-                        m["from"].as_str().unwrap_or(""),
-                        m["name"].as_str().unwrap_or("")
-                    );
+                print!("{}", message.text);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Inbox { id: None, json } => {
+            let req = Request::WalkyInbox {
+                from: PaneEnv::from_process(),
+                id: None,
+            };
+            let inbox: Inbox = match ask(&req) {
+                Ok(v) => v,
+                Err(code) => return Ok(code),
+            };
+            if json {
+                print_json(&inbox);
+            } else if inbox.messages.is_empty() {
+                println!("no messages");
+            } else {
+                for m in &inbox.messages {
+                    println!("{m}");
                 }
             }
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Who { json } => {
-            let v = match ask(&Request::WalkyWho) {
+            let who: Who = match ask(&Request::WalkyWho) {
                 Ok(v) => v,
                 Err(code) => return Ok(code),
             };
             if json {
-                print_json(&v);
+                print_json(&who);
             } else {
-                for p in v["panes"].as_array().cloned().unwrap_or_default() {
-                    let shell = if p["at_shell"] == true {
+                for p in &who.panes {
+                    let shell = if p.at_shell {
                         "  (at a shell prompt: messages refused)"
                     } else {
                         ""
                     };
-                    println!(
-                        "{:<32} {}{shell}",
-                        p["address"].as_str().unwrap_or(""),
-                        p["name"].as_str().unwrap_or("")
-                    );
+                    println!("{:<32} {}{shell}", p.address, p.name);
                 }
-                for m in v["unreachable"].as_array().cloned().unwrap_or_default() {
-                    println!("({} not reachable)", m.as_str().unwrap_or(""));
+                for m in &who.unreachable {
+                    println!("({m} not reachable)");
                 }
             }
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Log { json } => {
-            let v = match ask(&Request::WalkyLog) {
+            let log: Log = match ask(&Request::WalkyLog) {
                 Ok(v) => v,
                 Err(code) => return Ok(code),
             };
             if json {
-                print_json(&v);
+                print_json(&log);
             } else {
-                for e in v["entries"].as_array().cloned().unwrap_or_default() {
-                    println!("{}", log_line(&e));
+                for e in &log.entries {
+                    println!("{e}");
                 }
             }
             Ok(ExitCode::SUCCESS)
         }
     }
-}
-
-fn log_line(e: &Value) -> String {
-    let s = |k: &str| e[k].as_str().unwrap_or("").to_owned();
-    let mut line = format!("{}  {:<9} {}", s("logged_at"), s("kind"), s("id"));
-    if !s("from").is_empty() {
-        line.push_str(&format!("  {} → {}", s("from"), s("to")));
-    }
-    if !s("outcome").is_empty() {
-        line.push_str(&format!("  {}", s("outcome")));
-    }
-    line
 }

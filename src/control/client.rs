@@ -5,6 +5,8 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::Duration;
 
+use serde::de::DeserializeOwned;
+
 use super::protocol::{Reply, Request};
 use super::MAX_REPLY;
 
@@ -23,8 +25,15 @@ pub enum ClientError {
     Io(String),
 }
 
-/// Sends one request and waits for its reply.
-pub fn call(socket: &Path, req: &Request) -> Result<serde_json::Value, ClientError> {
+/// Sends one request and reads its reply as `T`, the type the dispatcher answers that request
+/// with ([`super::replies`] or the application's own).
+pub fn ask<T: DeserializeOwned>(socket: &Path, req: &Request) -> Result<T, ClientError> {
+    let data = call(socket, req)?;
+    serde_json::from_value(data).map_err(|e| ClientError::Io(format!("bad reply: {e}")))
+}
+
+/// Sends one request and waits for its reply's data.
+fn call(socket: &Path, req: &Request) -> Result<serde_json::Value, ClientError> {
     let mut stream = UnixStream::connect(socket).map_err(|_| ClientError::NotRunning)?;
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))

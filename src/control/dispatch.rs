@@ -3,11 +3,13 @@
 //! data. Failures carry the detail a backend gave (the machine's own user may read it).
 
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::protocol::{Reply, Request};
+use super::replies::{Acknowledged, Devices, Invite, Message, PairCode, Panes};
 use crate::app::devices::rfc3339;
 use crate::app::panes::{split_address, Launch};
+use crate::app::walky;
 use crate::app::{App, AppError, Caller};
 
 /// Answers one control-socket request.
@@ -28,7 +30,8 @@ async fn answer(app: &App, req: Request) -> Result<Value, AppError> {
         Request::Status => data(app.status().await),
         Request::AuditStatus => data(app.audit_status().await?),
         Request::AuditAcknowledge { seq } => {
-            data(json!({ "acknowledged": app.acknowledge_break(seq).await? }))
+            let acknowledged = app.acknowledge_break(seq).await?;
+            data(Acknowledged { acknowledged })
         }
         Request::Pair { tier, expires } => {
             let c = app.new_code(&tier, expires.as_deref()).await?;
@@ -37,31 +40,45 @@ async fn answer(app: &App, req: Request) -> Result<Value, AppError> {
                 app.public_url.trim_end_matches('/'),
                 c.code.replace('-', "")
             );
-            data(json!({
-                "code": c.code,
-                "code_expires_at": rfc3339(Some(c.expires_at)),
-                "pair_url": pair_url,
-            }))
+            data(PairCode {
+                code: c.code,
+                code_expires_at: rfc3339(Some(c.expires_at)),
+                pair_url,
+            })
         }
-        Request::DevicesList => data(json!({ "devices": app.devices(&cli).await? })),
+        Request::DevicesList => data(Devices {
+            devices: app.devices(&cli).await?,
+        }),
         Request::DevicesRevoke { label } => {
             let d = app.revoke(&cli, label).await?;
-            data(json!({ "message": format!("revoked {}", d.label.as_str()) }))
+            data(Message::new(format!("revoked {}", d.label.as_str())))
         }
         Request::DevicesSetExpiry { label, dur } => {
             let d = app.set_expiry(label, &dur).await?;
             let at = rfc3339(d.expires_at).unwrap_or_else(|| "never".into());
-            data(json!({ "message": format!("{} expires at {at:?}", d.label.as_str()) }))
+            data(Message::new(format!(
+                "{} expires at {at:?}",
+                d.label.as_str()
+            )))
         }
         Request::DevicesClearExpiry { label } => {
             let d = app.clear_expiry(label).await?;
-            data(json!({ "message": format!("{} no longer expires", d.label.as_str()) }))
+            data(Message::new(format!(
+                "{} no longer expires",
+                d.label.as_str()
+            )))
         }
         Request::DevicesSetTier { label, tier } => {
             let d = app.set_tier(label, &tier).await?;
-            data(json!({ "message": format!("{} is now {}", d.label.as_str(), d.tier.as_str()) }))
+            data(Message::new(format!(
+                "{} is now {}",
+                d.label.as_str(),
+                d.tier.as_str()
+            )))
         }
-        Request::PanesList => data(json!({ "panes": app.local_panes().await? })),
+        Request::PanesList => data(Panes {
+            panes: app.local_panes().await?,
+        }),
         Request::PanesNew { name, command } => {
             let launch = if command.is_empty() {
                 Launch::Shell
@@ -108,27 +125,30 @@ async fn answer(app: &App, req: Request) -> Result<Value, AppError> {
         Request::CrewInit => data(app.crew_init().await?),
         Request::CrewInvite { expires, address } => {
             let (invite, expires) = app.crew_invite(expires.as_deref(), address).await?;
-            data(json!({ "invite": invite, "expires_in_secs": expires.as_secs() }))
+            data(Invite {
+                invite,
+                expires_in_secs: expires.as_secs(),
+            })
         }
         Request::CrewJoin { invite, name } => data(app.crew_join(invite, name).await?),
         Request::CrewStatus => data(app.crew_status()),
         Request::CrewRemove { name } => {
             app.crew_remove(name.clone()).await?;
-            data(json!({ "message": format!("removed {name} from the crew") }))
+            data(Message::new(format!("removed {name} from the crew")))
         }
         Request::WalkySend {
             from,
             to,
             body,
             wait,
-        } => crate::app::walky::send::send(app, &from, &to, body, wait).await,
-        Request::WalkyInbox { from, id: None } => crate::app::walky::inbox::list(app, &from).await,
+        } => data(walky::send::send(app, &from, &to, body, wait).await?),
+        Request::WalkyInbox { from, id: None } => data(walky::inbox::list(app, &from).await?),
         Request::WalkyInbox { from, id: Some(id) } => {
-            crate::app::walky::inbox::get(app, &from, &id).await
+            data(walky::inbox::get(app, &from, &id).await?)
         }
-        Request::WalkyWho => crate::app::walky::inbox::who(app).await,
-        Request::WalkyLog => crate::app::walky::inbox::log(app).await,
+        Request::WalkyWho => data(walky::inbox::who(app).await?),
+        Request::WalkyLog => data(walky::inbox::log(app).await?),
         #[cfg(feature = "fault-injection")]
-        Request::TestReplayWalky { to } => crate::app::walky::send::replay_last(app, &to).await,
+        Request::TestReplayWalky { to } => data(walky::send::replay_last(app, &to).await?),
     }
 }

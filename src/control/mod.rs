@@ -9,6 +9,7 @@
 pub mod client;
 pub mod dispatch;
 pub mod protocol;
+pub mod replies;
 pub mod server;
 
 /// Largest request line accepted (text sent to a pane is at most 64 KiB; JSON escaping can grow it).

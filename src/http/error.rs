@@ -7,13 +7,22 @@ use axum::Json;
 
 use crate::app::AppError;
 
+/// The body of every error answer.
+#[derive(serde::Serialize)]
+pub struct ErrorBody {
+    /// The exact string of SPEC §3.2.
+    pub error: String,
+}
+
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
         let status =
             StatusCode::from_u16(self.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let mut resp = (
             status,
-            Json(serde_json::json!({ "error": self.to_string() })),
+            Json(ErrorBody {
+                error: self.to_string(),
+            }),
         )
             .into_response();
         if let AppError::TooManyAttempts { retry_after } = self {

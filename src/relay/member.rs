@@ -139,7 +139,7 @@ impl Handler for Served {
             RelayKind::WalkyCard { id } => RelayOk::WalkyCard(
                 crate::app::walky::inbox::card_of(app, &id)
                     .await?
-                    .map(|card| card.to_string()),
+                    .and_then(|card| serde_json::to_string(&card).ok()),
             ),
             _ => return Err(RelayError::UnknownKind),
         };

@@ -26,7 +26,9 @@ use tokio::task::JoinSet;
 use super::core::{MemberRecord, Registry};
 use super::invite::InviteCode;
 use super::link::{self, MemberLink};
-use super::{CrewError, CrewView, LeadLink, MachineView, RelayStream, Relays, UplinkStream};
+use super::{
+    CrewError, CrewRole, CrewView, LeadLink, MachineView, RelayStream, Relays, UplinkStream,
+};
 use crate::audit::{AuditEventKind, AuditMsg, AuditRecord};
 use crate::machine::MachineName;
 use crate::slot::Slot;
@@ -221,7 +223,7 @@ impl CrewState {
         let view = match &self.role {
             Role::Solo => CrewView::solo(&self.args.machine.get()),
             Role::Lead(lead) => CrewView {
-                role: "lead",
+                role: CrewRole::Lead,
                 name: self.args.machine.get(),
                 pin: Some(lead.identity.pin().to_string()),
                 address: Some(lead.address.to_string()),
@@ -243,7 +245,7 @@ impl CrewState {
                 version: VERSION.to_owned(),
             },
             Role::Member(m) => CrewView {
-                role: "member",
+                role: CrewRole::Member,
                 name: m.name.clone(),
                 pin: Some(m.identity.pin().to_string()),
                 address: None,

@@ -209,7 +209,7 @@ impl WalkyState {
 
     /// The crew key, loaded on first use. A solo bridge has none and signs nothing (SPEC §9).
     fn signer(&mut self) -> Result<&Signer, String> {
-        if self.args.crew_view.load().role == "solo" {
+        if self.args.crew_view.load().role == crate::crew_link::CrewRole::Solo {
             return Err("this bridge is not in a crew".into());
         }
         if self.signer.is_none() {

@@ -37,6 +37,18 @@ pub enum Kind {
     Result,
 }
 
+impl Kind {
+    /// `sent`, `received`, `forwarded` or `result`, as serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Sent => "sent",
+            Kind::Received => "received",
+            Kind::Forwarded => "forwarded",
+            Kind::Result => "result",
+        }
+    }
+}
+
 /// One line of the log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {

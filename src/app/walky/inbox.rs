@@ -5,16 +5,28 @@ use collie_actors::walky::actor::{WalkyMsg, RECORDS_CAP};
 use collie_actors::walky::log::{Entry, Kind};
 use collie_crew::transport::{Connection, RecvFrames, SendFrames};
 use collie_crew::uplink::{Uplink, UplinkAnswer, WhoPane};
-use serde_json::{json, Value};
 
 use super::header;
 use super::sender::{self, PaneEnv};
+use super::views::{
+    Card, Cards, Inbox, InboxItem, InboxMessage, Log, LogLine, Records, Who, WhoEntry,
+};
 use crate::app::App;
 use crate::app::AppError;
+use collie_actors::crew_link::CrewRole;
 
-fn rfc3339(unix: i64) -> Value {
+fn rfc3339(unix: i64) -> Option<String> {
     crate::app::devices::rfc3339(time::OffsetDateTime::from_unix_timestamp(unix).ok())
-        .map_or(Value::Null, Value::String)
+}
+
+fn inbox_item(e: &Entry) -> InboxItem {
+    InboxItem {
+        id: e.id.clone(),
+        from: e.from.clone(),
+        name: e.from_name.clone(),
+        to: e.to.clone(),
+        received_at: rfc3339(e.at),
+    }
 }
 
 async fn entries(ctx: &App) -> Result<Vec<Entry>, AppError> {
@@ -42,30 +54,22 @@ fn addressed_to(entry: &Entry, reader: Option<&str>) -> bool {
 }
 
 /// The messages delivered to this machine's panes — only the asking pane's when it runs in one —
-/// newest last: `{"messages":[{"id","from","name","to","received_at"}]}`.
-pub async fn list(ctx: &App, env: &PaneEnv) -> Result<Value, AppError> {
+/// newest last.
+pub async fn list(ctx: &App, env: &PaneEnv) -> Result<Inbox, AppError> {
     let mine = reader(ctx, env)?;
-    let messages: Vec<Value> = entries(ctx)
+    let messages = entries(ctx)
         .await?
-        .into_iter()
+        .iter()
         .filter(|e| e.kind == Kind::Received && e.body.is_some())
         .filter(|e| addressed_to(e, mine.as_deref()))
-        .map(|e| {
-            json!({
-                "id": e.id,
-                "from": e.from,
-                "name": e.from_name,
-                "to": e.to,
-                "received_at": rfc3339(e.at),
-            })
-        })
+        .map(inbox_item)
         .collect();
-    Ok(json!({ "messages": messages }))
+    Ok(Inbox { messages })
 }
 
 /// One delivered message with its body framed as a peer's words (`text`); inside a pane, only a
 /// message that pane received.
-pub async fn get(ctx: &App, env: &PaneEnv, id: &str) -> Result<Value, AppError> {
+pub async fn get(ctx: &App, env: &PaneEnv, id: &str) -> Result<InboxMessage, AppError> {
     let mine = reader(ctx, env)?;
     let entry = entries(ctx)
         .await?
@@ -77,33 +81,24 @@ pub async fn get(ctx: &App, env: &PaneEnv, id: &str) -> Result<Value, AppError> 
                 && addressed_to(e, mine.as_deref())
         })
         .ok_or_else(|| AppError::BadRequest(format!("no message {id} in this machine's inbox")))?;
-    let received = rfc3339(entry.at);
+    let item = inbox_item(&entry);
     let body = entry.body.unwrap_or_default();
     let text = header::framed(
-        &entry.id,
-        &entry.from,
-        &entry.from_name,
-        received.as_str().unwrap_or(""),
+        &item.id,
+        &item.from,
+        &item.name,
+        item.received_at.as_deref().unwrap_or(""),
         &body,
     );
-    Ok(json!({
-        "id": entry.id,
-        "from": entry.from,
-        "name": entry.from_name,
-        "to": entry.to,
-        "received_at": received,
-        "body": body,
-        "text": text,
-    }))
+    Ok(InboxMessage { item, body, text })
 }
 
-/// `{"panes":[{"address","machine","pane","name"}],"unreachable":[…]}`: this machine's panes and,
-/// in a crew, the others' (a member asks the lead).
-pub async fn who(ctx: &App) -> Result<Value, AppError> {
+/// This machine's panes and, in a crew, the others' (a member asks the lead).
+pub async fn who(ctx: &App) -> Result<Who, AppError> {
     let view = ctx.crew_view.load();
     let (panes, unreachable) = match view.role {
-        "lead" => super::forward::who(ctx).await,
-        "member" => {
+        CrewRole::Lead => super::forward::who(ctx).await,
+        CrewRole::Member => {
             let mut panes = local_panes(ctx).await?;
             let (others, mut unreachable) = ask_lead_who(ctx).await;
             panes.extend(others.into_iter().filter(|p| p.machine != view.name));
@@ -114,24 +109,22 @@ pub async fn who(ctx: &App) -> Result<Value, AppError> {
             }
             (panes, unreachable)
         }
-        _ => (local_panes(ctx).await?, Vec::new()),
+        CrewRole::Solo => (local_panes(ctx).await?, Vec::new()),
     };
     // Agents first: a pane at a shell prompt refuses messages (its shell would run the header).
     let mut panes = panes;
     panes.sort_by(|a, b| (a.at_shell, &a.machine, &a.pane).cmp(&(b.at_shell, &b.machine, &b.pane)));
-    let panes: Vec<Value> = panes
+    let panes = panes
         .into_iter()
-        .map(|p| {
-            json!({
-                "address": format!("{}/{}#{}", p.machine, p.pane, p.token),
-                "machine": p.machine,
-                "pane": p.pane,
-                "name": p.name,
-                "at_shell": p.at_shell,
-            })
+        .map(|p| WhoEntry {
+            address: format!("{}/{}#{}", p.machine, p.pane, p.token),
+            machine: p.machine,
+            pane: p.pane,
+            name: p.name,
+            at_shell: p.at_shell,
         })
         .collect();
-    Ok(json!({ "panes": panes, "unreachable": unreachable }))
+    Ok(Who { panes, unreachable })
 }
 
 async fn local_panes(ctx: &App) -> Result<Vec<WhoPane>, AppError> {
@@ -175,33 +168,35 @@ async fn ask_lead_who(ctx: &App) -> (Vec<WhoPane>, Vec<String>) {
         .unwrap_or_default()
 }
 
-/// The whole log: `{"entries":[…],"records":{"kept","dropped","cap"}}` (bodies left out; `inbox
-/// ID` shows one). `records` are the results the lead keeps for 10 minutes, at most `cap`.
-pub async fn log(ctx: &App) -> Result<Value, AppError> {
+/// The whole log (bodies left out; `inbox ID` shows one), and the results the lead keeps for 10
+/// minutes.
+pub async fn log(ctx: &App) -> Result<Log, AppError> {
     let (kept, dropped) = ctx.walky.call(WalkyMsg::RecordStats).await?;
-    let entries: Vec<Value> = entries(ctx)
+    let entries = entries(ctx)
         .await?
         .into_iter()
-        .map(|e| {
-            json!({
-                "id": e.id,
-                "logged_at": rfc3339(e.at),
-                "kind": e.kind,
-                "from": e.from,
-                "name": e.from_name,
-                "to": e.to,
-                "outcome": e.outcome,
-            })
+        .map(|e| LogLine {
+            id: e.id,
+            logged_at: rfc3339(e.at),
+            kind: e.kind,
+            from: e.from,
+            name: e.from_name,
+            to: e.to,
+            outcome: e.outcome,
         })
         .collect();
-    Ok(json!({
-        "entries": entries,
-        "records": {"kept": kept, "dropped": dropped, "cap": RECORDS_CAP},
-    }))
+    Ok(Log {
+        entries,
+        records: Records {
+            kept,
+            dropped,
+            cap: RECORDS_CAP,
+        },
+    })
 }
 
 /// The phone's cards: every message in this machine's log, bodies masked (SPEC §6).
-pub async fn cards(ctx: &App) -> Result<Value, AppError> {
+pub async fn cards(ctx: &App) -> Result<Cards, AppError> {
     let all = entries(ctx).await?;
     // A result is its own (later) line; fold the latest one into the message's card.
     let results: std::collections::HashMap<String, String> = all
@@ -209,7 +204,7 @@ pub async fn cards(ctx: &App) -> Result<Value, AppError> {
         .filter(|e| e.kind == Kind::Result)
         .filter_map(|e| Some((e.id.clone(), e.outcome.clone()?)))
         .collect();
-    let cards: Vec<Value> = all
+    let messages = all
         .into_iter()
         .filter(|e| e.kind != Kind::Result)
         .map(|mut e| {
@@ -219,7 +214,7 @@ pub async fn cards(ctx: &App) -> Result<Value, AppError> {
             card(ctx, e)
         })
         .collect();
-    Ok(json!({ "messages": cards }))
+    Ok(Cards { messages })
 }
 
 /// The card of message `id` from the log of `machine` (the machine whose pane shows the header),
@@ -230,7 +225,7 @@ pub async fn card_at(
     caller: &crate::app::Caller,
     machine: &str,
     id: &str,
-) -> Result<Value, AppError> {
+) -> Result<Card, AppError> {
     if id.len() != 32 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(AppError::BadRequest(
             "invalid message id: 32 hex digits".into(),
@@ -246,7 +241,7 @@ pub async fn card_at(
 }
 
 /// One card, if this machine's log holds the id.
-pub async fn card_of(ctx: &App, id: &str) -> Result<Option<Value>, AppError> {
+pub async fn card_of(ctx: &App, id: &str) -> Result<Option<Card>, AppError> {
     let all = entries(ctx).await?;
     let outcome = all
         .iter()
@@ -264,17 +259,17 @@ pub async fn card_of(ctx: &App, id: &str) -> Result<Option<Value>, AppError> {
         }))
 }
 
-fn card(ctx: &App, e: Entry) -> Value {
+fn card(ctx: &App, e: Entry) -> Card {
     let mask = |s: &str| ctx.masker.mask(s).into_owned();
-    json!({
-        "id": e.id,
-        "kind": e.kind,
-        "from": e.from,
-        "name": mask(&e.from_name),
-        "to": e.to,
-        "sent_at": rfc3339(e.sent_at),
-        "logged_at": rfc3339(e.at),
-        "body": e.body.as_deref().map(mask),
-        "outcome": e.outcome,
-    })
+    Card {
+        id: e.id,
+        kind: e.kind,
+        from: e.from,
+        name: mask(&e.from_name),
+        to: e.to,
+        sent_at: rfc3339(e.sent_at),
+        logged_at: rfc3339(e.at),
+        body: e.body.as_deref().map(mask),
+        outcome: e.outcome,
+    }
 }

@@ -14,6 +14,7 @@
 //! connection) and only for a message it logged.
 
 use collie_actors::audit::AuditEventKind;
+use collie_actors::crew_link::CrewRole;
 use collie_actors::walky::actor::WalkyMsg;
 use collie_actors::walky::log::{Entry, Kind};
 use collie_crew::relay::client::On;
@@ -23,24 +24,24 @@ use collie_crew::uplink::{Uplink, UplinkAnswer};
 use collie_crew::walky::{
     accept_result, Address, Message, MessageId, Outcome, WalkyResult, MAX_BODY,
 };
-use serde_json::{json, Value};
 
 use super::deliver::{self, audit_record};
 use super::sender::{self, PaneEnv};
+use super::views::Sent;
 use super::{append, entry, now, RESULT_WITHIN};
 use crate::app::machine::{Machine, Member};
 use crate::app::App;
 use crate::app::AppError;
 
-/// Sends `body` from the pane of `env` to `to`; with `wait`, waits for the result. Answers
-/// `{"id","to","outcome"}` with `outcome` `delivered`, `sent` (not waited for) or `rejected: why`.
+/// Sends `body` from the pane of `env` to `to`; with `wait`, waits for the result. The outcome is
+/// `delivered`, `sent` (not waited for) or `rejected: why`.
 pub async fn send(
     ctx: &App,
     env: &PaneEnv,
     to: &str,
     body: String,
     wait: bool,
-) -> Result<Value, AppError> {
+) -> Result<Sent, AppError> {
     if body.len() > MAX_BODY {
         return Err(AppError::BadRequest(format!(
             "the message is too long: {} bytes, at most 16 KiB ({MAX_BODY} bytes)",
@@ -81,9 +82,9 @@ pub async fn send(
         Some(deliver::deliver(ctx, &message).await)
     } else {
         match view.role {
-            "member" => via_lead(ctx, &message, wait).await?,
-            "lead" => to_member(ctx, &message).await?,
-            _ => {
+            CrewRole::Member => via_lead(ctx, &message, wait).await?,
+            CrewRole::Lead => to_member(ctx, &message).await?,
+            CrewRole::Solo => {
                 return Err(AppError::BadRequest(format!(
                     "no machine {}: this bridge is not in a crew",
                     message.to.machine
@@ -94,11 +95,11 @@ pub async fn send(
     if let Some(outcome) = &outcome {
         log_result(ctx, &message.id, outcome);
     }
-    Ok(json!({
-        "id": message.id.to_string(),
-        "to": message.to.to_string(),
-        "outcome": outcome.map_or_else(|| "sent".to_owned(), |o| outcome_text(&o)),
-    }))
+    Ok(Sent {
+        id: message.id.to_string(),
+        to: message.to.to_string(),
+        outcome: outcome.map_or_else(|| "sent".to_owned(), |o| outcome_text(&o)),
+    })
 }
 
 /// `delivered` or `rejected: why`.
@@ -236,7 +237,7 @@ async fn to_member(ctx: &App, message: &Message) -> Result<Option<Outcome>, AppE
 /// Test-only (feature `fault-injection`): sends the last message this lead forwarded to member
 /// `to` again, as a compromised lead replaying captured bytes would; answers the member's outcome.
 #[cfg(feature = "fault-injection")]
-pub async fn replay_last(ctx: &App, to: &str) -> Result<Value, AppError> {
+pub async fn replay_last(ctx: &App, to: &str) -> Result<Sent, AppError> {
     let last = ctx.last_forwarded.lock().ok().and_then(|l| l.clone());
     let Some((member, forwarded)) = last.filter(|(m, _)| m == to) else {
         return Err(AppError::BadRequest(format!(
@@ -259,7 +260,11 @@ pub async fn replay_last(ctx: &App, to: &str) -> Result<Value, AppError> {
         Ok(_) => Outcome::Rejected("member response unreadable".into()),
         Err(e) => Outcome::Rejected(e.to_string()),
     };
-    Ok(json!({ "id": id.to_string(), "outcome": outcome_text(&outcome) }))
+    Ok(Sent {
+        id: id.to_string(),
+        to: to.to_owned(),
+        outcome: outcome_text(&outcome),
+    })
 }
 
 /// Relays a forwarded message to a member and reads its outcome.

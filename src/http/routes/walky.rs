@@ -3,12 +3,12 @@
 use axum::extract::State;
 use axum::{Extension, Json};
 use serde::Deserialize;
-use serde_json::Value;
 
+use crate::app::walky::views::{Card, Cards};
 use crate::app::{App, AppError, Caller};
 use crate::http::extract::{ApiPath, ApiQuery};
 
-pub(super) async fn cards(State(app): State<App>) -> Result<Json<Value>, AppError> {
+pub(super) async fn cards(State(app): State<App>) -> Result<Json<Cards>, AppError> {
     Ok(Json(crate::app::walky::inbox::cards(&app).await?))
 }
 
@@ -25,7 +25,7 @@ pub(super) async fn card(
     Extension(caller): Extension<Caller>,
     ApiPath(id): ApiPath<String>,
     ApiQuery(q): ApiQuery<CardQuery>,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Json<Card>, AppError> {
     let machine = q.machine.as_deref().unwrap_or("local");
     Ok(Json(
         crate::app::walky::inbox::card_at(&app, &caller, machine, &id).await?,

@@ -1,0 +1,65 @@
+//! The control socket's replies that are not the application's own types: what the dispatcher
+//! answers and the CLI reads, one struct each (the CLI never reads a reply by string key).
+
+use collie_actors::audit::BreakRecord;
+use collie_actors::panes::actor::PaneInfo;
+use serde::{Deserialize, Serialize};
+
+use crate::app::devices::DeviceView;
+
+/// A one-line confirmation (`revoked phone-1`, `removed web-2 from the crew`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    /// What happened, for a person.
+    pub message: String,
+}
+
+impl Message {
+    /// `message`.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+}
+
+/// `collie pair`: a new pairing code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PairCode {
+    /// `ABCD-EFGH`.
+    pub code: String,
+    /// RFC 3339.
+    pub code_expires_at: Option<String>,
+    /// The web app's address with the code in its fragment (for the QR code).
+    pub pair_url: String,
+}
+
+/// `collie devices list`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Devices {
+    /// Every paired device.
+    pub devices: Vec<DeviceView>,
+}
+
+/// `collie panes list`: this machine's panes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Panes {
+    /// The panes.
+    pub panes: Vec<PaneInfo>,
+}
+
+/// `collie crew invite`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Invite {
+    /// The one-time invite string.
+    pub invite: String,
+    /// How long it stays valid.
+    pub expires_in_secs: u64,
+}
+
+/// `collie audit acknowledge SEQ`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Acknowledged {
+    /// The break, now acknowledged.
+    pub acknowledged: BreakRecord,
+}
