@@ -6,6 +6,8 @@
 //! [`Slot`](collie_actors::slot::Slot) that the supervisor refreshes on restart. A clean exit
 //! deletes `local-secret` and the control socket.
 
+mod servers;
+
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicU64;
@@ -32,12 +34,17 @@ use collie_actors::supervisor::{
 use collie_actors::walky::actor::{WalkyActor, WalkyArgs, WalkyMsg};
 use ractor::{Actor, ActorRef};
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
+use self::servers::{HttpActor, HttpArgs};
 use crate::app::counters::Counters;
-use crate::app::App;
+use crate::app::{App, Wiring};
 use crate::config::Settings;
-use crate::http::actor::{HttpActor, HttpArgs};
 use crate::state;
+
+/// How long each step of the shutdown may take.
+const STOP_WITHIN: Duration = Duration::from_secs(5);
 
 /// A started bridge.
 pub struct RunningBridge {
@@ -50,19 +57,11 @@ pub struct RunningBridge {
     exit: ExitReason,
     state_dir: PathBuf,
     signals: Signals,
-    /// The member's relay server; aborted with the bridge.
-    _relay_server: AbortOnDrop,
-    /// The lead's uplink server; aborted with the bridge.
-    _uplink_server: AbortOnDrop,
-}
-
-/// A task aborted when this handle is dropped.
-struct AbortOnDrop(JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
+    /// The root of the cancellation tree: the servers and every background task end with it.
+    root: CancellationToken,
+    /// Every task outside the actors (the relay and uplink servers, the application's background
+    /// work); waited for at shutdown.
+    tasks: TaskTracker,
 }
 
 /// SIGTERM and SIGINT streams, registered before anything starts so an early signal still means
@@ -138,9 +137,14 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         }
     }
 
-    let ctx = App {
+    let root = CancellationToken::new();
+    let tasks = TaskTracker::new();
+    let open_audit_breaks = Arc::new(AtomicU64::new(0));
+    let relays = Relays::default();
+    let lead_link = LeadLink::default();
+    let ctx = App::new(Wiring {
         machine: machine.clone(),
-        open_audit_breaks: Arc::new(AtomicU64::new(0)),
+        open_audit_breaks: Arc::clone(&open_audit_breaks),
         bind_host: settings.host,
         allowed_hosts: Arc::new(allowed_hosts),
         local_secret: Arc::new(local_secret),
@@ -150,8 +154,8 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         panes: panes_slot.clone(),
         crew: crew_slot.clone(),
         crew_view: Arc::clone(&crew_view),
-        relays: Relays::default(),
-        lead_link: LeadLink::default(),
+        relays: Arc::clone(&relays),
+        lead_link: Arc::clone(&lead_link),
         walky: walky_slot.clone(),
         walky_on: settings.walky,
         tmux_sockets: Arc::new(tmux_sockets),
@@ -168,6 +172,8 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         )),
         audit_content: Arc::new(settings.audit_content.clone()),
         streams: Arc::default(),
+        tasks: tasks.clone(),
+        shutdown: root.child_token(),
         #[cfg(feature = "fault-injection")]
         last_forwarded: Arc::default(),
         public_url: Arc::new(
@@ -176,7 +182,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
                 .clone()
                 .unwrap_or_else(|| format!("http://{http_addr}")),
         ),
-    };
+    });
 
     let audit_args = AuditArgs {
         path: settings.state_dir.join("audit.log"),
@@ -187,7 +193,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
             Arc::new(move |s: &str| masker.mask(s).into_owned())
         },
         machine: machine.clone(),
-        open_breaks: Arc::clone(&ctx.open_audit_breaks),
+        open_breaks: open_audit_breaks,
     };
     let pairing_args = PairingArgs {
         store: store.clone(),
@@ -210,9 +216,9 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         bind: SocketAddr::new(settings.host, settings.crew_port),
         address: settings.crew_address.clone(),
         view: Arc::clone(&crew_view),
-        relays: Arc::clone(&ctx.relays),
+        relays,
         relay_streams,
-        lead_link: Arc::clone(&ctx.lead_link),
+        lead_link,
         uplink_streams,
     };
     let walky_args = WalkyArgs {
@@ -220,16 +226,11 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         identity_dir: settings.state_dir.join("crew"),
         crew_view: Arc::clone(&crew_view),
     };
-    let uplink_server = AbortOnDrop(tokio::spawn(crate::relay::uplink::run(
-        ctx.clone(),
-        uplink_streams_rx,
-    )));
-    let relay_server = AbortOnDrop(tokio::spawn(crate::relay::member::run(
-        ctx.clone(),
-        relay_streams_rx,
-    )));
+    ctx.spawn(crate::relay::uplink::run(ctx.clone(), uplink_streams_rx));
+    ctx.spawn(crate::relay::member::run(ctx.clone(), relay_streams_rx));
     let http_args = HttpArgs {
         ctx: ctx.clone(),
+        cancel: root.clone(),
         listener: Arc::new(listener),
         control_socket: settings.control_socket(),
         store: store.clone(),
@@ -264,49 +265,57 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         exit,
         state_dir: settings.state_dir.clone(),
         signals,
-        _relay_server: relay_server,
-        _uplink_server: uplink_server,
+        root,
+        tasks,
     })
 }
 
 impl RunningBridge {
     /// Waits until a shutdown signal or the supervisor gives up; stops the tree and cleans up.
     /// Returns the give-up message if a child failed too often.
-    pub async fn run_until_signal(self) -> Result<Option<String>> {
-        let RunningBridge {
-            supervisor,
-            mut join,
-            exit,
-            state_dir,
-            mut signals,
-            ..
-        } = self;
+    pub async fn run_until_signal(mut self) -> Result<Option<String>> {
         let gave_up = tokio::select! {
-            _ = signals.term.recv() => None,
-            _ = signals.int.recv() => None,
-            _ = &mut join => exit.gave_up(),
+            _ = self.signals.term.recv() => None,
+            _ = self.signals.int.recv() => None,
+            _ = &mut self.join => self.exit.gave_up(),
         };
-        if !join.is_finished() {
-            supervisor.stop(Some("shutdown".into()));
-            if tokio::time::timeout(Duration::from_secs(5), &mut join)
-                .await
-                .is_err()
-            {
-                tracing::warn!("actors did not stop within 5 s");
-                join.abort();
-            }
-        }
-        for f in state::ephemeral_files(&state_dir) {
-            let _ = std::fs::remove_file(f);
-        }
+        self.stop().await;
         Ok(gave_up)
     }
 
     /// Stops the tree and cleans up (for in-process tests).
     pub async fn shutdown(self) {
-        self.supervisor.stop(Some("shutdown".into()));
-        let _ = tokio::time::timeout(Duration::from_secs(5), self.join).await;
-        for f in state::ephemeral_files(&self.state_dir) {
+        self.stop().await;
+    }
+
+    /// The one shutdown: cancel the root (servers stop accepting, background tasks end), stop the
+    /// actors (the supervisor stops them in reverse start order and waits), wait for the tasks,
+    /// remove the ephemeral files. Each wait is capped at 5 s.
+    async fn stop(self) {
+        let RunningBridge {
+            supervisor,
+            mut join,
+            state_dir,
+            root,
+            tasks,
+            ..
+        } = self;
+        root.cancel();
+        tasks.close();
+        if !join.is_finished() {
+            supervisor.stop(Some("shutdown".into()));
+            if tokio::time::timeout(STOP_WITHIN, &mut join).await.is_err() {
+                tracing::warn!("actors did not stop within 5 s");
+                join.abort();
+            }
+        }
+        if tokio::time::timeout(STOP_WITHIN, tasks.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!("background tasks did not end within 5 s");
+        }
+        for f in state::ephemeral_files(&state_dir) {
             let _ = std::fs::remove_file(f);
         }
     }

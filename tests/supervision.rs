@@ -10,7 +10,6 @@ mod support;
 use std::time::Duration;
 
 use collie::config::{Overrides, Settings};
-use collie_actors::panes::PanesMsg;
 use serde_json::Value;
 use support::{wait_for, Tmux};
 
@@ -88,11 +87,10 @@ async fn a_failed_child_is_restarted_and_the_in_flight_request_is_told() {
     .expect("a tmux pane");
 
     // Arm the fault, then make the request that trips it.
-    bridge
-        .ctx
-        .panes
-        .cast(PanesMsg::FailNextSnapshot)
-        .expect("cast");
+    assert!(
+        bridge.ctx.fail_next_snapshot().await,
+        "the panes actor runs"
+    );
     let url = format!("{base}/api/panes/local/{pane}");
     let (u, t) = (url.clone(), token.clone());
     let (s, v) = tokio::task::spawn_blocking(move || get(&u, &t))
@@ -137,11 +135,9 @@ async fn more_than_five_failures_in_a_minute_stop_the_bridge() {
     let ctx = bridge.ctx.clone();
     for _ in 0..6 {
         // Wait for a live child, arm the fault, trip it.
-        let ok = wait_for(Duration::from_secs(5), || ctx.panes.get().map(|_| ()));
-        if ok.is_none() {
+        if !ctx.fail_next_snapshot().await {
             break;
         }
-        let _ = ctx.panes.cast(PanesMsg::FailNextSnapshot);
         let r = ctx
             .snapshot(&collie::app::Caller::cli(), "local", "t1-0".into(), 0)
             .await;

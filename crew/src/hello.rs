@@ -34,7 +34,6 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::pin::Pin;
-use crate::relay::{RelayError, RelayKind};
 
 /// The crew protocol version this build speaks best; sent in every hello.
 pub const PROTOCOL: u16 = 1;
@@ -101,22 +100,6 @@ impl Capability {
         Capability::PaneClose,
         Capability::Walky,
     ];
-}
-
-/// The capability a relay request needs. [`RelayKind::Unknown`] needs [`Capability::Unknown`],
-/// which nothing satisfies.
-pub fn requires(kind: &RelayKind) -> Capability {
-    match kind {
-        RelayKind::PaneList => Capability::PaneList,
-        RelayKind::Snapshot { .. } => Capability::PaneRead,
-        RelayKind::Subscribe { .. } | RelayKind::Unsubscribe { .. } => Capability::PaneStream,
-        RelayKind::Input { .. } => Capability::PaneInput,
-        RelayKind::Create { .. } => Capability::PaneCreate,
-        RelayKind::Rename { .. } => Capability::PaneRename,
-        RelayKind::Close { .. } => Capability::PaneClose,
-        RelayKind::Walky { .. } | RelayKind::WalkyCard { .. } => Capability::Walky,
-        RelayKind::Unknown => Capability::Unknown,
-    }
 }
 
 /// A 32-byte secret whose `Debug` never prints it.
@@ -485,17 +468,6 @@ pub struct Peer {
     /// The capabilities the peer declared (including `Unknown` if it declared ones this build does
     /// not know).
     pub capabilities: BTreeSet<Capability>,
-}
-
-impl Peer {
-    /// Whether the peer declared what `kind` needs; `capability missing` otherwise.
-    pub fn allows(&self, kind: &RelayKind) -> Result<(), RelayError> {
-        match requires(kind) {
-            Capability::Unknown => Err(RelayError::CapabilityMissing),
-            needed if self.capabilities.contains(&needed) => Ok(()),
-            _ => Err(RelayError::CapabilityMissing),
-        }
-    }
 }
 
 #[derive(Debug)]

@@ -26,7 +26,10 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::server::ParsedCertificate;
 
 use crate::pin::Pin;
-use crate::tls::SERVER_NAME;
+
+/// The server name a member dials and the lead's certificate carries. Constant: the lead is found
+/// by address and trusted by pin, never by name.
+pub const SERVER_NAME: &str = "collie-crew";
 
 /// The key file in the identity directory: PKCS#8 DER, mode 0600.
 pub const KEY_FILE: &str = "key.der";

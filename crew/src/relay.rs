@@ -18,6 +18,7 @@
 //! Kinds and errors end in a `#[serde(other)] Unknown` variant, and `kind`/`result` are the last
 //! fields of their messages, so a newer peer's additions decode as `Unknown` (see `crate::wire`).
 
+mod capability;
 pub mod client;
 mod inflight;
 pub mod server;
@@ -26,6 +27,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use capability::requires;
 pub use inflight::{Answer, InFlight, InFlightError, Refused};
 
 /// A request the lead relays to a member.

@@ -47,9 +47,7 @@ use crate::pin::{Pin, PinError};
 /// The one application protocol both sides offer and accept.
 pub const ALPN: &[u8] = b"collie-crew/1";
 
-/// The server name a member dials and the lead's certificate carries. Constant: the lead is found
-/// by address and trusted by pin, never by name.
-pub const SERVER_NAME: &str = "collie-crew";
+pub use crate::identity::SERVER_NAME;
 
 /// Decides whether a pin is trusted. Evaluated at every handshake, so a pin added or removed at run
 /// time applies to the next connection.

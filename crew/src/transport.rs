@@ -48,7 +48,6 @@ use std::future::Future;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use tokio::task::JoinHandle;
 
 use crate::hello::Exporter;
 use crate::pin::Pin;
@@ -257,15 +256,5 @@ pub trait RecvFrames: fmt::Debug + Send + Sync + 'static {
                 }
             }
         }
-    }
-}
-
-/// A spawned task that is aborted when this handle is dropped, so that no task outlives its owner.
-#[derive(Debug)]
-struct AbortOnDrop(JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }

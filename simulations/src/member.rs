@@ -23,6 +23,11 @@ use collie_crew::wire::{self, FrameDecoder, FRAME_HEADER, MAX_FRAME};
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore};
 
+/// The first redial delay after a loss, and after every successful hello.
+pub(crate) const BACKOFF_MIN_MS: u64 = 100;
+/// The longest redial delay.
+pub(crate) const BACKOFF_MAX_MS: u64 = 4_000;
+
 /// How a machine behaves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Behaviour {
@@ -123,7 +128,7 @@ impl Member {
             up: true,
             incarnation: 0,
             conn: None,
-            backoff_ms: crate::sim::BACKOFF_MIN_MS,
+            backoff_ms: BACKOFF_MIN_MS,
             streams: BTreeSet::new(),
         }
     }
@@ -259,7 +264,7 @@ impl Member {
             MState::Handshaking(handshake) => match wire::decode::<Hello>(payload) {
                 Ok(hello) if handshake.on_hello(&hello).is_ok() => {
                     c.state = MState::Ready;
-                    self.backoff_ms = crate::sim::BACKOFF_MIN_MS;
+                    self.backoff_ms = BACKOFF_MIN_MS;
                     outs.push(MemberOut::Ready);
                     if self.behaviour == Behaviour::Garbage {
                         outs.extend(garbage(conn, rng));

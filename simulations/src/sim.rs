@@ -33,13 +33,9 @@ use rand::{Rng, RngCore, SeedableRng};
 
 use crate::checker::{Check, Checker, Fail};
 use crate::lead::{Lead, LeadOut, LinkState, REQUEST_TIMEOUT_MS};
-use crate::member::{Behaviour, Member, MemberOut};
+use crate::member::{Behaviour, Member, MemberOut, BACKOFF_MAX_MS, BACKOFF_MIN_MS};
 use crate::{Bug, Report, Scenario, ViolationKind};
 
-/// The first redial delay after a loss, and after every successful hello.
-pub(crate) const BACKOFF_MIN_MS: u64 = 100;
-/// The longest redial delay.
-pub(crate) const BACKOFF_MAX_MS: u64 = 4_000;
 /// How long a run keeps going after its step budget, with faults and phone off, for everything
 /// to settle.
 const DRAIN_MS: u64 = 30_000;

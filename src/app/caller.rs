@@ -201,3 +201,17 @@ impl Caller {
         }
     }
 }
+
+impl App {
+    /// On a member: the lead relaying a request of its phone's `device`, with the lead's request id
+    /// (so both machines' audit lines share it).
+    pub fn lead_caller(&self, device: String, request_id: String) -> Caller {
+        let lead = self
+            .crew_view
+            .load()
+            .lead
+            .as_ref()
+            .map_or_else(|| "lead".to_owned(), |l| l.name.clone());
+        Caller::relay(lead, device, request_id)
+    }
+}

@@ -8,6 +8,7 @@
 //! prints it).
 
 mod audit;
+pub mod authn;
 mod caller;
 pub mod counters;
 pub mod crew;
@@ -31,13 +32,15 @@ use collie_actors::panes::PanesMsg;
 use collie_actors::redact::Masker;
 use collie_actors::slot::Slot;
 use collie_actors::walky::actor::WalkyMsg;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 pub use self::caller::{request_id, Caller, Who};
 pub use self::error::AppError;
 
-/// What every handler can reach: the actors' slots, the policy snapshot and a few settings.
-#[derive(Clone)]
-pub struct App {
+/// What the bridge hands the application when it assembles it: the actors' slots, the views they
+/// publish, and the settings the operations need. Only [`App::new`] reads it.
+pub struct Wiring {
     /// This machine's name (one value for every part of the bridge; a crew join may change it).
     pub machine: MachineName,
     /// Recorded audit breaks nobody acknowledged yet (published by the audit actor; SPEC §7).
@@ -80,10 +83,157 @@ pub struct App {
     pub public_url: Arc<String>,
     /// Open SSE streams, capped per device and in all.
     pub streams: Arc<follow::StreamSlots>,
+    /// The bridge's background work: every task the application starts is tracked here and ends
+    /// with `shutdown` (a child of the bridge's root token), so none outlives the bridge.
+    pub tasks: TaskTracker,
+    /// Cancelled when the bridge stops.
+    pub shutdown: CancellationToken,
     /// Test-only (feature `fault-injection`): the last walky message this lead forwarded to a
     /// member, so a test can replay it the way a compromised lead could.
     #[cfg(feature = "fault-injection")]
     pub last_forwarded: Arc<std::sync::Mutex<Option<(String, collie_crew::walky::Forwarded)>>>,
+}
+
+/// The application every adapter calls: the actors' slots, the policy snapshot and a few settings,
+/// reachable only through its operations (the fields are private to `app`).
+#[derive(Clone)]
+pub struct App {
+    /// This machine's name (one value for every part of the bridge; a crew join may change it).
+    machine: MachineName,
+    /// Recorded audit breaks nobody acknowledged yet (published by the audit actor; SPEC §7).
+    open_audit_breaks: Arc<std::sync::atomic::AtomicU64>,
+    /// HTTP bind address (the local secret is also accepted from it when it is not loopback).
+    bind_host: IpAddr,
+    /// Host names (without port) the Host header may name.
+    allowed_hosts: Arc<Vec<String>>,
+    /// The current local secret.
+    local_secret: Arc<String>,
+    /// The current device policy, published by the pairing actor after each durable change.
+    policy: Policy,
+    /// The pairing actor.
+    pairing: Slot<PairingMsg>,
+    /// The audit actor.
+    audit: Slot<AuditMsg>,
+    /// The panes actor.
+    panes: Slot<PanesMsg>,
+    /// The crew actor.
+    crew: Slot<CrewMsg>,
+    /// The crew's current view, published by the crew actor (read without a message).
+    crew_view: Arc<ArcSwap<CrewView>>,
+    /// On a lead: the relay clients of the online members, published by the crew actor.
+    relays: Relays,
+    /// On a member: the live connection to the lead.
+    lead_link: LeadLink,
+    /// The walky actor.
+    walky: Slot<WalkyMsg>,
+    /// `COLLIE_WALKY`: whether this machine's panes accept walky messages.
+    walky_on: bool,
+    /// The tmux sockets the bridge mirrors, in pane-id index order (the default socket first).
+    tmux_sockets: Arc<Vec<std::path::PathBuf>>,
+    /// The masker handed out by the redactor.
+    masker: Arc<Masker>,
+    /// Read / write / denial counts for `/api/health`.
+    counters: Arc<counters::Counters>,
+    /// `preview` or `none`.
+    audit_content: Arc<String>,
+    /// The URL phones open (QR code of `collie pair`).
+    public_url: Arc<String>,
+    /// Open SSE streams, capped per device and in all.
+    streams: Arc<follow::StreamSlots>,
+    /// The bridge's background work: every task the application starts is tracked here and ends
+    /// with `shutdown` (a child of the bridge's root token), so none outlives the bridge.
+    tasks: TaskTracker,
+    /// Cancelled when the bridge stops.
+    shutdown: CancellationToken,
+    /// Test-only (feature `fault-injection`): the last walky message this lead forwarded to a
+    /// member, so a test can replay it the way a compromised lead could.
+    #[cfg(feature = "fault-injection")]
+    last_forwarded: Arc<std::sync::Mutex<Option<(String, collie_crew::walky::Forwarded)>>>,
+}
+
+impl App {
+    /// The application over `w`.
+    pub fn new(w: Wiring) -> App {
+        App {
+            machine: w.machine,
+            open_audit_breaks: w.open_audit_breaks,
+            bind_host: w.bind_host,
+            allowed_hosts: w.allowed_hosts,
+            local_secret: w.local_secret,
+            policy: w.policy,
+            pairing: w.pairing,
+            audit: w.audit,
+            panes: w.panes,
+            crew: w.crew,
+            crew_view: w.crew_view,
+            relays: w.relays,
+            lead_link: w.lead_link,
+            walky: w.walky,
+            walky_on: w.walky_on,
+            tmux_sockets: w.tmux_sockets,
+            masker: w.masker,
+            counters: w.counters,
+            audit_content: w.audit_content,
+            public_url: w.public_url,
+            streams: w.streams,
+            tasks: w.tasks,
+            shutdown: w.shutdown,
+            #[cfg(feature = "fault-injection")]
+            last_forwarded: w.last_forwarded,
+        }
+    }
+
+    /// Runs `work` in the background, tracked by the bridge and cancelled when it stops (never a
+    /// detached task: the bridge waits for it at shutdown).
+    pub(crate) fn spawn<F>(&self, work: F)
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let stop = self.shutdown.clone();
+        self.tasks.spawn(async move {
+            tokio::select! {
+                _ = stop.cancelled() => {}
+                _ = work => {}
+            }
+        });
+    }
+
+    /// This machine's name now.
+    pub fn machine_name(&self) -> String {
+        self.machine.get()
+    }
+
+    /// Whether `host` (lowercased, without port) is one this bridge answers for.
+    pub fn host_allowed(&self, host: &str) -> bool {
+        self.allowed_hosts.iter().any(|h| h == host)
+    }
+
+    /// The request counts changed since the last call, encoded for the store (`None` if none).
+    pub fn take_count_changes(&self) -> Option<Vec<u8>> {
+        self.counters.take_changes()
+    }
+
+    /// The address a phone opens to pair with `code` (the QR code of `collie pair`).
+    pub fn pair_url(&self, code: &str) -> String {
+        format!(
+            "{}/#pair={}",
+            self.public_url.trim_end_matches('/'),
+            code.replace('-', "")
+        )
+    }
+
+    /// Test-only (feature `fault-injection`): makes the panes actor fail its next snapshot, once
+    /// it runs; `false` when it did not start within 5 s.
+    #[cfg(feature = "fault-injection")]
+    pub async fn fail_next_snapshot(&self) -> bool {
+        for _ in 0..100 {
+            if self.panes.get().is_some() {
+                return self.panes.cast(PanesMsg::FailNextSnapshot).is_ok();
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        false
+    }
 }
 
 impl App {
@@ -98,10 +248,5 @@ impl App {
             record: record.with_detail("reason", reason.to_owned()),
         };
         let _ = self.audit.cast(AuditMsg::Denied(Box::new(denial)));
-    }
-
-    /// Records that a device was seen (best effort, never blocks the request).
-    pub fn pairing_touch(&self, label: &str) {
-        let _ = self.pairing.cast(PairingMsg::Touch(label.to_string()));
     }
 }

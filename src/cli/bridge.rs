@@ -44,7 +44,8 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
         // Tests and scripts read this line to find the port.
         println!(
             "collie bridge `{}` listening on http://{}",
-            running.ctx.machine, running.http_addr
+            running.ctx.machine_name(),
+            running.http_addr
         );
         println!("state dir: {}", settings.state_dir.display());
         match running.run_until_signal().await? {

@@ -35,11 +35,7 @@ async fn answer(app: &App, req: Request) -> Result<Value, AppError> {
         }
         Request::Pair { tier, expires } => {
             let c = app.new_code(&tier, expires.as_deref()).await?;
-            let pair_url = format!(
-                "{}/#pair={}",
-                app.public_url.trim_end_matches('/'),
-                c.code.replace('-', "")
-            );
+            let pair_url = app.pair_url(&c.code);
             data(PairCode {
                 code: c.code,
                 code_expires_at: rfc3339(Some(c.expires_at)),

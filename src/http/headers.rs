@@ -32,9 +32,7 @@ pub async fn security_headers(
     let mut resp = match check_host_and_origin(&ctx, req.method(), req.uri(), req.headers()) {
         Ok(()) => next.run(req).await,
         Err(e) => {
-            let source = super::auth::source_of(req.headers(), peer);
-            let rec = super::auth::denied_record(&ctx, req.method(), None);
-            super::auth::deny(&ctx, source, &e.to_string(), rec);
+            ctx.refuse_request(&super::auth::origin(req.headers(), req.method(), peer), &e);
             e.into_response()
         }
     };
@@ -147,7 +145,7 @@ fn check_host_and_origin(
 
 /// Whether `host_header` names a host this bridge answers for.
 fn host_allowed(app: &App, host_header: &str) -> bool {
-    app.allowed_hosts.contains(&host_part(host_header))
+    app.host_allowed(&host_part(host_header))
 }
 
 /// Splits `host[:port]` (with `[v6]` brackets) and returns the host part, lowercased.

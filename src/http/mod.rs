@@ -6,7 +6,6 @@
 //! gate) around the API. Handlers are thin: they decode, call the application through [`App`], and
 //! encode; [`error`] maps an [`AppError`] to its status and JSON body.
 
-pub mod actor;
 pub mod auth;
 pub mod body;
 pub mod error;

@@ -5,15 +5,14 @@
 //! `"via": "relay"` and the lead's name (SPEC §7).
 
 use collie_actors::crew_link::RelayStream;
-use collie_actors::walky::actor::WalkyMsg;
 use collie_crew::relay::server::{self, Events, Handler};
 use collie_crew::relay::{RelayError, RelayKind, RelayOk, RelayRequest, StreamEvent};
-use collie_crew::walky::{Forwarded, Outcome};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use crate::app::follow::Follow;
 use crate::app::panes::Launch;
+use crate::app::walky;
 use crate::app::{App, AppError, Caller};
 
 /// How many relay streams may wait for the server at once (the crew link resets streams past
@@ -45,43 +44,8 @@ struct Served {
 
 impl Served {
     fn caller(&self, request: &RelayRequest) -> Caller {
-        let lead = self
-            .app
-            .crew_view
-            .load()
-            .lead
-            .as_ref()
-            .map_or_else(|| "lead".to_owned(), |l| l.name.clone());
-        Caller::relay(lead, request.device.clone(), request.request_id.clone())
-    }
-}
-
-/// A walky message the lead forwarded: checked against the pinned lead's key (attestation, then
-/// the sender's signature), then delivered to the pane it names.
-async fn walky_in(app: &App, forwarded: Forwarded) -> Outcome {
-    let message = forwarded.signed.message.clone();
-    let Some((lead_machine, lead_key)) = crate::app::walky::lead_key(app) else {
-        let why = "the lead's key is not known here".to_owned();
-        crate::app::walky::deliver::reject(app, &message, &why).await;
-        return Outcome::Rejected(why);
-    };
-    let checked = app
-        .walky
-        .call(|r| WalkyMsg::Receive {
-            forwarded: Box::new(forwarded),
-            lead_key,
-            lead_machine,
-            reply: r,
-        })
-        .await;
-    match checked {
-        Ok(Ok(message)) => crate::app::walky::deliver::deliver(app, &message).await,
-        Ok(Err(e)) => {
-            let why = e.to_string();
-            crate::app::walky::deliver::reject(app, &message, &why).await;
-            Outcome::Rejected(why)
-        }
-        Err(_) => Outcome::Rejected("restarting, try again".into()),
+        self.app
+            .lead_caller(request.device.clone(), request.request_id.clone())
     }
 }
 
@@ -135,9 +99,11 @@ impl Handler for Served {
             }
             // One stream per subscription: the lead ends one by leaving its stream.
             RelayKind::Unsubscribe { .. } => RelayOk::Done,
-            RelayKind::Walky { forwarded } => RelayOk::Walky(walky_in(app, *forwarded).await),
+            RelayKind::Walky { forwarded } => {
+                RelayOk::Walky(walky::deliver::from_lead(app, *forwarded).await)
+            }
             RelayKind::WalkyCard { id } => RelayOk::WalkyCard(
-                crate::app::walky::inbox::card_of(app, &id)
+                walky::inbox::card_of(app, &id)
                     .await?
                     .and_then(|card| serde_json::to_string(&card).ok()),
             ),

@@ -30,7 +30,7 @@ use std::time::Duration;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
-use tokio::task::JoinHandle;
+use tokio_util::task::AbortOnDropHandle;
 
 use super::anchor::{self, Anchor, Break, Pending, Verdict};
 use super::denials::{Denial, DenialLimiter};
@@ -126,16 +126,8 @@ pub struct AuditState {
     denials: DenialLimiter,
     /// A confirmation was written to the store but not flushed yet.
     unflushed: bool,
-    _tick: AbortOnDrop,
-}
-
-/// Aborts the timer task with the state.
-struct AbortOnDrop(JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
+    /// The timer, aborted with the state.
+    _tick: AbortOnDropHandle<()>,
 }
 
 fn store_err(e: impl std::fmt::Display) -> AuditError {
@@ -190,7 +182,7 @@ impl Actor for AuditActor {
             forget: Vec::new(),
             denials: DenialLimiter::new(),
             unflushed: false,
-            _tick: AbortOnDrop(tick),
+            _tick: AbortOnDropHandle::new(tick),
         };
         match verdict {
             Verdict::Continue {

@@ -24,7 +24,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use rand::RngCore;
 use time::OffsetDateTime;
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
+use tokio_util::task::AbortOnDropHandle;
 
 use super::budget::{tmux_scrollback_limit, BudgetInput};
 use super::foreground::{at_prompt, Processes};
@@ -209,19 +209,9 @@ pub struct PanesState {
     next_hosted: u32,
     salt: Vec<u8>,
     /// The timer that sends [`PanesMsg::CheckBudget`]; stopped with the state.
-    _budget_timer: AbortOnDrop,
+    _budget_timer: AbortOnDropHandle<()>,
     #[cfg(feature = "fault-injection")]
     fail_next_snapshot: bool,
-}
-
-/// Aborts the task when dropped, so the timer ends with the actor's state (a failed instance
-/// included) instead of running until its next tick notices.
-struct AbortOnDrop(JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
 }
 
 fn load_salt(store: &Store) -> Result<Vec<u8>, crate::store::StoreError> {
@@ -266,7 +256,7 @@ impl Actor for PanesActor {
             hosted: BTreeMap::new(),
             next_hosted: 1,
             salt,
-            _budget_timer: AbortOnDrop(budget_timer),
+            _budget_timer: AbortOnDropHandle::new(budget_timer),
             #[cfg(feature = "fault-injection")]
             fail_next_snapshot: false,
         })

@@ -27,7 +27,8 @@ use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::{MemberMessage, RelayError, RelayKind, RelayOk, RelayRequest, StreamEvent};
-use crate::hello::{requires, Capability};
+use crate::hello::Capability;
+use crate::relay::requires;
 use crate::transport::{Connection, RecvFrames, SendFrames, TransportError};
 
 /// A relayed request that gets no answer in this time fails with `member unreachable` (SPEC §8: an

@@ -16,9 +16,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use quinn::{ConnectionError, ReadError, VarInt, WriteError};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
+use tokio_util::task::AbortOnDropHandle;
 
 use super::{
-    AbortOnDrop, Closed, Connection, RecvFrames, SendFrames, Transport, TransportError, CLOSE_CODE,
+    Closed, Connection, RecvFrames, SendFrames, Transport, TransportError, CLOSE_CODE,
     STREAM_MALFORMED,
 };
 use crate::hello::{Exporter, EXPORTER_CONTEXT, EXPORTER_LABEL, EXPORTER_LEN};
@@ -51,7 +52,7 @@ struct Listener {
     pins: PinCheckDebug,
     accepted: tokio::sync::Mutex<mpsc::Receiver<QuicConnection>>,
     /// The accept task; aborted (with every handshake in progress) when the endpoint is dropped.
-    _task: AbortOnDrop,
+    _task: AbortOnDropHandle<()>,
     /// Serializes server-config swaps.
     admission: Mutex<ClientAdmission>,
 }
@@ -85,7 +86,7 @@ impl QuicEndpoint {
             listener: Some(Listener {
                 pins: PinCheckDebug(pins),
                 accepted: tokio::sync::Mutex::new(accepted),
-                _task: AbortOnDrop(task),
+                _task: AbortOnDropHandle::new(task),
                 admission: Mutex::new(admission),
             }),
         })

@@ -14,8 +14,9 @@ use collie_actors::audit::{AuditEventKind, AuditRecord};
 use collie_actors::panes::actor::PaneError;
 use collie_actors::panes::foreground::at_prompt;
 use collie_actors::panes::PanesMsg;
+use collie_actors::walky::actor::WalkyMsg;
 use collie_actors::walky::log::Kind;
-use collie_crew::walky::{check_walky_on, Message, Outcome};
+use collie_crew::walky::{check_walky_on, Forwarded, Message, Outcome};
 
 use super::{append, entry, header};
 use crate::app::App;
@@ -29,6 +30,35 @@ pub async fn deliver(ctx: &App, message: &Message) -> Outcome {
             reject(ctx, message, &why).await;
             Outcome::Rejected(why)
         }
+    }
+}
+
+/// On a member, a message the lead forwarded: checked against the pinned lead's key (attestation,
+/// then the sender's signature), then delivered to the pane it names.
+pub async fn from_lead(app: &App, forwarded: Forwarded) -> Outcome {
+    let message = forwarded.signed.message.clone();
+    let Some((lead_machine, lead_key)) = super::lead_key(app) else {
+        let why = "the lead's key is not known here".to_owned();
+        reject(app, &message, &why).await;
+        return Outcome::Rejected(why);
+    };
+    let checked = app
+        .walky
+        .call(|r| WalkyMsg::Receive {
+            forwarded: Box::new(forwarded),
+            lead_key,
+            lead_machine,
+            reply: r,
+        })
+        .await;
+    match checked {
+        Ok(Ok(message)) => deliver(app, &message).await,
+        Ok(Err(e)) => {
+            let why = e.to_string();
+            reject(app, &message, &why).await;
+            Outcome::Rejected(why)
+        }
+        Err(_) => Outcome::Rejected("restarting, try again".into()),
     }
 }
 

@@ -193,7 +193,7 @@ async fn via_lead(ctx: &App, message: &Message, wait: bool) -> Result<Option<Out
         Ok(Some(answer.await))
     } else {
         let ctx3 = ctx.clone();
-        tokio::spawn(async move {
+        ctx.spawn(async move {
             let outcome = answer.await;
             log_result(&ctx3, &id, &outcome);
         });

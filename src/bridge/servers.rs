@@ -1,4 +1,6 @@
-//! The Http actor: owns the phone API server and the CLI's control socket server.
+//! The Http actor: owns the adapters' servers — the phone API and the CLI's control socket — and
+//! saves the request counts. It lives with the bridge's assembly, not in `http`, so no adapter
+//! depends on another.
 //!
 //! It holds the already-bound TCP listener (bound once by the bridge, so a restart keeps the port)
 //! and serves it with axum until it stops; its `post_stop` cancels both servers (graceful shutdown,
@@ -19,13 +21,15 @@ use crate::app::App;
 use crate::control::server as control_server;
 
 /// The actor.
-pub struct HttpActor;
+pub(super) struct HttpActor;
 
 /// Start-up arguments.
 #[derive(Clone)]
-pub struct HttpArgs {
+pub(super) struct HttpArgs {
     /// The handlers' context.
     pub ctx: App,
+    /// The bridge's root token: each start serves under a child of it.
+    pub cancel: CancellationToken,
     /// The bound listener (cloned for each start).
     pub listener: Arc<std::net::TcpListener>,
     /// `<state>/bridge.sock`.
@@ -38,15 +42,15 @@ pub struct HttpArgs {
 const SAVE_COUNTS: Duration = Duration::from_secs(5);
 
 /// The running servers.
-pub struct HttpState {
+pub(super) struct HttpState {
     cancel: CancellationToken,
     tasks: JoinSet<()>,
-    ctx: super::App,
+    ctx: App,
     store: Store,
 }
 
-fn save_counts(ctx: &super::App, store: &Store) {
-    if let Some(bytes) = ctx.counters.take_changes() {
+fn save_counts(ctx: &App, store: &Store) {
+    if let Some(bytes) = ctx.take_count_changes() {
         if let Err(e) = store.put_lazy(Table::Meta, STORE_KEY, &bytes) {
             tracing::warn!(error = %e, "cannot save the request counts");
         }
@@ -55,7 +59,7 @@ fn save_counts(ctx: &super::App, store: &Store) {
 
 /// The Http actor takes no messages; it exists for custody of the servers.
 #[derive(Debug)]
-pub enum HttpMsg {}
+pub(super) enum HttpMsg {}
 
 impl Actor for HttpActor {
     type Msg = HttpMsg;
@@ -67,15 +71,15 @@ impl Actor for HttpActor {
         _myself: ActorRef<Self::Msg>,
         args: HttpArgs,
     ) -> Result<HttpState, ActorProcessingErr> {
-        let cancel = CancellationToken::new();
+        let cancel = args.cancel.child_token();
         let mut tasks = JoinSet::new();
 
         let std_listener = args.listener.try_clone()?;
         let listener = tokio::net::TcpListener::from_std(std_listener)?;
-        let app = super::router(args.ctx.clone());
+        let app = crate::http::router(args.ctx.clone());
         let stop = cancel.clone();
-        let refused = Arc::new(super::serve::Refused::default());
-        tasks.spawn(async move { super::serve::serve(listener, app, stop, refused).await });
+        let refused = Arc::new(crate::http::serve::Refused::default());
+        tasks.spawn(async move { crate::http::serve::serve(listener, app, stop, refused).await });
 
         let control = control_server::bind(&args.control_socket)?;
         let stop = cancel.clone();

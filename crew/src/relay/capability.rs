@@ -1,0 +1,115 @@
+//! Which capability each relay request needs (SPEC §8): the gate a lead applies before it sends a
+//! request to a member whose hello did not declare it. The capabilities themselves are the hello's
+//! ([`Capability`]); the requests are the relay's, so the rule lives here.
+
+use crate::hello::{Capability, Peer};
+use crate::relay::{RelayError, RelayKind};
+
+/// The capability a relay request needs. [`RelayKind::Unknown`] needs [`Capability::Unknown`],
+/// which nothing satisfies.
+pub fn requires(kind: &RelayKind) -> Capability {
+    match kind {
+        RelayKind::PaneList => Capability::PaneList,
+        RelayKind::Snapshot { .. } => Capability::PaneRead,
+        RelayKind::Subscribe { .. } | RelayKind::Unsubscribe { .. } => Capability::PaneStream,
+        RelayKind::Input { .. } => Capability::PaneInput,
+        RelayKind::Create { .. } => Capability::PaneCreate,
+        RelayKind::Rename { .. } => Capability::PaneRename,
+        RelayKind::Close { .. } => Capability::PaneClose,
+        RelayKind::Walky { .. } | RelayKind::WalkyCard { .. } => Capability::Walky,
+        RelayKind::Unknown => Capability::Unknown,
+    }
+}
+
+impl Peer {
+    /// Whether the peer declared what `kind` needs; `capability missing` otherwise.
+    pub fn allows(&self, kind: &RelayKind) -> Result<(), RelayError> {
+        match requires(kind) {
+            Capability::Unknown => Err(RelayError::CapabilityMissing),
+            needed if self.capabilities.contains(&needed) => Ok(()),
+            _ => Err(RelayError::CapabilityMissing),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hello::PROTOCOL;
+
+    #[test]
+    fn undeclared_capabilities_answer_capability_missing() {
+        let peer = Peer {
+            name: "web-1".to_owned(),
+            bridge_version: "0.1.0".to_owned(),
+            protocol: PROTOCOL,
+            capabilities: [Capability::PaneRead, Capability::Unknown].into(),
+        };
+        let snapshot = RelayKind::Snapshot {
+            pane: "p1".to_owned(),
+            scrollback: None,
+        };
+        let input = RelayKind::Input {
+            pane: "p1".to_owned(),
+            text: None,
+            keys: vec![],
+        };
+        assert_eq!(peer.allows(&snapshot), Ok(()));
+        assert_eq!(peer.allows(&input), Err(RelayError::CapabilityMissing));
+        assert_eq!(
+            peer.allows(&RelayKind::Unknown),
+            Err(RelayError::CapabilityMissing),
+            "an unknown capability satisfies nothing"
+        );
+    }
+
+    #[test]
+    fn every_kind_requires_its_capability() {
+        let pane = || "p1".to_owned();
+        let cases = [
+            (RelayKind::PaneList, Capability::PaneList),
+            (
+                RelayKind::Snapshot {
+                    pane: pane(),
+                    scrollback: Some(5),
+                },
+                Capability::PaneRead,
+            ),
+            (
+                RelayKind::Subscribe {
+                    pane: pane(),
+                    last_seq: None,
+                },
+                Capability::PaneStream,
+            ),
+            (RelayKind::Unsubscribe { stream: 3 }, Capability::PaneStream),
+            (
+                RelayKind::Input {
+                    pane: pane(),
+                    text: Some("x".to_owned()),
+                    keys: vec![],
+                },
+                Capability::PaneInput,
+            ),
+            (
+                RelayKind::Create {
+                    name: None,
+                    starter: None,
+                },
+                Capability::PaneCreate,
+            ),
+            (
+                RelayKind::Rename {
+                    pane: pane(),
+                    name: "n".to_owned(),
+                },
+                Capability::PaneRename,
+            ),
+            (RelayKind::Close { pane: pane() }, Capability::PaneClose),
+            (RelayKind::Unknown, Capability::Unknown),
+        ];
+        for (kind, capability) in cases {
+            assert_eq!(requires(&kind), capability, "{kind:?}");
+        }
+    }
+}

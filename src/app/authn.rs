@@ -1,0 +1,197 @@
+//! Who a phone-API request is, and whether its tier is enough (SPEC §3.2, §4.6, §11): the rules the
+//! HTTP adapter applies before any handler runs. The adapter reads the headers and the route's
+//! required tier; the decisions — the local secret's limits, the device lookup in the current policy
+//! snapshot, the tier gate and the refusal's audit line — are made here.
+
+use std::net::IpAddr;
+
+use collie_actors::audit::{AuditEventKind, AuditRecord};
+use collie_actors::pairing::{AuthError, PairingMsg, Tier, TokenHash};
+use subtle::ConstantTimeEq;
+
+use super::{request_id, App, AppError, Caller, Who};
+
+/// What a request presents in its `Authorization` header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Credential<'a> {
+    /// `Local <secret>`: the CLI on this machine.
+    Local(&'a str),
+    /// `Bearer <token>`, or anything else (which names no device).
+    Bearer(&'a str),
+}
+
+impl<'a> Credential<'a> {
+    /// The credential of an `Authorization` header value (empty when there is none).
+    pub fn of(header: &'a str) -> Self {
+        match header.strip_prefix("Local ") {
+            Some(secret) => Credential::Local(secret.trim()),
+            None => Credential::Bearer(header.strip_prefix("Bearer ").unwrap_or("").trim()),
+        }
+    }
+}
+
+/// Where a request comes from and what it does, as the adapter saw it.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    /// The connection's peer address.
+    pub peer: IpAddr,
+    /// Whether the request came through a proxy (it carries a forwarding header).
+    pub proxied: bool,
+    /// The source refusals are counted by (the peer, or the proxy's last forwarded entry).
+    pub source: String,
+    /// The HTTP method, for the audit line.
+    pub method: String,
+    /// Whether the request only reads (`GET`): the local secret is a read credential only.
+    pub reads: bool,
+}
+
+impl App {
+    /// The caller `credential` names, or the refusal (counted and audited, rate-limited, never a
+    /// log line per request). The caller is found in the current policy snapshot, never in the
+    /// store and never by a name the request carries.
+    pub fn authenticate(
+        &self,
+        credential: Credential<'_>,
+        from: &Origin,
+    ) -> Result<Caller, AppError> {
+        match self.identify(credential, from) {
+            Ok(caller) => Ok(caller.from_source(from.source.clone())),
+            Err((e, device)) => {
+                self.refuse(from, &e, device.as_deref(), None);
+                Err(e)
+            }
+        }
+    }
+
+    /// The tier gate: `insufficient tier` (audited) unless `caller` holds `required`. The local
+    /// secret and the CLI hold `read`.
+    pub fn admit(&self, caller: &Caller, required: Tier, from: &Origin) -> Result<(), AppError> {
+        if let Who::Device { label, tier, .. } = caller.who() {
+            if !tier.allows(required) {
+                let e = AppError::InsufficientTier;
+                self.refuse(from, &e, Some(label), Some((required, *tier)));
+                return Err(e);
+            }
+        }
+        if from.reads {
+            self.counters.read();
+        } else {
+            self.counters.write();
+        }
+        Ok(())
+    }
+
+    /// Records a request refused before it reached the application (a bad Host or Origin).
+    pub fn refuse_request(&self, from: &Origin, e: &AppError) {
+        self.refuse(from, e, None, None);
+    }
+
+    fn refuse(
+        &self,
+        from: &Origin,
+        e: &AppError,
+        device: Option<&str>,
+        tiers: Option<(Tier, Tier)>,
+    ) {
+        let mut rec = AuditRecord::new(AuditEventKind::SecurityDenied, self.machine.get())
+            .with_request_id(request_id())
+            .with_detail("method", from.method.clone());
+        if let Some(d) = device {
+            rec = rec.with_device(d);
+        }
+        if let Some((required, held)) = tiers {
+            rec = rec
+                .with_detail("required", required.as_str())
+                .with_detail("tier", held.as_str());
+        }
+        self.deny(from.source.clone(), &e.to_string(), rec);
+    }
+
+    /// The caller, or why there is none (with the device label when the token is known, for the
+    /// audit line).
+    fn identify(
+        &self,
+        credential: Credential<'_>,
+        from: &Origin,
+    ) -> Result<Caller, (AppError, Option<String>)> {
+        let token = match credential {
+            Credential::Local(secret) => {
+                // Only ever a read credential, only from this machine, never through a proxy
+                // (SPEC §4.6). Anything else gets `device not paired`.
+                let from_here = from.peer.is_loopback() || from.peer == self.bind_host;
+                return if from.reads
+                    && !from.proxied
+                    && from_here
+                    && secret_eq(secret, &self.local_secret)
+                {
+                    Ok(Caller::new(Who::LocalSecret))
+                } else {
+                    Err((AppError::NotPaired, None))
+                };
+            }
+            Credential::Bearer(token) => TokenHash::from_presented(token),
+        };
+        let now = time::OffsetDateTime::now_utc();
+        let policy = self.policy.load();
+        // The lowest tier: who the device is; the route's tier is [`App::admit`]'s.
+        match policy.authorize_hash(&token, Tier::Read, now) {
+            Ok(dev) => {
+                let label = dev.label.as_str().to_owned();
+                // Seen now (best effort, never blocks the request).
+                let _ = self.pairing.cast(PairingMsg::Touch(label.clone()));
+                Ok(Caller::new(Who::Device {
+                    label,
+                    tier: dev.tier,
+                    token,
+                }))
+            }
+            Err(AuthError::Unavailable) => {
+                // The phone keeps its token and retries; the pairing actor reads the store again.
+                let _ = self.pairing.cast(PairingMsg::Retry);
+                Err((AppError::PairingUnavailable, None))
+            }
+            Err(AuthError::Expired) => {
+                // The token is known: name the device in the audit line. Asking at the start of
+                // time cannot fail for a known token, so this only looks the device up.
+                let label = policy
+                    .authorize_hash(&token, Tier::Read, time::OffsetDateTime::UNIX_EPOCH)
+                    .map(|d| d.label.as_str().to_owned())
+                    .ok();
+                Err((AppError::Expired, label))
+            }
+            Err(_) => Err((AppError::NotPaired, None)),
+        }
+    }
+}
+
+/// Constant-time equality (lengths may leak; the secret's length is public). An empty secret
+/// matches nothing.
+fn secret_eq(presented: &str, secret: &str) -> bool {
+    !secret.is_empty()
+        && presented.len() == secret.len()
+        && bool::from(presented.as_bytes().ct_eq(secret.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_header_names_one_credential() {
+        assert_eq!(
+            Credential::of("Local  s3cret "),
+            Credential::Local("s3cret")
+        );
+        assert_eq!(Credential::of("Bearer abc"), Credential::Bearer("abc"));
+        assert_eq!(Credential::of("Basic abc"), Credential::Bearer(""));
+        assert_eq!(Credential::of(""), Credential::Bearer(""));
+    }
+
+    #[test]
+    fn an_empty_secret_matches_nothing() {
+        assert!(!secret_eq("", ""));
+        assert!(!secret_eq("abc", "abd"));
+        assert!(!secret_eq("ab", "abc"));
+        assert!(secret_eq("abc", "abc"));
+    }
+}
