@@ -56,10 +56,14 @@ pub fn entry(message: &Message, kind: Kind, with_body: bool, outcome: Option<Str
 
 /// Appends a line to the walky log (synced before this returns `Ok`).
 pub async fn append(ctx: &App, entry: Entry) -> Result<(), String> {
-    ctx.walky
+    match ctx
+        .walky
         .call(|r| WalkyMsg::Append(Box::new(entry), r))
         .await
-        .map_err(|e| e.to_string())?
+    {
+        Ok(written) => written.map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// On a member: the lead's key, from the certificate of the live link, checked against the pin

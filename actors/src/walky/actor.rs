@@ -5,6 +5,19 @@
 //!
 //! One actor, so the log is appended in order and each replay guard sees every message; signing
 //! and verifying are fast (tens of microseconds) next to the log's `fdatasync`.
+//!
+//! Who sends what: the application's walky flows (`src/app/walky/`) — `Append` before a message
+//! leaves or is typed, `Sign`/`ForwardOwn`/`Attest`/`Receive` on the crew paths, `Record` and
+//! `Result` for the lead's kept results, `Entries` for the inbox and the phone's cards.
+//!
+//! When it fails: a line that cannot be written or synced is answered [`WalkyFailure::Log`] to
+//! every writer that waited for that sync, so the message is refused (nothing is sent or typed
+//! unlogged). If the log cannot be opened, `pre_start` fails and the supervisor restarts the actor
+//! (and stops the bridge after five failures in a minute). A restarted instance rebuilds what it
+//! needs from the log — the index of sent ids, the replay guards of the last ten minutes — and
+//! loads the crew key again on first use; the lead's kept results live in memory only, so a result
+//! asked for after a restart is unknown (the sender already had its answer on its stream). Lines
+//! written but not synced when the actor stops are synced and answered in `post_stop`.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -21,6 +34,7 @@ use ed25519_dalek::VerifyingKey;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use time::OffsetDateTime;
 
+use super::error::WalkyFailure;
 use super::log::{Entry, Kind, WalkyLog};
 use crate::crew_link::CrewView;
 
@@ -50,20 +64,20 @@ pub struct WalkyArgs {
 #[non_exhaustive]
 pub enum WalkyMsg {
     /// Append a log line (synced).
-    Append(Box<Entry>, RpcReplyPort<Result<(), String>>),
+    Append(Box<Entry>, RpcReplyPort<Result<(), WalkyFailure>>),
     /// Append a log line nobody waits for (a result learned after the fact); a failure is logged.
     AppendLater(Box<Entry>),
     /// Sync the lines written since the last sync and answer their writers (sent by the actor to
     /// itself after a write).
     Flush,
     /// Every readable log line, oldest first.
-    Entries(RpcReplyPort<Result<Vec<Entry>, String>>),
+    Entries(RpcReplyPort<Result<Vec<Entry>, WalkyFailure>>),
     /// Whether this machine logged sending `id` (a member accepts results only for those).
     Sent(MessageId, RpcReplyPort<bool>),
     /// Sign a message of one of this machine's panes with the crew key.
-    Sign(Box<Message>, RpcReplyPort<Result<Signed, String>>),
+    Sign(Box<Message>, RpcReplyPort<Result<Signed, WalkyFailure>>),
     /// On the lead: sign a message of one of its own panes (no attestation needed).
-    ForwardOwn(Box<Message>, RpcReplyPort<Result<Forwarded, String>>),
+    ForwardOwn(Box<Message>, RpcReplyPort<Result<Forwarded, WalkyFailure>>),
     /// On the lead: check a member's message and attest it.
     Attest {
         /// The member's signed message.
@@ -75,7 +89,7 @@ pub enum WalkyMsg {
         /// The member's crew name.
         member: String,
         /// The message to forward, or why not.
-        reply: RpcReplyPort<Result<Forwarded, String>>,
+        reply: RpcReplyPort<Result<Forwarded, WalkyFailure>>,
     },
     /// On a receiver: check a forwarded message against the pinned lead's key.
     Receive {
@@ -95,7 +109,7 @@ pub enum WalkyMsg {
     /// How many results are kept and how many were dropped for the cap.
     RecordStats(RpcReplyPort<(usize, u64)>),
     /// This machine's crew key (to check, on the lead, messages for its own panes).
-    OwnKey(RpcReplyPort<Result<VerifyingKey, String>>),
+    OwnKey(RpcReplyPort<Result<VerifyingKey, WalkyFailure>>),
 }
 
 /// The actor's state.
@@ -111,7 +125,7 @@ pub struct WalkyState {
     attested: ReplayGuard,
     results: Records<Outcome>,
     /// Writers whose lines wait for the next sync.
-    waiting: Vec<RpcReplyPort<Result<(), String>>>,
+    waiting: Vec<RpcReplyPort<Result<(), WalkyFailure>>>,
     /// Whether a [`WalkyMsg::Flush`] is already in the mailbox.
     flush_queued: bool,
 }
@@ -121,11 +135,10 @@ fn now() -> i64 {
 }
 
 impl WalkyState {
-    fn reindex(&mut self) -> Result<(), String> {
+    fn reindex(&mut self) -> Result<(), WalkyFailure> {
         self.sent = self
             .log
-            .entries()
-            .map_err(|e| e.to_string())?
+            .entries()?
             .into_iter()
             .filter(|e| e.kind == Kind::Sent)
             .filter_map(|e| e.id.parse().ok())
@@ -167,10 +180,8 @@ impl WalkyState {
     }
 
     /// Writes a line (not yet synced) and makes sure a [`WalkyMsg::Flush`] follows.
-    fn write(&mut self, myself: &ActorRef<WalkyMsg>, entry: &Entry) -> Result<(), String> {
-        self.log
-            .write(entry, OffsetDateTime::now_utc())
-            .map_err(|e| e.to_string())?;
+    fn write(&mut self, myself: &ActorRef<WalkyMsg>, entry: &Entry) -> Result<(), WalkyFailure> {
+        self.log.write(entry, OffsetDateTime::now_utc())?;
         if entry.kind == Kind::Sent {
             if let Ok(id) = entry.id.parse() {
                 self.sent.insert(id);
@@ -187,7 +198,7 @@ impl WalkyState {
     /// already waiting, so under load many lines share one sync.
     fn flush(&mut self) {
         self.flush_queued = false;
-        let synced = self.log.sync().map_err(|e| e.to_string());
+        let synced = self.log.sync().map_err(WalkyFailure::from);
         for reply in self.waiting.drain(..) {
             let _ = reply.send(synced.clone());
         }
@@ -208,16 +219,19 @@ impl WalkyState {
     }
 
     /// The crew key, loaded on first use. A solo bridge has none and signs nothing (SPEC §9).
-    fn signer(&mut self) -> Result<&Signer, String> {
+    fn signer(&mut self) -> Result<&Signer, WalkyFailure> {
         if self.args.crew_view.load().role == crate::crew_link::CrewRole::Solo {
-            return Err("this bridge is not in a crew".into());
+            return Err(WalkyFailure::Solo);
         }
         if self.signer.is_none() {
+            let key = |e: &dyn std::fmt::Display| WalkyFailure::Key(e.to_string());
             let identity =
-                Identity::load_or_create(&self.args.identity_dir).map_err(|e| e.to_string())?;
-            self.signer = Some(Signer::from_identity(&identity).map_err(|e| e.to_string())?);
+                Identity::load_or_create(&self.args.identity_dir).map_err(|e| key(&e))?;
+            self.signer = Some(Signer::from_identity(&identity).map_err(|e| key(&e))?);
         }
-        self.signer.as_ref().ok_or_else(|| "no crew key".to_owned())
+        self.signer
+            .as_ref()
+            .ok_or_else(|| WalkyFailure::Key("not loaded".into()))
     }
 }
 
@@ -268,7 +282,7 @@ impl Actor for WalkyActor {
             }
             WalkyMsg::Flush => state.flush(),
             WalkyMsg::Entries(reply) => {
-                let _ = reply.send(state.log.entries().map_err(|e| e.to_string()));
+                let _ = reply.send(state.log.entries().map_err(WalkyFailure::from));
             }
             WalkyMsg::Sent(id, reply) => {
                 let _ = reply.send(state.sent.contains(&id));
@@ -292,8 +306,10 @@ impl Actor for WalkyActor {
                     let WalkyState {
                         signer, attested, ..
                     } = state;
-                    let lead = signer.as_ref().ok_or("no crew key")?;
-                    walky::attest(
+                    let lead = signer
+                        .as_ref()
+                        .ok_or_else(|| WalkyFailure::Key("not loaded".into()))?;
+                    Ok(walky::attest(
                         &signed,
                         &certificate,
                         &pinned,
@@ -301,8 +317,7 @@ impl Actor for WalkyActor {
                         lead,
                         attested,
                         now(),
-                    )
-                    .map_err(|e| e.to_string())
+                    )?)
                 });
                 let _ = reply.send(result);
             }

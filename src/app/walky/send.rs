@@ -149,7 +149,7 @@ async fn via_lead(ctx: &App, message: &Message, wait: bool) -> Result<Option<Out
         .walky
         .call(|r| WalkyMsg::Sign(Box::new(message.clone()), r))
         .await?
-        .map_err(AppError::BadRequest)?;
+        .map_err(|e| AppError::BadRequest(e.to_string()))?;
     let Some(conn) = ctx.lead_link.load_full() else {
         return Ok(Some(Outcome::Rejected("the lead is unreachable".into())));
     };
@@ -224,7 +224,7 @@ async fn to_member(ctx: &App, message: &Message) -> Result<Option<Outcome>, AppE
         .walky
         .call(|r| WalkyMsg::ForwardOwn(Box::new(message.clone()), r))
         .await?
-        .map_err(AppError::BadRequest)?;
+        .map_err(|e| AppError::BadRequest(e.to_string()))?;
     log_sent(ctx, message).await?;
     let outcome = relay_walky(ctx, &member, forwarded, &message.id).await;
     ctx.walky.cast(WalkyMsg::Record(WalkyResult {
