@@ -7,15 +7,17 @@
 //! issued invites (only the hash of each join secret is stored) and which members are online. On a
 //! member: the lead's pin and address and whether the link is up.
 //!
-//! **Who sends it what.** The CLI (through the control socket and `src/ops.rs`) sends `Init`,
+//! **Who sends it what.** The CLI (through the control socket and `src/app/crew.rs`) sends `Init`,
 //! `Invite`, `Join` and `Remove`; the link's own tasks ([`link`]) ask it to decide join requests and
 //! hellos and report connections that ended. Readers (`collie crew status`, `GET /api/machines`,
 //! `/api/health`) never send it a message: the actor publishes a [`CrewView`] in an `ArcSwap` after
 //! every change.
 //!
-//! **Pure cores.** [`core::Registry`] (members and invites, `now` passed in) and
-//! [`backoff::Backoff`] (reconnect delays, the random fraction passed in). [`invite`] is the
-//! invite string.
+//! **Pure cores.** [`lead::LeadCore`] is the lead's orchestration — joins, hellos, the online
+//! table, removals — with events in and effects out, driven by this actor ([`lead_role`]) and by
+//! the simulations alike; it keeps the members and invites in [`core::Registry`] (`now` passed
+//! in). [`backoff::Backoff`] gives reconnect delays (the random fraction passed in). [`invite`] is
+//! the invite string, [`persist`] what the `crew` table holds. A member's side is [`member_role`].
 //!
 //! **When it fails.** The supervisor restarts it; `pre_start` reads the role from the store and
 //! reopens the endpoint (a lead on the address it had), so members reconnect by themselves. The
@@ -25,7 +27,11 @@ pub mod actor;
 pub mod backoff;
 pub mod core;
 pub mod invite;
+pub mod lead;
+mod lead_role;
 pub mod link;
+mod member_role;
+mod persist;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -35,7 +41,8 @@ use collie_crew::relay::client::RelayClient;
 use collie_crew::transport::quic::{QuicConnection, QuicRecv, QuicSend};
 use serde::{Deserialize, Serialize};
 
-pub use self::actor::{stored_member_name, CrewActor, CrewArgs, CrewMsg};
+pub use self::actor::{CrewActor, CrewArgs, CrewMsg};
+pub use self::persist::stored_member_name;
 
 /// On a lead: a relay client per online member, by name, published by the actor whenever a member
 /// comes or goes. The phone API reads it without a message, so a relayed request costs no actor
