@@ -81,3 +81,6 @@ impl<M: Message> Slot<M> {
         actor.cast(msg).map_err(|_| CallError::Restarting)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -501,3 +501,6 @@ impl AuditState {
         Ok(record)
     }
 }
+
+#[cfg(test)]
+mod tests;

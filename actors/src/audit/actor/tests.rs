@@ -1,0 +1,91 @@
+//! The audit actor under a paused clock: its timer, not a caller, brings kept lines to the log.
+
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+use ractor::Actor;
+
+use super::*;
+
+fn args(dir: &std::path::Path) -> AuditArgs {
+    AuditArgs {
+        path: dir.join("audit.log"),
+        store: Store::open(&dir.join("db")).expect("store"),
+        mode: ContentMode::default(),
+        mask: Arc::new(|s: &str| s.to_owned()),
+        machine: MachineName::new("web-1"),
+        open_breaks: Arc::new(AtomicU64::new(0)),
+    }
+}
+
+fn revoked() -> AuditRecord {
+    AuditRecord::new(AuditEventKind::DeviceRevoked, "web-1").with_detail("label", "phone")
+}
+
+fn logged(dir: &std::path::Path) -> String {
+    std::fs::read_to_string(dir.join("audit.log")).unwrap_or_default()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_kept_line_reaches_the_log_at_the_next_tick_once_the_log_is_writable() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (actor, handle) = Actor::spawn(None, AuditActor, args(dir.path()))
+        .await
+        .expect("spawn");
+    // A directory in the log's place: the revocation is kept in the store, not lost.
+    std::fs::create_dir(dir.path().join("audit.log")).expect("mkdir");
+    let kept = ractor::call!(actor, |r| AuditMsg::AppendOrKeep(revoked(), r))
+        .expect("answers")
+        .expect("kept");
+    assert_eq!(kept, Kept::Kept);
+
+    // The log is writable again, but no tick has come: the line still waits.
+    std::fs::remove_dir(dir.path().join("audit.log")).expect("rmdir");
+    let status = ractor::call!(actor, AuditMsg::Status).expect("status");
+    assert_eq!(status.kept, 1);
+    assert!(!logged(dir.path()).contains("device.revoked"));
+
+    // One tick later it is in the log and gone from the store.
+    tokio::time::advance(TICK).await;
+    // Let the timer's task put the tick in the mailbox before the next question.
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    let status = ractor::call!(actor, AuditMsg::Status).expect("status");
+    assert_eq!(status.kept, 0);
+    assert!(logged(dir.path()).contains("device.revoked"));
+
+    actor.stop(None);
+    handle.await.expect("stopped");
+}
+
+#[tokio::test(start_paused = true)]
+async fn refusals_counted_in_a_window_are_written_when_the_actor_stops() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (actor, handle) = Actor::spawn(None, AuditActor, args(dir.path()))
+        .await
+        .expect("spawn");
+    let denial = || {
+        Box::new(Denial {
+            source: "10.0.0.9".into(),
+            reason: "device not paired".into(),
+            record: AuditRecord::new(AuditEventKind::SecurityDenied, "web-1"),
+        })
+    };
+    for _ in 0..5 {
+        actor.cast(AuditMsg::Denied(denial())).expect("cast");
+    }
+    // Ticks pass inside the minute: the first refusal's line only.
+    tokio::time::advance(TICK * 3).await;
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    let _ = ractor::call!(actor, AuditMsg::Status).expect("status");
+    assert_eq!(logged(dir.path()).matches("security.denied").count(), 1);
+    // A stop writes what the window counted since.
+    actor.stop(None);
+    handle.await.expect("stopped");
+    let log = logged(dir.path());
+    assert_eq!(log.matches("security.denied").count(), 2, "{log}");
+    assert!(log.contains("\"count\":4"), "{log}");
+}
