@@ -8,24 +8,3 @@
 
 pub mod member;
 pub mod uplink;
-
-use collie_crew::relay::RelayError;
-
-use crate::app::AppError;
-
-impl From<AppError> for RelayError {
-    fn from(e: AppError) -> Self {
-        match e {
-            AppError::NoSuchPane => RelayError::NoSuchPane,
-            AppError::ResourceLimit => RelayError::ResourceLimit,
-            AppError::AuditUnavailable => RelayError::AuditUnavailable,
-            AppError::BadRequest(m) => RelayError::BadInput(m),
-            AppError::CapabilityMissing => RelayError::CapabilityMissing,
-            AppError::Internal | AppError::Backend(_) => RelayError::Internal,
-            other => {
-                tracing::warn!(error = %other, "relayed request failed");
-                RelayError::Restarting
-            }
-        }
-    }
-}

@@ -144,6 +144,25 @@ impl From<RelayError> for AppError {
     }
 }
 
+/// How a member answers the lead when an operation it serves fails: the relay's error for the same
+/// refusal (the lead maps it back with the `From` above).
+impl From<AppError> for RelayError {
+    fn from(e: AppError) -> Self {
+        match e {
+            AppError::NoSuchPane => RelayError::NoSuchPane,
+            AppError::ResourceLimit => RelayError::ResourceLimit,
+            AppError::AuditUnavailable => RelayError::AuditUnavailable,
+            AppError::BadRequest(m) => RelayError::BadInput(m),
+            AppError::CapabilityMissing => RelayError::CapabilityMissing,
+            AppError::Internal | AppError::Backend(_) => RelayError::Internal,
+            other => {
+                tracing::warn!(error = %other, "relayed request failed");
+                RelayError::Restarting
+            }
+        }
+    }
+}
+
 impl From<CallError> for AppError {
     fn from(_: CallError) -> Self {
         AppError::Restarting
