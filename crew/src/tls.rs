@@ -2,16 +2,16 @@
 //! shared pin set, and what a caller learns about its peer after a handshake.
 //!
 //! Trust is by pin only — no certificate authorities, names or dates. Both sides present their own
-//! self-signed [`Identity`](crate::identity::Identity) certificate; the verifiers in [`verifier`]
-//! accept a peer only if the SHA-256 of its SubjectPublicKeyInfo is pinned, and still check every
-//! handshake signature so that holding a copy of a certificate is worth nothing. [`config`] builds
-//! the rustls and quinn configurations around them, with one crypto provider (ring) chosen here
-//! rather than a process-wide default.
+//! self-signed [`Identity`](crate::identity::Identity) certificate; one verifier type serving both
+//! sides, [`PinnedVerifier`], accepts a peer only if the SHA-256 of its SubjectPublicKeyInfo is
+//! pinned, and still checks every handshake signature so that holding a copy of a certificate is
+//! worth nothing. [`config`] builds the rustls and quinn configurations around it, with one crypto
+//! provider (ring) chosen here rather than a process-wide default.
 //!
 //! # Joining: admitting an unpinned client for one request
 //!
-//! A member joining the crew has no pin on the lead yet. The lead's client verifier therefore has
-//! two modes ([`ClientAdmission`]): `PinnedOnly` refuses unpinned clients during the handshake;
+//! A member joining the crew has no pin on the lead yet. The lead's verifier therefore has two
+//! modes ([`ClientAdmission`]): `PinnedOnly` refuses unpinned clients during the handshake;
 //! `JoinAllowed` lets an unpinned client finish the handshake (its handshake signature is verified
 //! all the same, so it proves it holds the key it presents). The verifier is shared by every
 //! handshake of the endpoint and has no handle on the connection, so it cannot record a per-
@@ -40,7 +40,7 @@ pub use config::{
     client_config, quic_client_config, quic_server_config, rustls_client_config,
     rustls_server_config, server_config, transport_config, IDLE_TIMEOUT, KEEP_ALIVE_INTERVAL,
 };
-pub use verifier::{ClientAdmission, PinnedClientVerifier, PinnedServerVerifier, Rejection};
+pub use verifier::{ClientAdmission, PinnedVerifier, Rejection};
 
 use crate::pin::{Pin, PinError};
 

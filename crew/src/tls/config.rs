@@ -1,6 +1,6 @@
-//! Builders for the crew's rustls and quinn configurations: TLS 1.3 only, ALPN
-//! [`ALPN`] on both sides, client certificates required, the pinned verifiers,
-//! no session resumption, and a QUIC transport whose keep-alive comes well inside the idle timeout.
+//! Builders for the crew's rustls and quinn configurations: TLS 1.3 only, ALPN [`ALPN`] on both
+//! sides, client certificates required, the [`PinnedVerifier`] on both sides, no session
+//! resumption, and a QUIC transport whose keep-alive comes well inside the idle timeout.
 //!
 //! The rustls builders are separate from the quinn wrappers so a caller (or a test) can inspect or
 //! adjust the TLS configuration before it is frozen into QUIC.
@@ -15,7 +15,7 @@ use rustls::server::NoServerSessionStorage;
 
 use crate::identity::Identity;
 use crate::pin::Pin;
-use crate::tls::verifier::{ClientAdmission, PinnedClientVerifier, PinnedServerVerifier};
+use crate::tls::verifier::{ClientAdmission, PinnedVerifier};
 use crate::tls::{crypto_provider, PinCheck, TlsError, ALPN};
 
 const IDLE_TIMEOUT_MS: u32 = 30_000;
@@ -36,7 +36,7 @@ pub fn rustls_client_config(
     lead: Pin,
 ) -> Result<rustls::ClientConfig, TlsError> {
     let provider = crypto_provider();
-    let verifier = PinnedServerVerifier::new(lead, &provider);
+    let verifier = PinnedVerifier::lead(lead, &provider);
     let mut config = rustls::ClientConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13])?
         .dangerous()
@@ -57,7 +57,7 @@ pub fn rustls_server_config(
     admission: ClientAdmission,
 ) -> Result<rustls::ServerConfig, TlsError> {
     let provider = crypto_provider();
-    let verifier = PinnedClientVerifier::new(pins, admission, &provider);
+    let verifier = PinnedVerifier::members(pins, admission, &provider);
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13])?
         .with_client_cert_verifier(Arc::new(verifier))
