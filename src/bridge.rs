@@ -3,7 +3,7 @@
 //!
 //! Start order: state dir (0700, modes tightened), store, local secret, then the supervisor with its
 //! children Redactor → Audit → Pairing → Panes → Crew → Http. Every child is reached through a
-//! [`Slot`](collie_actors::slot::Slot) that the supervisor refreshes on restart. A clean exit
+//! [`collie_actors::slot::Slot`] that the supervisor refreshes on restart. A clean exit
 //! deletes `local-secret` and the control socket.
 
 mod servers;

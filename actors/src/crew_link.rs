@@ -14,10 +14,10 @@
 //! every change.
 //!
 //! **Pure cores.** [`lead::LeadCore`] is the lead's orchestration — joins, hellos, the online
-//! table, removals — with events in and effects out, driven by this actor ([`lead_role`]) and by
+//! table, removals — with events in and effects out, driven by this actor (`lead_role.rs`) and by
 //! the simulations alike; it keeps the members and invites in [`core::Registry`] (`now` passed
 //! in). [`backoff::Backoff`] gives reconnect delays (the random fraction passed in). [`invite`] is
-//! the invite string, [`persist`] what the `crew` table holds. A member's side is [`member_role`].
+//! the invite string, `persist.rs` what the `crew` table holds. A member's side is `member_role.rs`.
 //!
 //! **When it fails.** The supervisor restarts it; `pre_start` reads the role from the store and
 //! reopens the endpoint (a lead on the address it had), so members reconnect by themselves. The

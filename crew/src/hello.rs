@@ -19,8 +19,8 @@
 //! [`JoinError`] with a message the member prints. The caller marks the invite used and pins the
 //! member only on acceptance, so a refusal leaves no state behind.
 //!
-//! **Capabilities.** [`requires`] names the capability each relay request needs; the lead refuses
-//! a request the member did not declare with `capability missing` ([`Peer::allows`]).
+//! **Capabilities.** [`crate::relay::requires`] names the capability each relay request needs; the lead refuses
+//! a request the member did not declare with `capability missing` ([`Peer::allows`], in `crate::relay`).
 
 use std::collections::BTreeSet;
 use std::fmt;

@@ -1,8 +1,8 @@
 //! The local control socket `<state>/bridge.sock` (SPEC §2, §3.1): how the CLI talks to its own
 //! running bridge.
 //!
-//! One request per connection: the CLI writes one JSON line ([`Request`]) and reads one JSON line
-//! ([`Reply`]). The socket is 0600 inside the 0700 state dir, and the server also checks the peer's
+//! One request per connection: the CLI writes one JSON line ([`protocol::Request`]) and reads one JSON line
+//! ([`protocol::Reply`]). The socket is 0600 inside the 0700 state dir, and the server also checks the peer's
 //! uid, so only the user who runs the bridge can use it. Requests are capped at [`MAX_REQUEST`]
 //! bytes before they are parsed.
 

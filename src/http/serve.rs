@@ -7,7 +7,7 @@
 //!   ready for it — which is also how long an idle keep-alive connection stays open between
 //!   requests — or the connection is closed.
 //! - **Bodies** are read whole, within a time and size limit, by [`super::body`]; **streams** are
-//!   capped per device and in all by [`super::streams`].
+//!   capped per device and in all by [`crate::app::follow`].
 //!
 //! Every connection runs in a task of one `JoinSet` owned by the server; cancelling the token
 //! starts a graceful shutdown of each, and the set is aborted when the server returns.

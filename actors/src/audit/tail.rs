@@ -28,7 +28,7 @@ const LOOK_BACK_BYTES: u64 = 2 * MAX_LINE_BYTES as u64;
 /// The last line decides [`FileEnd`]: a whole record that matches its hash (also when only its
 /// `\n` is missing), or damaged — cut short (no `\n`, not a whole record), unreadable, or
 /// altered. A damaged end is never skipped silently: the caller compares it with the store and
-/// records a break. The last whole record is looked for within the last [`LOOK_BACK_LINES`]
+/// records a break. The last whole record is looked for within the last `LOOK_BACK_LINES`
 /// lines.
 pub fn examine(path: &Path) -> Result<Examined, AuditError> {
     let file = match File::open(path) {

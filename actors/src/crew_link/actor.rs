@@ -1,6 +1,6 @@
 //! The crew actor's ractor shell: owns the role, the endpoint, the link tasks and the clock. The
-//! lead's decisions are [`LeadCore`]'s (applied in [`super::lead_role`]); a member's join and link
-//! are in [`super::member_role`]. See the module docs of [`crate::crew_link`].
+//! lead's decisions are [`LeadCore`]'s (applied in `lead_role.rs`); a member's join and link
+//! are in `member_role.rs`. See the module docs of [`crate::crew_link`].
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

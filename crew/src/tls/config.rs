@@ -36,7 +36,7 @@ pub fn rustls_client_config(
     lead: Pin,
 ) -> Result<rustls::ClientConfig, TlsError> {
     let provider = crypto_provider();
-    let verifier = PinnedVerifier::lead(lead, &provider);
+    let verifier = PinnedVerifier::trusting_lead(lead, &provider);
     let mut config = rustls::ClientConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13])?
         .dangerous()
@@ -57,7 +57,7 @@ pub fn rustls_server_config(
     admission: ClientAdmission,
 ) -> Result<rustls::ServerConfig, TlsError> {
     let provider = crypto_provider();
-    let verifier = PinnedVerifier::members(pins, admission, &provider);
+    let verifier = PinnedVerifier::trusting_members(pins, admission, &provider);
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13])?
         .with_client_cert_verifier(Arc::new(verifier))

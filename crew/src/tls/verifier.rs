@@ -132,8 +132,8 @@ enum PeerRole {
 /// The crew's certificate verifier for both TLS sides: accepts a peer presenting exactly one
 /// certificate whose pin it trusts, and verifies every TLS 1.3 ed25519 handshake signature.
 ///
-/// Build it with [`PinnedVerifier::lead`] on a member (it then serves as rustls'
-/// [`ServerCertVerifier`]) and with [`PinnedVerifier::members`] on the lead (as its
+/// Build it with [`PinnedVerifier::trusting_lead`] on a member (it then serves as rustls'
+/// [`ServerCertVerifier`]) and with [`PinnedVerifier::trusting_members`] on the lead (as its
 /// [`ClientCertVerifier`]). Either one implements both traits with the same rules; the join
 /// exception of [`ClientAdmission::JoinAllowed`] applies only when verifying a client, so no
 /// verifier ever accepts an unpinned server.
@@ -146,7 +146,7 @@ pub struct PinnedVerifier {
 impl PinnedVerifier {
     /// The verifier of a member: trusts only `lead`, checking signatures with `provider`'s
     /// algorithms.
-    pub fn lead(lead: Pin, provider: &CryptoProvider) -> Self {
+    pub fn trusting_lead(lead: Pin, provider: &CryptoProvider) -> Self {
         Self {
             trust: Trust::Lead(lead),
             algorithms: provider.signature_verification_algorithms,
@@ -155,7 +155,11 @@ impl PinnedVerifier {
 
     /// The verifier of the lead: consults `pins` at every handshake, admits clients per
     /// `admission`, and checks signatures with `provider`'s algorithms.
-    pub fn members(pins: PinCheck, admission: ClientAdmission, provider: &CryptoProvider) -> Self {
+    pub fn trusting_members(
+        pins: PinCheck,
+        admission: ClientAdmission,
+        provider: &CryptoProvider,
+    ) -> Self {
         Self {
             trust: Trust::Members { pins, admission },
             algorithms: provider.signature_verification_algorithms,

@@ -31,12 +31,12 @@ fn signed_by(identity: &Identity, message: &[u8]) -> DigitallySignedStruct {
 
 /// A member's verifier, trusting `lead`.
 fn trusting_lead(lead: &Identity) -> PinnedVerifier {
-    PinnedVerifier::lead(lead.pin(), &crypto_provider())
+    PinnedVerifier::trusting_lead(lead.pin(), &crypto_provider())
 }
 
 /// The lead's verifier, trusting `pins` under `admission`.
 fn trusting_members(pins: &PinSet, admission: ClientAdmission) -> PinnedVerifier {
-    PinnedVerifier::members(pins.check(), admission, &crypto_provider())
+    PinnedVerifier::trusting_members(pins.check(), admission, &crypto_provider())
 }
 
 /// Every kind of verifier, each trusting `peer`: the signature checks must not depend on which.
