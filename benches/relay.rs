@@ -2,7 +2,8 @@
 //! pane through the lead costs, next to the ways one would do it without Collie, measured in one run
 //! on one machine.
 //!
-//! Run: `cargo bench --bench relay`. A plain binary, not criterion, like `benches/bridge.rs`: the
+//! Run: `cargo bench --bench relay` (`COLLIE_BENCH_PARTS=keystrokes,memory` runs only those parts).
+//! A plain binary, not criterion, like `benches/bridge.rs`: the
 //! figures need real processes (a lead and members as `collie bridge`, tmux servers, `sshd`), and a
 //! criterion loop around process start-up would measure the wrong thing. It measures:
 //!
@@ -96,23 +97,33 @@ fn main() {
     let load_before = load_average();
     let mut out = Output::default();
 
-    {
+    let parts = Parts::from_env();
+    if parts.reads || parts.saturation || parts.keystrokes {
         let crew = Crew::start(root.path());
-        let mut sshd = match Sshd::start(&root.path().join("ssh")) {
-            Ok(sshd) => Some(sshd),
-            Err(why) => {
-                out.note(format!("ssh rows skipped: {why}"));
-                None
-            }
-        };
-        snapshot_reads(&crew, sshd.as_mut(), &mut out);
-        // The ssh master and sshd go before the saturation runs, so they take no CPU from them.
-        drop(sshd);
-        saturation(&crew, &mut out);
-        keystrokes(&crew, &mut out);
+        if parts.reads {
+            let mut sshd = match Sshd::start(&root.path().join("ssh")) {
+                Ok(sshd) => Some(sshd),
+                Err(why) => {
+                    out.note(format!("ssh rows skipped: {why}"));
+                    None
+                }
+            };
+            snapshot_reads(&crew, sshd.as_mut(), &mut out);
+            // The ssh master and sshd go before the saturation runs, so they take no CPU from
+            // them.
+            drop(sshd);
+        }
+        if parts.saturation {
+            saturation(&crew, &mut out);
+        }
+        if parts.keystrokes {
+            keystrokes(&crew, &mut out);
+        }
         progress("stopping the lead and both members");
     }
-    lead_memory(root.path(), &mut out);
+    if parts.memory {
+        lead_memory(root.path(), &mut out);
+    }
 
     println!();
     println!(
@@ -129,6 +140,29 @@ fn main() {
 }
 
 /// Prints a progress line on stderr (the figures go to stdout at the end).
+/// Which parts run: all of them, or those `COLLIE_BENCH_PARTS` names (a comma-separated list of
+/// `reads`, `saturation`, `keystrokes`, `memory`), to measure one figure again quickly.
+struct Parts {
+    reads: bool,
+    saturation: bool,
+    keystrokes: bool,
+    memory: bool,
+}
+
+impl Parts {
+    fn from_env() -> Self {
+        let only = std::env::var("COLLIE_BENCH_PARTS").unwrap_or_default();
+        let all = only.trim().is_empty();
+        let named = |part: &str| all || only.split(',').any(|p| p.trim() == part);
+        Parts {
+            reads: named("reads"),
+            saturation: named("saturation"),
+            keystrokes: named("keystrokes"),
+            memory: named("memory"),
+        }
+    }
+}
+
 fn progress(what: &str) {
     eprintln!("[relay bench] {what}");
 }
