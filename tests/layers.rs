@@ -242,5 +242,9 @@ fn no_shipped_code_detaches_a_task() {
             }
         }
     }
-    assert!(detached.is_empty(), "detached tasks:\n{}", detached.join("\n"));
+    assert!(
+        detached.is_empty(),
+        "detached tasks:\n{}",
+        detached.join("\n")
+    );
 }
