@@ -3,7 +3,9 @@
 //! It owns the tmux backend (one control client per session per socket, mirrors in memory) and the
 //! hosted pty panes, and answers list, snapshot, subscribe and write requests from the HTTP layer
 //! and the control socket. Reads are served from memory (never a spawned process); everything that
-//! leaves through a reply is masked here with the redactor's masker — names too.
+//! leaves through a reply is masked here with the redactor's masker — names too. A request's pane
+//! id is resolved once into a [`PaneRef`], on which each operation matches; both backends read a
+//! screen into the same [`ScreenSnapshot`](super::snapshot::ScreenSnapshot).
 //!
 //! Caps: at most [`MAX_HOSTED`] hosted panes, and the buffers of all panes stay under
 //! [`BUFFER_CAP`] (or [`PanesArgs::buffer_cap`]); past either a new hosted pane is refused
@@ -29,9 +31,10 @@ use tokio_util::task::AbortOnDropHandle;
 use super::budget::{tmux_scrollback_limit, BudgetInput};
 use super::foreground::{at_prompt, Processes};
 use super::keys::NamedKey;
-use super::pty::{HostedPane, PtySnapshot, SpawnOptions, DEFAULT_SCROLLBACK_LINES};
+use super::pane_ref::PaneRef;
+use super::pty::{HostedPane, SpawnOptions, DEFAULT_SCROLLBACK_LINES};
 use super::ring::DEFAULT_RING_BYTES;
-use super::tmux::{TmuxBackend, TmuxError, TmuxOptions, TmuxSocket};
+use super::tmux::{TmuxBackend, TmuxOptions, TmuxSocket};
 use super::token::pane_token;
 use crate::machine::MachineName;
 use crate::redact::Masker;
@@ -69,40 +72,7 @@ pub struct PanesArgs {
 // phone would get, so there is one definition of each.
 pub use collie_crew::relay::{Cursor, PaneInfo, PaneSnapshot};
 
-/// Pane failures; the Display strings that reach a phone are the §3.2 ones.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum PaneError {
-    /// Unknown pane id.
-    #[error("no such pane")]
-    NoSuchPane,
-    /// A cap is reached; names which (for the `resource.denied` line the caller writes).
-    #[error("resource limit")]
-    ResourceLimit(&'static str),
-    /// The input is not acceptable (the message says why).
-    #[error("{0}")]
-    BadInput(String),
-    /// The backend failed.
-    #[error("{0}")]
-    Backend(String),
-    /// The pane's foreground process is a shell, which would run a typed line (SPEC §9).
-    #[error("is at a shell prompt")]
-    AtShell,
-    /// What runs in the pane's foreground cannot be read, so it may be a shell.
-    #[error("runs a program Collie cannot identify")]
-    ForegroundUnknown,
-}
-
-impl From<TmuxError> for PaneError {
-    fn from(e: TmuxError) -> Self {
-        match e {
-            TmuxError::NoSuchPane => PaneError::NoSuchPane,
-            TmuxError::Key(k) => PaneError::BadInput(k.to_string()),
-            TmuxError::InvalidArgument(a) => PaneError::BadInput(format!("invalid {a}")),
-            other => PaneError::Backend(other.to_string()),
-        }
-    }
-}
+pub use super::error::PaneError;
 
 type Reply<T> = RpcReplyPort<Result<T, PaneError>>;
 
@@ -273,13 +243,13 @@ impl Actor for PanesActor {
                 let _ = reply.send(state.list());
             }
             PanesMsg::Foreground { pane, reply } => {
-                let _ = reply.send(state.foreground(&pane));
+                let _ = reply.send(state.foreground(PaneRef::parse(&pane)));
             }
             PanesMsg::Deliver { pane, line, reply } => {
-                let _ = reply.send(state.deliver(&pane, &line).await);
+                let _ = reply.send(state.deliver(PaneRef::parse(&pane), &line).await);
             }
             PanesMsg::Info { pane, reply } => {
-                let _ = reply.send(state.info(&pane));
+                let _ = reply.send(state.info(PaneRef::parse(&pane)));
             }
             PanesMsg::Snapshot {
                 pane,
@@ -293,10 +263,10 @@ impl Actor for PanesActor {
                     drop(reply);
                     return Err("injected fault: snapshot".into());
                 }
-                let _ = reply.send(state.snapshot(&pane, scrollback));
+                let _ = reply.send(state.snapshot(PaneRef::parse(&pane), scrollback));
             }
             PanesMsg::Subscribe { pane, reply } => {
-                let _ = reply.send(state.subscribe(&pane));
+                let _ = reply.send(state.subscribe(PaneRef::parse(&pane)));
             }
             PanesMsg::Input {
                 pane,
@@ -304,7 +274,7 @@ impl Actor for PanesActor {
                 keys,
                 reply,
             } => {
-                let _ = reply.send(state.input(&pane, &text, &keys).await);
+                let _ = reply.send(state.input(PaneRef::parse(&pane), &text, &keys).await);
             }
             PanesMsg::Create {
                 name,
@@ -315,10 +285,10 @@ impl Actor for PanesActor {
                 state.check_budget();
             }
             PanesMsg::Rename { pane, name, reply } => {
-                let _ = reply.send(state.rename(&pane, name).await);
+                let _ = reply.send(state.rename(PaneRef::parse(&pane), name).await);
             }
             PanesMsg::Close { pane, reply } => {
-                let _ = reply.send(state.close(&pane).await);
+                let _ = reply.send(state.close(PaneRef::parse(&pane)).await);
                 state.check_budget();
             }
             PanesMsg::CheckBudget => state.check_budget(),
@@ -329,18 +299,13 @@ impl Actor for PanesActor {
     }
 }
 
-/// The number of a hosted pane's id `p<n>`, in its canonical spelling only (`p01` is not `p1`).
-fn hosted_id(pane: &str) -> Option<u32> {
-    let n = pane.strip_prefix('p')?;
-    if !super::tmux::canonical_number(n) {
-        return None;
-    }
-    n.parse().ok()
-}
-
 impl PanesState {
     fn mask(&self, s: &str) -> String {
         self.args.masker.mask(s).into_owned()
+    }
+
+    fn hosted_pane(&self, n: u32) -> Result<&Hosted, PaneError> {
+        self.hosted.get(&n).ok_or(PaneError::NoSuchPane)
     }
 
     fn tmux_info(&self, p: super::tmux::TmuxPaneInfo) -> PaneInfo {
@@ -363,7 +328,7 @@ impl PanesState {
         let (rows, cols) = h.pane.size();
         PaneInfo {
             machine: self.args.machine.get(),
-            pane: format!("p{n}"),
+            pane: PaneRef::Hosted(n).to_string(),
             token: h.token.clone(),
             name: self.mask(&h.name),
             backend: "pty".to_owned(),
@@ -401,18 +366,17 @@ impl PanesState {
 
     /// The names of the processes in the pane's terminal's foreground group, read now; `None`
     /// when they cannot be read.
-    fn foreground(&self, pane: &str) -> Result<Option<Vec<String>>, PaneError> {
-        let pid = if let Some(n) = hosted_id(pane) {
-            self.hosted.get(&n).ok_or(PaneError::NoSuchPane)?.pane.pid()
-        } else {
-            Some(self.tmux.info(pane).ok_or(PaneError::NoSuchPane)?.pid)
+    fn foreground(&self, pane: PaneRef<'_>) -> Result<Option<Vec<String>>, PaneError> {
+        let pid = match pane {
+            PaneRef::Hosted(n) => self.hosted_pane(n)?.pane.pid(),
+            PaneRef::Tmux(id) => Some(self.tmux.info(id).ok_or(PaneError::NoSuchPane)?.pid),
         };
         Ok(pid.and_then(|pid| Processes::scan().foreground_of(pid)))
     }
 
     /// Types one line and Enter into `pane` only if its foreground process is not a shell — a
     /// walky header (SPEC §9). The check and the typing happen in one turn of the actor.
-    async fn deliver(&self, pane: &str, line: &str) -> Result<(), PaneError> {
+    async fn deliver(&self, pane: PaneRef<'_>, line: &str) -> Result<(), PaneError> {
         match self.foreground(pane)? {
             Some(names) if !at_prompt(&names) => self.input(pane, line, &[NamedKey::Enter]).await,
             Some(_) => Err(PaneError::AtShell),
@@ -420,90 +384,63 @@ impl PanesState {
         }
     }
 
-    fn info(&self, pane: &str) -> Result<PaneInfo, PaneError> {
-        if let Some(n) = hosted_id(pane) {
-            let h = self.hosted.get(&n).ok_or(PaneError::NoSuchPane)?;
-            return Ok(self.hosted_info(n, h));
-        }
-        self.tmux
-            .info(pane)
-            .map(|p| self.tmux_info(p))
-            .ok_or(PaneError::NoSuchPane)
-    }
-
-    fn snapshot(&self, pane: &str, scrollback: usize) -> Result<PaneSnapshot, PaneError> {
-        let masker = Arc::clone(&self.args.masker);
-        let mask = move |s: &str| masker.mask(s).into_owned();
-        // Both backends' snapshots, reduced to (token, name, screen).
-        let (token, name, screen) = if let Some(n) = hosted_id(pane) {
-            let h = self.hosted.get(&n).ok_or(PaneError::NoSuchPane)?;
-            (
-                h.token.clone(),
-                h.name.clone(),
-                h.pane.snapshot(scrollback, &mask),
-            )
-        } else {
-            let t = self
+    fn info(&self, pane: PaneRef<'_>) -> Result<PaneInfo, PaneError> {
+        match pane {
+            PaneRef::Hosted(n) => Ok(self.hosted_info(n, self.hosted_pane(n)?)),
+            PaneRef::Tmux(id) => self
                 .tmux
-                .snapshot(pane, scrollback, &mask)
-                .ok_or(PaneError::NoSuchPane)?;
-            let screen = PtySnapshot {
-                cols: t.cols,
-                rows: t.rows,
-                cursor: t.cursor,
-                lines: t.lines,
-                scrollback: t.scrollback,
-                seq: t.seq,
-            };
-            (t.token, t.name, screen)
+                .info(id)
+                .map(|p| self.tmux_info(p))
+                .ok_or(PaneError::NoSuchPane),
+        }
+    }
+
+    fn snapshot(&self, pane: PaneRef<'_>, scrollback: usize) -> Result<PaneSnapshot, PaneError> {
+        let mask = |s: &str| self.mask(s);
+        let (token, name, screen) = match pane {
+            PaneRef::Hosted(n) => {
+                let h = self.hosted_pane(n)?;
+                let screen = h.pane.snapshot(scrollback, &mask);
+                (h.token.clone(), h.name.clone(), screen)
+            }
+            PaneRef::Tmux(id) => self
+                .tmux
+                .snapshot(id, scrollback, &mask)
+                .ok_or(PaneError::NoSuchPane)?,
         };
-        Ok(self.shape(pane, token, &name, screen))
+        let machine = self.args.machine.get();
+        Ok(screen.into_pane_snapshot(machine, pane.to_string(), token, self.mask(&name)))
     }
 
-    fn shape(&self, pane: &str, token: String, name: &str, s: PtySnapshot) -> PaneSnapshot {
-        PaneSnapshot {
-            machine: self.args.machine.get(),
-            pane: pane.to_string(),
-            token,
-            name: self.mask(name),
-            cols: s.cols,
-            rows: s.rows,
-            cursor: Cursor {
-                x: s.cursor.0,
-                y: s.cursor.1,
-            },
-            lines: s.lines,
-            scrollback: s.scrollback,
-            seq: s.seq,
+    fn subscribe(&self, pane: PaneRef<'_>) -> Result<watch::Receiver<u64>, PaneError> {
+        match pane {
+            PaneRef::Hosted(n) => Ok(self.hosted_pane(n)?.pane.subscribe()),
+            PaneRef::Tmux(id) => self.tmux.subscribe(id).ok_or(PaneError::NoSuchPane),
         }
     }
 
-    fn subscribe(&self, pane: &str) -> Result<watch::Receiver<u64>, PaneError> {
-        if let Some(n) = hosted_id(pane) {
-            return self
-                .hosted
-                .get(&n)
-                .map(|h| h.pane.subscribe())
-                .ok_or(PaneError::NoSuchPane);
-        }
-        self.tmux.subscribe(pane).ok_or(PaneError::NoSuchPane)
-    }
-
-    async fn input(&self, pane: &str, text: &str, keys: &[NamedKey]) -> Result<(), PaneError> {
-        if let Some(n) = hosted_id(pane) {
-            let h = self.hosted.get(&n).ok_or(PaneError::NoSuchPane)?;
-            return h
+    async fn input(
+        &self,
+        pane: PaneRef<'_>,
+        text: &str,
+        keys: &[NamedKey],
+    ) -> Result<(), PaneError> {
+        match pane {
+            PaneRef::Hosted(n) => self
+                .hosted_pane(n)?
                 .pane
                 .write_input(text, keys)
-                .map_err(|e| PaneError::Backend(e.to_string()));
+                .map_err(|e| PaneError::Backend(e.to_string())),
+            PaneRef::Tmux(id) => {
+                if !text.is_empty() {
+                    self.tmux.send_text(id, text).await?;
+                }
+                for key in keys {
+                    self.tmux.send_key(id, *key).await?;
+                }
+                Ok(())
+            }
         }
-        if !text.is_empty() {
-            self.tmux.send_text(pane, text).await?;
-        }
-        for key in keys {
-            self.tmux.send_key(pane, *key).await?;
-        }
-        Ok(())
     }
 
     fn allocated_bytes(&self) -> usize {
@@ -552,7 +489,7 @@ impl PanesState {
         }
         let n = self.next_hosted;
         self.next_hosted += 1;
-        let id = format!("p{n}");
+        let id = PaneRef::Hosted(n);
         let mut nonce = [0u8; 8];
         rand::rngs::OsRng.fill_bytes(&mut nonce);
         let token = pane_token(&self.salt, &format!("hosted:{}:{n}", hex::encode(nonce)));
@@ -572,24 +509,30 @@ impl PanesState {
             .map_err(|e| PaneError::Backend(format!("cannot start the pane: {e}")))?;
         let name = name.unwrap_or_else(|| format!("pane {n}"));
         self.hosted.insert(n, Hosted { pane, name, token });
-        self.info(&id)
+        self.info(id)
     }
 
-    async fn rename(&mut self, pane: &str, name: String) -> Result<(), PaneError> {
-        if let Some(n) = hosted_id(pane) {
-            let h = self.hosted.get_mut(&n).ok_or(PaneError::NoSuchPane)?;
-            h.name = name;
-            return Ok(());
+    async fn rename(&mut self, pane: PaneRef<'_>, name: String) -> Result<(), PaneError> {
+        match pane {
+            PaneRef::Hosted(n) => {
+                self.hosted.get_mut(&n).ok_or(PaneError::NoSuchPane)?.name = name;
+                Ok(())
+            }
+            PaneRef::Tmux(id) => Ok(self.tmux.rename(id, &name).await?),
         }
-        Ok(self.tmux.rename(pane, &name).await?)
     }
 
-    async fn close(&mut self, pane: &str) -> Result<(), PaneError> {
-        if let Some(n) = hosted_id(pane) {
-            let h = self.hosted.remove(&n).ok_or(PaneError::NoSuchPane)?;
-            h.pane.kill();
-            return Ok(());
+    async fn close(&mut self, pane: PaneRef<'_>) -> Result<(), PaneError> {
+        match pane {
+            PaneRef::Hosted(n) => {
+                self.hosted
+                    .remove(&n)
+                    .ok_or(PaneError::NoSuchPane)?
+                    .pane
+                    .kill();
+                Ok(())
+            }
+            PaneRef::Tmux(id) => Ok(self.tmux.kill(id).await?),
         }
-        Ok(self.tmux.kill(pane).await?)
     }
 }

@@ -29,6 +29,7 @@ use tokio::sync::watch;
 use crate::panes::keys::NamedKey;
 use crate::panes::ring::{RawRing, DEFAULT_RING_BYTES};
 use crate::panes::screen::Screen;
+use crate::panes::snapshot::ScreenSnapshot;
 
 use self::writer::InputQueue;
 
@@ -103,23 +104,6 @@ impl Default for SpawnOptions {
             ring_bytes: DEFAULT_RING_BYTES,
         }
     }
-}
-
-/// A point-in-time copy of a hosted pane's screen, masked by the caller's function.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PtySnapshot {
-    /// Terminal columns.
-    pub cols: u16,
-    /// Terminal rows.
-    pub rows: u16,
-    /// Cursor as `(x, y)`, 0-based column and row.
-    pub cursor: (u16, u16),
-    /// The visible rows, masked, trailing spaces trimmed.
-    pub lines: Vec<String>,
-    /// Up to the requested number of scrollback lines above the rows, oldest first, masked.
-    pub scrollback: Vec<String>,
-    /// The output sequence number this snapshot reflects.
-    pub seq: u64,
 }
 
 /// What the reader thread updates, under one lock.
@@ -294,17 +278,10 @@ impl HostedPane {
 
     /// The screen now, each logical line masked by `mask`, with up to `scrollback` lines of
     /// scrollback.
-    pub fn snapshot(&self, scrollback: usize, mask: &dyn Fn(&str) -> String) -> PtySnapshot {
-        let mut out = lock(&self.shared.output);
-        let (rows, cols) = out.screen.size();
-        PtySnapshot {
-            cols,
-            rows,
-            cursor: out.screen.cursor(),
-            lines: out.screen.rows_masked(mask),
-            scrollback: out.screen.scrollback_masked(scrollback, mask),
-            seq: out.seq,
-        }
+    pub fn snapshot(&self, scrollback: usize, mask: &dyn Fn(&str) -> String) -> ScreenSnapshot {
+        let mut guard = lock(&self.shared.output);
+        let out = &mut *guard;
+        ScreenSnapshot::capture(&mut out.screen, out.seq, scrollback, mask)
     }
 
     /// The terminal size as `(rows, cols)`, without copying the screen.

@@ -38,6 +38,8 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::panes::keys::{KeyError, NamedKey, MAX_TEXT_BYTES};
+use crate::panes::pane_ref::canonical_number;
+use crate::panes::snapshot::ScreenSnapshot;
 
 /// Bytes of text typed per `send-keys -H` command (each byte becomes three characters).
 const SEND_CHUNK: usize = 4096;
@@ -104,31 +106,6 @@ pub struct TmuxPaneInfo {
     pub pid: u32,
 }
 
-/// A pane's screen at one `seq`, masked per logical line (SPEC §3.2 snapshot shape).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Snapshot {
-    /// The pane id (`t<i>-<n>`).
-    pub id: String,
-    /// The pane token.
-    pub token: String,
-    /// The pane name (unmasked; see [`TmuxPaneInfo::name`]).
-    pub name: String,
-    /// Width in columns.
-    pub cols: u16,
-    /// Height in rows.
-    pub rows: u16,
-    /// Cursor `(x, y)`, 0-based.
-    pub cursor: (u16, u16),
-    /// The visible rows, masked, trailing spaces trimmed.
-    pub lines: Vec<String>,
-    /// Up to the requested number of scrollback lines, oldest first, masked.
-    pub scrollback: Vec<String>,
-    /// The change counter this snapshot reflects.
-    pub seq: u64,
-    /// Whether the pane's program still runs.
-    pub alive: bool,
-}
-
 /// Errors of the tmux backend.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -165,14 +142,6 @@ pub fn parse_pane_id(id: &str) -> Option<(usize, u32)> {
         return None;
     }
     Some((index.parse().ok()?, pane.parse().ok()?))
-}
-
-/// Decimal digits without a leading zero (but `0` itself), at most 9 of them.
-pub fn canonical_number(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 9
-        && s.bytes().all(|b| b.is_ascii_digit())
-        && (s == "0" || !s.starts_with('0'))
 }
 
 /// The mirrors of every pane of the configured tmux servers, and the commands to drive them.
@@ -229,14 +198,16 @@ impl TmuxBackend {
         server.info(pane)
     }
 
-    /// The pane's screen with up to `scrollback` lines of history, every logical line masked by
-    /// `mask`; `None` for an unknown id. Served from memory.
+    /// The pane's token, its name (unmasked, see [`TmuxPaneInfo::name`]) and its screen with up
+    /// to `scrollback` lines of history, every logical line masked by `mask` — all three read
+    /// under one lock, so they describe the same pane at the same `seq`. `None` for an unknown id.
+    /// Served from memory.
     pub fn snapshot(
         &self,
         id: &str,
         scrollback: usize,
         mask: &dyn Fn(&str) -> String,
-    ) -> Option<Snapshot> {
+    ) -> Option<(String, String, ScreenSnapshot)> {
         let (server, pane) = self.lookup(id).ok()?;
         server.snapshot(pane, scrollback, mask)
     }

@@ -27,7 +27,7 @@ use super::client::{self, Client, Hook};
 use super::control::{Notification, Reply};
 use super::{TmuxError, TmuxOptions, TmuxPaneInfo, TmuxSocket};
 use crate::panes::screen::Screen;
-use crate::panes::tmux::Snapshot;
+use crate::panes::snapshot::ScreenSnapshot;
 use crate::panes::token::pane_token;
 
 /// What control clients tell the manager.
@@ -254,24 +254,13 @@ impl Shared {
         pane: u32,
         scrollback: usize,
         mask: &dyn Fn(&str) -> String,
-    ) -> Option<Snapshot> {
+    ) -> Option<(String, String, ScreenSnapshot)> {
         let mut state = lock(&self.state);
         let server_pid = state.server_pid.unwrap_or(0);
         let m = state.panes.get_mut(&pane)?;
-        let (rows, cols) = m.screen.size();
-        let (id, token) = self.id_and_token(server_pid, pane, m.pane_pid);
-        Some(Snapshot {
-            id,
-            token,
-            name: m.name.clone(),
-            cols,
-            rows,
-            cursor: m.screen.cursor(),
-            lines: m.screen.rows_masked(mask),
-            scrollback: m.screen.scrollback_masked(scrollback, mask),
-            seq: m.seq,
-            alive: m.alive,
-        })
+        let (_, token) = self.id_and_token(server_pid, pane, m.pane_pid);
+        let screen = ScreenSnapshot::capture(&mut m.screen, m.seq, scrollback, mask);
+        Some((token, m.name.clone(), screen))
     }
 
     pub(super) fn subscribe(&self, pane: u32) -> Option<watch::Receiver<u64>> {

@@ -108,6 +108,16 @@ fn plain(s: &str) -> String {
     s.to_owned()
 }
 
+/// The pane's screen, without its token and name.
+fn screen(
+    backend: &TmuxBackend,
+    id: &str,
+    scrollback: usize,
+    mask: &dyn Fn(&str) -> String,
+) -> Option<ScreenSnapshot> {
+    backend.snapshot(id, scrollback, mask).map(|(_, _, s)| s)
+}
+
 fn random_word() -> String {
     let n: u64 = rand::thread_rng().gen();
     format!("{n:016x}")
@@ -115,14 +125,11 @@ fn random_word() -> String {
 
 /// Whether the shell has printed its prompt (any non-empty row), so typed keys reach it.
 fn prompt_shown(backend: &TmuxBackend, id: &str) -> bool {
-    backend
-        .snapshot(id, 0, &plain)
-        .is_some_and(|s| s.lines.iter().any(|l| !l.is_empty()))
+    screen(backend, id, 0, &plain).is_some_and(|s| s.lines.iter().any(|l| !l.is_empty()))
 }
 
 fn screen_has_line(backend: &TmuxBackend, id: &str, line: &str) -> bool {
-    backend
-        .snapshot(id, 100, &plain)
+    screen(backend, id, 100, &plain)
         .is_some_and(|s| s.lines.iter().chain(&s.scrollback).any(|l| l == line))
 }
 
@@ -220,10 +227,10 @@ async fn mirrors_types_and_follows_panes_on_explicit_socket() {
         "output never shown"
     );
     assert!(rx.has_changed().expect("open"));
-    let snap = backend.snapshot(&id, 10, &plain).expect("snapshot");
+    let (token, _, snap) = backend.snapshot(&id, 10, &plain).expect("snapshot");
     assert!(snap.seq > seq0);
     assert_eq!(snap.lines.len(), 24);
-    assert_eq!(snap.id, id);
+    assert_eq!(token, info.token);
 
     // Text with quotes, `$`, `;` and non-ASCII is typed literally.
     let tricky = format!("echo '{word} ; $HOME \"é\"'");
@@ -277,7 +284,7 @@ async fn mirrors_types_and_follows_panes_on_explicit_socket() {
     let mut new_rx = backend.subscribe(&new_id).expect("subscribe new");
     backend.kill(&new_id).await.expect("kill");
     assert!(
-        wait_for(|| backend.snapshot(&new_id, 0, &plain).is_none()).await,
+        wait_for(|| screen(&backend, &new_id, 0, &plain).is_none()).await,
         "kill not seen"
     );
     assert!(backend.list().iter().all(|p| p.id != new_id));
@@ -360,8 +367,7 @@ async fn seeds_existing_content_and_masks_wrapped_secret_in_narrow_pane() {
     let cursor = server.tmux_text(&["display", "-p", "-t", "t1", "#{cursor_x} #{cursor_y}"]);
     assert!(
         wait_for(|| {
-            backend
-                .snapshot(&id, 0, &plain)
+            screen(&backend, &id, 0, &plain)
                 .is_some_and(|s| format!("{} {}", s.cursor.0, s.cursor.1) == cursor)
         })
         .await,
@@ -371,10 +377,8 @@ async fn seeds_existing_content_and_masks_wrapped_secret_in_narrow_pane() {
     // Narrow the window; the mirror follows.
     server.tmux_text(&["resize-window", "-t", "t1", "-x", "20", "-y", "10"]);
     assert!(
-        wait_for(|| backend
-            .snapshot(&id, 0, &plain)
-            .is_some_and(|s| s.cols == 20 && s.rows == 10))
-        .await,
+        wait_for(|| screen(&backend, &id, 0, &plain).is_some_and(|s| s.cols == 20 && s.rows == 10))
+            .await,
         "resize not mirrored"
     );
     let secret = "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5kL7";
@@ -388,7 +392,7 @@ async fn seeds_existing_content_and_masks_wrapped_secret_in_narrow_pane() {
         wait_for(|| screen_has_line(&backend, &id, &done)).await,
         "output never shown"
     );
-    let raw = backend.snapshot(&id, 100, &plain).expect("snapshot");
+    let raw = screen(&backend, &id, 100, &plain).expect("snapshot");
     // The token really is wrapped across rows (so this checks logical-line masking).
     let raw_rows: Vec<&String> = raw.lines.iter().chain(&raw.scrollback).collect();
     assert!(raw_rows.iter().all(|l| !l.contains(&token)), "{raw_rows:?}");
@@ -396,7 +400,7 @@ async fn seeds_existing_content_and_masks_wrapped_secret_in_narrow_pane() {
         raw_rows.iter().any(|l| l.contains(&token[20..30])),
         "{raw_rows:?}"
     );
-    let masked = backend.snapshot(&id, 100, &mask_ghp).expect("snapshot");
+    let masked = screen(&backend, &id, 100, &mask_ghp).expect("snapshot");
     let text = masked
         .lines
         .iter()
@@ -449,7 +453,7 @@ async fn default_socket_honours_tmux_tmpdir_and_new_window_starts_a_server() {
 
 /// Lines of the mirror's scrollback (asking for more than any limit).
 fn scrollback_of(backend: &TmuxBackend, id: &str) -> Option<Vec<String>> {
-    backend.snapshot(id, 10_000, &plain).map(|s| s.scrollback)
+    screen(backend, id, 10_000, &plain).map(|s| s.scrollback)
 }
 
 /// Whether `lines` are consecutive numbers (what `seq` prints), so nothing was lost or mangled.
@@ -511,7 +515,7 @@ async fn scrollback_limit_rebuilds_mirrors_and_applies_to_new_ones() {
     let kept = scrollback_of(&backend, &id).expect("mirror");
     assert_eq!(kept.len(), 100, "{kept:?}");
     assert!(consecutive(&kept), "{kept:?}");
-    let visible = backend.snapshot(&id, 0, &plain).expect("mirror").lines;
+    let visible = screen(&backend, &id, 0, &plain).expect("mirror").lines;
     let first_visible: u64 = visible[0].parse().expect("a number on the first row");
     assert_eq!(
         kept.last().map(String::as_str),

@@ -1,0 +1,41 @@
+//! The errors of pane requests, whatever the backend.
+//!
+//! Their `Display` strings are the ones SPEC §3.2 gives a phone, so callers pass them on
+//! unchanged; the tmux backend's own errors are folded into them here, in one place.
+
+use super::tmux::TmuxError;
+
+/// Pane failures; the Display strings that reach a phone are the §3.2 ones.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PaneError {
+    /// Unknown pane id.
+    #[error("no such pane")]
+    NoSuchPane,
+    /// A cap is reached; names which (for the `resource.denied` line the caller writes).
+    #[error("resource limit")]
+    ResourceLimit(&'static str),
+    /// The input is not acceptable (the message says why).
+    #[error("{0}")]
+    BadInput(String),
+    /// The backend failed.
+    #[error("{0}")]
+    Backend(String),
+    /// The pane's foreground process is a shell, which would run a typed line (SPEC §9).
+    #[error("is at a shell prompt")]
+    AtShell,
+    /// What runs in the pane's foreground cannot be read, so it may be a shell.
+    #[error("runs a program Collie cannot identify")]
+    ForegroundUnknown,
+}
+
+impl From<TmuxError> for PaneError {
+    fn from(e: TmuxError) -> Self {
+        match e {
+            TmuxError::NoSuchPane => PaneError::NoSuchPane,
+            TmuxError::Key(k) => PaneError::BadInput(k.to_string()),
+            TmuxError::InvalidArgument(a) => PaneError::BadInput(format!("invalid {a}")),
+            other => PaneError::Backend(other.to_string()),
+        }
+    }
+}
