@@ -17,7 +17,8 @@
 //! table, removals — with events in and effects out, driven by this actor (`lead_role.rs`) and by
 //! the simulations alike; it keeps the members and invites in [`core::Registry`] (`now` passed
 //! in). [`backoff::Backoff`] gives reconnect delays (the random fraction passed in). [`invite`] is
-//! the invite string, `persist.rs` what the `crew` table holds. A member's side is `member_role.rs`.
+//! the invite string, `persist.rs` what the `crew` table holds ([`registry_from_entries`] reads
+//! the registry back from its entries). A member's side is `member_role.rs`.
 //!
 //! **When it fails.** The supervisor restarts it; `pre_start` reads the role from the store and
 //! reopens the endpoint (a lead on the address it had), so members reconnect by themselves. The
@@ -42,7 +43,7 @@ use collie_crew::transport::quic::{QuicConnection, QuicRecv, QuicSend};
 use serde::{Deserialize, Serialize};
 
 pub use self::actor::{CrewActor, CrewArgs, CrewMsg};
-pub use self::persist::stored_member_name;
+pub use self::persist::{registry_from_entries, stored_member_name};
 
 /// On a lead: a relay client per online member, by name, published by the actor whenever a member
 /// comes or goes. The phone API reads it without a message, so a relayed request costs no actor

@@ -1,26 +1,21 @@
-//! The relay messages between a lead and a member (SPEC §8), and the lead's pure bookkeeping of the
-//! requests it has in flight to one member.
+//! The relay messages between a lead and a member (SPEC §8).
 //!
-//! The lead turns a phone request on a member's pane into a [`RelayRequest`] and sends it over the
-//! member's connection; the member runs it against its own panes (masking as it would for a phone),
-//! and answers with one [`RelayResponse`] carrying the same `id`. A stream subscription is answered
-//! once ([`RelayOk::Subscribed`]) and then followed by [`StreamEvent`]s tagged with the
-//! subscription's `id` until one side ends it. All frames a member sends are [`MemberMessage`]s.
+//! The lead turns a phone request on a member's pane into a [`RelayRequest`] and sends it on a QUIC
+//! stream of its own ([`client`]; decision 0011); the member runs it against its own panes (masking
+//! as it would for a phone, [`server`]), and answers with one [`RelayResponse`] carrying the same
+//! `id`, the first frame on that stream. A stream subscription is answered once
+//! ([`RelayOk::Subscribed`]) and then followed, on the same stream, by [`StreamEvent`]s tagged with
+//! the subscription's `id` until one side ends it. All frames a member sends are [`MemberMessage`]s.
+//! An answer must fit its request ([`RelayKind::fits`]); the lead treats any other as unreadable.
 //!
 //! Errors travel as [`RelayError`], whose `Display` strings are the exact ones of SPEC §3.2, so the
 //! lead can hand them to the phone unchanged.
-//!
-//! [`InFlight`] is the lead's side of one member link as a pure state machine (no I/O, no clock:
-//! the caller passes `now` and deadlines): it bounds concurrent requests and streams, assigns ids,
-//! matches responses to the waiting requests and times requests out, so that every request is
-//! answered exactly once — by its response, by its deadline, or when the link closes.
 //!
 //! Kinds and errors end in a `#[serde(other)] Unknown` variant, and `kind`/`result` are the last
 //! fields of their messages, so a newer peer's additions decode as `Unknown` (see `crate::wire`).
 
 mod capability;
 pub mod client;
-mod inflight;
 pub mod server;
 
 use std::collections::BTreeMap;
@@ -28,12 +23,11 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use capability::requires;
-pub use inflight::{Answer, InFlight, InFlightError, Refused};
 
 /// A request the lead relays to a member.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RelayRequest {
-    /// Assigned by the lead ([`InFlight::start`]); unique on the link, never reused.
+    /// Assigned by the lead's [`client::RelayClient`]; unique on the link, never reused.
     pub id: u64,
     /// The label of the phone the request comes from, for the member's audit line.
     pub device: String,
@@ -126,7 +120,8 @@ impl RelayKind {
         )
     }
 
-    /// Whether the request opens a stream (and so takes a stream slot in [`InFlight`]).
+    /// Whether the request opens a stream (and so holds one of the link's subscription slots,
+    /// [`client::Limits::max_streams`], while it runs).
     pub fn is_subscribe(&self) -> bool {
         matches!(self, RelayKind::Subscribe { .. })
     }
@@ -134,7 +129,19 @@ impl RelayKind {
     /// Whether `ok` is an answer this kind of request can have (a `Snapshot` to a snapshot
     /// request, `Done` to an input, …); the lead treats any other answer as unreadable.
     pub fn fits(&self, ok: &RelayOk) -> bool {
-        inflight::Expect::of(self).fits(ok)
+        match self {
+            RelayKind::PaneList => matches!(ok, RelayOk::PaneList(_)),
+            RelayKind::Snapshot { .. } => matches!(ok, RelayOk::Snapshot(_)),
+            RelayKind::Subscribe { .. } => matches!(ok, RelayOk::Subscribed),
+            RelayKind::Create { .. } => matches!(ok, RelayOk::Created(_)),
+            RelayKind::Walky { .. } => matches!(ok, RelayOk::Walky(_)),
+            RelayKind::WalkyCard { .. } => matches!(ok, RelayOk::WalkyCard(_)),
+            RelayKind::Unsubscribe { .. }
+            | RelayKind::Input { .. }
+            | RelayKind::Rename { .. }
+            | RelayKind::Close { .. }
+            | RelayKind::Unknown => matches!(ok, RelayOk::Done),
+        }
     }
 }
 

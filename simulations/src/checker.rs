@@ -1,19 +1,29 @@
 //! The invariant checker. It keeps its own ghost state — which machine each phone request was
-//! for, which pins the operator actually admitted — fed by the harness from the models' effects,
-//! and is asked after every step whether the world is still sound.
+//! for, which pins the operator actually admitted, which machines misbehave — fed by the harness
+//! from the models' effects, and is asked after every step whether the world is still sound. Its
+//! bounds come from the shipped code (`Limits::default()`, the link's `OPENING_TIMEOUT`, QUIC's
+//! stream limit), never from the lead under test.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
+use collie_actors::crew_link::link::OPENING_TIMEOUT;
 use collie_crew::pin::Pin;
+use collie_crew::relay::client::Limits;
 use collie_crew::relay::{RelayError, RelayOk};
+use collie_crew::tls::config::MAX_STREAMS;
 use collie_crew::wire::{FRAME_HEADER, MAX_BUFFERED, MAX_FRAME};
 
-use crate::lead::{Lead, LinkState, MAX_OPENING, MAX_REQUESTS, MAX_STREAMS};
+use crate::lead::{Lead, LinkState};
+use crate::relay::ms;
 use crate::ViolationKind;
 
-/// The most a lead connection's frame decoder may have allocated in these simulations: every frame
+/// The most any of the lead's frame decoders may have allocated in these simulations: every frame
 /// a model sends is a few KiB, and a peer announcing 16 MiB must cost only what it sent.
 pub(crate) const LEAD_BUFFER_CAP: usize = 64 * 1024;
+
+/// The phone's deadline for any request through the lead (SPEC §8: an unreachable member is
+/// answered `member unreachable` within 2 s).
+pub(crate) const PHONE_DEADLINE_MS: u64 = 2_000;
 
 /// A broken invariant, before the harness adds where and when.
 #[derive(Debug)]
@@ -63,13 +73,22 @@ pub(crate) struct Checker {
     executed: BTreeMap<String, String>,
     /// Pin → name, for every machine the operator admitted and has not removed.
     trusted: BTreeMap<Pin, String>,
+    /// Machines that answer with garbage: `member response unreadable` is a sound answer for them.
+    garbled: BTreeSet<String>,
     pub(crate) tally: Tally,
+    /// The lead's commit count when its registry was last compared with its store.
+    commits_checked: Option<u64>,
 }
 
 impl Checker {
     /// The operator invited this machine (it may serve once it joined).
     pub(crate) fn trust(&mut self, pin: Pin, name: &str) {
         self.trusted.insert(pin, name.to_owned());
+    }
+
+    /// This machine answers relayed requests with garbage.
+    pub(crate) fn garbled(&mut self, name: &str) {
+        self.garbled.insert(name.to_owned());
     }
 
     /// The operator removed this machine.
@@ -192,6 +211,7 @@ impl Checker {
                 | RelayError::CapabilityMissing
                 | RelayError::ResourceLimit,
             ) => true,
+            Err(RelayError::Unreadable) => self.garbled.contains(&r.machine),
             Err(_) => false,
         };
         match result {
@@ -239,7 +259,14 @@ impl Checker {
     }
 
     /// The checks of every step.
-    pub(crate) fn step(&self, now: u64, lead: &Lead) -> Check {
+    pub(crate) fn step(&mut self, now: u64, lead: &Lead) -> Check {
+        // Reading the store back costs a parse: only after a commit.
+        if lead.up && self.commits_checked != Some(lead.commits) {
+            self.commits_checked = Some(lead.commits);
+            if let Err(detail) = lead.registry_agrees() {
+                return fail(ViolationKind::Durability, detail);
+            }
+        }
         if let Some((id, r)) = self
             .requests
             .iter()
@@ -253,25 +280,38 @@ impl Checker {
                 ),
             );
         }
-        let mut opening = 0;
+        let limits = Limits::default();
+        let opening_within = ms(OPENING_TIMEOUT);
         let mut names = BTreeMap::new();
         for (conn, c) in &lead.conns {
-            let (cap, held) = (c.decoder.capacity(), c.decoder.buffered());
-            if cap > LEAD_BUFFER_CAP.min(MAX_BUFFERED) || held > FRAME_HEADER + MAX_FRAME {
+            for decoder in c.decoders() {
+                let (cap, held) = (decoder.capacity(), decoder.buffered());
+                if cap > LEAD_BUFFER_CAP.min(MAX_BUFFERED) || held > FRAME_HEADER + MAX_FRAME {
+                    return fail(
+                        ViolationKind::MemoryBound,
+                        format!(
+                            "connection {conn}: a stream's decoder holds {held} bytes in {cap}"
+                        ),
+                    );
+                }
+            }
+            if c.uplinks.len() > usize::try_from(MAX_STREAMS).unwrap_or(usize::MAX) {
                 return fail(
                     ViolationKind::MemoryBound,
-                    format!("connection {conn}: decoder holds {held} bytes in {cap}"),
+                    format!("connection {conn}: {} uplink streams", c.uplinks.len()),
                 );
             }
-            match &c.state {
-                LinkState::Established { name, inflight, .. } => {
-                    if inflight.in_flight() > MAX_REQUESTS || inflight.streams() > MAX_STREAMS {
+            let since = match &c.state {
+                LinkState::Established { name, relay, .. } => {
+                    if relay.waiting() > limits.max_requests
+                        || relay.stream_slots() > limits.max_streams
+                    {
                         return fail(
                             ViolationKind::MemoryBound,
                             format!(
-                                "{name}: {} requests, {} streams",
-                                inflight.in_flight(),
-                                inflight.streams()
+                                "{name}: {} requests waiting, {} subscription slots",
+                                relay.waiting(),
+                                relay.stream_slots()
                             ),
                         );
                     }
@@ -281,15 +321,17 @@ impl Checker {
                             format!("{name} has two links ({other} and {conn})"),
                         );
                     }
+                    continue;
                 }
-                _ => opening += 1,
+                LinkState::Opening => c.opened_at,
+                LinkState::Joined { at } => *at,
+            };
+            if now > since + opening_within {
+                return fail(
+                    ViolationKind::MemoryBound,
+                    format!("connection {conn} still opening at {now} ms, since {since} ms"),
+                );
             }
-        }
-        if opening > MAX_OPENING {
-            return fail(
-                ViolationKind::MemoryBound,
-                format!("{opening} connections opening"),
-            );
         }
         Ok(())
     }

@@ -1,57 +1,62 @@
-//! The lead model: the real pure cores of `collie-crew` ([`LeadHandshake`], [`validate_join`],
-//! [`InFlight`], [`FrameDecoder`]) wired the way the lead's crew actor wires them, with the I/O
-//! replaced by a list of [`LeadOut`] effects the harness applies.
+//! The lead: the real [`LeadCore`] — joins, hellos, the online table, removals — driven by a shell
+//! that does for it what the crew actor (`actors/src/crew_link/lead_role.rs`) and its link tasks
+//! (`link.rs`) do, with the I/O replaced by [`LeadOut`]s the harness applies.
 //!
-//! What is modelled rather than real: the pin check the TLS verifier makes (the harness tells the
-//! lead the dialer's pin), the pin store and invites (in memory, kept across a lead restart as sled
-//! would keep them), one relay stream per connection (so a malformed frame, which stops its stream,
-//! ends the link here), and the phone's HTTP request (a `phone` number and a target machine).
+//! **What the shell does, as the actor does it.** A join's or removal's `Plan` has its durable
+//! effects applied in order — the audit line to [`Disk::audit`], the store batch to the in-memory
+//! `crew` table — and only then is it committed; the effects that follow change the TLS pin set and
+//! admission, close connections (the core's connection numbers map to the harness's as the actor's
+//! `links` map them to QUIC connections), and publish the relay table the phone's requests are routed
+//! by (`name → link`, rebuilt from [`LeadCore::members`] and [`LeadCore::online`] as the actor's
+//! `publish` does). A restarted lead opens a fresh core from what [`Disk`] holds.
+//!
+//! **What the link tasks do** (`lead/link.rs` for the streams of a connection). TLS admits a
+//! pinned certificate, or any while an invite is open ([`ClientAdmission`]); a hello from an
+//! unpinned certificate is refused before the core sees it. Relayed requests go through one
+//! [`RelayLink`] per link (`relay.rs`).
+//!
+//! **A broken lead** ([`Bug`]) is this shell misapplying or bypassing the core: serving a hello the
+//! core refused, re-sending a write whose stream timed out, never expiring a request, routing a
+//! request to whichever link comes first, or committing a plan without its durable effects.
 
-use std::collections::BTreeMap;
-use std::time::{Duration, Instant, SystemTime};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::time::{Duration, SystemTime};
 
+use collie_actors::crew_link::lead::{Effect, JoinDecision, LeadCore};
+use collie_actors::crew_link::link::OPENING_TIMEOUT;
 use collie_crew::hello::{
-    validate_join, CrewSecret, Exporter, HelloConfig, Invite, JoinContext, JoinReply,
-    LeadHandshake, Opening, Peer,
+    Capability, CrewSecret, Exporter, Hello, HelloConfig, Invite, JoinError, JoinReply,
+    JoinRequest, LeadHandshake,
 };
 use collie_crew::pin::Pin;
-use collie_crew::relay::{
-    Answer, InFlight, MemberMessage, RelayError, RelayKind, RelayOk, RelayRequest,
-};
-use collie_crew::wire::{self, FrameDecoder};
+use collie_crew::relay::client::Limits;
+use collie_crew::relay::{RelayError, RelayKind, RelayOk};
+use collie_crew::tls::ClientAdmission;
+use collie_crew::wire;
 
+use crate::disk::Disk;
+use crate::relay::{ms, RelayLink, Waiter};
+use crate::stream;
 use crate::Bug;
 
-/// Requests one member link may have waiting for an answer.
-pub(crate) const MAX_REQUESTS: usize = 16;
-/// Streams one member link may have open or being opened.
-pub(crate) const MAX_STREAMS: usize = 4;
-/// Connections that have not finished their opening (join or hello) at any time.
-pub(crate) const MAX_OPENING: usize = 8;
-/// A relayed request's deadline (SPEC §8: `member unreachable` within 2 s).
-pub(crate) const REQUEST_TIMEOUT_MS: u64 = 2_000;
-/// How long a connection may take to send its opening before the lead closes it.
-pub(crate) const HANDSHAKE_TIMEOUT_MS: u64 = 5_000;
+mod link;
 
-/// Whom an answer goes to.
-#[derive(Debug, Clone)]
-pub(crate) enum Waiter {
-    /// A phone request; `resend` marks a copy made by the [`Bug::ResendWriteOnTimeout`] lead,
-    /// whose answer nobody waits for.
-    Phone {
-        id: u64,
-        kind: RelayKind,
-        resend: bool,
-    },
-    /// The lead's own `Unsubscribe` after the phone left a stream.
-    Internal,
-}
+pub(crate) use self::link::{LeadConn, LinkState};
 
-/// An effect of the lead model, applied by the harness.
+/// The lead's bridge version, in its hellos.
+const VERSION: &str = "sim";
+
+/// An effect of the lead, applied by the harness.
 #[derive(Debug)]
 pub(crate) enum LeadOut {
-    /// Put a frame on the connection (towards the member).
-    Send { conn: u64, frame: Vec<u8> },
+    /// Put a frame on a stream of the connection (towards the member).
+    Send {
+        conn: u64,
+        stream: u64,
+        frame: Vec<u8>,
+    },
+    /// The lead is done with a stream (finished or dropped it): the member sees it end.
+    EndStream { conn: u64, stream: u64 },
     /// Close the connection.
     Close { conn: u64, reason: String },
     /// Answer a phone request.
@@ -61,321 +66,388 @@ pub(crate) enum LeadOut {
     },
     /// A hello was accepted: the peer with this pin is now served as `name`.
     Served { pin: Pin, name: String },
-    /// A phone request was sent to the member with this pin, as `machine`.
+    /// A phone request for `machine` was sent to the member with this pin.
     Relayed {
         pin: Pin,
         machine: String,
         phone: u64,
     },
-    /// A join was accepted and the pin stored.
+    /// A join was committed: the member is pinned.
     Joined { name: String },
-    /// A stream opened (the phone will leave it some time later).
+    /// A join was refused.
+    JoinRefused { name: String, error: JoinError },
+    /// A subscription runs on this stream (the phone will leave it some time later).
     Subscribed { conn: u64, stream: u64 },
     /// Call [`Lead::on_timer`] at this virtual time.
     Timer { at: u64 },
 }
 
-/// Where one connection stands.
-#[derive(Debug)]
-pub(crate) enum LinkState {
-    /// Waiting for the opening frame.
-    Opening { deadline: u64 },
-    /// A join was answered; the member closes and comes back with a hello.
-    Joined { deadline: u64 },
-    /// Hello accepted: relaying.
-    Established {
-        name: String,
-        peer: Peer,
-        inflight: Box<InFlight<Waiter>>,
-    },
-}
-
-/// The lead's side of one connection.
-#[derive(Debug)]
-pub(crate) struct LeadConn {
-    pin: Pin,
-    exporter: Exporter,
-    pub(crate) decoder: FrameDecoder,
-    pub(crate) state: LinkState,
-}
-
 /// The lead bridge.
 #[derive(Debug)]
 pub(crate) struct Lead {
-    pub(crate) name: String,
-    secret: CrewSecret,
-    /// Pin → member name (the store; survives restarts).
-    pub(crate) pins: BTreeMap<Pin, String>,
-    /// Issued invites (the store; survives restarts).
-    invites: Vec<Invite>,
-    pub(crate) up: bool,
-    pub(crate) conns: BTreeMap<u64, LeadConn>,
+    name: String,
+    /// What survives a restart.
+    pub(crate) disk: Disk,
     bug: Option<Bug>,
-    /// Virtual time 0 as an `Instant` (InFlight takes `Instant`s; only their order matters).
-    base: Instant,
-    /// Connections closed because a frame was malformed or too large.
+    pub(crate) up: bool,
+    core: LeadCore,
+    /// The TLS verifier's pin set and admission, as the core's effects set them.
+    pins: BTreeSet<Pin>,
+    admission: ClientAdmission,
+    /// Connections, by the harness's number.
+    pub(crate) conns: BTreeMap<u64, LeadConn>,
+    /// Member links: the core's connection number → the harness's.
+    links: BTreeMap<u64, u64>,
+    /// The published relay table: member name → the core's connection number of its link.
+    relays: BTreeMap<String, u64>,
+    /// Frames that were malformed or oversized (each ended its stream).
     pub(crate) bad_frames: u64,
-    /// Openings refused (unpinned hello, bad proof, refused join, handshake timeout, too many).
+    /// Openings refused (TLS, unpinned hello, bad proof, refused join, no opening in time).
     pub(crate) refused: u64,
+    /// Joins accepted again for a machine already pinned (its first acceptance was lost).
+    pub(crate) repeat_joins: u64,
+    /// Plans committed (invites, joins, removals), for the checker's durability check.
+    pub(crate) commits: u64,
+}
+
+/// Wall-clock time of virtual time `ms` (for invite expiry), from a fixed epoch.
+pub(crate) fn wall_clock(ms: u64) -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000) + Duration::from_millis(ms)
 }
 
 impl Lead {
-    pub(crate) fn new(name: String, secret: CrewSecret, bug: Option<Bug>, base: Instant) -> Self {
-        Self {
-            name,
+    /// A lead that has just run `collie crew init`.
+    pub(crate) fn new(name: String, secret: CrewSecret, bug: Option<Bug>) -> Self {
+        let disk = Disk::new(secret.clone());
+        // An empty core until `start` opens the one the process runs with.
+        let (core, _) = LeadCore::open(
+            name.clone(),
+            VERSION.to_owned(),
             secret,
-            pins: BTreeMap::new(),
-            invites: Vec::new(),
-            up: true,
-            conns: BTreeMap::new(),
+            Vec::new(),
+            Vec::new(),
+            wall_clock(0),
+        );
+        let mut lead = Self {
+            name,
+            disk,
             bug,
-            base,
+            up: false,
+            core,
+            pins: BTreeSet::new(),
+            admission: ClientAdmission::PinnedOnly,
+            conns: BTreeMap::new(),
+            links: BTreeMap::new(),
+            relays: BTreeMap::new(),
             bad_frames: 0,
             refused: 0,
-        }
-    }
-
-    pub(crate) fn add_invite(&mut self, invite: Invite) {
-        self.invites.push(invite);
-    }
-
-    fn instant(&self, ms: u64) -> Instant {
-        self.base + Duration::from_millis(ms)
-    }
-
-    /// Wall-clock time of virtual time `ms` (for invite expiry), from a fixed epoch.
-    pub(crate) fn wall_clock(ms: u64) -> SystemTime {
-        SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000) + Duration::from_millis(ms)
-    }
-
-    fn config(&self) -> HelloConfig {
-        HelloConfig::new(self.name.clone(), "sim".to_owned(), self.secret.clone())
-    }
-
-    /// A dial reached the lead (the TLS handshake passed: the peer presented `pin`).
-    pub(crate) fn on_connect(
-        &mut self,
-        conn: u64,
-        pin: Pin,
-        exporter: Exporter,
-        now: u64,
-    ) -> Vec<LeadOut> {
-        let opening = self
-            .conns
-            .values()
-            .filter(|c| !matches!(c.state, LinkState::Established { .. }))
-            .count();
-        if opening >= MAX_OPENING {
-            self.refused += 1;
-            return vec![LeadOut::Close {
-                conn,
-                reason: "too many handshakes".to_owned(),
-            }];
-        }
-        let deadline = now + HANDSHAKE_TIMEOUT_MS;
-        self.conns.insert(
-            conn,
-            LeadConn {
-                pin,
-                exporter,
-                decoder: FrameDecoder::new(),
-                state: LinkState::Opening { deadline },
-            },
-        );
-        vec![LeadOut::Timer { at: deadline }]
-    }
-
-    /// Bytes arrived on a connection.
-    pub(crate) fn on_bytes(&mut self, conn: u64, bytes: &[u8], now: u64) -> Vec<LeadOut> {
-        let mut outs = Vec::new();
-        let Some(c) = self.conns.get_mut(&conn) else {
-            return outs;
+            repeat_joins: 0,
+            commits: 0,
         };
-        if let Err(e) = c.decoder.push(bytes) {
-            self.bad_frames += 1;
-            self.close(conn, e.to_string(), &mut outs);
-            return outs;
-        }
-        while let Some(c) = self.conns.get_mut(&conn) {
-            match c.decoder.pop() {
-                Ok(Some(payload)) => self.on_frame(conn, &payload, now, &mut outs),
-                Ok(None) => break,
-                Err(e) => {
-                    self.bad_frames += 1;
-                    self.close(conn, e.to_string(), &mut outs);
-                    break;
-                }
+        lead.start(0);
+        lead
+    }
+
+    /// The lead process starts: a fresh core from what the disk holds, as `start_lead` opens it.
+    pub(crate) fn start(&mut self, now: u64) {
+        let (members, invites) = self.disk.registry();
+        let (core, effects) = LeadCore::open(
+            self.name.clone(),
+            VERSION.to_owned(),
+            self.disk.secret.clone(),
+            members,
+            invites,
+            wall_clock(now),
+        );
+        self.core = core;
+        self.up = true;
+        self.pins.clear();
+        self.admission = ClientAdmission::PinnedOnly;
+        let mut rest = Vec::new();
+        for effect in effects {
+            match effect {
+                // Forgetting invites expired long ago, applied at once at start.
+                Effect::Store(changes) => self.disk.apply(&changes),
+                other => rest.push(other),
             }
         }
-        outs
+        let mut outs = Vec::new();
+        self.apply(rest, &mut outs);
     }
 
-    fn on_frame(&mut self, conn: u64, payload: &[u8], now: u64, outs: &mut Vec<LeadOut>) {
-        let Some(c) = self.conns.get(&conn) else {
-            return;
-        };
-        match c.state {
-            LinkState::Opening { .. } => match wire::decode::<Opening>(payload) {
-                Ok(Opening::Hello(hello)) => self.on_hello(conn, &hello, outs),
-                Ok(Opening::Join(request)) => self.on_join(conn, &request, now, outs),
-                Ok(_) => self.refuse(conn, "unknown opening", outs),
-                Err(e) => {
-                    self.bad_frames += 1;
-                    self.close(conn, e.to_string(), outs);
-                }
-            },
-            LinkState::Joined { .. } => self.refuse(conn, "frame after join", outs),
-            LinkState::Established { .. } => match wire::decode::<MemberMessage>(payload) {
-                Ok(message) => self.on_message(conn, message, outs),
-                Err(e) => {
-                    self.bad_frames += 1;
-                    self.close(conn, e.to_string(), outs);
-                }
-            },
+    /// `collie crew invite`: durable first, then committed.
+    pub(crate) fn invite(&mut self, invite: Invite, now: u64) {
+        let plan = self
+            .core
+            .invite(invite)
+            .expect("an invite always serializes to JSON");
+        if self.durable(&plan.durable) {
+            self.commits += 1;
+            let effects = self.core.commit_invite(plan, wall_clock(now));
+            self.apply(effects, &mut Vec::new());
         }
     }
 
-    fn on_hello(&mut self, conn: u64, hello: &collie_crew::hello::Hello, outs: &mut Vec<LeadOut>) {
+    /// Whether the TLS handshake of a peer presenting `pin` completes (a refusal is counted).
+    pub(crate) fn tls_admits(&mut self, pin: &Pin) -> bool {
+        let admitted = self.pins.contains(pin)
+            || self.admission == ClientAdmission::JoinAllowed
+            || self.bug == Some(Bug::ServeUnpinned);
+        if !admitted {
+            self.refused += 1;
+        }
+        admitted
+    }
+
+    /// Whether the members the core pins are exactly those the store holds (the two phases of
+    /// every plan kept together); what differs, if not.
+    pub(crate) fn registry_agrees(&self) -> Result<(), String> {
+        let stored: BTreeSet<(String, Pin)> = self
+            .disk
+            .registry()
+            .0
+            .into_iter()
+            .map(|m| (m.name, m.pin))
+            .collect();
+        let live: BTreeSet<(String, Pin)> = self
+            .core
+            .members()
+            .map(|m| (m.name.clone(), m.pin))
+            .collect();
+        if stored == live {
+            return Ok(());
+        }
+        let names = |set: &BTreeSet<(String, Pin)>| -> Vec<String> {
+            set.iter().map(|(n, _)| n.clone()).collect()
+        };
+        Err(format!(
+            "the lead pins {:?}, its store holds {:?}",
+            names(&live),
+            names(&stored)
+        ))
+    }
+
+    /// Whether the member called `name` is online.
+    pub(crate) fn is_online(&self, name: &str) -> bool {
+        self.up && self.core.online(name).is_some()
+    }
+
+    /// The durable effects of a plan, in order; `false` if one cannot be made (the plan is then
+    /// dropped, as the actor drops it: what was already written stays, as an audit line written
+    /// before a store failure stays).
+    fn durable(&mut self, effects: &[Effect]) -> bool {
+        if self.bug == Some(Bug::SkipDurable) {
+            return true;
+        }
+        for effect in effects {
+            match effect {
+                Effect::Audit(line) if self.disk.audit_up => self.disk.audit.push(line.clone()),
+                Effect::Audit(_) => return false,
+                Effect::Store(changes) => self.disk.apply(changes),
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    /// The effects that follow a commit, as the actor's `apply` does them (a connection closed
+    /// here ends its link task, which reports it gone: its effects are applied too).
+    fn apply(&mut self, effects: Vec<Effect>, outs: &mut Vec<LeadOut>) {
+        let mut queue = VecDeque::from(effects);
+        while let Some(effect) = queue.pop_front() {
+            match effect {
+                Effect::Pin(pin) => {
+                    self.pins.insert(pin);
+                }
+                Effect::Unpin(pin) => {
+                    self.pins.remove(&pin);
+                }
+                Effect::Admission(admission) => self.admission = admission,
+                Effect::Close { conn, reason } => {
+                    if let Some(net) = self.links.remove(&conn) {
+                        queue.extend(self.end(net, outs));
+                        outs.push(LeadOut::Close {
+                            conn: net,
+                            reason: reason.to_owned(),
+                        });
+                    }
+                }
+                Effect::Publish => self.publish(),
+                // The actor logs these as misplaced and ignores them.
+                Effect::Audit(_) | Effect::Store(_) => {}
+            }
+        }
+    }
+
+    /// Rebuilds the relay table from the core's members and online table.
+    fn publish(&mut self) {
+        let links = &self.links;
+        let core = &self.core;
+        self.relays = core
+            .members()
+            .filter_map(|m| {
+                let online = core.online(&m.name)?;
+                links
+                    .contains_key(&online.conn)
+                    .then(|| (m.name.clone(), online.conn))
+            })
+            .collect();
+    }
+
+    /// A connection ended (closed here or lost): its waiting requests are answered `member
+    /// unreachable`. Returns the core's effects of its link going.
+    fn end(&mut self, conn: u64, outs: &mut Vec<LeadOut>) -> Vec<Effect> {
+        let Some(c) = self.conns.remove(&conn) else {
+            return Vec::new();
+        };
+        let LinkState::Established {
+            name,
+            core_conn,
+            mut relay,
+        } = c.state
+        else {
+            return Vec::new();
+        };
+        let mut r = Vec::new();
+        relay.close(&mut r);
+        self.relay_outs(conn, r, outs);
+        match core_conn {
+            Some(core_conn) => {
+                self.links.remove(&core_conn);
+                self.core.gone(&name, core_conn)
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// Closes a connection with `reason`.
+    fn close(&mut self, conn: u64, reason: &str, outs: &mut Vec<LeadOut>) {
+        let effects = self.end(conn, outs);
+        outs.push(LeadOut::Close {
+            conn,
+            reason: reason.to_owned(),
+        });
+        self.apply(effects, outs);
+    }
+
+    fn refuse(&mut self, conn: u64, reason: &str, outs: &mut Vec<LeadOut>) {
+        self.refused += 1;
+        self.close(conn, reason, outs);
+    }
+
+    fn on_hello(&mut self, conn: u64, hello: &Hello, outs: &mut Vec<LeadOut>) {
         let Some(c) = self.conns.get(&conn) else {
             return;
         };
         let (pin, exporter) = (c.pin, c.exporter);
-        let name = match self.pins.get(&pin) {
-            Some(name) => name.clone(),
-            None if self.bug == Some(Bug::ServeUnpinned) => hello.name.clone(),
-            None => return self.refuse(conn, "certificate not pinned", outs),
-        };
-        let mut handshake = LeadHandshake::new(self.config(), name.clone(), exporter);
-        let reply = match handshake.on_hello(hello) {
-            Ok(reply) => reply,
-            Err(e) => return self.refuse(conn, &e.to_string(), outs),
-        };
-        let Some(peer) = handshake.member().cloned() else {
-            return self.refuse(conn, "handshake not established", outs);
-        };
-        // A member coming back replaces its old link (which may not have noticed the loss yet).
-        let old: Vec<u64> = self
-            .conns
-            .iter()
-            .filter(|(id, c)| {
-                **id != conn
-                    && matches!(&c.state, LinkState::Established { name: n, .. } if *n == name)
-            })
-            .map(|(id, _)| *id)
-            .collect();
-        for id in old {
-            self.close(id, "replaced by a new connection".to_owned(), outs);
+        let bypass = self.bug == Some(Bug::ServeUnpinned);
+        // link.rs: an unpinned certificate got through TLS only to join.
+        if !self.pins.contains(&pin) && !bypass {
+            return self.refuse(conn, "not a member of this crew", outs);
         }
-        let Ok(frame) = wire::encode_frame(&reply) else {
-            return self.refuse(conn, "cannot encode hello", outs);
+        let (answer, name, core_conn, capabilities, effects) =
+            match self.core.hello(hello, &pin, exporter) {
+                Ok(s) => (s.answer, s.name, Some(s.conn), s.capabilities, s.effects),
+                Err(reason) => match bypass.then(|| self.serve_anyway(hello, exporter)) {
+                    Some(Some((answer, capabilities))) => {
+                        (answer, hello.name.clone(), None, capabilities, Vec::new())
+                    }
+                    _ => return self.refuse(conn, &reason, outs),
+                },
+            };
+        let Ok(frame) = wire::encode_frame(&answer) else {
+            return self.refuse(conn, "cannot encode the hello", outs);
         };
+        if let Some(core_conn) = core_conn {
+            self.links.insert(core_conn, conn);
+        }
         if let Some(c) = self.conns.get_mut(&conn) {
             c.state = LinkState::Established {
                 name: name.clone(),
-                peer,
-                inflight: Box::new(InFlight::new(MAX_REQUESTS, MAX_STREAMS)),
+                core_conn,
+                relay: Box::new(RelayLink::new(capabilities, Limits::default())),
             };
         }
-        outs.push(LeadOut::Send { conn, frame });
+        self.apply(effects, outs);
+        outs.push(LeadOut::Send {
+            conn,
+            stream: stream::OPENING,
+            frame,
+        });
         outs.push(LeadOut::Served { pin, name });
     }
 
-    fn on_join(
-        &mut self,
-        conn: u64,
-        request: &collie_crew::hello::JoinRequest,
-        now: u64,
-        outs: &mut Vec<LeadOut>,
-    ) {
+    /// The [`Bug::ServeUnpinned`] shell's own handshake, under whatever name the hello gives.
+    fn serve_anyway(
+        &self,
+        hello: &Hello,
+        exporter: Exporter,
+    ) -> Option<(Hello, BTreeSet<Capability>)> {
+        let config = HelloConfig::new(
+            self.name.clone(),
+            VERSION.to_owned(),
+            self.disk.secret.clone(),
+        );
+        let mut handshake = LeadHandshake::new(config, hello.name.clone(), exporter);
+        let answer = handshake.on_hello(hello).ok()?;
+        let capabilities = handshake.member()?.capabilities.clone();
+        Some((answer, capabilities))
+    }
+
+    fn on_join(&mut self, conn: u64, request: &JoinRequest, now: u64, outs: &mut Vec<LeadOut>) {
         let Some(c) = self.conns.get(&conn) else {
             return;
         };
         let pin = c.pin;
-        let hash = request.join_secret.hash();
-        let index = self.invites.iter().position(|i| i.secret_hash == hash);
-        let pins = &self.pins;
-        let name_taken = |n: &str| pins.values().any(|v| v == n);
-        let pinned_as = self.pins.get(&pin).map(String::as_str);
-        let repeat = pinned_as.is_some();
-        let ctx = JoinContext {
-            invite: index.and_then(|i| self.invites.get(i)),
-            peer_pin: &pin,
-            lead_name: &self.name,
-            name_taken: &name_taken,
-            pinned_as,
-            crew_secret: &self.secret,
-            now: Self::wall_clock(now),
-        };
-        let reply = match validate_join(request, &ctx) {
-            Ok(accepted) if repeat => JoinReply::Accepted(accepted),
-            Ok(accepted) => {
-                if let Some(invite) = index.and_then(|i| self.invites.get_mut(i)) {
-                    invite.used = true;
+        let reply = match self.core.join(request, &pin, wall_clock(now)) {
+            JoinDecision::Reply(reply) => {
+                if matches!(reply, JoinReply::Accepted(_)) {
+                    self.repeat_joins += 1;
                 }
-                self.pins.insert(pin, request.name.clone());
-                outs.push(LeadOut::Joined {
-                    name: request.name.clone(),
-                });
-                JoinReply::Accepted(accepted)
+                reply
             }
-            Err(e) => {
-                self.refused += 1;
-                JoinReply::Refused(e)
+            JoinDecision::Plan(plan) => {
+                if self.durable(&plan.durable) {
+                    self.commits += 1;
+                    let (reply, effects) = self.core.commit_join(plan, wall_clock(now));
+                    outs.push(LeadOut::Joined {
+                        name: request.name.clone(),
+                    });
+                    self.apply(effects, outs);
+                    reply
+                } else {
+                    JoinReply::Refused(JoinError::Unknown)
+                }
             }
         };
-        let deadline = now + HANDSHAKE_TIMEOUT_MS;
+        if let JoinReply::Refused(error) = &reply {
+            self.refused += 1;
+            outs.push(LeadOut::JoinRefused {
+                name: request.name.clone(),
+                error: error.clone(),
+            });
+        }
         if let Some(c) = self.conns.get_mut(&conn) {
-            c.state = LinkState::Joined { deadline };
+            c.state = LinkState::Joined { at: now };
         }
         match wire::encode_frame(&reply) {
-            Ok(frame) => outs.push(LeadOut::Send { conn, frame }),
-            Err(e) => self.close(conn, e.to_string(), outs),
-        }
-    }
-
-    fn on_message(&mut self, conn: u64, message: MemberMessage, outs: &mut Vec<LeadOut>) {
-        let Some(LeadConn {
-            state: LinkState::Established { inflight, .. },
-            ..
-        }) = self.conns.get_mut(&conn)
-        else {
-            return;
-        };
-        match message {
-            MemberMessage::Response(response) => {
-                if let Some(answer) = inflight.on_response(response) {
-                    Self::hand_out(conn, answer, outs);
-                }
-            }
-            // Events of unknown streams are dropped (a real lead would also unsubscribe).
-            MemberMessage::Event(_) => {}
-            MemberMessage::End(end) => {
-                inflight.end_stream(end.stream);
-            }
-            _ => {}
-        }
-    }
-
-    /// Gives an answer to whoever waits for it.
-    fn hand_out(conn: u64, answer: Answer<Waiter>, outs: &mut Vec<LeadOut>) {
-        match answer.waiter {
-            Waiter::Phone { resend: true, .. } | Waiter::Internal => {}
-            Waiter::Phone { id, .. } => {
-                if matches!(answer.result, Ok(RelayOk::Subscribed)) {
-                    outs.push(LeadOut::Subscribed {
-                        conn,
-                        stream: answer.id,
-                    });
-                }
-                outs.push(LeadOut::Answer {
-                    phone: id,
-                    result: answer.result,
+            Ok(frame) => {
+                let stream = stream::OPENING;
+                outs.push(LeadOut::Send {
+                    conn,
+                    stream,
+                    frame,
+                });
+                outs.push(LeadOut::EndStream { conn, stream });
+                outs.push(LeadOut::Timer {
+                    at: now + ms(OPENING_TIMEOUT),
                 });
             }
+            Err(_) => self.close(conn, "cannot encode the join reply", outs),
         }
     }
 
-    /// A phone request for a pane on `machine`.
+    /// A phone request for a pane on `machine`, routed by the published relay table.
     pub(crate) fn on_phone(
         &mut self,
         phone: u64,
@@ -384,222 +456,82 @@ impl Lead {
         now: u64,
     ) -> Vec<LeadOut> {
         let mut outs = Vec::new();
-        let misroute = self.bug == Some(Bug::Misroute);
-        let link = self.conns.iter().find_map(|(id, c)| match &c.state {
-            LinkState::Established { name, .. } if misroute || name == machine => Some(*id),
-            _ => None,
-        });
-        let Some(conn) = link else {
-            outs.push(LeadOut::Answer {
-                phone,
-                result: Err(RelayError::Unreachable),
-            });
-            return outs;
+        let unreachable = vec![LeadOut::Answer {
+            phone,
+            result: Err(RelayError::Unreachable),
+        }];
+        let route = if self.bug == Some(Bug::Misroute) {
+            self.relays.values().next()
+        } else {
+            self.relays.get(machine)
         };
-        let waiter = Waiter::Phone {
-            id: phone,
-            kind: kind.clone(),
-            resend: false,
+        // A member offline, or published but whose link has just ended (its relay client's
+        // connection is closed): `member unreachable` at once.
+        let Some(net) = route
+            .and_then(|core_conn| self.links.get(core_conn))
+            .copied()
+        else {
+            return unreachable;
         };
-        self.start(conn, phone, Some(machine), kind, waiter, now, &mut outs);
-        outs
-    }
-
-    /// Starts a request on an established link and sends it. `target` is the machine the phone
-    /// named (`None`: the link's own member, for the lead's own requests).
-    #[allow(clippy::too_many_arguments)]
-    fn start(
-        &mut self,
-        conn: u64,
-        phone: u64,
-        target: Option<&str>,
-        kind: RelayKind,
-        waiter: Waiter,
-        now: u64,
-        outs: &mut Vec<LeadOut>,
-    ) {
-        let deadline = now + REQUEST_TIMEOUT_MS;
-        let at = self.instant(deadline);
         let Some(LeadConn {
             pin,
-            state:
-                LinkState::Established {
-                    name,
-                    peer,
-                    inflight,
-                },
+            state: LinkState::Established { relay, .. },
             ..
-        }) = self.conns.get_mut(&conn)
+        }) = self.conns.get_mut(&net)
         else {
-            return;
+            return unreachable;
         };
-        let answer_to = match &waiter {
-            Waiter::Phone { id, resend, .. } if !resend => Some(*id),
-            _ => None,
-        };
-        if let Err(e) = peer.allows(&kind) {
-            if let Some(id) = answer_to {
-                outs.push(LeadOut::Answer {
-                    phone: id,
-                    result: Err(e),
-                });
-            }
-            return;
-        }
-        match inflight.start(&kind, at, waiter) {
-            Ok(id) => {
-                let request = RelayRequest {
-                    id,
-                    device: "phone".to_owned(),
-                    request_id: phone.to_string(),
-                    kind,
-                };
-                // The model's requests are small; were one too large to encode, its deadline
-                // would answer it.
-                if let Ok(frame) = wire::encode_frame(&request) {
-                    outs.push(LeadOut::Send { conn, frame });
-                }
+        let pin = *pin;
+        let mut r = Vec::new();
+        match relay.start(kind, Waiter::Phone(phone), phone.to_string(), now, &mut r) {
+            Ok(()) => {
                 outs.push(LeadOut::Relayed {
-                    pin: *pin,
-                    machine: target.unwrap_or(name).to_owned(),
+                    pin,
+                    machine: machine.to_owned(),
                     phone,
                 });
-                outs.push(LeadOut::Timer { at: deadline });
+                self.relay_outs(net, r, &mut outs);
             }
-            Err(refused) => {
-                if let Some(id) = answer_to {
-                    outs.push(LeadOut::Answer {
-                        phone: id,
-                        result: Err(refused.error.into()),
-                    });
-                }
-            }
-        }
-    }
-
-    /// The phone left a stream: free its slot and tell the member.
-    pub(crate) fn on_leave(&mut self, conn: u64, stream: u64, now: u64) -> Vec<LeadOut> {
-        let mut outs = Vec::new();
-        if let Some(LeadConn {
-            state: LinkState::Established { inflight, .. },
-            ..
-        }) = self.conns.get_mut(&conn)
-        {
-            if inflight.end_stream(stream) {
-                let kind = RelayKind::Unsubscribe { stream };
-                self.start(conn, 0, None, kind, Waiter::Internal, now, &mut outs);
-            }
+            Err(e) => outs.push(LeadOut::Answer {
+                phone,
+                result: Err(e),
+            }),
         }
         outs
     }
 
-    /// Deadlines: requests at or past their deadline, openings past theirs.
-    pub(crate) fn on_timer(&mut self, now: u64) -> Vec<LeadOut> {
+    /// `collie crew remove NAME`: durable first, then committed (unpinned, its link closed).
+    /// `None` when the change could not be made durable (nothing changed; the command failed).
+    pub(crate) fn remove_member(&mut self, name: &str) -> Option<Vec<LeadOut>> {
         let mut outs = Vec::new();
-        let at = self.instant(now);
-        let ids: Vec<u64> = self.conns.keys().copied().collect();
-        for conn in ids {
-            let ignore = self.bug == Some(Bug::IgnoreDeadlines);
-            let answers = match self.conns.get_mut(&conn).map(|c| &mut c.state) {
-                Some(LinkState::Opening { deadline } | LinkState::Joined { deadline }) => {
-                    if *deadline <= now {
-                        self.refuse(conn, "handshake timeout", &mut outs);
-                    }
-                    continue;
-                }
-                Some(LinkState::Established { inflight, .. }) if !ignore => inflight.expire(at),
-                _ => continue,
-            };
-            for answer in answers {
-                let resend = match (&answer.waiter, self.bug) {
-                    (
-                        Waiter::Phone {
-                            id,
-                            kind,
-                            resend: false,
-                        },
-                        Some(Bug::ResendWriteOnTimeout),
-                    ) if kind.is_write() => Some((*id, kind.clone())),
-                    _ => None,
-                };
-                Self::hand_out(conn, answer, &mut outs);
-                if let Some((id, kind)) = resend {
-                    let waiter = Waiter::Phone {
-                        id,
-                        kind: kind.clone(),
-                        resend: true,
-                    };
-                    self.start(conn, id, None, kind, waiter, now, &mut outs);
-                }
-            }
+        let Some(plan) = self.core.remove(name) else {
+            return Some(outs);
+        };
+        if !self.durable(&plan.durable) {
+            return None;
         }
-        outs
+        self.commits += 1;
+        let effects = self.core.commit_remove(plan);
+        self.apply(effects, &mut outs);
+        Some(outs)
     }
 
-    /// The transport reported the connection lost.
-    pub(crate) fn on_conn_lost(&mut self, conn: u64) -> Vec<LeadOut> {
-        let mut outs = Vec::new();
-        if let Some(c) = self.conns.remove(&conn) {
-            if let LinkState::Established { mut inflight, .. } = c.state {
-                for answer in inflight.close() {
-                    Self::hand_out(conn, answer, &mut outs);
-                }
-            }
-        }
-        outs
-    }
-
-    /// `collie crew remove NAME`: unpin, and close its connections at once.
-    pub(crate) fn remove_member(&mut self, name: &str) -> Vec<LeadOut> {
-        let mut outs = Vec::new();
-        let removed: Vec<Pin> = self
-            .pins
-            .iter()
-            .filter(|(_, n)| *n == name)
-            .map(|(p, _)| *p)
-            .collect();
-        self.pins.retain(|_, n| n != name);
-        let ids: Vec<u64> = self
-            .conns
-            .iter()
-            .filter(|(_, c)| removed.contains(&c.pin))
-            .map(|(id, _)| *id)
-            .collect();
-        for id in ids {
-            self.close(id, "removed from the crew".to_owned(), &mut outs);
-        }
-        outs
-    }
-
-    /// The lead process dies: every connection and in-memory request is gone. Returns the phone
-    /// requests that were waiting (their HTTP connections break; they get no relay answer).
+    /// The lead process dies: every connection and in-memory request is gone, the disk stays.
+    /// Returns the phone requests that were waiting (their HTTP connections break) and the
+    /// connections.
     pub(crate) fn crash(&mut self) -> (Vec<u64>, Vec<u64>) {
         self.up = false;
         let mut phones = Vec::new();
-        let conns: Vec<u64> = self.conns.keys().copied().collect();
-        for (_, c) in std::mem::take(&mut self.conns) {
-            if let LinkState::Established { mut inflight, .. } = c.state {
-                for answer in inflight.close() {
-                    if let Waiter::Phone {
-                        id, resend: false, ..
-                    } = answer.waiter
-                    {
-                        phones.push(id);
-                    }
-                }
+        for c in self.conns.values() {
+            if let LinkState::Established { relay, .. } = &c.state {
+                phones.extend(relay.phones_waiting());
             }
         }
+        let conns = self.conns.keys().copied().collect();
+        self.conns.clear();
+        self.links.clear();
+        self.relays.clear();
+        self.pins.clear();
         (phones, conns)
-    }
-
-    fn refuse(&mut self, conn: u64, reason: &str, outs: &mut Vec<LeadOut>) {
-        self.refused += 1;
-        self.close(conn, reason.to_owned(), outs);
-    }
-
-    /// Closes a connection, answering everything waiting on it `member unreachable`.
-    fn close(&mut self, conn: u64, reason: String, outs: &mut Vec<LeadOut>) {
-        outs.extend(self.on_conn_lost(conn));
-        outs.push(LeadOut::Close { conn, reason });
     }
 }

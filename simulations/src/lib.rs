@@ -9,23 +9,37 @@
 //! tokio, no sleeping, no wall clock. The same scenario and seed give the same run, event for
 //! event ([`Report::digest`] hashes the trace).
 //!
-//! **Real** (the code the bridges run, from `collie-crew`): the join check
-//! ([`collie_crew::hello::validate_join`]), both hello state machines with their HMAC proofs over a
-//! per-connection exporter value, the lead's per-link [`collie_crew::relay::InFlight`] (limits,
-//! deadlines, exactly-once answers), the relay message types, and the wire codec: every message is
-//! encoded with `wire::encode_frame` and read back through a [`collie_crew::wire::FrameDecoder`],
-//! bytes arriving in pieces.
+//! **Real** (the code the bridges run): the lead's orchestration,
+//! [`collie_actors::crew_link::lead::LeadCore`] — join decisions and their two-phase plans, hellos,
+//! the online table, removals — with its effects applied as the crew actor applies them (`lead.rs`:
+//! durable effects in order, then the commit; pins, TLS admission, closes, the published relay
+//! table); the registry a restarted lead reads back, parsed by the actor's own
+//! [`collie_actors::crew_link::registry_from_entries`]; the join check and both hello state machines
+//! of `collie-crew` with their HMAC proofs over a per-connection exporter value; the relay message
+//! types, [`RelayKind::fits`](collie_crew::relay::RelayKind::fits), the capability gate and the
+//! shipped limits ([`Limits::default`](collie_crew::relay::client::Limits): requests waiting and
+//! subscriptions per member link, the 1.5 s answer deadline) and timeouts (the opening's, an uplink
+//! request's); and the wire codec: every message is encoded with `wire::encode_frame` and read back
+//! through a [`collie_crew::wire::FrameDecoder`] per stream, bytes arriving in pieces.
 //!
-//! **Modelled**: the network (one reliable ordered stream per connection with latency,
-//! retransmission delays after loss, partitions, idle-timeout detection; see `sim.rs`), TLS (the
-//! dialer's pin is handed to the lead as the pinned-TLS verifier would report it; the exporter
-//! value is derived from the seed and the connection number), the lead's pin store and invites
-//! (kept in memory across a lead restart, as sled keeps them), the members' panes (a few lines of
-//! text; every executed write is appended to the member's write log), the phone (a stream of
-//! reads, writes and subscriptions through the lead, each with the 2 s deadline of SPEC §8), and
-//! the actors around the cores (the lead model in `lead.rs` wires the cores the way the crew actor
-//! does, but is not that actor). The in-memory transport of `collie-crew` (`test-utils`) is not
-//! used: it runs on tokio channels and tasks, which a single-threaded virtual clock cannot step
+//! **Modelled**: the network (`sim/net.rs`: connections of independent, reliable, ordered streams
+//! numbered as QUIC numbers them, with latency, retransmission delays after loss, partitions and
+//! idle-timeout detection); TLS (the dialer's pin is handed to the lead as the pinned verifier
+//! would report it, the admission rule is applied at the dial, the exporter value is derived from
+//! the seed and the connection number); the live relay client (`relay.rs`: the rules of
+//! `collie_crew::relay::client::RelayClient` — one stream per request, the answer as its first
+//! frame, `resource limit` past a limit, `member unreachable` after the deadline, a bad frame ending
+//! its own stream — stepped on the virtual clock, because the real one runs on tokio and quinn);
+//! the link tasks around the core (the opening, the heartbeat stream whose loss ends the link,
+//! uplink streams; heartbeats themselves are not sent, a silent loss is noticed after an idle
+//! timeout); the store and the audit log (`disk.rs`: the `crew` table as the `Change` batches
+//! the core asked for, and the audit lines, both surviving a lead restart; a fault can take the
+//! audit log away for a while); the members (`member.rs`: a few panes of text, the relay server's
+//! order of frames, every executed write appended to the member's write log); and the phone (a
+//! stream of reads, writes and subscriptions through the lead, each with the 2 s deadline of SPEC
+//! §8; a machine the crew does not know is answered `member unreachable` rather than the HTTP
+//! layer's `no such machine`). The in-memory transport of `collie-crew` (`test-utils`) is not used:
+//! it runs on tokio channels and tasks, which a single-threaded virtual clock cannot step
 //! deterministically; its faults (partition, heal, disconnect, refuse dials) are reproduced here.
 //!
 //! # Invariants, checked after every event
@@ -33,14 +47,18 @@
 //! - No relayed write runs twice, and none runs on a machine other than the one the phone named.
 //! - Every phone request is answered exactly once, by its deadline, with the member's own answer
 //!   (a snapshot or list from that machine; `Done` for a write only if the write ran there) or
-//!   with `member unreachable` (or a lead-side refusal: `capability missing`, `resource limit`).
+//!   with `member unreachable` (or a lead-side refusal: `capability missing`, `resource limit`;
+//!   `member response unreadable` only for the machine that answers with garbage).
 //!   A request in flight when the lead process dies is recorded as aborted (the phone's HTTP
 //!   connection breaks), never answered later.
 //! - No peer is served (hello accepted, or a request relayed to it) unless the operator invited it
 //!   and has not removed it.
-//! - Lead memory is bounded: requests and streams per link within [`InFlight`] limits, at most one
-//!   link per member, at most a fixed number of connections still opening, and no connection's
-//!   frame decoder holding more than 64 KiB — even for a peer that announces a 16 MiB frame.
+//! - Lead memory is bounded: per member link at most [`Limits::default`]'s requests waiting for an
+//!   answer and subscriptions open, at most QUIC's stream limit of uplink streams, at most one link
+//!   per member; no connection stays in its opening past the link's `OPENING_TIMEOUT`; and no
+//!   stream's frame decoder holds more than 64 KiB — even for a peer that announces a 16 MiB frame.
+//! - What the lead pins is what its store holds (checked after every commit): no join or removal
+//!   is committed without being made durable first.
 //!
 //! At the end of a run the faults stop and the world drains: every request must be answered and
 //! every honest member must be served again (liveness).
@@ -48,18 +66,21 @@
 //! # Scenarios and replay
 //!
 //! Each [`Scenario`] is a function of its seed ([`run`]). Faults start only once every honest
-//! member has joined, except in [`Scenario::JoinUnderFaults`], which shows a gap in the join
-//! (a lost `JoinReply::Accepted` strands the member) and fails today. A violation prints the
-//! scenario and seed; `cargo run -p collie-simulations -- <scenario> --seed N --trace` replays it
-//! event by event, and `--seeds K` runs K seeds from N.
+//! member has joined, except in [`Scenario::JoinUnderFaults`], where joins meet partitions,
+//! restarts and audit outages from the start. A violation prints the scenario and seed;
+//! `cargo run -p collie-simulations -- <scenario> --seed N --trace` replays it event by event, and
+//! `--seeds K` runs K seeds from N.
 //!
-//! [`InFlight`]: collie_crew::relay::InFlight
+//! [`Limits::default`]: collie_crew::relay::client::Limits
 #![warn(missing_docs)]
 
 mod checker;
+mod disk;
 mod lead;
 mod member;
+mod relay;
 mod sim;
+mod stream;
 
 use std::fmt;
 
@@ -71,11 +92,11 @@ pub enum Scenario {
     /// 50 members join with one-time invites and come online (no phone, no faults beyond
     /// latency and retransmission delays).
     Join,
-    /// Like [`Scenario::Join`], with partitions and restarts from the start. **Fails today**: a
-    /// member that loses the lead's `JoinReply::Accepted` (its connection or process dies while
-    /// the reply is in flight) is pinned on the lead but never got the crew secret, and its retry
-    /// is refused `invite already used`, so it never comes online (a `Liveness` violation).
-    /// Not run by `cargo test` except as an ignored test, and not part of `all`.
+    /// Like [`Scenario::Join`], with partitions, restarts and audit outages from the start. A
+    /// member that loses the lead's `JoinReply::Accepted` (its connection or process dies while the
+    /// reply is in flight) is already pinned; its retry with the same invite gets the same
+    /// acceptance again from the core ([`Report::repeat_joins`]), and a join refused because the
+    /// audit log was out is tried again.
     JoinUnderFaults,
     /// Eight members, the phone busy, and thousands of steps of random partitions, dropped
     /// connections, member restarts and lead restarts.
@@ -84,14 +105,16 @@ pub enum Scenario {
     /// operator removes mid-run: neither may ever be served.
     Unpinned,
     /// Peers sending garbage, oversized length prefixes and a stalled 16 MiB frame, one of them
-    /// pinned: their streams close, the lead keeps serving the others.
+    /// pinned (it also answers every relayed request with garbage): their streams close, the lead
+    /// keeps serving the others.
     Garbage,
 }
 
 impl Scenario {
-    /// Every scenario expected to pass (all but [`Scenario::JoinUnderFaults`]).
-    pub const ALL: [Scenario; 4] = [
+    /// Every scenario.
+    pub const ALL: [Scenario; 5] = [
         Scenario::Join,
+        Scenario::JoinUnderFaults,
         Scenario::Faults,
         Scenario::Unpinned,
         Scenario::Garbage,
@@ -110,10 +133,7 @@ impl Scenario {
 
     /// The scenario with this command-line name.
     pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL
-            .into_iter()
-            .chain([Scenario::JoinUnderFaults])
-            .find(|s| s.name() == name)
+        Self::ALL.into_iter().find(|s| s.name() == name)
     }
 
     fn setup(self) -> Setup {
@@ -186,6 +206,9 @@ pub enum Bug {
     IgnoreDeadlines,
     /// The lead relays a request to the first member link it finds, whatever machine it names.
     Misroute,
+    /// The lead commits joins and removals without making them durable first (no audit line, no
+    /// store write).
+    SkipDurable,
 }
 
 /// How to run a scenario.
@@ -215,6 +238,9 @@ pub enum ViolationKind {
     UnpinnedServed,
     /// A lead limit or buffer cap was exceeded.
     MemoryBound,
+    /// The members the lead pins differ from those its store holds: a change was committed
+    /// without being made durable (a restart would lose it), or the other way round.
+    Durability,
     /// After the faults stopped, an honest member did not come back.
     Liveness,
 }
@@ -277,7 +303,8 @@ pub struct Report {
     pub answered_ok: u64,
     /// Answered `member unreachable`.
     pub answered_unreachable: u64,
-    /// Answered with another error (no such pane, capability missing, resource limit).
+    /// Answered with another error (no such pane, capability missing, resource limit, member
+    /// response unreadable).
     pub answered_other: u64,
     /// In flight when the lead died.
     pub aborted_by_lead_restart: u64,
@@ -285,10 +312,13 @@ pub struct Report {
     pub writes_executed: u64,
     /// Connections opened.
     pub connections: u64,
-    /// Openings the lead refused (unpinned, bad proof, join refused, timeout, too many).
+    /// Openings the lead refused (TLS, unpinned hello, bad proof, join refused, no opening in time).
     pub refused_openings: u64,
-    /// Connections the lead closed for a malformed or oversized frame.
+    /// Malformed or oversized frames the lead read (each ended its stream).
     pub bad_frames: u64,
+    /// Joins the lead accepted again because the machine was already pinned: its first
+    /// acceptance was lost in flight.
+    pub repeat_joins: u64,
     /// Distinct machines served at least once.
     pub joined: u64,
     /// Faults injected.
@@ -303,7 +333,7 @@ impl fmt::Display for Report {
             f,
             "scenario {} seed {}: ok, {} steps, {} virtual ms, {} faults, {} connections, \
              {} served; phone {} (ok {}, unreachable {}, other {}, aborted {}); {} writes; \
-             {} refused openings, {} bad frames; digest {:016x}",
+             {} refused openings, {} bad frames, {} repeat joins; digest {:016x}",
             self.scenario,
             self.seed,
             self.steps,
@@ -319,6 +349,7 @@ impl fmt::Display for Report {
             self.writes_executed,
             self.refused_openings,
             self.bad_frames,
+            self.repeat_joins,
             self.digest
         )
     }

@@ -1,18 +1,21 @@
 //! The member model: a bridge that joins with an invite, then dials the lead, proves the crew
-//! secret with the real [`MemberHandshake`] and answers [`RelayRequest`]s from its own pane model
-//! (a few panes of text lines) through the real wire codec, appending every executed write to its
-//! write log (the member's audit log, kept across restarts).
+//! secret with the real [`MemberHandshake`] and serves the relay streams the lead opens — one
+//! [`RelayRequest`] each, answered on its own stream as `collie_crew::relay::server::serve` does,
+//! from its own pane model (a few panes of text lines) through the real wire codec — appending every
+//! executed write to its write log (the member's audit log, kept across restarts). A subscription's
+//! stream carries the pane's changes until the lead drops it.
 //!
 //! Two misbehaving kinds share the type: a machine that holds the crew secret but whose certificate
 //! is not pinned (it sends a valid hello; the lead must never serve it), and a garbage peer that
 //! sends random bytes, oversized length prefixes, a 16 MiB announcement followed by a few bytes,
-//! and frames of the wrong type.
+//! and frames of the wrong type — in its opening, on an uplink stream of its own and, once served,
+//! as its answers to relayed requests.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use collie_crew::hello::{
-    Capability, CrewSecret, Exporter, Hello, HelloConfig, JoinReply, JoinRequest, JoinSecret,
-    MemberHandshake, Opening,
+    Capability, CrewSecret, Exporter, Hello, HelloConfig, JoinError, JoinReply, JoinRequest,
+    JoinSecret, MemberHandshake, Opening,
 };
 use collie_crew::pin::Pin;
 use collie_crew::relay::{
@@ -22,6 +25,8 @@ use collie_crew::relay::{
 use collie_crew::wire::{self, FrameDecoder, FRAME_HEADER, MAX_FRAME};
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore};
+
+use crate::stream;
 
 /// The first redial delay after a loss, and after every successful hello.
 pub(crate) const BACKOFF_MIN_MS: u64 = 100;
@@ -55,19 +60,40 @@ enum MState {
     Silent,
 }
 
+/// A stream the lead opened: one relayed request, then (for a subscription) the pane's changes.
+#[derive(Debug, Default)]
+struct RelayStream {
+    decoder: FrameDecoder,
+    /// The request was read (and answered).
+    served: bool,
+    /// The subscription's id and pane, while it runs.
+    follows: Option<(u64, String)>,
+}
+
 /// The member's current connection.
 #[derive(Debug)]
 pub(crate) struct MemberConn {
     pub(crate) id: u64,
-    decoder: FrameDecoder,
+    /// Stream 0: the opening and the link.
+    link: FrameDecoder,
     state: MState,
+    /// The lead's relay streams, by stream number.
+    relays: BTreeMap<u64, RelayStream>,
+    /// Streams this side opened, stream 0 included.
+    opened: u64,
 }
 
 /// An effect of the member model.
 #[derive(Debug)]
 pub(crate) enum MemberOut {
-    /// Put bytes on the connection (towards the lead).
-    Send { conn: u64, bytes: Vec<u8> },
+    /// Put bytes on a stream of the connection (towards the lead).
+    Send {
+        conn: u64,
+        stream: u64,
+        bytes: Vec<u8>,
+    },
+    /// The member is done with a stream (finished or stopped it).
+    EndStream { conn: u64, stream: u64 },
     /// Close the connection.
     Close { conn: u64 },
     /// A relayed write ran here (`request_id` as the lead sent it).
@@ -94,7 +120,6 @@ pub(crate) struct Member {
     pub(crate) incarnation: u64,
     pub(crate) conn: Option<MemberConn>,
     pub(crate) backoff_ms: u64,
-    streams: BTreeSet<u64>,
 }
 
 impl Member {
@@ -129,7 +154,6 @@ impl Member {
             incarnation: 0,
             conn: None,
             backoff_ms: BACKOFF_MIN_MS,
-            streams: BTreeSet::new(),
         }
     }
 
@@ -144,15 +168,14 @@ impl Member {
         self.secret.is_some() || self.join.is_some() || self.behaviour == Behaviour::Garbage
     }
 
-    /// The process dies: the connection and the streams are gone; panes and the log stay.
+    /// The process dies: the connection and its streams are gone; panes and the log stay.
     pub(crate) fn crash(&mut self) {
         self.up = false;
         self.incarnation += 1;
         self.conn = None;
-        self.streams.clear();
     }
 
-    /// A dial succeeded.
+    /// A dial succeeded: the opening goes out on stream 0.
     pub(crate) fn on_connected(
         &mut self,
         conn: u64,
@@ -181,16 +204,28 @@ impl Member {
         };
         self.conn = Some(MemberConn {
             id: conn,
-            decoder: FrameDecoder::new(),
+            link: FrameDecoder::new(),
             state,
+            relays: BTreeMap::new(),
+            opened: 1,
         });
+        let stream = stream::OPENING;
         if let Some(opening) = opening {
             if let Ok(bytes) = wire::encode_frame(&opening) {
-                outs.push(MemberOut::Send { conn, bytes });
+                outs.push(MemberOut::Send {
+                    conn,
+                    stream,
+                    bytes,
+                });
             }
         }
         if self.behaviour == Behaviour::Garbage && self.secret.is_none() && self.join.is_none() {
-            outs.extend(garbage(conn, rng));
+            let bytes = garbage(rng);
+            outs.push(MemberOut::Send {
+                conn,
+                stream,
+                bytes,
+            });
         }
         outs
     }
@@ -199,45 +234,82 @@ impl Member {
     pub(crate) fn on_lost(&mut self, conn: u64) -> bool {
         if self.conn.as_ref().is_some_and(|c| c.id == conn) {
             self.conn = None;
-            self.streams.clear();
             return true;
         }
         false
     }
 
-    /// Bytes arrived from the lead.
-    pub(crate) fn on_bytes(&mut self, conn: u64, bytes: &[u8], rng: &mut StdRng) -> Vec<MemberOut> {
+    fn close(&mut self, conn: u64, outs: &mut Vec<MemberOut>) {
+        self.on_lost(conn);
+        outs.push(MemberOut::Close { conn });
+    }
+
+    /// Bytes arrived from the lead on a stream.
+    pub(crate) fn on_bytes(
+        &mut self,
+        conn: u64,
+        stream: u64,
+        bytes: &[u8],
+        rng: &mut StdRng,
+    ) -> Vec<MemberOut> {
         let mut outs = Vec::new();
         let Some(c) = self.conn.as_mut().filter(|c| c.id == conn) else {
             return outs;
         };
-        if c.decoder.push(bytes).is_err() {
+        if stream == stream::OPENING {
+            self.on_link_bytes(conn, bytes, rng, &mut outs);
+        } else if stream::is_lead_opened(stream) {
+            let relay = c.relays.entry(stream).or_default();
+            if relay.decoder.push(bytes).is_err() {
+                // A malformed request stops its stream, unanswered.
+                c.relays.remove(&stream);
+                outs.push(MemberOut::EndStream { conn, stream });
+            } else if matches!(c.state, MState::Ready) {
+                self.serve_stream(conn, stream, rng, &mut outs);
+            }
+        }
+        // The lead's answers on uplink streams: nothing to do with them.
+        outs
+    }
+
+    /// The lead ended a stream: a subscription on it stops.
+    pub(crate) fn on_stream_end(&mut self, conn: u64, stream: u64) {
+        if let Some(c) = self.conn.as_mut().filter(|c| c.id == conn) {
+            c.relays.remove(&stream);
+        }
+    }
+
+    fn on_link_bytes(
+        &mut self,
+        conn: u64,
+        bytes: &[u8],
+        rng: &mut StdRng,
+        outs: &mut Vec<MemberOut>,
+    ) {
+        let Some(c) = self.conn.as_mut() else {
+            return;
+        };
+        if c.link.push(bytes).is_err() {
             return self.close(conn, outs);
         }
         loop {
             let Some(c) = self.conn.as_mut().filter(|c| c.id == conn) else {
-                return outs;
+                return;
             };
-            match c.decoder.pop() {
+            match c.link.pop() {
                 Ok(Some(payload)) => {
-                    if !self.on_frame(conn, &payload, rng, &mut outs) {
+                    if !self.on_link_frame(conn, &payload, rng, outs) {
                         return self.close(conn, outs);
                     }
                 }
-                Ok(None) => return outs,
+                Ok(None) => return,
                 Err(_) => return self.close(conn, outs),
             }
         }
     }
 
-    fn close(&mut self, conn: u64, mut outs: Vec<MemberOut>) -> Vec<MemberOut> {
-        self.on_lost(conn);
-        outs.push(MemberOut::Close { conn });
-        outs
-    }
-
-    /// Handles one frame; `false` closes the connection.
-    fn on_frame(
+    /// Handles one frame on stream 0; `false` closes the connection.
+    fn on_link_frame(
         &mut self,
         conn: u64,
         payload: &[u8],
@@ -255,6 +327,9 @@ impl Member {
                     outs.push(MemberOut::Joined);
                     false
                 }
+                // Refused for a reason of the lead's own (its store or audit log failed): the
+                // operator runs the join again.
+                Ok(JoinReply::Refused(JoinError::Unknown)) => false,
                 // Refused: the invite is spent or wrong; the machine gives up.
                 _ => {
                     self.join = None;
@@ -267,27 +342,89 @@ impl Member {
                     self.backoff_ms = BACKOFF_MIN_MS;
                     outs.push(MemberOut::Ready);
                     if self.behaviour == Behaviour::Garbage {
-                        outs.extend(garbage(conn, rng));
+                        self.misbehave(conn, rng, outs);
+                    }
+                    // Relay streams that arrived before the hello's answer are served now.
+                    let waiting: Vec<u64> = self
+                        .conn
+                        .as_ref()
+                        .map(|c| c.relays.keys().copied().collect())
+                        .unwrap_or_default();
+                    for stream in waiting {
+                        self.serve_stream(conn, stream, rng, outs);
                     }
                     true
                 }
                 _ => false,
             },
-            MState::Ready if self.behaviour == Behaviour::Honest => {
-                match wire::decode::<RelayRequest>(payload) {
-                    Ok(request) => {
-                        self.serve(conn, request, outs);
-                        true
-                    }
-                    Err(_) => false,
-                }
-            }
+            // The lead's heartbeats (none in these simulations).
             MState::Ready | MState::Silent => true,
         }
     }
 
-    /// Runs one relayed request against the pane model and answers it.
-    fn serve(&mut self, conn: u64, request: RelayRequest, outs: &mut Vec<MemberOut>) {
+    /// A garbage peer, once served: a burst on an uplink stream of its own and, one time in four,
+    /// a malformed frame on the link's stream 0 (the lead ends the link for that).
+    fn misbehave(&mut self, conn: u64, rng: &mut StdRng, outs: &mut Vec<MemberOut>) {
+        let Some(c) = self.conn.as_mut() else {
+            return;
+        };
+        let stream = stream::member_opened(c.opened);
+        c.opened += 1;
+        let bytes = garbage(rng);
+        outs.push(MemberOut::Send {
+            conn,
+            stream,
+            bytes,
+        });
+        if rng.gen_ratio(1, 4) {
+            let stream = stream::OPENING;
+            let bytes = vec![0xff; FRAME_HEADER];
+            outs.push(MemberOut::Send {
+                conn,
+                stream,
+                bytes,
+            });
+        }
+    }
+
+    /// Reads the request on one of the lead's streams, if it has arrived whole, and answers it.
+    fn serve_stream(
+        &mut self,
+        conn: u64,
+        stream: u64,
+        rng: &mut StdRng,
+        outs: &mut Vec<MemberOut>,
+    ) {
+        let Some(c) = self.conn.as_mut() else {
+            return;
+        };
+        let Some(relay) = c.relays.get_mut(&stream).filter(|r| !r.served) else {
+            return;
+        };
+        let request = match relay.decoder.pop() {
+            Ok(None) => return,
+            Ok(Some(payload)) => wire::decode::<RelayRequest>(&payload),
+            Err(_) => {
+                c.relays.remove(&stream);
+                outs.push(MemberOut::EndStream { conn, stream });
+                return;
+            }
+        };
+        relay.served = true;
+        let Ok(request) = request else {
+            // `server::serve`: a request that does not decode stops the stream, unanswered.
+            c.relays.remove(&stream);
+            outs.push(MemberOut::EndStream { conn, stream });
+            return;
+        };
+        if self.behaviour == Behaviour::Garbage {
+            return garbage_answer(conn, stream, &request, rng, outs);
+        }
+        self.serve(conn, stream, request, outs);
+    }
+
+    /// Runs one relayed request against the pane model and answers it on its stream.
+    fn serve(&mut self, conn: u64, stream: u64, request: RelayRequest, outs: &mut Vec<MemberOut>) {
         let mut event = None;
         let result = match &request.kind {
             RelayKind::PaneList => Ok(RelayOk::PaneList(
@@ -310,32 +447,16 @@ impl Member {
             },
             RelayKind::Subscribe { pane, .. } => match self.panes.get(pane) {
                 Some(p) => {
-                    self.streams.insert(request.id);
-                    event = Some(StreamEvent {
-                        stream: request.id,
-                        seq: p.seq,
-                        cursor: Cursor { x: 0, y: 0 },
-                        cols: 80,
-                        height: 24,
-                        full: true,
-                        rows: p
-                            .lines
-                            .iter()
-                            .enumerate()
-                            .map(|(i, l)| (u16::try_from(i).unwrap_or(u16::MAX), l.clone()))
-                            .collect(),
-                    });
+                    event = Some(screen(request.id, p, true));
                     Ok(RelayOk::Subscribed)
                 }
                 None => Err(RelayError::NoSuchPane),
             },
-            RelayKind::Unsubscribe { stream } => {
-                self.streams.remove(stream);
-                Ok(RelayOk::Done)
-            }
+            // Kept in the protocol, answered `Done`; the lead drops the stream instead.
+            RelayKind::Unsubscribe { .. } => Ok(RelayOk::Done),
             RelayKind::Input { pane, text, keys } => {
                 let line = format!("{}{}", text.as_deref().unwrap_or(""), keys.join(" "));
-                self.write(pane, &request.request_id, outs, |p| {
+                self.write(conn, pane, &request.request_id, outs, |p| {
                     p.lines.push(line);
                     if p.lines.len() > PANE_LINES {
                         p.lines.remove(0);
@@ -344,12 +465,16 @@ impl Member {
             }
             RelayKind::Rename { pane, name } => {
                 let name = name.clone();
-                self.write(pane, &request.request_id, outs, |p| p.name = name)
+                self.write(conn, pane, &request.request_id, outs, |p| p.name = name)
             }
             RelayKind::Close { pane } => {
-                self.write(pane, &request.request_id, outs, |p| p.lines.clear())
+                self.write(conn, pane, &request.request_id, outs, |p| p.lines.clear())
             }
             _ => Err(RelayError::UnknownKind),
+        };
+        let following = match (&request.kind, &result) {
+            (RelayKind::Subscribe { pane, .. }, Ok(_)) => Some((request.id, pane.clone())),
+            _ => None,
         };
         let response = MemberMessage::Response(RelayResponse {
             id: request.id,
@@ -357,14 +482,33 @@ impl Member {
         });
         for message in std::iter::once(response).chain(event.map(MemberMessage::Event)) {
             if let Ok(bytes) = wire::encode_frame(&message) {
-                outs.push(MemberOut::Send { conn, bytes });
+                outs.push(MemberOut::Send {
+                    conn,
+                    stream,
+                    bytes,
+                });
+            }
+        }
+        let Some(c) = self.conn.as_mut() else {
+            return;
+        };
+        match following {
+            Some(follows) => {
+                if let Some(relay) = c.relays.get_mut(&stream) {
+                    relay.follows = Some(follows);
+                }
+            }
+            None => {
+                c.relays.remove(&stream);
+                outs.push(MemberOut::EndStream { conn, stream });
             }
         }
     }
 
-    /// Executes a write on a pane and logs it.
+    /// Executes a write on a pane, logs it, and sends the change to the pane's subscriptions.
     fn write(
         &mut self,
+        conn: u64,
         pane: &str,
         request_id: &str,
         outs: &mut Vec<MemberOut>,
@@ -379,6 +523,21 @@ impl Member {
         outs.push(MemberOut::Executed {
             request_id: request_id.to_owned(),
         });
+        let Some(c) = self.conn.as_ref() else {
+            return Ok(RelayOk::Done);
+        };
+        for (stream, relay) in &c.relays {
+            if let Some((id, _)) = relay.follows.as_ref().filter(|(_, f)| f == pane) {
+                let event = MemberMessage::Event(screen(*id, p, false));
+                if let Ok(bytes) = wire::encode_frame(&event) {
+                    outs.push(MemberOut::Send {
+                        conn,
+                        stream: *stream,
+                        bytes,
+                    });
+                }
+            }
+        }
         Ok(RelayOk::Done)
     }
 
@@ -399,10 +558,32 @@ impl Member {
     }
 }
 
+/// A pane's screen as a stream event: every row when `full`, else the last one.
+fn screen(stream: u64, pane: &Pane, full: bool) -> StreamEvent {
+    let mut rows = pane
+        .lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (u16::try_from(i).unwrap_or(u16::MAX), l.clone()));
+    StreamEvent {
+        stream,
+        seq: pane.seq,
+        cursor: Cursor { x: 0, y: 0 },
+        cols: 80,
+        height: 24,
+        full,
+        rows: if full {
+            rows.collect()
+        } else {
+            rows.next_back().into_iter().collect()
+        },
+    }
+}
+
 /// One burst of hostile bytes, chosen by the seed.
-fn garbage(conn: u64, rng: &mut StdRng) -> Vec<MemberOut> {
+fn garbage(rng: &mut StdRng) -> Vec<u8> {
     let len = |n: usize| u32::try_from(n).unwrap_or(u32::MAX).to_be_bytes().to_vec();
-    let bytes = match rng.gen_range(0..6) {
+    match rng.gen_range(0..6) {
         // Random bytes.
         0 => {
             let mut b = vec![0u8; rng.gen_range(1..64)];
@@ -419,19 +600,45 @@ fn garbage(conn: u64, rng: &mut StdRng) -> Vec<MemberOut> {
             b.extend_from_slice(&[7u8; 10]);
             b
         }
-        // A well-framed payload of random bytes.
+        // A well-framed payload of random bytes (never a `MemberMessage::Response`, whose index is
+        // 0, so it can never pass for an answer).
         4 => {
             let mut payload = vec![0u8; rng.gen_range(1..32)];
             rng.fill_bytes(&mut payload);
+            payload[0] = rng.gen_range(1..=u8::MAX);
             let mut b = len(payload.len());
             b.extend_from_slice(&payload);
             b
         }
         // A well-formed frame of a type the lead does not expect here.
-        _ => wire::encode_frame(&JoinReply::Refused(
-            collie_crew::hello::JoinError::WrongSecret,
-        ))
-        .unwrap_or_default(),
+        _ => wire::encode_frame(&JoinReply::Refused(JoinError::WrongSecret)).unwrap_or_default(),
+    }
+}
+
+/// A garbage peer's "answer" to a relayed request: garbage, an answer to another request, or
+/// nothing at all (it ends the stream, or leaves it hanging).
+fn garbage_answer(
+    conn: u64,
+    stream: u64,
+    request: &RelayRequest,
+    rng: &mut StdRng,
+    outs: &mut Vec<MemberOut>,
+) {
+    let bytes = match rng.gen_range(0..9) {
+        0..=5 => garbage(rng),
+        6 => {
+            let other = MemberMessage::Response(RelayResponse {
+                id: request.id.wrapping_add(1),
+                result: Ok(RelayOk::Done),
+            });
+            wire::encode_frame(&other).unwrap_or_default()
+        }
+        7 => return outs.push(MemberOut::EndStream { conn, stream }),
+        _ => return,
     };
-    vec![MemberOut::Send { conn, bytes }]
+    outs.push(MemberOut::Send {
+        conn,
+        stream,
+        bytes,
+    });
 }

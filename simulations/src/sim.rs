@@ -1,73 +1,80 @@
-//! The world: a discrete-event loop over a virtual clock (milliseconds), the network model, the
-//! phone model and the fault injector, applying the effects of the lead and member models and
-//! asking the checker after every event.
-//!
-//! **Network model.** A connection is one reliable, ordered byte stream in each direction (a QUIC
-//! stream): every frame gets a latency of 1–20 ms, and with the loss probability a retransmission
-//! delay of 0.2–2.5 s on top — which can carry an answer past its deadline — and nothing overtakes
-//! an earlier frame of the same direction. Each frame arrives in one to three pieces, so the frame
-//! decoders see split headers and payloads. Bytes are lost only with their connection: a
-//! partition, a restart or a close kills the connection, drops everything still in flight on it,
-//! and each side notices after a detection delay (its idle timeout, 0–3 s), unless it closed the
-//! connection itself. Dials fail while the member is partitioned or the lead is down; members
-//! redial with exponential backoff and jitter.
+//! The world: a discrete-event loop over a virtual clock (milliseconds) that applies the effects of
+//! the lead and member models and asks the checker after every event. Its parts: the network
+//! (`net.rs`: connections of independent streams, latency, loss, partitions), the phone
+//! (`phone.rs`) and the fault injector (`faults.rs`).
 //!
 //! **Phone.** Every 5–60 ms (while the lead is up) a request for a random machine (including the
-//! misbehaving ones, which the lead must answer `member unreachable`) and pane (`p2` does not
-//! exist): snapshots, pane lists, inputs and renames (writes), subscriptions, which the phone
-//! leaves 0.1–5 s later. Member `m01` does not declare input, so the lead must refuse writes to it.
+//! misbehaving ones, which the lead must answer `member unreachable` or, for the served garbage
+//! peer, `member response unreadable`) and pane (`p2` does not exist): snapshots, pane lists,
+//! inputs and renames (writes), subscriptions, which the phone leaves 0.1–5 s later. Member `m01`
+//! does not declare input, so the lead must refuse writes to it.
 //!
 //! **Faults**, every 0.2–1.5 s: a partition of one member (healed 0.5–8 s later), a member
-//! restart (back 0.2–3 s later), a lead restart (back 0.5–4 s later; pins and invites survive,
-//! links and requests in flight do not), or a dropped connection.
+//! restart (back 0.2–3 s later), a lead restart (back 0.5–4 s later; its store and audit log
+//! survive, links and requests in flight do not), or a dropped connection.
+
+mod faults;
+mod net;
+mod phone;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
-use std::time::Instant;
 
-use collie_crew::hello::{Capability, CrewSecret, Exporter, Invite, JoinSecret};
+use collie_crew::hello::{Capability, CrewSecret, Invite, JoinSecret};
 use collie_crew::pin::Pin;
-use collie_crew::relay::RelayKind;
 use rand::rngs::StdRng;
-use rand::{Rng, RngCore, SeedableRng};
+use rand::{Rng, SeedableRng};
 
 use crate::checker::{Check, Checker, Fail};
-use crate::lead::{Lead, LeadOut, LinkState, REQUEST_TIMEOUT_MS};
-use crate::member::{Behaviour, Member, MemberOut, BACKOFF_MAX_MS, BACKOFF_MIN_MS};
+use crate::lead::{wall_clock, Lead, LeadOut};
+use crate::member::{Behaviour, Member, MemberOut, BACKOFF_MIN_MS};
 use crate::{Bug, Report, Scenario, ViolationKind};
+
+use self::net::{bytes, NetConn, Side};
 
 /// How long a run keeps going after its step budget, with faults and phone off, for everything
 /// to settle.
 const DRAIN_MS: u64 = 30_000;
 
-/// Which side of a connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Side {
-    Lead,
-    Member,
-}
-
 #[derive(Debug)]
 enum Ev {
-    Deliver { conn: u64, to: Side, bytes: Vec<u8> },
-    Lost { conn: u64, side: Side },
-    Dial { m: usize, incarnation: u64 },
+    Deliver {
+        conn: u64,
+        stream: u64,
+        to: Side,
+        bytes: Vec<u8>,
+    },
+    StreamEnd {
+        conn: u64,
+        stream: u64,
+        to: Side,
+    },
+    Lost {
+        conn: u64,
+        side: Side,
+    },
+    Dial {
+        m: usize,
+        incarnation: u64,
+    },
     LeadTimer,
     Phone,
-    Leave { conn: u64, stream: u64 },
+    Leave {
+        conn: u64,
+        stream: u64,
+    },
     Fault,
-    Heal { m: usize },
-    MemberUp { m: usize },
+    Heal {
+        m: usize,
+    },
+    MemberUp {
+        m: usize,
+    },
     LeadUp,
-    Remove { m: usize },
-}
-
-#[derive(Debug)]
-struct NetConn {
-    m: usize,
-    alive: bool,
-    /// The last scheduled delivery time towards the lead and towards the member.
-    last: [u64; 2],
+    AuditUp,
+    Remove {
+        m: usize,
+    },
 }
 
 /// How a scenario sets the world up.
@@ -84,8 +91,8 @@ pub(crate) struct Setup {
     pub(crate) remove: Option<(usize, u64)>,
     /// Random partitions and restarts from this time on.
     pub(crate) faults_from: Option<u64>,
-    /// Hold the faults back until every honest member has been served once (so a scenario about
-    /// relaying does not trip over the join gap that [`Scenario::JoinUnderFaults`] shows).
+    /// Hold the faults back until every honest member has been served once (a scenario about
+    /// relaying starts from a whole crew; joining under faults is [`Scenario::JoinUnderFaults`]).
     pub(crate) faults_after_join: bool,
     pub(crate) loss: f64,
     /// Events to run before draining.
@@ -134,14 +141,14 @@ impl World {
     ) -> Self {
         let mut rng = StdRng::seed_from_u64(seed);
         let secret = CrewSecret::from(bytes(&mut rng));
-        let mut lead = Lead::new("lead".to_owned(), secret.clone(), bug, Instant::now());
+        let mut lead = Lead::new("lead".to_owned(), secret.clone(), bug);
         let mut checker = Checker::default();
         let mut members = Vec::new();
-        let expires = Lead::wall_clock(10 * 60 * 1000);
+        let expires = wall_clock(10 * 60 * 1000);
         let mut invited = |name: String, behaviour, rng: &mut StdRng, lead: &mut Lead| {
             let pin = Pin::from(bytes(rng));
             let join = JoinSecret::from(bytes(rng));
-            lead.add_invite(Invite::new(&join, expires));
+            lead.invite(Invite::new(&join, expires), 0);
             checker.trust(pin, &name);
             Member::new(name, pin, None, Some(join), behaviour)
         };
@@ -161,6 +168,7 @@ impl World {
                 &mut rng,
                 &mut lead,
             );
+            checker.garbled(&member.name);
             members.push(member);
         }
         if setup.intruder {
@@ -318,6 +326,7 @@ impl World {
             connections: self.connections,
             refused_openings: self.lead.refused,
             bad_frames: self.lead.bad_frames,
+            repeat_joins: self.lead.repeat_joins,
             joined: self.served.len() as u64,
             faults: self.faults,
             trace: self.trace.unwrap_or_default(),
@@ -327,6 +336,7 @@ impl World {
     /// Faults and phone off, every partition healed; restarts in progress complete.
     fn drain(&mut self) {
         self.draining = true;
+        self.lead.disk.audit_up = true;
         let healed: Vec<usize> = std::mem::take(&mut self.partitioned).into_iter().collect();
         for m in healed {
             let incarnation = self.members[m].incarnation;
@@ -345,10 +355,7 @@ impl World {
     }
 
     fn is_served(&self, name: &str) -> bool {
-        self.lead
-            .conns
-            .values()
-            .any(|c| matches!(&c.state, LinkState::Established { name: n, .. } if n == name))
+        self.lead.is_online(name)
     }
 
     fn all_served(&self) -> bool {
@@ -357,7 +364,13 @@ impl World {
 
     fn handle(&mut self, ev: Ev) -> Check {
         match ev {
-            Ev::Deliver { conn, to, bytes } => self.deliver(conn, to, &bytes),
+            Ev::Deliver {
+                conn,
+                stream,
+                to,
+                bytes,
+            } => self.deliver(conn, stream, to, &bytes),
+            Ev::StreamEnd { conn, stream, to } => self.stream_end(conn, stream, to),
             Ev::Lost { conn, side } => self.lost(conn, side),
             Ev::Dial { m, incarnation } => self.dial(m, incarnation),
             Ev::LeadTimer => {
@@ -374,7 +387,7 @@ impl World {
                     return Ok(());
                 }
                 self.log(format!("phone leaves stream {stream} on {conn}"));
-                let outs = self.lead.on_leave(conn, stream, self.now);
+                let outs = self.lead.on_leave(conn, stream);
                 self.apply_lead(outs)
             }
             Ev::Fault => self.fault(),
@@ -392,9 +405,16 @@ impl World {
                 self.schedule(self.now, Ev::Dial { m, incarnation });
                 Ok(())
             }
+            Ev::AuditUp => {
+                if !self.lead.disk.audit_up {
+                    self.log("audit log back".to_owned());
+                    self.lead.disk.audit_up = true;
+                }
+                Ok(())
+            }
             Ev::LeadUp => {
                 self.log("lead up".to_owned());
-                self.lead.up = true;
+                self.lead.start(self.now);
                 Ok(())
             }
             Ev::Remove { m } => {
@@ -405,164 +425,26 @@ impl World {
                     return Ok(());
                 }
                 self.log(format!("operator removes {name}"));
-                self.checker.revoke(&pin);
-                let outs = self.lead.remove_member(&name);
-                self.apply_lead(outs)
-            }
-        }
-    }
-
-    fn deliver(&mut self, conn: u64, to: Side, bytes: &[u8]) -> Check {
-        let Some(c) = self.conns.get(&conn).filter(|c| c.alive) else {
-            return Ok(());
-        };
-        let m = c.m;
-        match to {
-            Side::Lead => {
-                if !self.lead.up {
-                    return Ok(());
-                }
-                let outs = self.lead.on_bytes(conn, bytes, self.now);
-                self.apply_lead(outs)
-            }
-            Side::Member => {
-                let outs = self.members[m].on_bytes(conn, bytes, &mut self.rng);
-                self.apply_member(m, outs)
-            }
-        }
-    }
-
-    fn lost(&mut self, conn: u64, side: Side) -> Check {
-        match side {
-            Side::Lead => {
-                if !self.lead.up {
-                    return Ok(());
-                }
-                let outs = self.lead.on_conn_lost(conn);
-                if !outs.is_empty() || self.lead.conns.contains_key(&conn) {
-                    self.log(format!("lead notices loss of {conn}"));
-                }
-                self.apply_lead(outs)
-            }
-            Side::Member => {
-                let Some(m) = self.conns.get(&conn).map(|c| c.m) else {
+                let Some(outs) = self.lead.remove_member(&name) else {
+                    self.log("removal fails: audit unavailable".to_owned());
+                    self.schedule(self.now + 100, Ev::Remove { m });
                     return Ok(());
                 };
-                if self.members[m].on_lost(conn) {
-                    self.log(format!("{} notices loss of {conn}", self.members[m].name));
-                    self.redial(m);
-                }
-                Ok(())
+                self.checker.revoke(&pin);
+                self.apply_lead(outs)
             }
-        }
-    }
-
-    /// Schedules the next dial of member `m` after its backoff (with jitter), doubling it.
-    fn redial(&mut self, m: usize) {
-        let member = &mut self.members[m];
-        if !member.up || !member.wants_to_dial() {
-            return;
-        }
-        let backoff = member.backoff_ms;
-        member.backoff_ms = (backoff * 2).min(BACKOFF_MAX_MS);
-        let incarnation = member.incarnation;
-        let delay = backoff / 2 + self.rng.gen_range(0..=backoff / 2);
-        self.schedule(self.now + delay, Ev::Dial { m, incarnation });
-    }
-
-    fn dial(&mut self, m: usize, incarnation: u64) -> Check {
-        let member = &self.members[m];
-        if !member.up || member.incarnation != incarnation || member.conn.is_some() {
-            return Ok(());
-        }
-        if self.partitioned.contains(&m) || !self.lead.up {
-            self.log(format!("{} dial fails", member.name));
-            self.redial(m);
-            return Ok(());
-        }
-        let conn = self.next_conn;
-        self.next_conn += 1;
-        self.connections += 1;
-        let exporter = exporter(self.seed, conn);
-        self.conns.insert(
-            conn,
-            NetConn {
-                m,
-                alive: true,
-                last: [0; 2],
-            },
-        );
-        let pin = member.pin;
-        self.log(format!("{} connects as {conn}", member.name));
-        let outs = self.lead.on_connect(conn, pin, exporter, self.now);
-        self.apply_lead(outs)?;
-        let outs = self.members[m].on_connected(conn, exporter, &mut self.rng);
-        self.apply_member(m, outs)
-    }
-
-    /// Puts a frame on a connection towards `to`.
-    fn send(&mut self, conn: u64, to: Side, bytes: Vec<u8>) {
-        let Some(c) = self.conns.get(&conn).filter(|c| c.alive) else {
-            return;
-        };
-        let dir = usize::from(to == Side::Member);
-        let mut delay = self.rng.gen_range(1..=20);
-        if self.rng.gen_bool(self.setup.loss) {
-            delay += self.rng.gen_range(200..=2_500);
-        }
-        let at = (self.now + delay).max(c.last[dir]);
-        if let Some(c) = self.conns.get_mut(&conn) {
-            c.last[dir] = at;
-        }
-        let pieces = if bytes.len() > 2 {
-            self.rng.gen_range(1..=3)
-        } else {
-            1
-        };
-        let mut rest = bytes.as_slice();
-        for i in (1..=pieces).rev() {
-            let take = if i == 1 {
-                rest.len()
-            } else {
-                self.rng.gen_range(1..rest.len().max(2))
-            };
-            let (piece, tail) = rest.split_at(take.min(rest.len()));
-            rest = tail;
-            let bytes = piece.to_vec();
-            self.schedule(at, Ev::Deliver { conn, to, bytes });
-        }
-    }
-
-    /// Ends a connection; each side given a delay notices the loss after it.
-    fn kill(&mut self, conn: u64, lead_after: Option<u64>, member_after: Option<u64>) {
-        let Some(c) = self.conns.get_mut(&conn).filter(|c| c.alive) else {
-            return;
-        };
-        c.alive = false;
-        if let Some(d) = lead_after {
-            self.schedule(
-                self.now + d,
-                Ev::Lost {
-                    conn,
-                    side: Side::Lead,
-                },
-            );
-        }
-        if let Some(d) = member_after {
-            self.schedule(
-                self.now + d,
-                Ev::Lost {
-                    conn,
-                    side: Side::Member,
-                },
-            );
         }
     }
 
     fn apply_lead(&mut self, outs: Vec<LeadOut>) -> Check {
         for out in outs {
             match out {
-                LeadOut::Send { conn, frame } => self.send(conn, Side::Member, frame),
+                LeadOut::Send {
+                    conn,
+                    stream,
+                    frame,
+                } => self.send(conn, stream, Side::Member, frame),
+                LeadOut::EndStream { conn, stream } => self.end_stream(conn, stream, Side::Member),
                 LeadOut::Close { conn, reason } => {
                     self.log(format!("lead closes {conn}: {reason}"));
                     let notice = self.rng.gen_range(1..=20);
@@ -586,6 +468,9 @@ impl World {
                     self.checker.on_relayed(&pin, &machine, phone)?;
                 }
                 LeadOut::Joined { name } => self.log(format!("lead pins {name}")),
+                LeadOut::JoinRefused { name, error } => {
+                    self.log(format!("lead refuses the join of {name}: {error:?}"));
+                }
                 LeadOut::Subscribed { conn, stream } => {
                     let at = self.now + self.rng.gen_range(100..=5_000);
                     self.schedule(at, Ev::Leave { conn, stream });
@@ -603,7 +488,12 @@ impl World {
     fn apply_member(&mut self, m: usize, outs: Vec<MemberOut>) -> Check {
         for out in outs {
             match out {
-                MemberOut::Send { conn, bytes } => self.send(conn, Side::Lead, bytes),
+                MemberOut::Send {
+                    conn,
+                    stream,
+                    bytes,
+                } => self.send(conn, stream, Side::Lead, bytes),
+                MemberOut::EndStream { conn, stream } => self.end_stream(conn, stream, Side::Lead),
                 MemberOut::Close { conn } => {
                     self.log(format!("{} closes {conn}", self.members[m].name));
                     let notice = self.rng.gen_range(1..=20);
@@ -624,126 +514,4 @@ impl World {
         }
         Ok(())
     }
-
-    /// The phone issues one request through the lead.
-    fn phone(&mut self) -> Check {
-        if self.draining {
-            return Ok(());
-        }
-        let next = self.now + self.rng.gen_range(5..=60);
-        self.schedule(next, Ev::Phone);
-        if !self.lead.up {
-            // The phone cannot reach the lead at all; nothing is relayed.
-            return Ok(());
-        }
-        let m = self.rng.gen_range(0..self.members.len());
-        let machine = self.members[m].name.clone();
-        let pane = format!("p{}", self.rng.gen_range(0..3));
-        let kind = match self.rng.gen_range(0..100) {
-            0..=34 => RelayKind::Snapshot {
-                pane,
-                scrollback: None,
-            },
-            35..=49 => RelayKind::PaneList,
-            50..=79 => RelayKind::Input {
-                pane,
-                text: Some(format!("echo {}", self.next_phone)),
-                keys: vec!["Enter".to_owned()],
-            },
-            80..=89 => RelayKind::Rename {
-                pane,
-                name: format!("n{}", self.next_phone),
-            },
-            _ => RelayKind::Subscribe {
-                pane,
-                last_seq: None,
-            },
-        };
-        let id = self.next_phone;
-        self.next_phone += 1;
-        self.log(format!("phone {id}: {machine} {kind:?}"));
-        self.checker
-            .on_issue(id, &machine, kind.is_write(), self.now + REQUEST_TIMEOUT_MS);
-        let outs = self.lead.on_phone(id, &machine, kind, self.now);
-        self.apply_lead(outs)
-    }
-
-    /// One random fault, then the next one.
-    fn fault(&mut self) -> Check {
-        if self.draining {
-            return Ok(());
-        }
-        let next = self.now + self.rng.gen_range(200..=1_500);
-        self.schedule(next, Ev::Fault);
-        self.faults += 1;
-        let m = self.rng.gen_range(0..self.members.len());
-        let member_conn = self.members[m].conn.as_ref().map(|c| c.id);
-        match self.rng.gen_range(0..100) {
-            0..=39 => {
-                if !self.partitioned.insert(m) {
-                    return Ok(());
-                }
-                self.log(format!("partition {}", self.members[m].name));
-                if let Some(conn) = member_conn {
-                    let (a, b) = (self.idle(), self.idle());
-                    self.kill(conn, Some(a), Some(b));
-                }
-                let heal = self.now + self.rng.gen_range(500..=8_000);
-                self.schedule(heal, Ev::Heal { m });
-            }
-            40..=64 => {
-                if !self.members[m].up {
-                    return Ok(());
-                }
-                self.log(format!("restart {}", self.members[m].name));
-                self.members[m].crash();
-                if let Some(conn) = member_conn {
-                    let a = self.idle();
-                    self.kill(conn, Some(a), None);
-                }
-                let up = self.now + self.rng.gen_range(200..=3_000);
-                self.schedule(up, Ev::MemberUp { m });
-            }
-            65..=79 => {
-                if !self.lead.up {
-                    return Ok(());
-                }
-                self.log("restart lead".to_owned());
-                let (phones, conns) = self.lead.crash();
-                self.checker.on_aborted(&phones)?;
-                for conn in conns {
-                    let b = self.idle();
-                    self.kill(conn, None, Some(b));
-                }
-                let up = self.now + self.rng.gen_range(500..=4_000);
-                self.schedule(up, Ev::LeadUp);
-            }
-            _ => {
-                if let Some(conn) = member_conn {
-                    self.log(format!("drop connection {conn}"));
-                    let (a, b) = (self.rng.gen_range(0..500), self.rng.gen_range(0..500));
-                    self.kill(conn, Some(a), Some(b));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// When a side notices a silent loss: its idle timeout, 0–3 s.
-    fn idle(&mut self) -> u64 {
-        self.rng.gen_range(0..=3_000)
-    }
-}
-
-fn bytes(rng: &mut StdRng) -> [u8; 32] {
-    let mut b = [0u8; 32];
-    rng.fill_bytes(&mut b);
-    b
-}
-
-/// The connection's TLS exporter value: deterministic, equal on both ends, distinct per
-/// connection (the real one comes from the TLS session).
-fn exporter(seed: u64, conn: u64) -> Exporter {
-    let mut rng = StdRng::seed_from_u64(seed ^ conn.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    bytes(&mut rng)
 }

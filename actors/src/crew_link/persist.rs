@@ -87,13 +87,24 @@ pub(super) fn save_role(store: &Store, record: &RoleRecord) -> Result<(), CrewEr
 
 /// The lead's stored members and invites.
 pub(super) fn load_registry(store: &Store) -> Result<(Vec<MemberRecord>, Vec<Invite>), CrewError> {
+    registry_from_entries(store.scan(Table::Crew).map_err(unavailable)?).map_err(unavailable)
+}
+
+/// The members and invites among the `crew` table's `(key, value)` entries, which is how the lead
+/// reads its registry back at start (other keys, such as the role, are skipped). Pure, so that
+/// whatever keeps the table — sled here, the simulations' in-memory copy of the [`Change`]s a
+/// [`super::lead::LeadCore`] asked for — rebuilds a restarted lead the same way.
+pub fn registry_from_entries<K: AsRef<str>, V: AsRef<[u8]>>(
+    entries: impl IntoIterator<Item = (K, V)>,
+) -> Result<(Vec<MemberRecord>, Vec<Invite>), serde_json::Error> {
     let mut members = Vec::new();
     let mut invites = Vec::new();
-    for (key, value) in store.scan(Table::Crew).map_err(unavailable)? {
+    for (key, value) in entries {
+        let (key, value) = (key.as_ref(), value.as_ref());
         if key.starts_with(MEMBER_PREFIX) {
-            members.push(serde_json::from_slice::<MemberRecord>(&value).map_err(unavailable)?);
+            members.push(serde_json::from_slice::<MemberRecord>(value)?);
         } else if key.starts_with(INVITE_PREFIX) {
-            invites.push(serde_json::from_slice::<Invite>(&value).map_err(unavailable)?);
+            invites.push(serde_json::from_slice::<Invite>(value)?);
         }
     }
     Ok((members, invites))

@@ -1,0 +1,80 @@
+//! The fault injector: one random fault every 0.2–1.5 s — a partition, a member restart, a lead
+//! restart, a dropped connection or the lead's audit log out for a while (see the parent module's
+//! docs).
+
+use rand::Rng;
+
+use super::{Ev, World};
+use crate::checker::Check;
+
+impl World {
+    /// One random fault, then the next one.
+    pub(super) fn fault(&mut self) -> Check {
+        if self.draining {
+            return Ok(());
+        }
+        let next = self.now + self.rng.gen_range(200..=1_500);
+        self.schedule(next, Ev::Fault);
+        self.faults += 1;
+        let m = self.rng.gen_range(0..self.members.len());
+        let member_conn = self.members[m].conn.as_ref().map(|c| c.id);
+        match self.rng.gen_range(0..100) {
+            0..=39 => {
+                if !self.partitioned.insert(m) {
+                    return Ok(());
+                }
+                self.log(format!("partition {}", self.members[m].name));
+                if let Some(conn) = member_conn {
+                    let (a, b) = (self.idle(), self.idle());
+                    self.kill(conn, Some(a), Some(b));
+                }
+                let heal = self.now + self.rng.gen_range(500..=8_000);
+                self.schedule(heal, Ev::Heal { m });
+            }
+            40..=64 => {
+                if !self.members[m].up {
+                    return Ok(());
+                }
+                self.log(format!("restart {}", self.members[m].name));
+                self.members[m].crash();
+                if let Some(conn) = member_conn {
+                    let a = self.idle();
+                    self.kill(conn, Some(a), None);
+                }
+                let up = self.now + self.rng.gen_range(200..=3_000);
+                self.schedule(up, Ev::MemberUp { m });
+            }
+            65..=79 => {
+                if !self.lead.up {
+                    return Ok(());
+                }
+                self.log("restart lead".to_owned());
+                let (phones, conns) = self.lead.crash();
+                self.checker.on_aborted(&phones)?;
+                for conn in conns {
+                    let b = self.idle();
+                    self.kill(conn, None, Some(b));
+                }
+                let up = self.now + self.rng.gen_range(500..=4_000);
+                self.schedule(up, Ev::LeadUp);
+            }
+            90..=99 => {
+                if !self.lead.disk.audit_up {
+                    return Ok(());
+                }
+                self.log("audit log unavailable".to_owned());
+                self.lead.disk.audit_up = false;
+                let up = self.now + self.rng.gen_range(500..=3_000);
+                self.schedule(up, Ev::AuditUp);
+            }
+            _ => {
+                if let Some(conn) = member_conn {
+                    self.log(format!("drop connection {conn}"));
+                    let (a, b) = (self.rng.gen_range(0..500), self.rng.gen_range(0..500));
+                    self.kill(conn, Some(a), Some(b));
+                }
+            }
+        }
+        Ok(())
+    }
+}
