@@ -2,7 +2,7 @@
 //! the supervisor gives up on a child.
 //!
 //! Start order: state dir (0700, modes tightened), store, local secret, then the supervisor with its
-//! children Redactor → Audit → Pairing → Panes → Crew → Http. Every child is reached through a
+//! children Redactor → Audit → Pairing → Panes → Crew → Walky → Http. Every child is reached through a
 //! [`collie_actors::slot::Slot`] that the supervisor refreshes on restart. A clean exit
 //! deletes `local-secret` and the control socket.
 

@@ -1,8 +1,9 @@
 //! Collie's actors and the pure cores they wrap.
 //!
-//! Each folder is one actor: `core.rs` holds a plain state machine with no I/O and no clock reads
-//! (callers pass `now`), and `actor.rs` is the thin ractor shell that owns I/O, timers and the
-//! clock. The binary (`src/`) assembles them into the supervision tree of SPEC §1.
+//! Each folder is one actor: pure parts — plain state machines and functions with no I/O and no
+//! clock reads (callers pass `now`), such as `core.rs`, `crew_link/lead.rs` or `audit/anchor.rs` —
+//! and `actor.rs`, the thin ractor shell that owns I/O, timers and the clock. The binary (`src/`)
+//! assembles them into the supervision tree of SPEC §1.
 #![warn(missing_docs)]
 
 pub mod audit;

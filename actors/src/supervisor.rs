@@ -135,8 +135,8 @@ impl Actor for BridgeSupervisor {
     }
 
     /// Stops the children in the reverse of their start order and waits for each, so every one
-    /// finishes its own `post_stop` (the audit actor, started early and stopped last, writes the
-    /// lines the others' shutdown produced) — ractor does not stop a stopped actor's children.
+    /// finishes its own `post_stop` (the audit actor, started second and stopped next to last, writes
+    /// the lines the others' shutdown produced) — ractor does not stop a stopped actor's children.
     async fn post_stop(
         &self,
         _myself: ActorRef<Self::Msg>,

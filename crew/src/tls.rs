@@ -37,8 +37,9 @@ use rustls::crypto::CryptoProvider;
 use rustls::pki_types::CertificateDer;
 
 pub use config::{
-    client_config, quic_client_config, quic_server_config, rustls_client_config,
-    rustls_server_config, server_config, transport_config, IDLE_TIMEOUT, KEEP_ALIVE_INTERVAL,
+    client_config, lead_transport_config, quic_client_config, quic_server_config,
+    rustls_client_config, rustls_server_config, server_config, transport_config, IDLE_TIMEOUT,
+    KEEP_ALIVE_INTERVAL, LEAD_MAX_STREAMS, MAX_STREAMS,
 };
 pub use verifier::{ClientAdmission, PinnedVerifier, Rejection};
 

@@ -10,9 +10,15 @@
 //! ([`DenialLimiter`]). The CLI asks for the `Status` (to verify the file against it) and sends
 //! `Acknowledge` for a recorded break.
 //!
-//! **Each line.** The store records the line as pending (the [`Anchor`]) before the line is
-//! appended, so whatever the file ends with after a crash is either the last line or the pending
-//! one — anything else is a break. When the bridge starts, or an append finds the file not the
+//! **Group commit.** An `Append` joins the batch and the actor sends itself a `Commit`, which
+//! queues behind the appends already waiting; the commit writes the whole batch (at most
+//! [`MAX_BATCH`] lines) with one store write and one `fdatasync`, then answers every writer. Alone,
+//! a line costs what it did; under load, many writers share the two syncs. Every other message
+//! commits the batch first, so the log's order is the order messages arrived in.
+//!
+//! **Each batch.** The store records the batch as pending (the [`Anchor`]: its last line, and its
+//! earlier ones) before the lines are appended, so whatever the file ends with after a crash is
+//! the last line, or a line of the pending batch — anything else is a break. When the bridge starts, or an append finds the file not the
 //! length it left it, the actor compares the file's end with the anchor ([`anchor::decide`]); a
 //! break is recorded in the store with what was expected and what was found, and an `audit.break`
 //! line, kept in the store first, becomes the first line of the continued chain. Nothing removes
@@ -35,6 +41,7 @@ use tokio_util::task::AbortOnDropHandle;
 use super::anchor::{self, Anchor, Break, Pending, Verdict};
 use super::denials::{Denial, DenialLimiter};
 use super::stored::{self, Acknowledgment, BreakRecord, KeptLine};
+use super::RenderedLine;
 use super::{
     examine, AuditError, AuditEventKind, AuditLog, AuditRecord, ChainTail, ContentMode, Mask,
 };
@@ -43,6 +50,9 @@ use crate::store::{Change, Store, Table};
 
 /// How often kept lines are retried and finished denial windows written.
 pub const TICK: Duration = Duration::from_secs(2);
+
+/// The most lines one commit writes (and the anchor names as pending).
+pub const MAX_BATCH: usize = 64;
 
 /// The actor.
 pub struct AuditActor;
@@ -110,6 +120,15 @@ pub enum AuditMsg {
     },
     /// Retry kept lines and write finished denial windows (the actor's own timer).
     Tick,
+    /// Write the batch of `Append`s and answer them (sent by the actor to itself).
+    Commit,
+}
+
+/// An `Append` waiting for the batch's commit.
+struct Waiting {
+    record: AuditRecord,
+    ts: OffsetDateTime,
+    reply: RpcReplyPort<Result<ChainTail, AuditError>>,
 }
 
 /// The actor's state.
@@ -126,6 +145,10 @@ pub struct AuditState {
     denials: DenialLimiter,
     /// A confirmation was written to the store but not flushed yet.
     unflushed: bool,
+    /// Appends waiting for the next commit, oldest first.
+    batch: Vec<Waiting>,
+    /// Whether a [`AuditMsg::Commit`] is already in the mailbox.
+    commit_queued: bool,
     /// The timer, aborted with the state.
     _tick: AbortOnDropHandle<()>,
 }
@@ -182,6 +205,8 @@ impl Actor for AuditActor {
             forget: Vec::new(),
             denials: DenialLimiter::new(),
             unflushed: false,
+            batch: Vec::new(),
+            commit_queued: false,
             _tick: AbortOnDropHandle::new(tick),
         };
         match verdict {
@@ -204,15 +229,37 @@ impl Actor for AuditActor {
 
     async fn handle(
         &self,
-        _myself: ActorRef<Self::Msg>,
+        myself: ActorRef<Self::Msg>,
         msg: AuditMsg,
         state: &mut AuditState,
     ) -> Result<(), ActorProcessingErr> {
         let now = OffsetDateTime::now_utc();
         match msg {
-            AuditMsg::Append(rec, reply) => {
-                let _ = reply.send(state.append(&rec, now));
+            AuditMsg::Append(record, reply) => {
+                state.batch.push(Waiting {
+                    record,
+                    ts: now,
+                    reply,
+                });
+                if state.batch.len() >= MAX_BATCH {
+                    state.commit();
+                } else if !state.commit_queued {
+                    state.commit_queued = myself.cast(AuditMsg::Commit).is_ok();
+                    if !state.commit_queued {
+                        state.commit();
+                    }
+                }
+                return Ok(());
             }
+            AuditMsg::Commit => {
+                state.commit_queued = false;
+                state.commit();
+                return Ok(());
+            }
+            _ => state.commit(),
+        }
+        match msg {
+            AuditMsg::Append(..) | AuditMsg::Commit => {}
             AuditMsg::AppendOrKeep(rec, reply) => {
                 let _ = reply.send(state.append_or_keep(&rec, now));
             }
@@ -252,6 +299,8 @@ impl Actor for AuditActor {
         _myself: ActorRef<Self::Msg>,
         state: &mut AuditState,
     ) -> Result<(), ActorProcessingErr> {
+        // Appends still waiting get their lines and their answers.
+        state.commit();
         // Refusals counted since their last line are written, not lost.
         let now = OffsetDateTime::now_utc();
         for rec in state.denials.flush_all() {
@@ -371,13 +420,19 @@ impl AuditState {
             pending: Some(Pending {
                 line: line.tail(),
                 kept: kept.map(str::to_owned),
+                earlier: Vec::new(),
             }),
         };
         self.store_anchor(anchor, Vec::new())?;
         let tail = self.log.write(&line)?;
-        // On disk: the store now vouches for this line alone. Not flushed here — the next line's
-        // pending record is, and so is a clean shutdown; a crash that loses this leaves the line
-        // in flight, which is what it was.
+        self.confirm(&tail, kept)?;
+        Ok(tail)
+    }
+
+    /// The line `tail` is on disk: the store now vouches for it alone. Not flushed here — the
+    /// next line's pending record is, and so is a clean shutdown; a crash that loses this leaves
+    /// the line in flight, which is what it was.
+    fn confirm(&mut self, tail: &ChainTail, kept: Option<&str>) -> Result<(), AuditError> {
         let confirmed = Anchor {
             last: Some(tail.clone()),
             pending: None,
@@ -391,7 +446,71 @@ impl AuditState {
             }
             Err(e) => tracing::warn!(error = %e, "cannot confirm an audit line in the store"),
         }
-        Ok(tail)
+        Ok(())
+    }
+
+    /// Writes the waiting appends and answers each writer.
+    fn commit(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
+        let batch = std::mem::take(&mut self.batch);
+        let answers = self.append_batch(&batch);
+        for (waiting, answer) in batch.into_iter().zip(answers) {
+            let _ = waiting.reply.send(answer);
+        }
+    }
+
+    /// [`Self::append`] for a batch: kept lines first, then the batch; a file that changed under
+    /// the bridge is recorded as a break and the batch follows the `audit.break` line. One
+    /// answer per line, in order.
+    fn append_batch(&mut self, batch: &[Waiting]) -> Vec<Result<ChainTail, AuditError>> {
+        let each = |e: AuditError| batch.iter().map(|_| Err(e.duplicate())).collect();
+        if let Err(e) = self.drain() {
+            return each(e);
+        }
+        match self.write_batch(batch) {
+            Ok(answers) => answers,
+            Err(AuditError::Changed { expected, found }) => {
+                if let Err(e) = self.changed(expected, found).and_then(|()| self.drain()) {
+                    return each(e);
+                }
+                self.write_batch(batch).unwrap_or_else(each)
+            }
+            Err(e) => each(e),
+        }
+    }
+
+    /// The batch's lines: named pending in the store, appended with one sync, confirmed. A line
+    /// too long to write is refused alone.
+    fn write_batch(
+        &mut self,
+        batch: &[Waiting],
+    ) -> Result<Vec<Result<ChainTail, AuditError>>, AuditError> {
+        let rendered = self
+            .log
+            .render_batch(batch.iter().map(|w| (&w.record, w.ts)));
+        let lines: Vec<RenderedLine> = rendered
+            .iter()
+            .filter_map(|r| r.as_ref().ok().cloned())
+            .collect();
+        if let Some((last, earlier)) = lines.split_last() {
+            let anchor = Anchor {
+                last: self.log.tail(),
+                pending: Some(Pending {
+                    line: last.tail(),
+                    kept: None,
+                    earlier: earlier.iter().map(RenderedLine::tail).collect(),
+                }),
+            };
+            self.store_anchor(anchor, Vec::new())?;
+            self.log.write_batch(&lines)?;
+            self.confirm(&last.tail(), None)?;
+        }
+        Ok(rendered
+            .into_iter()
+            .map(|r| r.map(|line| line.tail()))
+            .collect())
     }
 
     /// Appends every kept line, in order; stops at the first the log refuses.

@@ -24,11 +24,14 @@ pub struct Anchor {
     /// The last line known to be on disk (`None`: no line yet, or a chain that restarts from the
     /// beginning after a break).
     pub last: Option<ChainTail>,
-    /// The line being appended when the store was last written; on disk or not.
+    /// The line being appended when the store was last written (the last of a group-committed
+    /// batch); on disk or not.
     pub pending: Option<Pending>,
 }
 
-/// The line in flight.
+/// The line in flight: the last of a batch written with one append and one sync, and the
+/// batch's earlier lines. A crash can leave the file ending at any of them (a torn append
+/// keeps a prefix of whole lines), so each is an honest end.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pending {
     /// Its `seq` and `hash`.
@@ -37,9 +40,23 @@ pub struct Pending {
     /// to be on disk, so a kept line is written once).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kept: Option<String>,
+    /// The batch's lines before `line`, oldest first (empty for a line appended alone; at most
+    /// `actor::MAX_BATCH - 1`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier: Vec<ChainTail>,
 }
 
 impl Anchor {
+    /// Whether a file ending with the record `t` ends where this anchor says it may: at the last
+    /// line on disk, or at a line of the batch in flight.
+    pub fn vouches_for(&self, t: &ChainTail) -> bool {
+        self.last.as_ref() == Some(t)
+            || self
+                .pending
+                .as_ref()
+                .is_some_and(|p| p.line == *t || p.earlier.contains(t))
+    }
+
     /// The highest `seq` the store has seen used.
     pub fn max_seq(&self) -> u64 {
         let last = self.last.as_ref().map_or(0, |t| t.seq);
@@ -138,6 +155,14 @@ pub fn decide(anchor: &Anchor, file: &Examined, changed_while_running: Option<&s
                     written_kept: pending.and_then(|p| p.kept.clone()),
                 };
             }
+            // A torn batch: its first lines reached the disk, the rest did not (and nobody was
+            // told they had).
+            FileEnd::Record(t) if pending.is_some_and(|p| p.earlier.contains(t)) => {
+                return Verdict::Continue {
+                    from: Some(t.clone()),
+                    written_kept: None,
+                };
+            }
             FileEnd::Missing | FileEnd::Empty if anchor.last.is_none() => {
                 return Verdict::Continue {
                     from: None,
@@ -214,7 +239,11 @@ mod tests {
     fn anchor(last: Option<ChainTail>, pending: Option<ChainTail>) -> Anchor {
         Anchor {
             last,
-            pending: pending.map(|line| Pending { line, kept: None }),
+            pending: pending.map(|line| Pending {
+                line,
+                kept: None,
+                earlier: Vec::new(),
+            }),
         }
     }
 
@@ -265,6 +294,7 @@ mod tests {
             pending: Some(Pending {
                 line: tail(5, 'b'),
                 kept: Some("kept/1".into()),
+                earlier: Vec::new(),
             }),
         };
         assert_eq!(
@@ -281,6 +311,44 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn a_torn_batch_ends_honestly_at_any_of_its_lines_and_nowhere_else() {
+        let a = Anchor {
+            last: Some(tail(4, 'a')),
+            pending: Some(Pending {
+                line: tail(7, 'e'),
+                kept: None,
+                earlier: vec![tail(5, 'c'), tail(6, 'd')],
+            }),
+        };
+        for end in [tail(4, 'a'), tail(5, 'c'), tail(6, 'd'), tail(7, 'e')] {
+            assert_eq!(
+                decide(&a, &record(&end), None),
+                Verdict::Continue {
+                    from: Some(end.clone()),
+                    written_kept: None
+                },
+                "{end:?}"
+            );
+        }
+        // A line of the batch's seq with another hash, or one past the batch, is a break.
+        let forged = broken(decide(&a, &record(&tail(6, 'x')), None));
+        assert_eq!(forged.seq, 8);
+        assert!(forged.found.contains("missing"), "{}", forged.found);
+        let added = broken(decide(&a, &record(&tail(8, 'f')), None));
+        assert!(added.found.contains("lines added"), "{}", added.found);
+        // Without the batch in the store, its first line is one too many.
+        let single = Anchor {
+            last: Some(tail(4, 'a')),
+            pending: Some(Pending {
+                line: tail(7, 'e'),
+                kept: None,
+                earlier: Vec::new(),
+            }),
+        };
+        broken(decide(&single, &record(&tail(5, 'c')), None));
     }
 
     #[test]

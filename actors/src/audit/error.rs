@@ -59,6 +59,35 @@ pub enum AuditError {
 }
 
 impl AuditError {
+    /// The same error again, for each writer of a batch that failed as a whole (`io::Error` is
+    /// not `Clone`; its kind and message are kept).
+    pub(crate) fn duplicate(&self) -> Self {
+        let io = |e: &io::Error| io::Error::new(e.kind(), e.to_string());
+        match self {
+            Self::Append(e) => Self::Append(io(e)),
+            Self::Changed { expected, found } => Self::Changed {
+                expected: *expected,
+                found: *found,
+            },
+            Self::Store(s) => Self::Store(s.clone()),
+            Self::NoSuchBreak(seq) => Self::NoSuchBreak(*seq),
+            Self::LineTooLong { len, limit } => Self::LineTooLong {
+                len: *len,
+                limit: *limit,
+            },
+            Self::Read { path, source } => Self::Read {
+                path: path.clone(),
+                source: io(source),
+            },
+            Self::UnreadableTail { path, reason } => Self::UnreadableTail {
+                path: path.clone(),
+                reason: reason.clone(),
+            },
+            Self::UnknownContentMode(s) => Self::UnknownContentMode(s.clone()),
+            Self::UnknownEvent(s) => Self::UnknownEvent(s.clone()),
+        }
+    }
+
     pub(crate) fn read(path: impl Into<PathBuf>, source: io::Error) -> Self {
         Self::Read {
             path: path.into(),

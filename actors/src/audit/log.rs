@@ -106,6 +106,55 @@ impl AuditLog {
         Ok(line.tail())
     }
 
+    /// The lines for `records`, in order, each chained to the one before (the first to the log's
+    /// tail), without writing or committing anything: a batch for [`write_batch`](Self::write_batch).
+    /// A record whose line is too long gets its error and no line; the others go on.
+    pub fn render_batch<'a>(
+        &self,
+        records: impl IntoIterator<Item = (&'a AuditRecord, OffsetDateTime)>,
+    ) -> Vec<Result<RenderedLine, AuditError>> {
+        let mut chain = self.chain.clone();
+        records
+            .into_iter()
+            .map(|(rec, ts)| {
+                let line = chain.render(rec, ts, self.mode, &*self.mask);
+                let len = line.bytes().len();
+                if len > MAX_LINE_BYTES {
+                    return Err(AuditError::LineTooLong {
+                        len,
+                        limit: MAX_LINE_BYTES,
+                    });
+                }
+                chain.commit(&line);
+                Ok(line)
+            })
+            .collect()
+    }
+
+    /// Appends `lines` (the latest [`render_batch`](Self::render_batch), oldest first) with one
+    /// append and one sync, and returns the new tail. Fails closed as [`write`](Self::write) does:
+    /// the sink takes all the lines or none, and on failure the chain stays where it was.
+    pub fn write_batch(&mut self, lines: &[RenderedLine]) -> Result<Option<ChainTail>, AuditError> {
+        if let Some(expected) = self.expected_len {
+            let found = self.sink.file_len().map_err(AuditError::Append)?;
+            if found != expected {
+                return Err(AuditError::Changed { expected, found });
+            }
+        }
+        let bytes: Vec<u8> = lines.iter().flat_map(|l| l.bytes()).copied().collect();
+        if bytes.is_empty() {
+            return Ok(self.chain.tail());
+        }
+        let len = self.sink.append(&bytes).map_err(AuditError::Append)?;
+        for line in lines {
+            self.chain.commit(line);
+        }
+        if self.expected_len.is_some() {
+            self.expected_len = Some(len);
+        }
+        Ok(self.chain.tail())
+    }
+
     /// [`render`](Self::render) then [`write`](Self::write).
     pub fn append(
         &mut self,

@@ -226,6 +226,7 @@ mod tests {
             pending: Some(Pending {
                 line: tail(8),
                 kept: Some("kept/x".into()),
+                earlier: vec![tail(6)],
             }),
         };
         store

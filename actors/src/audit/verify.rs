@@ -302,7 +302,7 @@ fn end_failure(
     let pending = anchor.pending.as_ref().map(|p| &p.line);
     let honest = match last {
         None => anchor.last.is_none(),
-        Some(t) => anchor.last.as_ref() == Some(t) || pending == Some(t),
+        Some(t) => anchor.vouches_for(t),
     };
     if honest {
         return None;
@@ -626,6 +626,7 @@ pub(super) mod tests {
             pending: Some(Pending {
                 line: a4.last.clone().unwrap(),
                 kept: None,
+                earlier: Vec::new(),
             }),
         };
         assert_eq!(check(&lines.concat(), Some(&anchor)), ok(3, vec![]));

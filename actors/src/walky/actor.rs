@@ -1,6 +1,6 @@
 //! The walky actor's ractor shell: custody of the log, the crew key (for signing), the replay
 //! guards and the lead's bounded result records. The pure rules are `collie_crew::walky`'s; the
-//! flows (who sends what where) are the bridge's (`src/walky/`), which call in here for every step
+//! flows (who sends what where) are the application's (`src/app/walky/`), which call in here for every step
 //! that needs this state.
 //!
 //! One actor, so the log is appended in order and each replay guard sees every message; signing

@@ -78,11 +78,20 @@ pub const STREAM_WINDOW: u32 = 1024 * 1024;
 /// the lead hold.
 pub const CONNECTION_WINDOW: u32 = 16 * 1024 * 1024;
 
-/// Streams the peer may have open towards this side at once (the lead's relay streams on a
-/// member: its per-member request and stream limits are well below this).
+/// Streams the lead may have open towards a member at once: its relay streams, whose per-member
+/// request and stream limits (`relay::client::Limits`, 64 + 16) are below this.
 pub const MAX_STREAMS: u32 = 256;
 
-/// The QUIC transport parameters of both sides.
+/// Streams a member may have open towards the lead at once: the link's heartbeat stream and its
+/// uplinks (walky sends and inbox reads), which the lead serves through a bounded queue anyway. A
+/// member past this waits for streams to end (QUIC flow control; quinn gives the allowance back
+/// once an eighth of it is free), it is not refused.
+pub const LEAD_MAX_STREAMS: u32 = 32;
+
+/// The QUIC transport parameters a member's side of a link uses.
+///
+/// The windows are limits, not allocations; the stream limit is, though: quinn reserves the
+/// bookkeeping for every stream the peer may open as soon as the connection exists.
 pub fn transport_config() -> TransportConfig {
     let mut transport = TransportConfig::default();
     transport.max_idle_timeout(Some(IdleTimeout::from(VarInt::from_u32(IDLE_TIMEOUT_MS))));
@@ -95,6 +104,16 @@ pub fn transport_config() -> TransportConfig {
     transport
 }
 
+/// The lead's side of a link: one connection per member, mostly heartbeats, so what it keeps per
+/// connection is what the lead pays per member (docs/PERFORMANCE.md, "Lead memory"). It reserves
+/// bookkeeping for [`LEAD_MAX_STREAMS`] member-opened streams instead of [`MAX_STREAMS`]: about
+/// 84 bytes a stream, 19 KiB of the 50 KiB quinn and rustls held per connection before.
+pub fn lead_transport_config() -> TransportConfig {
+    let mut transport = transport_config();
+    transport.max_concurrent_bidi_streams(VarInt::from_u32(LEAD_MAX_STREAMS));
+    transport
+}
+
 /// Wraps a member's rustls configuration for quinn, with [`transport_config`].
 pub fn quic_client_config(tls: rustls::ClientConfig) -> Result<quinn::ClientConfig, TlsError> {
     let crypto = QuicClientConfig::try_from(Arc::new(tls))?;
@@ -103,11 +122,11 @@ pub fn quic_client_config(tls: rustls::ClientConfig) -> Result<quinn::ClientConf
     Ok(config)
 }
 
-/// Wraps the lead's rustls configuration for quinn, with [`transport_config`].
+/// Wraps the lead's rustls configuration for quinn, with [`lead_transport_config`].
 pub fn quic_server_config(tls: rustls::ServerConfig) -> Result<quinn::ServerConfig, TlsError> {
     let crypto = QuicServerConfig::try_from(Arc::new(tls))?;
     let mut config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
-    config.transport_config(Arc::new(transport_config()));
+    config.transport_config(Arc::new(lead_transport_config()));
     Ok(config)
 }
 

@@ -357,3 +357,66 @@ async fn quic_the_peer_sees_the_close_reason() {
         .await
         .is_none());
 }
+
+#[tokio::test]
+async fn quic_a_member_has_at_most_lead_max_streams_open_towards_the_lead_and_the_lead_its_relay_limits(
+) {
+    use crate::relay::client::Limits;
+    use crate::tls::{LEAD_MAX_STREAMS, MAX_STREAMS};
+
+    let crew = Crew::new(true, ClientAdmission::PinnedOnly);
+    let (lead, member) = crew.connect().await;
+
+    // The member fills its allowance of streams towards the lead...
+    let mut open = Vec::new();
+    for n in 0..LEAD_MAX_STREAMS {
+        let (mut send, recv) = within("a member stream", member.open_bi()).await.unwrap();
+        send.send(&n.to_be_bytes()).await.unwrap();
+        let (lead_send, mut lead_recv) = within("its accept", lead.accept_bi()).await.unwrap();
+        within("its frame", lead_recv.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        open.push((send, recv, lead_send, lead_recv));
+    }
+    // ...and the next one waits for a stream to end (flow control: it is not refused).
+    let mut next = Box::pin(member.open_bi());
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), &mut next)
+            .await
+            .is_err(),
+        "stream {} opened past the lead's limit",
+        LEAD_MAX_STREAMS + 1
+    );
+    // Ending streams gives the allowance back (quinn announces it once an eighth is free).
+    for _ in 0..=LEAD_MAX_STREAMS / 8 {
+        let (mut send, mut recv, mut lead_send, mut lead_recv) = open.remove(0);
+        send.finish().unwrap();
+        lead_send.finish().unwrap();
+        assert!(within("the member's end", lead_recv.recv())
+            .await
+            .unwrap()
+            .is_none());
+        assert!(within("the lead's end", recv.recv())
+            .await
+            .unwrap()
+            .is_none());
+    }
+    within("a stream once some ended", next).await.unwrap();
+
+    // The other way, a member lets its lead open every request and subscription its relay limits
+    // allow at once.
+    let limits = Limits::default();
+    let wanted = limits.max_requests + limits.max_streams;
+    assert!(wanted <= MAX_STREAMS as usize);
+    let mut relayed = Vec::new();
+    for n in 0..wanted {
+        let (mut send, recv) = within("a lead stream", lead.open_bi()).await.unwrap();
+        send.send(&n.to_be_bytes()).await.unwrap();
+        relayed.push((send, recv));
+    }
+    for _ in 0..wanted {
+        let (_send, mut recv) = within("a member accept", member.accept_bi()).await.unwrap();
+        within("its frame", recv.recv()).await.unwrap().unwrap();
+    }
+}

@@ -18,6 +18,33 @@ fn args(dir: &std::path::Path) -> AuditArgs {
     }
 }
 
+async fn started(
+    dir: &std::path::Path,
+) -> (
+    ractor::ActorRef<AuditMsg>,
+    ractor::concurrency::JoinHandle<()>,
+) {
+    Actor::spawn(None, AuditActor, args(dir))
+        .await
+        .expect("spawn")
+}
+
+/// Sends `n` appends without waiting, so all of them are in the mailbox before the first commit.
+fn append_all(
+    actor: &ractor::ActorRef<AuditMsg>,
+    n: usize,
+) -> Vec<ractor::concurrency::OneshotReceiver<Result<ChainTail, AuditError>>> {
+    (0..n)
+        .map(|n| {
+            let (tx, rx) = ractor::concurrency::oneshot();
+            actor
+                .cast(AuditMsg::Append(typed(n), tx.into()))
+                .expect("cast");
+            rx
+        })
+        .collect()
+}
+
 fn revoked() -> AuditRecord {
     AuditRecord::new(AuditEventKind::DeviceRevoked, "web-1").with_detail("label", "phone")
 }
@@ -29,9 +56,7 @@ fn logged(dir: &std::path::Path) -> String {
 #[tokio::test(start_paused = true)]
 async fn a_kept_line_reaches_the_log_at_the_next_tick_once_the_log_is_writable() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (actor, handle) = Actor::spawn(None, AuditActor, args(dir.path()))
-        .await
-        .expect("spawn");
+    let (actor, handle) = started(dir.path()).await;
     // A directory in the log's place: the revocation is kept in the store, not lost.
     std::fs::create_dir(dir.path().join("audit.log")).expect("mkdir");
     let kept = ractor::call!(actor, |r| AuditMsg::AppendOrKeep(revoked(), r))
@@ -62,9 +87,7 @@ async fn a_kept_line_reaches_the_log_at_the_next_tick_once_the_log_is_writable()
 #[tokio::test(start_paused = true)]
 async fn refusals_counted_in_a_window_are_written_when_the_actor_stops() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (actor, handle) = Actor::spawn(None, AuditActor, args(dir.path()))
-        .await
-        .expect("spawn");
+    let (actor, handle) = started(dir.path()).await;
     let denial = || {
         Box::new(Denial {
             source: "10.0.0.9".into(),
@@ -88,4 +111,69 @@ async fn refusals_counted_in_a_window_are_written_when_the_actor_stops() {
     let log = logged(dir.path());
     assert_eq!(log.matches("security.denied").count(), 2, "{log}");
     assert!(log.contains("\"count\":4"), "{log}");
+}
+
+fn typed(n: usize) -> AuditRecord {
+    AuditRecord::new(AuditEventKind::PaneInput, "web-1").with_detail("n", n as u64)
+}
+
+#[tokio::test(start_paused = true)]
+async fn appends_arriving_together_are_committed_together_in_their_order() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (actor, handle) = started(dir.path()).await;
+    // Twenty writers whose appends are all in the mailbox before the first commit runs, and a
+    // status question behind them: it is answered only after their batch is on disk.
+    let answers = append_all(&actor, 20);
+    let status = ractor::call!(actor, AuditMsg::Status).expect("status");
+    let mut seqs = Vec::new();
+    for rx in answers {
+        seqs.push(rx.await.expect("answered").expect("appended").seq);
+    }
+    assert_eq!(
+        seqs,
+        (1..=20).collect::<Vec<u64>>(),
+        "one seq each, in order"
+    );
+    assert_eq!(status.anchor.last.as_ref().map(|t| t.seq), Some(20));
+
+    // The file holds them in the order they were sent, and the chain verifies against what the
+    // store vouches for.
+    let log = logged(dir.path());
+    let order: Vec<u64> = log
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).expect("json")["detail"]["n"]
+                .as_u64()
+                .expect("n")
+        })
+        .collect();
+    assert_eq!(order, (0..20).collect::<Vec<u64>>());
+    let report = crate::audit::verify(&dir.path().join("audit.log"), Some(&status.anchor), None)
+        .expect("verify");
+    assert!(report.is_ok(), "{report:?}");
+    assert_eq!(report.records, 20);
+
+    actor.stop(None);
+    handle.await.expect("stopped");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_batch_the_log_refuses_is_refused_to_every_writer_and_the_next_one_goes_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (actor, handle) = started(dir.path()).await;
+    std::fs::create_dir(dir.path().join("audit.log")).expect("mkdir");
+    let answers = append_all(&actor, 5);
+    for rx in answers {
+        let refused = rx.await.expect("answered");
+        assert!(refused.is_err(), "{refused:?}");
+    }
+    std::fs::remove_dir(dir.path().join("audit.log")).expect("rmdir");
+    let tail = ractor::call!(actor, |r| AuditMsg::Append(typed(5), r))
+        .expect("answers")
+        .expect("appended");
+    assert_eq!(tail.seq, 1, "nothing of the refused batch was committed");
+    assert_eq!(logged(dir.path()).lines().count(), 1);
+
+    actor.stop(None);
+    handle.await.expect("stopped");
 }
