@@ -2,9 +2,9 @@
 //! pane through the lead costs, next to the ways one would do it without Collie, measured in one run
 //! on one machine.
 //!
-//! Run: `cargo bench --bench relay` (`COLLIE_BENCH_PARTS=keystrokes,memory` runs only those parts).
-//! A plain binary, not criterion, like `benches/bridge.rs`: the
-//! figures need real processes (a lead and members as `collie bridge`, tmux servers, `sshd`), and a
+//! Run: `cargo bench --bench relay` (`COLLIE_BENCH_PARTS=keystrokes,memory` runs only those parts;
+//! the parts are `reads`, `saturation`, `keystrokes`, `writes` and `memory`). A plain binary, not
+//! criterion, like `benches/bridge.rs`: the figures need real processes (a lead and members as `collie bridge`, tmux servers, `sshd`), and a
 //! criterion loop around process start-up would measure the wrong thing. It measures:
 //!
 //! 1. *Snapshot reads* of one tmux pane of member `web-1` (100 × 30, a full screen of text): through
@@ -17,6 +17,9 @@
 //!    member directly, for scale.
 //! 3. *Keystroke → echo*: a character POSTed as input, timed until the pane's SSE stream shows it,
 //!    with 100 ms between keys and back to back, through the lead and on the member directly.
+//!    3b. *Writes at once*: one and eight writers POSTing input back to back into the same pane,
+//!    through the lead and directly (every write is audited first; writers arriving together
+//!    share the audit's syncs, decision 0020).
 //! 4. *Lead memory with 50 members*: a fresh lead, 50 member bridges joined to it (one invite each),
 //!    its resident memory before, with all 50 online, and after 10 s idle.
 //!
@@ -98,7 +101,7 @@ fn main() {
     let mut out = Output::default();
 
     let parts = Parts::from_env();
-    if parts.reads || parts.saturation || parts.keystrokes {
+    if parts.reads || parts.saturation || parts.keystrokes || parts.writes {
         let crew = Crew::start(root.path());
         if parts.reads {
             let mut sshd = match Sshd::start(&root.path().join("ssh")) {
@@ -118,6 +121,9 @@ fn main() {
         }
         if parts.keystrokes {
             keystrokes(&crew, &mut out);
+        }
+        if parts.writes {
+            writes_at_once(&crew, &mut out);
         }
         progress("stopping the lead and both members");
     }
@@ -141,11 +147,12 @@ fn main() {
 
 /// Prints a progress line on stderr (the figures go to stdout at the end).
 /// Which parts run: all of them, or those `COLLIE_BENCH_PARTS` names (a comma-separated list of
-/// `reads`, `saturation`, `keystrokes`, `memory`), to measure one figure again quickly.
+/// `reads`, `saturation`, `keystrokes`, `writes`, `memory`), to measure one figure again quickly.
 struct Parts {
     reads: bool,
     saturation: bool,
     keystrokes: bool,
+    writes: bool,
     memory: bool,
 }
 
@@ -158,6 +165,7 @@ impl Parts {
             reads: named("reads"),
             saturation: named("saturation"),
             keystrokes: named("keystrokes"),
+            writes: named("writes"),
             memory: named("memory"),
         }
     }
@@ -1069,6 +1077,93 @@ fn keystrokes(crew: &Crew, out: &mut Output) {
             dur(*l)
         ));
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3b. Writes at once (group commit)
+// ---------------------------------------------------------------------------------------------
+
+/// Writers typing into the same `cat` pane at once, each on its own keep-alive connection.
+const WRITERS: [usize; 2] = [1, 8];
+
+/// Writes per writer in the "writes at once" figures, after [`KEY_WARM_UP`] unmeasured ones.
+const WRITES_EACH: usize = 100;
+
+/// Every write is audited before it runs; writers arriving together share the audit's store write
+/// and `fdatasync` (group commit, decision 0020). POST round trips and writes per second with one
+/// writer and with eight, through the lead and on the member directly.
+fn writes_at_once(crew: &Crew, out: &mut Output) {
+    let mut t = Table::new(
+        &format!(
+            "3b. Writes at once into web-1's `cat` pane: POST input {{\"text\":\"x\"}} back to back \
+             from each writer's own connection (n = {WRITES_EACH} per writer)"
+        ),
+        &["path", "writers", "writes/s", "POST p50", "p99"],
+    );
+    for (path, bridge, machine, pane, auth) in [
+        (
+            "through the lead",
+            &crew.lead,
+            "web-1",
+            &crew.relay_keys,
+            &crew.lead_auth,
+        ),
+        (
+            "web-1 directly",
+            &crew.web1.bridge,
+            "local",
+            &crew.local_keys,
+            &crew.web1_auth,
+        ),
+    ] {
+        let input = bridge.url(&format!("/api/panes/{machine}/{pane}/input"));
+        for writers in WRITERS {
+            progress(&format!("3b. {writers} writers at once, {path}"));
+            let barrier = Arc::new(Barrier::new(writers + 1));
+            let handles: Vec<JoinHandle<(Vec<Duration>, Duration)>> = (0..writers)
+                .map(|_| {
+                    let (input, auth, barrier) =
+                        (input.clone(), auth.to_string(), Arc::clone(&barrier));
+                    std::thread::spawn(move || {
+                        let agent = agent();
+                        let x = json!({ "text": "x" });
+                        for _ in 0..KEY_WARM_UP {
+                            post(&agent, &input, &auth, &x);
+                        }
+                        barrier.wait();
+                        let start = Instant::now();
+                        let times = (0..WRITES_EACH)
+                            .map(|_| {
+                                let t = Instant::now();
+                                post(&agent, &input, &auth, &x);
+                                t.elapsed()
+                            })
+                            .collect();
+                        (times, start.elapsed())
+                    })
+                })
+                .collect();
+            barrier.wait();
+            let mut all = Vec::new();
+            let mut rate = 0.0;
+            for h in handles {
+                let (times, took) = h.join().expect("a writer thread panicked");
+                rate += times.len() as f64 / took.as_secs_f64();
+                all.extend(times);
+            }
+            let s = Stats::of(all);
+            t.row(vec![
+                path.to_owned(),
+                writers.to_string(),
+                format!("{rate:.0}"),
+                dur(s.p50),
+                dur(s.p99),
+            ]);
+        }
+        // Unmeasured: end the line of x's (cat prints it back).
+        post(&agent(), &input, auth, &json!({ "keys": ["Enter"] }));
+    }
+    out.table(t);
 }
 
 /// Appends a 200-byte line to `path` and `sync_data`s it, 200 times, opening the file each time as

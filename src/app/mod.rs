@@ -96,8 +96,22 @@ pub struct Wiring {
 
 /// The application every adapter calls: the actors' slots, the policy snapshot and a few settings,
 /// reachable only through its operations (the fields are private to `app`).
+///
+/// One `Arc`: axum clones the state for every middleware and handler a request passes, so a clone
+/// is one reference count, not one per field (the cancellation token's takes a lock).
 #[derive(Clone)]
-pub struct App {
+pub struct App(Arc<Parts>);
+
+impl std::ops::Deref for App {
+    type Target = Parts;
+
+    fn deref(&self) -> &Parts {
+        &self.0
+    }
+}
+
+/// What an [`App`] holds; its fields are private to `app`.
+pub struct Parts {
     /// This machine's name (one value for every part of the bridge; a crew join may change it).
     machine: MachineName,
     /// Recorded audit breaks nobody acknowledged yet (published by the audit actor; SPEC §7).
@@ -154,7 +168,7 @@ pub struct App {
 impl App {
     /// The application over `w`.
     pub fn new(w: Wiring) -> App {
-        App {
+        App(Arc::new(Parts {
             machine: w.machine,
             open_audit_breaks: w.open_audit_breaks,
             bind_host: w.bind_host,
@@ -180,7 +194,7 @@ impl App {
             shutdown: w.shutdown,
             #[cfg(feature = "fault-injection")]
             last_forwarded: w.last_forwarded,
-        }
+        }))
     }
 
     /// Runs `work` in the background, tracked by the bridge and cancelled when it stops (never a
