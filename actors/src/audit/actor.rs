@@ -235,60 +235,22 @@ impl Actor for AuditActor {
     ) -> Result<(), ActorProcessingErr> {
         let now = OffsetDateTime::now_utc();
         match msg {
-            AuditMsg::Append(record, reply) => {
-                state.batch.push(Waiting {
+            AuditMsg::Append(record, reply) => state.enqueue(
+                &myself,
+                Waiting {
                     record,
                     ts: now,
                     reply,
-                });
-                if state.batch.len() >= MAX_BATCH {
-                    state.commit();
-                } else if !state.commit_queued {
-                    state.commit_queued = myself.cast(AuditMsg::Commit).is_ok();
-                    if !state.commit_queued {
-                        state.commit();
-                    }
-                }
-                return Ok(());
-            }
+                },
+            ),
             AuditMsg::Commit => {
                 state.commit_queued = false;
                 state.commit();
-                return Ok(());
             }
-            _ => state.commit(),
-        }
-        match msg {
-            AuditMsg::Append(..) | AuditMsg::Commit => {}
-            AuditMsg::AppendOrKeep(rec, reply) => {
-                let _ = reply.send(state.append_or_keep(&rec, now));
-            }
-            AuditMsg::Denied(denial) => {
-                if let Some(rec) = state.denials.admit(*denial, now.unix_timestamp()) {
-                    state.append_best_effort(&rec, now);
-                }
-            }
-            AuditMsg::Status(reply) => {
-                let _ = reply.send(state.status());
-            }
-            AuditMsg::Acknowledge { seq, by, reply } => {
-                let _ = reply.send(state.acknowledge(seq, by, now));
-            }
-            AuditMsg::Tick => {
-                // A confirmation waits for the disk at most one tick (sled may flush sooner).
-                if std::mem::take(&mut state.unflushed) {
-                    if let Err(e) = state.args.store.flush() {
-                        tracing::warn!(error = %e, "cannot flush the store");
-                    }
-                }
-                if !state.kept.is_empty() {
-                    if let Err(e) = state.drain() {
-                        tracing::debug!(error = %e, "kept audit lines still wait");
-                    }
-                }
-                for rec in state.denials.flush(now.unix_timestamp()) {
-                    state.append_best_effort(&rec, now);
-                }
+            other => {
+                // Whatever arrived after the batch's appends comes after their lines.
+                state.commit();
+                state.handle_in_order(other, now);
             }
         }
         Ok(())
@@ -315,6 +277,61 @@ impl Actor for AuditActor {
 }
 
 impl AuditState {
+    /// An `Append` joins the batch; the batch is committed when it is full, or by the
+    /// [`AuditMsg::Commit`] queued behind the appends already waiting.
+    fn enqueue(&mut self, myself: &ActorRef<AuditMsg>, waiting: Waiting) {
+        self.batch.push(waiting);
+        if self.batch.len() >= MAX_BATCH {
+            self.commit();
+        } else if !self.commit_queued {
+            self.commit_queued = myself.cast(AuditMsg::Commit).is_ok();
+            if !self.commit_queued {
+                self.commit();
+            }
+        }
+    }
+
+    /// Every message but `Append` and `Commit` (which `handle` batches), once the batch before it
+    /// is committed. An `Append` arriving here anyway is written at once.
+    fn handle_in_order(&mut self, msg: AuditMsg, now: OffsetDateTime) {
+        match msg {
+            AuditMsg::Append(record, reply) => {
+                let _ = reply.send(self.append(&record, now));
+            }
+            AuditMsg::Commit => self.commit(),
+            AuditMsg::AppendOrKeep(rec, reply) => {
+                let _ = reply.send(self.append_or_keep(&rec, now));
+            }
+            AuditMsg::Denied(denial) => {
+                if let Some(rec) = self.denials.admit(*denial, now.unix_timestamp()) {
+                    self.append_best_effort(&rec, now);
+                }
+            }
+            AuditMsg::Status(reply) => {
+                let _ = reply.send(self.status());
+            }
+            AuditMsg::Acknowledge { seq, by, reply } => {
+                let _ = reply.send(self.acknowledge(seq, by, now));
+            }
+            AuditMsg::Tick => {
+                // A confirmation waits for the disk at most one tick (sled may flush sooner).
+                if std::mem::take(&mut self.unflushed) {
+                    if let Err(e) = self.args.store.flush() {
+                        tracing::warn!(error = %e, "cannot flush the store");
+                    }
+                }
+                if !self.kept.is_empty() {
+                    if let Err(e) = self.drain() {
+                        tracing::debug!(error = %e, "kept audit lines still wait");
+                    }
+                }
+                for rec in self.denials.flush(now.unix_timestamp()) {
+                    self.append_best_effort(&rec, now);
+                }
+            }
+        }
+    }
+
     fn machine(&self) -> String {
         self.args.machine.get()
     }
