@@ -199,6 +199,26 @@ struct Crew {
 }
 
 impl Crew {
+    /// The two ways to type into web-1's `cat` panes: (name, the device's token on the bridge
+    /// asked, the pane's URL on that bridge).
+    fn typing_paths(&self) -> [(&'static str, &String, String); 2] {
+        [
+            (
+                "through the lead",
+                &self.lead_auth,
+                self.lead
+                    .url(&format!("/api/panes/web-1/{}", self.relay_keys)),
+            ),
+            (
+                "web-1 directly",
+                &self.web1_auth,
+                self.web1
+                    .bridge
+                    .url(&format!("/api/panes/local/{}", self.local_keys)),
+            ),
+        ]
+    }
+
     fn start(root: &Path) -> Crew {
         progress("starting the lead and two members with tmux panes");
         let lead = Bridge::options("lead").dir(root.join("lead")).start();
@@ -1010,23 +1030,7 @@ fn keystrokes(crew: &Crew, out: &mut Output) {
         &["path", "spacing", "p50", "p99", "max", "its POST: p50", "p99"],
     );
     let mut p50s = BTreeMap::new();
-    for (path, bridge, machine, pane, auth) in [
-        (
-            "through the lead",
-            &crew.lead,
-            "web-1",
-            &crew.relay_keys,
-            &crew.lead_auth,
-        ),
-        (
-            "web-1 directly",
-            &crew.web1.bridge,
-            "local",
-            &crew.local_keys,
-            &crew.web1_auth,
-        ),
-    ] {
-        let base = bridge.url(&format!("/api/panes/{machine}/{pane}"));
+    for (path, auth, base) in crew.typing_paths() {
         let input = format!("{base}/input");
         progress(&format!("3. keystrokes, {path}"));
         let stream = EventStream::open(&format!("{base}/stream"), auth);
@@ -1100,23 +1104,8 @@ fn writes_at_once(crew: &Crew, out: &mut Output) {
         ),
         &["path", "writers", "writes/s", "POST p50", "p99"],
     );
-    for (path, bridge, machine, pane, auth) in [
-        (
-            "through the lead",
-            &crew.lead,
-            "web-1",
-            &crew.relay_keys,
-            &crew.lead_auth,
-        ),
-        (
-            "web-1 directly",
-            &crew.web1.bridge,
-            "local",
-            &crew.local_keys,
-            &crew.web1_auth,
-        ),
-    ] {
-        let input = bridge.url(&format!("/api/panes/{machine}/{pane}/input"));
+    for (path, auth, base) in crew.typing_paths() {
+        let input = format!("{base}/input");
         for writers in WRITERS {
             progress(&format!("3b. {writers} writers at once, {path}"));
             let barrier = Arc::new(Barrier::new(writers + 1));

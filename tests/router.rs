@@ -337,3 +337,62 @@ async fn walky_routes_list_cards_and_refuse_a_malformed_id() {
     );
     bridge.shutdown().await;
 }
+
+/// A concrete path for a registry pattern: placeholders become values no handler finds.
+fn concrete(pattern: &str) -> String {
+    pattern
+        .replace("{m}", "local")
+        .replace("{p}", "t0-99")
+        .replace("{label}", "nobody")
+        .replace("{id}", "00000000000000000000000000000000")
+}
+
+/// Every route of the tier registry (`src/http/tiers.rs`), tried by a device of each tier: one
+/// below the route's tier is refused `403 insufficient tier` before any handler runs, and one at
+/// it reaches the route's handler — the router serves every registered method and path (an
+/// unrouted one would answer the fallback's `404 not found` or `405`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_registered_route_is_served_and_gated_by_its_tier() {
+    use collie::http::tiers::{Access, ROUTES};
+    use collie_actors::pairing::Tier;
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bridge = bridge(dir.path(), None).await;
+    let router = collie::http::router(bridge.ctx.clone());
+    let tokens = [
+        (Tier::Read, pair(&bridge, &router, "reader", "read").await),
+        (Tier::Files, pair(&bridge, &router, "filer", "files").await),
+        (Tier::Full, pair(&bridge, &router, "owner", "full").await),
+    ];
+    for (method, pattern, access) in ROUTES {
+        let Access::Device(needed) = access else {
+            continue;
+        };
+        let path = concrete(pattern);
+        for (tier, token) in &tokens {
+            let (status, v) = call(&router, method.clone(), &path, Some(token), None).await;
+            if tier < needed {
+                assert_eq!(
+                    (status, &v),
+                    (
+                        StatusCode::FORBIDDEN,
+                        &json!({ "error": "insufficient tier" })
+                    ),
+                    "{method} {pattern} as {tier:?}"
+                );
+            } else {
+                assert_ne!(status, StatusCode::METHOD_NOT_ALLOWED, "{method} {pattern}");
+                assert_ne!(v, json!({ "error": "not found" }), "{method} {pattern}");
+                // Revoking another device needs `full`: that handler refuses lower tiers itself.
+                if *pattern != "/api/devices/{label}" || *tier == Tier::Full {
+                    assert_ne!(
+                        v,
+                        json!({ "error": "insufficient tier" }),
+                        "{method} {pattern}"
+                    );
+                }
+            }
+        }
+    }
+    bridge.shutdown().await;
+}

@@ -1,8 +1,9 @@
 //! The route → required tier registry (SPEC §11): the one place that says what each route needs.
 //!
 //! The auth middleware looks every request up here by method and matched route pattern. A route that
-//! is missing from this table is refused (fail closed), and a unit test checks that every route the
-//! router serves has an entry. Nothing at run time changes these tiers and no request field grants one.
+//! is missing from this table is refused (fail closed), and `tests/router.rs` tries every entry with a
+//! device of each tier: the router serves it, and a tier below the entry's is refused. Nothing at run
+//! time changes these tiers and no request field grants one.
 
 use axum::http::Method;
 use collie_actors::pairing::Tier;
