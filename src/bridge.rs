@@ -2,7 +2,7 @@
 //! the supervisor gives up on a child.
 //!
 //! Start order: state dir (0700, modes tightened), store, local secret, then the supervisor with its
-//! children Redactor → Audit → Pairing → Panes → Crew → Walky → Http. Every child is reached through a
+//! children Redactor → Audit → Pairing → Panes → Crew → Walky → Cards → Http. Every child is reached through a
 //! [`collie_actors::slot::Slot`] that the supervisor refreshes on restart. A clean exit
 //! deletes `local-secret` and the control socket.
 
@@ -18,6 +18,7 @@ use anyhow::{Context, Result};
 use arc_swap::ArcSwap;
 use collie_actors::audit::actor::{AuditActor, AuditArgs};
 use collie_actors::audit::{AuditMsg, ContentMode};
+use collie_actors::cards::actor::{CardsActor, CardsMsg};
 use collie_actors::crew_link::{CrewActor, CrewArgs, CrewMsg, CrewView, LeadLink, Relays};
 use collie_actors::machine::MachineName;
 use collie_actors::pairing::actor::{PairingActor, PairingArgs};
@@ -114,6 +115,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     let panes_slot: Slot<PanesMsg> = Slot::default();
     let crew_slot: Slot<CrewMsg> = Slot::default();
     let walky_slot: Slot<WalkyMsg> = Slot::default();
+    let cards_slot: Slot<CardsMsg> = Slot::default();
     let crew_view = Arc::new(ArcSwap::from_pointee(CrewView::solo(&name)));
     let (relay_streams, relay_streams_rx) = tokio::sync::mpsc::channel(crate::relay::member::QUEUE);
     let (uplink_streams, uplink_streams_rx) =
@@ -158,6 +160,8 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         lead_link: Arc::clone(&lead_link),
         walky: walky_slot.clone(),
         walky_on: settings.walky,
+        cards: cards_slot.clone(),
+        hold: settings.hold,
         tmux_sockets: Arc::new(tmux_sockets),
         masker: Arc::clone(&masker),
         counters: Arc::new(Counters::restored(
@@ -233,6 +237,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         cancel: root.clone(),
         listener: Arc::new(listener),
         control_socket: settings.control_socket(),
+        hook_socket: settings.hook_socket(),
         store: store.clone(),
     };
     let children = vec![
@@ -242,6 +247,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         child("panes", || PanesActor, panes_args, Some(panes_slot)),
         child("crew", || CrewActor, crew_args, Some(crew_slot)),
         child("walky", || WalkyActor, walky_args, Some(walky_slot)),
+        child("cards", || CardsActor, (), Some(cards_slot)),
         child("http", || HttpActor, http_args, None),
     ];
 

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
@@ -34,6 +35,9 @@ pub const KNOWN_VARS: &[&str] = &[
     "COLLIE_PANE",
 ];
 
+/// The hook socket's file name in the state dir.
+pub const HOOK_SOCKET: &str = "hooks.sock";
+
 /// `config.toml`, as far as this version reads it.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -48,7 +52,23 @@ pub struct ConfigFile {
     /// `[crew]` table.
     #[serde(default)]
     pub crew: CrewConfig,
+    /// `[hooks]` table.
+    #[serde(default)]
+    pub hooks: HooksConfig,
 }
+
+/// `[hooks]` in `config.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HooksConfig {
+    /// How long a held permission waits for a tap, in seconds (default 600, at most 86,400).
+    pub hold: Option<u64>,
+}
+
+/// The hold deadline when `[hooks] hold` is not set (SPEC §10.2: 10 minutes).
+pub const DEFAULT_HOLD: Duration = Duration::from_secs(600);
+/// The longest `[hooks] hold` (SPEC §10.2: 24 hours).
+pub const MAX_HOLD: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// `[crew]` in `config.toml`.
 #[derive(Debug, Default, Deserialize)]
@@ -96,6 +116,8 @@ pub struct Settings {
     pub tmux_sockets: Vec<PathBuf>,
     /// Every `COLLIE_*` variable seen (process env and `.env`), for doctor.
     pub seen_vars: BTreeMap<String, String>,
+    /// `[hooks] hold`: how long a held permission waits for a tap.
+    pub hold: Duration,
 }
 
 /// Flags that override the environment (only `collie bridge` has them).
@@ -202,6 +224,14 @@ impl Settings {
         if let Some(list) = get("COLLIE_TMUX_SOCKETS") {
             tmux_sockets.extend(list.split(':').filter(|s| !s.is_empty()).map(PathBuf::from));
         }
+        let hold = match file.hooks.hold {
+            None => DEFAULT_HOLD,
+            Some(secs) if (1..=MAX_HOLD.as_secs()).contains(&secs) => Duration::from_secs(secs),
+            Some(secs) => bail!(
+                "[hooks] hold must be 1 to {} seconds, got {secs}",
+                MAX_HOLD.as_secs()
+            ),
+        };
         let mut seen_vars = BTreeMap::new();
         for (k, v) in dotenv.iter().chain(process_env.iter()) {
             if k.starts_with("COLLIE_") {
@@ -222,12 +252,18 @@ impl Settings {
             audit_content,
             tmux_sockets,
             seen_vars,
+            hold,
         })
     }
 
     /// `<state>/bridge.sock`.
     pub fn control_socket(&self) -> PathBuf {
         self.state_dir.join("bridge.sock")
+    }
+
+    /// `<state>/hooks.sock`, where the held-permission hooks connect (SPEC §2, §10.2).
+    pub fn hook_socket(&self) -> PathBuf {
+        self.state_dir.join(HOOK_SOCKET)
     }
 }
 

@@ -83,10 +83,11 @@ pub fn read_local_secret(state_dir: &Path) -> Option<String> {
 }
 
 /// Files a clean exit removes.
-pub fn ephemeral_files(state_dir: &Path) -> [PathBuf; 2] {
+pub fn ephemeral_files(state_dir: &Path) -> [PathBuf; 3] {
     [
         state_dir.join(LOCAL_SECRET_FILE),
         state_dir.join("bridge.sock"),
+        state_dir.join(crate::config::HOOK_SOCKET),
     ]
 }
 

@@ -338,6 +338,56 @@ async fn walky_routes_list_cards_and_refuse_a_malformed_id() {
     bridge.shutdown().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn card_routes_list_and_refuse_answers_to_no_card_and_bad_bodies() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bridge = bridge(dir.path(), None).await;
+    let router = collie::http::router(bridge.ctx.clone());
+    let reader = pair(&bridge, &router, "reader", "read").await;
+    let owner = pair(&bridge, &router, "owner", "full").await;
+    let (status, v) = call(&router, Method::GET, "/api/cards", Some(&reader), None).await;
+    assert_eq!(
+        (status, v),
+        (StatusCode::OK, json!({ "cards": [], "receipts": [] }))
+    );
+    let answer = json!({ "option": "allow", "shown": "00" });
+    let uri = "/api/cards/0123456789abcdef0123456789abcdef/answer";
+    let (status, v) = call(
+        &router,
+        Method::POST,
+        uri,
+        Some(&reader),
+        Some(answer.clone()),
+    )
+    .await;
+    assert_eq!(
+        (status, v),
+        (
+            StatusCode::FORBIDDEN,
+            json!({ "error": "insufficient tier" })
+        )
+    );
+    let (status, v) = call(&router, Method::POST, uri, Some(&owner), Some(answer)).await;
+    assert_eq!(
+        (status, v),
+        (StatusCode::GONE, json!({ "error": "card closed" }))
+    );
+    let (status, v) = call(
+        &router,
+        Method::POST,
+        uri,
+        Some(&owner),
+        Some(json!({ "option": "allow" })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
+    assert!(
+        v["error"].as_str().is_some_and(|e| e.contains("shown")),
+        "{v}"
+    );
+    bridge.shutdown().await;
+}
+
 /// A concrete path for a registry pattern: placeholders become values no handler finds.
 fn concrete(pattern: &str) -> String {
     pattern

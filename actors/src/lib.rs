@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod audit;
+pub mod cards;
 pub mod crew_link;
 pub mod machine;
 pub mod pairing;

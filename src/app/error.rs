@@ -57,6 +57,12 @@ pub enum AppError {
     /// 404.
     #[error("no such pane")]
     NoSuchPane,
+    /// The card's `shown` hash is not the one the phone drew (SPEC §10.1).
+    #[error("card changed")]
+    CardChanged,
+    /// The card is no longer waiting (SPEC §10.1).
+    #[error("card closed")]
+    CardClosed,
     /// 404: the machine's walky log does not hold the message id (SPEC §9: a header an agent
     /// merely printed gets no card).
     #[error("no log entry on this machine")]
@@ -97,7 +103,8 @@ impl AppError {
         use AppError::*;
         match self {
             NotPaired | Expired | InsufficientTier | InvalidCode | Forbidden(_) => 403,
-            LabelInUse => 409,
+            LabelInUse | CardChanged => 409,
+            CardClosed => 410,
             TooManyAttempts { .. } => 429,
             PairingUnavailable | AuditUnavailable | ResourceLimit | Restarting => 503,
             NoSuchMachine | NoSuchPane | NoSuchDevice | NoLogEntry | NotFound => 404,

@@ -65,7 +65,7 @@ impl App {
             .collect()
     }
 
-    fn mask_in_place(&self, s: &mut String) {
+    pub(super) fn mask_in_place(&self, s: &mut String) {
         if let std::borrow::Cow::Owned(masked) = self.masker.mask(s) {
             *s = masked;
         }

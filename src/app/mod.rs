@@ -10,6 +10,7 @@
 mod audit;
 pub mod authn;
 mod caller;
+pub mod cards;
 pub mod counters;
 pub mod crew;
 pub mod devices;
@@ -25,6 +26,7 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use collie_actors::audit::{AuditMsg, AuditRecord, Denial};
+use collie_actors::cards::actor::CardsMsg;
 use collie_actors::crew_link::{CrewMsg, CrewView, LeadLink, Relays};
 use collie_actors::machine::MachineName;
 use collie_actors::pairing::{PairingMsg, Policy};
@@ -71,6 +73,10 @@ pub struct Wiring {
     pub walky: Slot<WalkyMsg>,
     /// `COLLIE_WALKY`: whether this machine's panes accept walky messages.
     pub walky_on: bool,
+    /// The cards actor.
+    pub cards: Slot<CardsMsg>,
+    /// How long a held permission waits for a tap (SPEC §10.2: 10 minutes by default).
+    pub hold: std::time::Duration,
     /// The tmux sockets the bridge mirrors, in pane-id index order (the default socket first).
     pub tmux_sockets: Arc<Vec<std::path::PathBuf>>,
     /// The masker handed out by the redactor.
@@ -142,6 +148,10 @@ pub struct Parts {
     walky: Slot<WalkyMsg>,
     /// `COLLIE_WALKY`: whether this machine's panes accept walky messages.
     walky_on: bool,
+    /// The cards actor.
+    cards: Slot<CardsMsg>,
+    /// How long a held permission waits for a tap.
+    hold: std::time::Duration,
     /// The tmux sockets the bridge mirrors, in pane-id index order (the default socket first).
     tmux_sockets: Arc<Vec<std::path::PathBuf>>,
     /// The masker handed out by the redactor.
@@ -184,6 +194,8 @@ impl App {
             lead_link: w.lead_link,
             walky: w.walky,
             walky_on: w.walky_on,
+            cards: w.cards,
+            hold: w.hold,
             tmux_sockets: w.tmux_sockets,
             masker: w.masker,
             counters: w.counters,

@@ -1,4 +1,5 @@
-//! The Http actor: owns the adapters' servers — the phone API and the CLI's control socket — and
+//! The Http actor: owns the adapters' servers — the phone API, the CLI's control socket and the
+//! agents' hook socket — and
 //! saves the request counts. It lives with the bridge's assembly, not in `http`, so no adapter
 //! depends on another.
 //!
@@ -34,6 +35,8 @@ pub(super) struct HttpArgs {
     pub listener: Arc<std::net::TcpListener>,
     /// `<state>/bridge.sock`.
     pub control_socket: PathBuf,
+    /// `<state>/hooks.sock`.
+    pub hook_socket: PathBuf,
     /// Where the seven-day counts are saved.
     pub store: Store,
 }
@@ -85,6 +88,11 @@ impl Actor for HttpActor {
         let stop = cancel.clone();
         let ctx = args.ctx.clone();
         tasks.spawn(async move { control_server::serve(control, ctx, stop).await });
+
+        let hooks = crate::hooks::server::bind(&args.hook_socket)?;
+        let stop = cancel.clone();
+        let ctx = args.ctx.clone();
+        tasks.spawn(async move { crate::hooks::server::serve(hooks, ctx, stop).await });
 
         let (ctx, store, stop) = (args.ctx.clone(), args.store.clone(), cancel.clone());
         tasks.spawn(async move {

@@ -8,6 +8,7 @@ mod bridge;
 mod crew;
 mod devices;
 mod doctor;
+mod hook;
 mod mcp;
 mod pair;
 mod panes;
@@ -56,6 +57,8 @@ enum Command {
     Mcp,
     /// Check this machine's Collie setup, one line per check.
     Doctor,
+    /// The hook an agent runs at a permission dialog: asks the phone, prints its decision.
+    Hook(hook::Args),
     /// Print the version.
     Version,
 }
@@ -78,6 +81,7 @@ pub fn main() -> ExitCode {
         Command::Walky(cmd) => walky::run(cmd),
         Command::Mcp => mcp::run(),
         Command::Doctor => doctor::run(),
+        Command::Hook(args) => hook::run(args),
         Command::Version => {
             println!("collie {}", env!("CARGO_PKG_VERSION"));
             Ok(ExitCode::SUCCESS)

@@ -1,7 +1,6 @@
 //! The bridge side of the control socket: accept, check the peer is our own user, read one request
 //! (size-capped), dispatch to the application ([`super::dispatch`]), write one reply.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -14,14 +13,7 @@ use crate::app::App;
 
 /// Binds `<state>/bridge.sock` with mode 0600, replacing a stale socket file.
 pub fn bind(path: &Path) -> std::io::Result<UnixListener> {
-    match std::fs::remove_file(path) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e),
-    }
-    let listener = UnixListener::bind(path)?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
-    Ok(listener)
+    crate::private_socket::bind(path)
 }
 
 /// Serves until cancelled.

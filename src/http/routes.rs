@@ -2,6 +2,7 @@
 //! `ApiPath`/`ApiQuery`), calls [`crate::app`] with the [`Caller`] the auth middleware named, and
 //! encodes a typed answer; no rule lives here.
 
+mod cards;
 mod devices;
 mod meta;
 mod panes;
@@ -39,6 +40,8 @@ pub(super) fn api() -> Router<App> {
         .route("/api/panes/{m}/{p}/rename", post(panes::rename))
         .route("/api/walky", get(walky::cards))
         .route("/api/walky/{id}", get(walky::card))
+        .route("/api/cards", get(cards::list))
+        .route("/api/cards/{id}/answer", post(cards::answer))
         .layer(DefaultBodyLimit::max(MAX_BODY))
 }
 

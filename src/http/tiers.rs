@@ -34,6 +34,13 @@ pub const ROUTES: &[(Method, &str, Access)] = &[
     (Method::GET, "/api/panes", Access::Device(Tier::Read)),
     (Method::GET, "/api/walky", Access::Device(Tier::Read)),
     (Method::GET, "/api/walky/{id}", Access::Device(Tier::Read)),
+    (Method::GET, "/api/cards", Access::Device(Tier::Read)),
+    // Only a paired device's tap answers a card (SPEC §10.1).
+    (
+        Method::POST,
+        "/api/cards/{id}/answer",
+        Access::Device(Tier::Full),
+    ),
     (Method::POST, "/api/panes", Access::Device(Tier::Full)),
     (
         Method::GET,

@@ -48,11 +48,13 @@ pub enum AuditEventKind {
     AuditBreak,
     /// `audit.acknowledged`: a person acknowledged a recorded break (`collie audit acknowledge`).
     AuditAcknowledged,
+    /// `card.answered`: a device answered a card (SPEC §10.1: the card, its source, the option).
+    CardAnswered,
 }
 
 impl AuditEventKind {
     /// Every event, in the order of SPEC §7.
-    pub const ALL: [Self; 18] = [
+    pub const ALL: [Self; 19] = [
         Self::DevicePaired,
         Self::DeviceRevoked,
         Self::DeviceExpiry,
@@ -71,6 +73,7 @@ impl AuditEventKind {
         Self::WalkyRejected,
         Self::AuditBreak,
         Self::AuditAcknowledged,
+        Self::CardAnswered,
     ];
 
     /// The event's name as written in the `event` member of a line.
@@ -94,6 +97,7 @@ impl AuditEventKind {
             Self::WalkyRejected => "walky.rejected",
             Self::AuditBreak => "audit.break",
             Self::AuditAcknowledged => "audit.acknowledged",
+            Self::CardAnswered => "card.answered",
         }
     }
 }
@@ -202,7 +206,7 @@ mod tests {
             assert!(seen.insert(kind.as_str()), "duplicate name {kind}");
             assert_eq!(kind.as_str().parse::<AuditEventKind>().ok(), Some(kind));
         }
-        assert_eq!(seen.len(), 18);
+        assert_eq!(seen.len(), 19);
     }
 
     #[test]
@@ -229,6 +233,7 @@ mod tests {
                 "walky.rejected",
                 "audit.break",
                 "audit.acknowledged",
+                "card.answered",
             ]
         );
     }

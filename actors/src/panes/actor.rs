@@ -116,6 +116,14 @@ pub enum PanesMsg {
         /// The answer.
         reply: Reply<()>,
     },
+    /// The pane whose process is on `chain` (a process and its parents, see
+    /// [`super::foreground::ancestry`]); `None` when no pane's is.
+    Holding {
+        /// The process and its parents, the process first.
+        chain: Vec<u32>,
+        /// The answer.
+        reply: RpcReplyPort<Option<PaneInfo>>,
+    },
     /// The names of the processes in the pane's foreground (`None`: they cannot be read).
     Foreground {
         /// Pane id.
@@ -242,6 +250,9 @@ impl Actor for PanesActor {
             PanesMsg::List(reply) => {
                 let _ = reply.send(state.list());
             }
+            PanesMsg::Holding { chain, reply } => {
+                let _ = reply.send(state.holding(&chain));
+            }
             PanesMsg::Foreground { pane, reply } => {
                 let _ = reply.send(state.foreground(PaneRef::parse(&pane)));
             }
@@ -362,6 +373,22 @@ impl PanesState {
             info
         }));
         out
+    }
+
+    /// The pane whose process (a tmux pane's `pane_pid`, a hosted pane's child) is on `chain`.
+    fn holding(&self, chain: &[u32]) -> Option<PaneInfo> {
+        if let Some(p) = self
+            .tmux
+            .list()
+            .into_iter()
+            .find(|p| chain.contains(&p.pid))
+        {
+            return Some(self.tmux_info(p));
+        }
+        self.hosted
+            .iter()
+            .find(|(_, h)| h.pane.pid().is_some_and(|pid| chain.contains(&pid)))
+            .map(|(n, h)| self.hosted_info(*n, h))
     }
 
     /// The names of the processes in the pane's terminal's foreground group, read now; `None`

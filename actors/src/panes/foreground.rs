@@ -38,6 +38,8 @@ pub fn at_prompt<S: AsRef<str>>(names: &[S]) -> bool {
 pub struct Stat {
     /// The process name (`comm`).
     pub comm: String,
+    /// Its parent.
+    pub ppid: u32,
     /// Its process group.
     pub pgrp: i64,
     /// The foreground process group of its controlling terminal (-1: none).
@@ -54,9 +56,33 @@ pub fn parse_stat(line: &str) -> Option<Stat> {
     // rest[0] state, [1] ppid, [2] pgrp, [3] session, [4] tty_nr, [5] tpgid
     Some(Stat {
         comm,
+        ppid: rest.get(1)?.parse().ok()?,
         pgrp: rest.get(2)?.parse().ok()?,
         tpgid: rest.get(5)?.parse().ok()?,
     })
+}
+
+/// Most parents [`ancestry`] follows: deeper chains are not real process trees.
+const MAX_ANCESTRY: usize = 64;
+
+/// `pid` and its parents up to (not including) pid 1, read from `/proc` now; empty when `pid`
+/// cannot be read. Used to place a process in a pane: a pane's process is on the chain of every
+/// process started inside it (SPEC §10.2). The caller must hold the process alive (a connected
+/// socket peer) while it uses the answer, so the pid is not reused meanwhile.
+pub fn ancestry(pid: u32) -> Vec<u32> {
+    let mut chain = Vec::new();
+    let mut next = pid;
+    while next > 1 && chain.len() < MAX_ANCESTRY && !chain.contains(&next) {
+        chain.push(next);
+        let Some(stat) = std::fs::read_to_string(format!("/proc/{next}/stat"))
+            .ok()
+            .and_then(|l| parse_stat(&l))
+        else {
+            break;
+        };
+        next = stat.ppid;
+    }
+    chain
 }
 
 /// One reading of every process: enough to answer for many panes at once.
@@ -146,6 +172,7 @@ mod tests {
             s,
             Stat {
                 comm: "my (odd) name".into(),
+                ppid: 1,
                 pgrp: 42,
                 tpgid: 4242,
             }
@@ -157,6 +184,7 @@ mod tests {
     fn stat(comm: &str, pgrp: i64, tpgid: i64) -> Stat {
         Stat {
             comm: comm.into(),
+            ppid: 1,
             pgrp,
             tpgid,
         }
@@ -186,6 +214,20 @@ mod tests {
         assert!(!procs.at_prompt(30));
         assert!(procs.at_prompt(40), "unknown counts as a shell");
         assert!(procs.at_prompt(99), "a gone process counts as a shell");
+    }
+
+    #[test]
+    fn a_child_s_ancestry_holds_its_parent() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .expect("sleep");
+        let chain = ancestry(child.id());
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(chain.first(), Some(&child.id()));
+        assert!(chain.contains(&std::process::id()), "{chain:?}");
+        assert!(!chain.contains(&1));
     }
 
     #[test]

@@ -1,0 +1,359 @@
+//! Black-box tests of held permissions (SPEC §10.1, §10.2): a real bridge, the real `collie hook
+//! claude-permission` run inside a real tmux pane with Claude Code's documented hook input on
+//! stdin, and the phone API answering it. What the hook prints is what Claude Code would read.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use support::{collie_bin, wait_for, Opts, TestBridge};
+
+/// Claude Code's PermissionRequest hook input for a Bash call (the fields it sends, as recorded
+/// from a real session: see docs/guide/hooks.md).
+fn bash_request(command: &str) -> Value {
+    json!({
+        "session_id": "3f1c-session",
+        "transcript_path": "/tmp/none.jsonl",
+        "cwd": "/tmp",
+        "permission_mode": "default",
+        "hook_event_name": "PermissionRequest",
+        "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "Run the tests"},
+        "permission_suggestions": [
+            {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": command}],
+             "behavior": "allow", "destination": "localSettings"},
+            {"type": "setMode", "mode": "acceptEdits", "destination": "session"}
+        ]
+    })
+}
+
+/// A hook run in a new tmux window of `b`'s server: its stdin is `request`, its stdout goes to
+/// `<dir>/<name>.out`, and `<dir>/<name>.done` appears when it exits.
+struct Hook {
+    out: PathBuf,
+    done: PathBuf,
+    window: String,
+}
+
+impl Hook {
+    fn start(b: &TestBridge, name: &str, request: &Value) -> Hook {
+        let dir = b.dir.path();
+        let input = dir.join(format!("{name}.json"));
+        std::fs::write(&input, request.to_string()).expect("hook input");
+        let out = dir.join(format!("{name}.out"));
+        let done = dir.join(format!("{name}.done"));
+        let script = format!(
+            "env HOME={home} COLLIE_STATE_DIR={state} COLLIE_CONFIG_DIR={config} {collie} hook \
+             claude-permission < {input} > {out}; echo $? > {done}",
+            home = dir.join("home").display(),
+            state = b.state().display(),
+            config = dir.join("config").display(),
+            collie = collie_bin().display(),
+            input = input.display(),
+            out = out.display(),
+            done = done.display(),
+        );
+        let status = b
+            .tmux
+            .as_ref()
+            .expect("tmux")
+            .cmd()
+            .args(["new-window", "-d", "-n", name, "sh", "-c", &script])
+            .status()
+            .expect("tmux new-window");
+        assert!(status.success());
+        Hook {
+            out,
+            done,
+            window: format!("main:{name}"),
+        }
+    }
+
+    /// What the hook printed once it exited (and its exit code).
+    fn finished(&self) -> (String, String) {
+        wait_for(Duration::from_secs(20), || {
+            std::fs::read_to_string(&self.done).ok()
+        })
+        .expect("the hook did not exit");
+        let code = std::fs::read_to_string(&self.done).unwrap_or_default();
+        let out = std::fs::read_to_string(&self.out).unwrap_or_default();
+        (out, code.trim().to_owned())
+    }
+
+    fn running(&self) -> bool {
+        !self.done.exists()
+    }
+}
+
+/// The one waiting card (waits until there is exactly one).
+fn the_card(b: &TestBridge, token: &str) -> Value {
+    wait_for(Duration::from_secs(10), || {
+        let (status, v) = b.get("/api/cards", Some(token));
+        assert_eq!(status, 200, "{v}");
+        let cards = v["cards"].as_array().cloned().unwrap_or_default();
+        (cards.len() == 1).then(|| cards[0].clone())
+    })
+    .expect("no card appeared")
+}
+
+fn answer(b: &TestBridge, token: &str, card: &Value, option: &str) -> (u16, Value) {
+    b.post(
+        &format!("/api/cards/{}/answer", card["id"].as_str().expect("id")),
+        Some(token),
+        &json!({"option": option, "shown": card["shown"]}),
+    )
+}
+
+fn printed(out: &str) -> Value {
+    serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("hook printed {out:?}: {e}"))
+}
+
+#[test]
+fn a_tap_decides_the_held_permission_and_nothing_else_does() {
+    let b = TestBridge::start();
+    let phone = b.pair("pixel", "full");
+    let reader = b.pair("reader", "read");
+
+    // Allow.
+    let hook = Hook::start(&b, "allow", &bash_request("cargo test"));
+    let card = the_card(&b, &phone);
+    assert_eq!(card["source"], "claude");
+    assert_eq!(card["state"], "waiting");
+    assert_eq!(card["title"], "Claude Code asks to use Bash");
+    assert_eq!(card["pane_name"], "allow", "the hook's own tmux window");
+    assert!(card["items"]
+        .as_array()
+        .expect("items")
+        .contains(&json!({"kind": "code", "text": "cargo test"})));
+    let options: Vec<&str> = card["options"]
+        .as_array()
+        .expect("options")
+        .iter()
+        .filter_map(|o| o["id"].as_str())
+        .collect();
+    assert_eq!(options, ["allow", "deny", "always"]);
+    // Nobody but a full device's tap, with the hash of what it was shown.
+    assert_eq!(
+        answer(&b, &reader, &card, "allow"),
+        (403, json!({"error": "insufficient tier"}))
+    );
+    let secret = std::fs::read_to_string(b.state().join("local-secret")).expect("secret");
+    assert_eq!(
+        answer(&b, secret.trim(), &card, "allow"),
+        (403, json!({"error": "device not paired"}))
+    );
+    let stale = b.post(
+        &format!("/api/cards/{}/answer", card["id"].as_str().expect("id")),
+        Some(&phone),
+        &json!({"option": "allow", "shown": "0".repeat(64)}),
+    );
+    assert_eq!(stale, (409, json!({"error": "card changed"})));
+    assert_eq!(
+        answer(&b, &phone, &card, "sometimes"),
+        (400, json!({"error": "unknown option: sometimes"}))
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(hook.running(), "no refused answer decided anything");
+    assert_eq!(
+        answer(&b, &phone, &card, "allow"),
+        (200, json!({"ok": true, "delivered": true}))
+    );
+    let (out, code) = hook.finished();
+    assert_eq!(code, "0");
+    assert_eq!(
+        printed(&out),
+        json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+            "decision": {"behavior": "allow"}}})
+    );
+    assert_eq!(
+        answer(&b, &phone, &card, "allow"),
+        (410, json!({"error": "card closed"}))
+    );
+
+    // Deny names the device.
+    let hook = Hook::start(&b, "deny", &bash_request("rm -rf target"));
+    let card = the_card(&b, &phone);
+    assert_eq!(answer(&b, &phone, &card, "deny").0, 200);
+    let (out, _) = hook.finished();
+    assert_eq!(
+        printed(&out)["hookSpecificOutput"]["decision"],
+        json!({"behavior": "deny", "message": "Denied from pixel via Collie"})
+    );
+
+    // Always allow takes two taps and applies only the suggested rule, never the mode.
+    let hook = Hook::start(&b, "always", &bash_request("make"));
+    let card = the_card(&b, &phone);
+    let (status, first) = answer(&b, &phone, &card, "always");
+    assert_eq!(status, 200, "{first}");
+    let confirm = first["confirm"]
+        .as_str()
+        .expect("a confirm token")
+        .to_owned();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(hook.running(), "one tap is not enough for always");
+    let second = b.post(
+        &format!("/api/cards/{}/answer", card["id"].as_str().expect("id")),
+        Some(&phone),
+        &json!({"option": "always", "shown": card["shown"], "confirm": confirm}),
+    );
+    assert_eq!(second, (200, json!({"ok": true, "delivered": true})));
+    let (out, _) = hook.finished();
+    let decision = &printed(&out)["hookSpecificOutput"]["decision"];
+    assert_eq!(decision["behavior"], "allow");
+    assert_eq!(
+        decision["updatedPermissions"],
+        json!([{"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "make"}],
+            "behavior": "allow", "destination": "localSettings"}])
+    );
+
+    // Answered at the machine: the hook goes away, the card says so at once, a late tap is 410.
+    let hook = Hook::start(&b, "elsewhere", &bash_request("ls"));
+    let card = the_card(&b, &phone);
+    let killed = b
+        .tmux
+        .as_ref()
+        .expect("tmux")
+        .cmd()
+        .args(["kill-window", "-t", &hook.window])
+        .status()
+        .expect("kill-window");
+    assert!(killed.success());
+    let receipt = wait_for(Duration::from_secs(5), || {
+        let (_, v) = b.get("/api/cards", Some(&phone));
+        v["receipts"]
+            .as_array()
+            .and_then(|r| r.iter().find(|r| r["card"] == card["id"]).cloned())
+    })
+    .expect("no receipt for the card answered elsewhere");
+    assert_eq!(receipt["state"], "answered elsewhere");
+    assert_eq!(
+        answer(&b, &phone, &card, "allow"),
+        (410, json!({"error": "card closed"}))
+    );
+
+    // Every tap is audited with the device, the card, its source and the option — no command.
+    let answered: Vec<Value> = b
+        .audit_lines()
+        .into_iter()
+        .filter(|l| l["event"] == "card.answered")
+        .collect();
+    assert_eq!(answered.len(), 3, "{answered:?}");
+    assert!(answered.iter().all(|l| l["device"] == "pixel"));
+    let options: Vec<&str> = answered
+        .iter()
+        .filter_map(|l| l["detail"]["option"].as_str())
+        .collect();
+    assert_eq!(options, ["allow", "deny", "always"]);
+    assert!(answered.iter().all(|l| l["detail"]["source"] == "claude"));
+    assert!(!answered
+        .iter()
+        .any(|l| l.to_string().contains("cargo test") || l.to_string().contains("rm -rf")));
+}
+
+/// Runs `collie hook claude-permission` from the test process itself (not in any pane) with
+/// `stdin`, against the state dir `state`; returns (exit code, stdout, stderr).
+fn run_hook(b: &TestBridge, state: &Path, stdin: &[u8]) -> (i32, String, String) {
+    use std::io::Write;
+    let mut cmd = b.command();
+    cmd.env("COLLIE_STATE_DIR", state)
+        .args(["hook", "claude-permission"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("collie hook");
+    let mut input = child.stdin.take().expect("stdin");
+    // A hook that stops reading early must not make this test fail on a broken pipe.
+    let _ = input.write_all(stdin);
+    drop(input);
+    let out = child.wait_with_output().expect("hook output");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn every_failure_prints_nothing_and_exits_zero() {
+    let b = TestBridge::start();
+    let phone = b.pair("pixel", "full");
+    let request = bash_request("cargo test").to_string();
+
+    // Outside any pane: the bridge does not answer for the process, and no card is made.
+    assert_eq!(
+        run_hook(&b, &b.state(), request.as_bytes()),
+        (0, String::new(), String::new())
+    );
+    let (_, v) = b.get("/api/cards", Some(&phone));
+    assert_eq!(v["cards"], json!([]));
+
+    // Not JSON, not an object, a wrong event, too large.
+    for bad in [
+        b"not json".to_vec(),
+        b"[1,2]".to_vec(),
+        json!({"hook_event_name": "PreToolUse", "tool_name": "Bash"})
+            .to_string()
+            .into_bytes(),
+        vec![b' '; 1024 * 1024 + 10],
+    ] {
+        assert_eq!(
+            run_hook(&b, &b.state(), &bad),
+            (0, String::new(), String::new())
+        );
+    }
+
+    // No bridge: a state dir without a socket.
+    let empty = b.dir.path().join("empty-state");
+    std::fs::create_dir(&empty).expect("mkdir");
+    assert_eq!(
+        run_hook(&b, &empty, request.as_bytes()),
+        (0, String::new(), String::new())
+    );
+
+    // A socket path someone else could replace: the state dir opened to the group.
+    let state = b.state();
+    let wide = Command::new("chmod")
+        .arg("750")
+        .arg(&state)
+        .status()
+        .expect("chmod");
+    assert!(wide.success());
+    let hook = Hook::start(&b, "wide", &bash_request("cargo test"));
+    let (out, code) = hook.finished();
+    assert_eq!((out.as_str(), code.as_str()), ("", "0"));
+    let (_, v) = b.get("/api/cards", Some(&phone));
+    assert_eq!(v["cards"], json!([]), "the hook refused to connect");
+}
+
+#[test]
+fn the_hold_deadline_lets_the_agent_ask_in_its_terminal() {
+    // A bridge whose config holds permissions for 2 s.
+    let config_dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(config_dir.path().join("config.toml"), "[hooks]\nhold = 2\n").expect("config");
+    let b = TestBridge::start_with(Opts {
+        with_tmux: true,
+        env: vec![(
+            "COLLIE_CONFIG_DIR".to_owned(),
+            config_dir.path().display().to_string(),
+        )],
+        ..Opts::default()
+    });
+    let phone = b.pair("pixel", "full");
+    let hook = Hook::start(&b, "late", &bash_request("sleep 1"));
+    let card = the_card(&b, &phone);
+    let (out, code) = hook.finished();
+    assert_eq!((out.as_str(), code.as_str()), ("", "0"));
+    let (_, v) = b.get("/api/cards", Some(&phone));
+    let receipt = v["receipts"]
+        .as_array()
+        .and_then(|r| r.iter().find(|r| r["card"] == card["id"]).cloned())
+        .expect("a receipt");
+    assert_eq!(receipt["state"], "expired");
+    assert_eq!(
+        answer(&b, &phone, &card, "allow"),
+        (410, json!({"error": "card closed"}))
+    );
+}
