@@ -4,8 +4,11 @@
 
 mod support;
 
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -155,6 +158,16 @@ fn a_tap_decides_the_held_permission_and_nothing_else_does() {
         answer(&b, &phone, &card, "sometimes"),
         (400, json!({"error": "unknown option: sometimes"}))
     );
+    // The CLI reads cards and cannot answer one.
+    let listed = b.cli_ok(&["cards"]);
+    let short = &card["id"].as_str().expect("id")[..8];
+    assert!(
+        listed.contains("waiting") && listed.contains(short),
+        "{listed}"
+    );
+    let json_list: Value = serde_json::from_str(&b.cli_ok(&["cards", "--json"])).expect("JSON");
+    assert_eq!(json_list["cards"][0]["id"], card["id"]);
+    assert!(!b.cli(&["cards", "answer"]).status.success());
     std::thread::sleep(Duration::from_millis(300));
     assert!(hook.running(), "no refused answer decided anything");
     assert_eq!(
@@ -251,6 +264,73 @@ fn a_tap_decides_the_held_permission_and_nothing_else_does() {
     assert!(!answered
         .iter()
         .any(|l| l.to_string().contains("cargo test") || l.to_string().contains("rm -rf")));
+}
+
+/// Opens `GET /api/cards/stream` as `token`; each SSE event arrives as (event name, data).
+fn card_stream(b: &TestBridge, token: &str) -> mpsc::Receiver<(String, Value)> {
+    let mut s = TcpStream::connect(("127.0.0.1", b.port)).expect("connect");
+    let req = format!(
+        "GET /api/cards/stream HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\
+         Authorization: Bearer {token}\r\nConnection: close\r\n\r\n",
+        b.port
+    );
+    s.write_all(req.as_bytes()).expect("write");
+    s.set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(s);
+        let mut line = String::new();
+        let mut event = String::from("message");
+        while reader.read_line(&mut line).unwrap_or(0) > 0 {
+            if let Some(name) = line.strip_prefix("event:") {
+                event = name.trim().to_owned();
+            } else if let Some(data) = line.strip_prefix("data:") {
+                if let Ok(v) = serde_json::from_str::<Value>(data.trim()) {
+                    let _ = tx.send((std::mem::replace(&mut event, "message".into()), v));
+                }
+            }
+            line.clear();
+        }
+    });
+    rx
+}
+
+fn next_event(events: &mpsc::Receiver<(String, Value)>) -> (String, Value) {
+    events
+        .recv_timeout(Duration::from_secs(10))
+        .expect("an event on the card stream")
+}
+
+#[test]
+fn the_card_stream_shows_each_change_and_ends_when_the_device_is_revoked() {
+    let b = TestBridge::start();
+    let phone = b.pair("pixel", "full");
+    let watcher = b.pair("watcher", "read");
+    let events = card_stream(&b, &watcher);
+    assert_eq!(
+        next_event(&events),
+        ("cards".to_owned(), json!({"cards": [], "receipts": []}))
+    );
+    let hook = Hook::start(&b, "streamed", &bash_request("cargo build"));
+    let (name, opened) = next_event(&events);
+    assert_eq!(
+        (name.as_str(), &opened["state"]),
+        ("card", &json!("waiting"))
+    );
+    assert_eq!(opened["title"], "Claude Code asks to use Bash");
+    assert_eq!(answer(&b, &phone, &opened, "allow").0, 200);
+    let (name, answered) = next_event(&events);
+    assert_eq!(
+        (name.as_str(), &answered["id"], &answered["state"]),
+        ("card", &opened["id"], &json!("answered"))
+    );
+    hook.finished();
+    b.cli_ok(&["devices", "revoke", "watcher"]);
+    assert_eq!(
+        next_event(&events),
+        ("closed".to_owned(), json!({"error": "device not paired"}))
+    );
 }
 
 /// Runs `collie hook claude-permission` from the test process itself (not in any pane) with

@@ -69,6 +69,14 @@ async fn call(
     req.extensions_mut().insert(ConnectInfo(peer));
     let resp = router.clone().oneshot(req).await.expect("infallible");
     let status = resp.status();
+    // A stream that opened never ends on its own: say so instead of reading it.
+    let streaming = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    if streaming {
+        return (status, json!("event-stream"));
+    }
     let bytes = axum::body::to_bytes(resp.into_body(), 1 << 20)
         .await
         .expect("body");
@@ -349,6 +357,23 @@ async fn card_routes_list_and_refuse_answers_to_no_card_and_bad_bodies() {
     assert_eq!(
         (status, v),
         (StatusCode::OK, json!({ "cards": [], "receipts": [] }))
+    );
+    let (status, v) = call(
+        &router,
+        Method::GET,
+        "/api/cards/stream",
+        Some(&reader),
+        None,
+    )
+    .await;
+    assert_eq!((status, v), (StatusCode::OK, json!("event-stream")));
+    let (status, v) = call(&router, Method::GET, "/api/cards/stream", None, None).await;
+    assert_eq!(
+        (status, v),
+        (
+            StatusCode::FORBIDDEN,
+            json!({ "error": "device not paired" })
+        )
     );
     let answer = json!({ "option": "allow", "shown": "00" });
     let uri = "/api/cards/0123456789abcdef0123456789abcdef/answer";

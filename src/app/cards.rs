@@ -23,6 +23,7 @@ use collie_actors::panes::PanesMsg;
 use collie_crew::relay::PaneInfo;
 use tokio::sync::{broadcast, oneshot};
 
+use super::follow::{Slot, StillAllowed};
 use super::{App, AppError, Caller, Who};
 
 impl From<CardError> for AppError {
@@ -35,6 +36,11 @@ impl From<CardError> for AppError {
         }
     }
 }
+
+/// How long a hook's process may take to show up in a pane the mirror has not seen yet.
+const PLACE_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
+/// How often the pane is looked for again meanwhile.
+const PLACE_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// What a tap got.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,7 +89,79 @@ impl Held {
     }
 }
 
+/// What a phone's card stream yields.
+#[derive(Debug, Clone)]
+pub enum CardItem {
+    /// Every waiting card and the receipts: first, and again whenever the stream fell behind.
+    All(CardList),
+    /// One card changed (opened, answered or closed; its `state` says which).
+    Change(Box<Card>),
+    /// The stream is over, and why (the caller lost its right to watch, the bridge restarting).
+    Closed(String),
+}
+
+/// A phone's stream of card changes: under the same caps and authorization rules as a pane
+/// stream (SPEC §10.1, §3.2).
+pub struct CardStream {
+    app: App,
+    changes: broadcast::Receiver<Card>,
+    first: Option<CardList>,
+    allowed: StillAllowed,
+    done: bool,
+    _slot: Slot,
+}
+
+impl CardStream {
+    /// The next item; `None` after [`CardItem::Closed`].
+    pub async fn next(&mut self) -> Option<CardItem> {
+        if self.done {
+            return None;
+        }
+        if let Some(all) = self.first.take() {
+            return Some(CardItem::All(all));
+        }
+        let item = tokio::select! {
+            biased;
+            lost = self.allowed.lost() => CardItem::Closed(lost.to_string()),
+            change = self.changes.recv() => match change {
+                Ok(card) => CardItem::Change(Box::new(card)),
+                // Fell behind: start again from everything, so nothing is missed.
+                Err(broadcast::error::RecvError::Lagged(_)) => match self.app.cards().await {
+                    Ok(all) => CardItem::All(all),
+                    Err(e) => CardItem::Closed(e.to_string()),
+                },
+                // The cards actor stopped (a restart, the bridge stopping).
+                Err(broadcast::error::RecvError::Closed) => {
+                    CardItem::Closed(AppError::Restarting.to_string())
+                }
+            },
+        };
+        self.done = matches!(item, CardItem::Closed(_));
+        Some(item)
+    }
+}
+
 impl App {
+    /// Opens a phone's stream of card changes for `caller`, who asks from `source`.
+    pub async fn card_stream(
+        &self,
+        caller: Caller,
+        source: String,
+    ) -> Result<CardStream, AppError> {
+        let slot = self.stream_slot(&caller, source)?;
+        // Watch first, then list: a change between the two shows up twice, never not at all.
+        let changes = self.watch_cards().await?;
+        let first = self.cards().await?;
+        Ok(CardStream {
+            app: self.clone(),
+            changes,
+            first: Some(first),
+            allowed: StillAllowed::new(self, caller, Tier::Read),
+            done: false,
+            _slot: slot,
+        })
+    }
+
     /// The waiting cards and the last receipts.
     pub async fn cards(&self) -> Result<CardList, AppError> {
         Ok(self.cards.call(CardsMsg::List).await?)
@@ -163,11 +241,7 @@ impl App {
         make: impl FnOnce(&str, &PaneInfo) -> NewCard,
     ) -> Result<Option<Held>, AppError> {
         let chain = collie_actors::panes::foreground::ancestry(pid);
-        let Some(pane) = self
-            .panes
-            .call(|reply| PanesMsg::Holding { chain, reply })
-            .await?
-        else {
+        let Some(pane) = self.pane_holding(chain).await? else {
             return Ok(None);
         };
         let mut new = make(&self.machine_name(), &pane);
@@ -185,6 +259,25 @@ impl App {
             card: opened.card,
             decision: opened.decision,
         }))
+    }
+
+    /// The pane whose process is on `chain`. A tmux pane is mirrored a moment after tmux made it
+    /// (its control client reports the new window, then the pane list is read again), so a hook
+    /// started at once in a new window may ask before its pane is known: the question is asked
+    /// again for up to [`PLACE_WITHIN`] before the answer is no.
+    async fn pane_holding(&self, chain: Vec<u32>) -> Result<Option<PaneInfo>, AppError> {
+        let deadline = tokio::time::Instant::now() + PLACE_WITHIN;
+        loop {
+            let chain = chain.clone();
+            let holding = self
+                .panes
+                .call(|reply| PanesMsg::Holding { chain, reply })
+                .await?;
+            if holding.is_some() || tokio::time::Instant::now() >= deadline {
+                return Ok(holding);
+            }
+            tokio::time::sleep(PLACE_EVERY).await;
+        }
     }
 
     /// Masks secret shapes in what a card shows (never the command word, a path or a host: the

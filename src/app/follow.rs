@@ -347,7 +347,7 @@ impl App {
 
     /// The place for one more stream of `caller`, or `503 resource limit` — audited as
     /// `resource.denied` with the device and the request id.
-    fn stream_slot(&self, caller: &Caller, source: String) -> Result<Slot, AppError> {
+    pub(super) fn stream_slot(&self, caller: &Caller, source: String) -> Result<Slot, AppError> {
         let who = caller.audit_name().unwrap_or_else(|| "open".to_owned());
         self.streams.acquire(&who).ok_or_else(|| {
             let rec = AuditRecord::new(AuditEventKind::ResourceDenied, self.machine.get())

@@ -5,6 +5,7 @@
 
 mod audit;
 mod bridge;
+mod cards;
 mod crew;
 mod devices;
 mod doctor;
@@ -55,6 +56,8 @@ enum Command {
     Walky(walky::Cmd),
     /// Stdio MCP server for agents (walky tools).
     Mcp,
+    /// The cards waiting for a tap on the phone, and the last receipts (reading only).
+    Cards(cards::Args),
     /// Check this machine's Collie setup, one line per check.
     Doctor,
     /// The hook an agent runs at a permission dialog: asks the phone, prints its decision.
@@ -80,6 +83,7 @@ pub fn main() -> ExitCode {
         Command::Redact(args) => redact::run(args),
         Command::Walky(cmd) => walky::run(cmd),
         Command::Mcp => mcp::run(),
+        Command::Cards(args) => cards::run(args),
         Command::Doctor => doctor::run(),
         Command::Hook(args) => hook::run(args),
         Command::Version => {

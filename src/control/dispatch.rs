@@ -144,6 +144,7 @@ async fn answer(app: &App, req: Request) -> Result<Value, AppError> {
         }
         Request::WalkyWho => data(walky::inbox::who(app).await?),
         Request::WalkyLog => data(walky::inbox::log(app).await?),
+        Request::Cards => data(app.cards().await?),
         #[cfg(feature = "fault-injection")]
         Request::TestReplayWalky { to } => data(walky::send::replay_last(app, &to).await?),
     }

@@ -140,6 +140,8 @@ pub enum Request {
     WalkyWho,
     /// This machine's walky log.
     WalkyLog,
+    /// The waiting cards and the last receipts (reading only: the CLI never answers a card).
+    Cards,
     /// Test-only (feature `fault-injection`): replay the last walky message this lead forwarded
     /// to member `to`.
     #[cfg(feature = "fault-injection")]

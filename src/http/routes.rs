@@ -41,6 +41,7 @@ pub(super) fn api() -> Router<App> {
         .route("/api/walky", get(walky::cards))
         .route("/api/walky/{id}", get(walky::card))
         .route("/api/cards", get(cards::list))
+        .route("/api/cards/stream", get(cards::stream))
         .route("/api/cards/{id}/answer", post(cards::answer))
         .layer(DefaultBodyLimit::max(MAX_BODY))
 }

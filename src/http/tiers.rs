@@ -35,6 +35,7 @@ pub const ROUTES: &[(Method, &str, Access)] = &[
     (Method::GET, "/api/walky", Access::Device(Tier::Read)),
     (Method::GET, "/api/walky/{id}", Access::Device(Tier::Read)),
     (Method::GET, "/api/cards", Access::Device(Tier::Read)),
+    (Method::GET, "/api/cards/stream", Access::Device(Tier::Read)),
     // Only a paired device's tap answers a card (SPEC §10.1).
     (
         Method::POST,

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, oneshot};
 use tokio_util::task::AbortOnDropHandle;
 
@@ -49,7 +49,7 @@ pub struct Opened {
 }
 
 /// The waiting cards and the last receipts.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CardList {
     /// Waiting, oldest first.
     pub cards: Vec<Card>,
