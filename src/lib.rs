@@ -1,6 +1,7 @@
 //! The `collie` binary's library half: the CLI, the bridge assembly, the HTTP API and the control
 //! socket. `main.rs` only calls [`cli::main`]; integration tests reach the rest through this crate.
 
+pub mod agent_hooks;
 pub mod app;
 pub mod bridge;
 pub mod cli;

@@ -65,6 +65,17 @@ pub enum Change {
     Remove(String),
 }
 
+/// How long [`Store::open`] waits for a lock sled itself still holds.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+/// How often it tries again meanwhile.
+const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Whether sled failed to open because its file lock is held. sled reports it only as an I/O
+/// error of kind `Other` with this text (sled 0.34), so the text is what is matched.
+fn is_lock_held(e: &sled::Error) -> bool {
+    matches!(e, sled::Error::Io(io) if io.to_string().contains("could not acquire lock"))
+}
+
 /// A handle to the open store; cheap to clone.
 #[derive(Clone)]
 pub struct Store {
@@ -73,12 +84,27 @@ pub struct Store {
 
 impl Store {
     /// Opens (or creates) the store in `dir`.
+    ///
+    /// sled locks its file for as long as its background flusher runs, and that thread ends a
+    /// moment *after* the last handle is dropped — so opening the store right after closing it
+    /// (a bridge restarted at once, `collie audit verify` just after a stop, a test reopening)
+    /// can find the lock still held. A held lock is tried again for up to [`LOCK_WAIT`]; after
+    /// that it is another process's (a bridge running), and the error says so.
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
-        let db = sled::Config::new()
-            .path(dir)
-            .mode(sled::Mode::HighThroughput)
-            .open()?;
-        Ok(Store { db })
+        let deadline = std::time::Instant::now() + LOCK_WAIT;
+        loop {
+            match sled::Config::new()
+                .path(dir)
+                .mode(sled::Mode::HighThroughput)
+                .open()
+            {
+                Ok(db) => return Ok(Store { db }),
+                Err(e) if is_lock_held(&e) && std::time::Instant::now() < deadline => {
+                    std::thread::sleep(LOCK_RETRY);
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
 
     fn tree(&self, table: Table) -> Result<sled::Tree, StoreError> {
@@ -166,6 +192,21 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lock_released_soon_is_waited_for_and_a_held_one_is_an_error() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let first = Store::open(dir.path()).expect("open");
+        let closer = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            drop(first);
+        });
+        let second = Store::open(dir.path()).expect("opened once the first let go");
+        closer.join().expect("closer");
+        let held = Store::open(dir.path());
+        assert!(held.is_err(), "a lock held past the wait is an error");
+        drop(second);
+    }
 
     #[test]
     fn values_survive_reopen() {

@@ -10,6 +10,7 @@ mod crew;
 mod devices;
 mod doctor;
 mod hook;
+mod hooks;
 mod mcp;
 mod pair;
 mod panes;
@@ -49,6 +50,9 @@ enum Command {
     /// Check and read the audit log.
     #[command(subcommand)]
     Audit(audit::Cmd),
+    /// Put Collie's held-permission hook into Claude Code's or Codex's settings, or take it out.
+    #[command(subcommand)]
+    Hooks(hooks::Cmd),
     /// Mask secret shapes in a file (or stdin) and write the result to stdout.
     Redact(redact::Args),
     /// Agents in panes message each other: send, inbox, who, log.
@@ -80,6 +84,7 @@ pub fn main() -> ExitCode {
         Command::Devices(cmd) => devices::run(cmd),
         Command::Panes(args) => panes::run(args),
         Command::Audit(cmd) => audit::run(cmd),
+        Command::Hooks(cmd) => hooks::run(cmd),
         Command::Redact(args) => redact::run(args),
         Command::Walky(cmd) => walky::run(cmd),
         Command::Mcp => mcp::run(),
