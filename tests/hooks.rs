@@ -12,7 +12,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use support::{collie_bin, wait_for, Opts, TestBridge};
+use support::{collie_bin, crew_bridge, json_of, wait_for, Opts, TestBridge};
 
 /// Claude Code's PermissionRequest hook input for a Bash call (the fields it sends, as recorded
 /// from a real session: see docs/guide/hooks.md).
@@ -436,4 +436,75 @@ fn the_hold_deadline_lets_the_agent_ask_in_its_terminal() {
         answer(&b, &phone, &card, "allow"),
         (410, json!({"error": "card closed"}))
     );
+}
+
+#[test]
+fn a_member_s_card_is_answered_through_the_lead_and_audited_on_both() {
+    let lead = crew_bridge(false, &[]);
+    let member = crew_bridge(true, &[]);
+    lead.cli_ok(&["crew", "init"]);
+    member.cli_ok(&["crew", "join", &lead.invite(), "--name", "web-1"]);
+    assert!(
+        wait_for(Duration::from_secs(10), || {
+            let status = json_of(&lead.cli_ok(&["crew", "status", "--json"]));
+            status["members"]
+                .as_array()
+                .is_some_and(|ms| {
+                    ms.iter()
+                        .any(|m| m["name"] == "web-1" && m["online"] == true)
+                })
+                .then_some(())
+        })
+        .is_some(),
+        "web-1 did not come online"
+    );
+    let phone = lead.pair("pixel", "full");
+    let hook = Hook::start(&member, "remote", &bash_request("make deploy"));
+    let card = the_card(&lead, &phone);
+    assert_eq!(card["machine"], "web-1");
+    assert_eq!(card["pane_name"], "remote");
+    let id = card["id"].as_str().expect("id").to_owned();
+    let tap = |option: &str, shown: &Value| {
+        lead.post(
+            &format!("/api/cards/{id}/answer"),
+            Some(&phone),
+            &json!({"option": option, "shown": shown, "machine": "web-1"}),
+        )
+    };
+    assert_eq!(
+        tap("allow", &json!("0".repeat(64))),
+        (409, json!({"error": "card changed"}))
+    );
+    let elsewhere = lead.post(
+        &format!("/api/cards/{}/answer", "f".repeat(32)),
+        Some(&phone),
+        &json!({"option": "allow", "shown": card["shown"], "machine": "web-1"}),
+    );
+    assert_eq!(elsewhere, (410, json!({"error": "card closed"})));
+    assert!(hook.running());
+    assert_eq!(
+        tap("allow", &card["shown"]),
+        (200, json!({"ok": true, "delivered": true}))
+    );
+    let (out, _) = hook.finished();
+    assert_eq!(
+        printed(&out)["hookSpecificOutput"]["decision"],
+        json!({"behavior": "allow"})
+    );
+    let on_lead: Vec<Value> = lead
+        .audit_lines()
+        .into_iter()
+        .filter(|l| l["event"] == "card.answered")
+        .collect();
+    let on_member: Vec<Value> = member
+        .audit_lines()
+        .into_iter()
+        .filter(|l| l["event"] == "card.answered")
+        .collect();
+    assert_eq!((on_lead.len(), on_member.len()), (1, 1));
+    assert_eq!(on_lead[0]["request_id"], on_member[0]["request_id"]);
+    assert_eq!(on_lead[0]["device"], "pixel");
+    assert_eq!(on_member[0]["device"], "pixel");
+    assert_eq!(on_member[0]["detail"]["via"], "relay");
+    assert_eq!(on_lead[0]["detail"]["machine"], "web-1");
 }

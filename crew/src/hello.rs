@@ -82,6 +82,8 @@ pub enum Capability {
     PaneClose,
     /// Walky-talky cards (SPEC §9).
     Walky,
+    /// Cards: listing them and answering them (SPEC §10.1).
+    Cards,
     /// A capability this build does not know (declared by a newer peer); never satisfies a request.
     #[serde(other)]
     Unknown,
@@ -90,7 +92,7 @@ pub enum Capability {
 impl Capability {
     /// Every capability this build knows (what a member running this build declares, unless its
     /// configuration turns some off).
-    pub const ALL: [Capability; 8] = [
+    pub const ALL: [Capability; 9] = [
         Capability::PaneList,
         Capability::PaneRead,
         Capability::PaneStream,
@@ -99,6 +101,7 @@ impl Capability {
         Capability::PaneRename,
         Capability::PaneClose,
         Capability::Walky,
+        Capability::Cards,
     ];
 }
 

@@ -102,6 +102,19 @@ pub enum RelayKind {
         /// The message id.
         id: String,
     },
+    /// The member's waiting cards and receipts (SPEC §10.1); answered [`RelayOk::Cards`].
+    Cards,
+    /// A device's tap on one of the member's cards, relayed by the lead (audited on both).
+    CardAnswer {
+        /// The card's id.
+        id: String,
+        /// The option chosen.
+        option: String,
+        /// The `shown` hash the phone drew.
+        shown: String,
+        /// The token of a first tap on "Always allow", for the second.
+        confirm: Option<String>,
+    },
     /// A kind this side does not know (sent by a newer peer); answered [`RelayError::UnknownKind`].
     #[serde(other)]
     Unknown,
@@ -117,6 +130,7 @@ impl RelayKind {
                 | RelayKind::Rename { .. }
                 | RelayKind::Close { .. }
                 | RelayKind::Walky { .. }
+                | RelayKind::CardAnswer { .. }
         )
     }
 
@@ -136,6 +150,8 @@ impl RelayKind {
             RelayKind::Create { .. } => matches!(ok, RelayOk::Created(_)),
             RelayKind::Walky { .. } => matches!(ok, RelayOk::Walky(_)),
             RelayKind::WalkyCard { .. } => matches!(ok, RelayOk::WalkyCard(_)),
+            RelayKind::Cards => matches!(ok, RelayOk::Cards(_)),
+            RelayKind::CardAnswer { .. } => matches!(ok, RelayOk::CardAnswer(_)),
             RelayKind::Unsubscribe { .. }
             | RelayKind::Input { .. }
             | RelayKind::Rename { .. }
@@ -172,9 +188,26 @@ pub enum RelayOk {
     Walky(crate::walky::Outcome),
     /// A walky card as JSON text, or `None` when the member's log does not hold the id.
     WalkyCard(Option<String>),
+    /// The waiting cards and receipts as JSON text (cards' items are a tagged enum, which the
+    /// binary codec cannot carry).
+    Cards(String),
+    /// What a relayed tap did.
+    CardAnswer(CardAnswered),
     /// An outcome this side does not know (from a newer member); the lead treats it as unreadable.
     #[serde(other)]
     Unknown,
+}
+
+/// What a relayed tap on a card did (SPEC §10.1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CardAnswered {
+    /// A first tap on "Always allow": answer again with this token.
+    Confirm(String),
+    /// Answered; whether the asker was still waiting for it.
+    Done {
+        /// Whether the decision reached the waiting asker.
+        delivered: bool,
+    },
 }
 
 /// A relay failure. `Display` is the exact phone-facing string of SPEC §3.2.
@@ -212,6 +245,13 @@ pub enum RelayError {
     /// The member's answer could not be decoded (502; set by the lead).
     #[error("member response unreadable")]
     Unreadable,
+    // New variants go here, after the old ones: the binary codec numbers variants in order.
+    /// A card answer's `shown` hash is not the card's (409).
+    #[error("card changed")]
+    CardChanged,
+    /// The card is not waiting on the member (410).
+    #[error("card closed")]
+    CardClosed,
     /// An error this side does not know (from a newer member); shown as unreadable.
     #[serde(other)]
     #[error("member response unreadable")]

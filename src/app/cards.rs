@@ -15,15 +15,17 @@ use std::future::Future;
 
 use collie_actors::audit::AuditEventKind;
 use collie_actors::cards::actor::{CardList, CardsMsg, Decision};
-use collie_actors::cards::card::{Card, CardState, Item, NewCard};
-use collie_actors::cards::core::Tap;
+use collie_actors::cards::card::{shown_hash, Card, CardState, Item, NewCard};
+use collie_actors::cards::core::{Tap, ALWAYS};
 use collie_actors::cards::error::CardError;
 use collie_actors::pairing::Tier;
 use collie_actors::panes::PanesMsg;
-use collie_crew::relay::PaneInfo;
+use collie_crew::relay::{CardAnswered, PaneInfo, RelayKind, RelayOk};
+use futures_util::future::join_all;
 use tokio::sync::{broadcast, oneshot};
 
 use super::follow::{Slot, StillAllowed};
+use super::machine::{Machine, Member};
 use super::{App, AppError, Caller, Who};
 
 impl From<CardError> for AppError {
@@ -162,9 +164,154 @@ impl App {
         })
     }
 
-    /// The waiting cards and the last receipts.
+    /// The waiting cards and the last receipts of this machine.
     pub async fn cards(&self) -> Result<CardList, AppError> {
         Ok(self.cards.call(CardsMsg::List).await?)
+    }
+
+    /// Every waiting card of the crew: this machine's, and each online member's that declared
+    /// `cards` (asked at once; a member that does not answer is left out), named by member and
+    /// masked again by this machine (§6). A member card's `shown` is the hash of what this machine
+    /// shows, which is what the phone sends back.
+    pub async fn crew_cards(&self, caller: &Caller) -> Result<CardList, AppError> {
+        let members: Vec<Member> = self
+            .online_members()
+            .into_iter()
+            .filter(|m| m.allows(&RelayKind::Cards).is_ok())
+            .collect();
+        let (local, answers) = tokio::join!(
+            self.cards(),
+            join_all(
+                members
+                    .iter()
+                    .map(|m| async move { (m, self.member_cards(m, caller).await) })
+            )
+        );
+        let mut all = local?;
+        for (member, answer) in answers {
+            match answer {
+                Ok(list) => {
+                    all.cards.extend(list.cards);
+                    all.receipts.extend(list.receipts);
+                }
+                Err(e) => {
+                    tracing::info!(member = %member.name(), error = %e, "member cards missing")
+                }
+            }
+        }
+        all.cards
+            .sort_by(|a, b| a.created.cmp(&b.created).then_with(|| a.id.cmp(&b.id)));
+        all.receipts.sort_by_key(|r| std::cmp::Reverse(r.at));
+        Ok(all)
+    }
+
+    /// One member's cards as this machine shows them.
+    async fn member_cards(&self, member: &Member, caller: &Caller) -> Result<CardList, AppError> {
+        let RelayOk::Cards(json) = member.call(caller.on(), RelayKind::Cards).await? else {
+            return Err(AppError::MemberUnreadable);
+        };
+        let mut list: CardList =
+            serde_json::from_str(&json).map_err(|_| AppError::MemberUnreadable)?;
+        for card in &mut list.cards {
+            card.machine = member.name().to_owned();
+            self.mask_shown(card);
+        }
+        for receipt in &mut list.receipts {
+            receipt.machine = member.name().to_owned();
+            self.mask_in_place(&mut receipt.title);
+        }
+        Ok(list)
+    }
+
+    /// Masks a member's card again and hashes what is now shown.
+    fn mask_shown(&self, card: &mut Card) {
+        self.mask_in_place(&mut card.title);
+        for item in &mut card.items {
+            self.mask_item(item);
+        }
+        card.shown = shown_hash(&card.title, &card.items, &card.options);
+    }
+
+    /// A tap on card `id` of `machine` (this one when `None`).
+    pub async fn answer_card_on(
+        &self,
+        caller: &Caller,
+        machine: Option<&str>,
+        id: String,
+        option: String,
+        shown: String,
+        confirm: Option<String>,
+    ) -> Result<Answered, AppError> {
+        match self.machine(machine.unwrap_or("local"))? {
+            Machine::Local => self.answer_card(caller, id, option, shown, confirm).await,
+            Machine::Member(member) => {
+                self.answer_member_card(caller, &member, id, option, shown, confirm)
+                    .await
+            }
+        }
+    }
+
+    /// A tap on a member's card: checked here against what this machine showed, audited here
+    /// (except a first tap on "Always allow", which decides nothing), then relayed with the
+    /// member's own hash; the member claims, audits and releases it as for a tap of its own.
+    async fn answer_member_card(
+        &self,
+        caller: &Caller,
+        member: &Member,
+        id: String,
+        option: String,
+        shown: String,
+        confirm: Option<String>,
+    ) -> Result<Answered, AppError> {
+        if !matches!(
+            caller.who(),
+            Who::Device {
+                tier: Tier::Full,
+                ..
+            }
+        ) {
+            return Err(AppError::InsufficientTier);
+        }
+        caller.still_allowed(self, Tier::Full)?;
+        member.allows(&RelayKind::Cards)?;
+        let RelayOk::Cards(json) = member.call(caller.on(), RelayKind::Cards).await? else {
+            return Err(AppError::MemberUnreadable);
+        };
+        let list: CardList = serde_json::from_str(&json).map_err(|_| AppError::MemberUnreadable)?;
+        let Some(original) = list.cards.into_iter().find(|c| c.id == id) else {
+            return Err(AppError::CardClosed);
+        };
+        let mut here = original.clone();
+        self.mask_shown(&mut here);
+        if here.shown != shown {
+            return Err(AppError::CardChanged);
+        }
+        if !here.options.iter().any(|o| o.id == option) {
+            return Err(AppError::BadRequest(format!("unknown option: {option}")));
+        }
+        let decides = option != ALWAYS || confirm.is_some();
+        if decides {
+            let rec = caller
+                .record(self, AuditEventKind::CardAnswered)
+                .with_detail("machine", member.name().to_owned())
+                .with_detail("card", id.clone())
+                .with_detail("source", String::from(here.source.clone()))
+                .with_detail("option", option.clone());
+            self.audit(rec).await?;
+        }
+        let kind = RelayKind::CardAnswer {
+            id,
+            option,
+            shown: original.shown,
+            confirm,
+        };
+        match member.call(caller.on(), kind).await? {
+            RelayOk::CardAnswer(CardAnswered::Confirm(token)) => Ok(Answered::Confirm(token)),
+            RelayOk::CardAnswer(CardAnswered::Done { delivered }) => {
+                Ok(Answered::Done { delivered })
+            }
+            _ => Err(AppError::MemberUnreadable),
+        }
     }
 
     /// Every card change from now on.
@@ -189,6 +336,9 @@ impl App {
                 ..
             } => label.clone(),
             Who::Device { .. } => return Err(AppError::InsufficientTier),
+            // The lead relaying its full device's tap (it checked the device; see
+            // `answer_member_card`).
+            Who::Relay { device, .. } => device.clone(),
             _ => return Err(AppError::NotPaired),
         };
         caller.still_allowed(self, Tier::Full)?;
@@ -285,12 +435,16 @@ impl App {
     fn mask_card(&self, new: &mut NewCard) {
         self.mask_in_place(&mut new.title);
         for item in &mut new.items {
-            match item {
-                Item::Text { text } | Item::Code { text } | Item::Diff { text } => {
-                    self.mask_in_place(text);
-                }
-                Item::Link { url } => self.mask_in_place(url),
+            self.mask_item(item);
+        }
+    }
+
+    fn mask_item(&self, item: &mut Item) {
+        match item {
+            Item::Text { text } | Item::Code { text } | Item::Diff { text } => {
+                self.mask_in_place(text);
             }
+            Item::Link { url } => self.mask_in_place(url),
         }
     }
 }

@@ -146,6 +146,8 @@ impl From<RelayError> for AppError {
             RelayError::Restarting => AppError::Restarting,
             RelayError::Internal => AppError::Internal,
             RelayError::Unreachable => AppError::MemberUnreachable,
+            RelayError::CardChanged => AppError::CardChanged,
+            RelayError::CardClosed => AppError::CardClosed,
             _ => AppError::MemberUnreadable,
         }
     }
@@ -161,6 +163,8 @@ impl From<AppError> for RelayError {
             AppError::AuditUnavailable => RelayError::AuditUnavailable,
             AppError::BadRequest(m) => RelayError::BadInput(m),
             AppError::CapabilityMissing => RelayError::CapabilityMissing,
+            AppError::CardChanged => RelayError::CardChanged,
+            AppError::CardClosed => RelayError::CardClosed,
             AppError::Internal | AppError::Backend(_) => RelayError::Internal,
             other => {
                 tracing::warn!(error = %other, "relayed request failed");

@@ -6,10 +6,11 @@
 
 use collie_actors::crew_link::RelayStream;
 use collie_crew::relay::server::{self, Events, Handler};
-use collie_crew::relay::{RelayError, RelayKind, RelayOk, RelayRequest, StreamEvent};
+use collie_crew::relay::{CardAnswered, RelayError, RelayKind, RelayOk, RelayRequest, StreamEvent};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use crate::app::cards::Answered;
 use crate::app::follow::Follow;
 use crate::app::panes::Launch;
 use crate::app::walky;
@@ -102,6 +103,20 @@ impl Handler for Served {
             RelayKind::Walky { forwarded } => {
                 RelayOk::Walky(walky::deliver::from_lead(app, *forwarded).await)
             }
+            RelayKind::Cards => RelayOk::Cards(
+                serde_json::to_string(&app.cards().await?).map_err(|_| RelayError::Internal)?,
+            ),
+            RelayKind::CardAnswer {
+                id,
+                option,
+                shown,
+                confirm,
+            } => RelayOk::CardAnswer(
+                match app.answer_card(&caller, id, option, shown, confirm).await? {
+                    Answered::Confirm(token) => CardAnswered::Confirm(token),
+                    Answered::Done { delivered } => CardAnswered::Done { delivered },
+                },
+            ),
             RelayKind::WalkyCard { id } => RelayOk::WalkyCard(
                 walky::inbox::card_of(app, &id)
                     .await?

@@ -134,6 +134,10 @@ fn an_unknown_kind_from_a_newer_lead_decodes_as_unknown() {
         J,
         #[allow(dead_code)]
         K,
+        #[allow(dead_code)]
+        L,
+        #[allow(dead_code)]
+        M,
         Resize {
             cols: u16,
             rows: u16,

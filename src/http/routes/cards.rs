@@ -16,8 +16,11 @@ use crate::app::cards::{Answered, CardItem};
 use crate::app::{App, AppError, Caller};
 use crate::http::extract::ApiPath;
 
-pub(super) async fn list(State(app): State<App>) -> Result<Json<CardList>, AppError> {
-    Ok(Json(app.cards().await?))
+pub(super) async fn list(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Json<CardList>, AppError> {
+    Ok(Json(app.crew_cards(&caller).await?))
 }
 
 #[derive(Deserialize)]
@@ -26,6 +29,8 @@ pub(super) struct AnswerBody {
     option: String,
     shown: String,
     confirm: Option<String>,
+    /// The card's `machine` (this one when absent).
+    machine: Option<String>,
 }
 
 /// The answer to a tap: a token to confirm "Always allow" with, or done.
@@ -44,7 +49,14 @@ pub(super) async fn answer(
 ) -> Result<Json<AnswerReply>, AppError> {
     let b: AnswerBody = body(&bytes)?;
     let reply = match app
-        .answer_card(&caller, id, b.option, b.shown, b.confirm)
+        .answer_card_on(
+            &caller,
+            b.machine.as_deref(),
+            id,
+            b.option,
+            b.shown,
+            b.confirm,
+        )
         .await?
     {
         Answered::Confirm(confirm) => AnswerReply::Confirm { confirm },
