@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub mod model_api;
+
 /// The `collie` binary under test.
 pub fn collie_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_collie"))
