@@ -459,9 +459,21 @@ fn a_member_s_card_is_answered_through_the_lead_and_audited_on_both() {
         "web-1 did not come online"
     );
     let phone = lead.pair("pixel", "full");
+    let events = card_stream(&lead, &phone);
+    assert_eq!(
+        next_event(&events),
+        ("cards".to_owned(), json!({"cards": [], "receipts": []}))
+    );
     let hook = Hook::start(&member, "remote", &bash_request("make deploy"));
+    let (name, pushed) = next_event(&events);
+    assert_eq!(
+        (name.as_str(), &pushed["machine"], &pushed["state"]),
+        ("card", &json!("web-1"), &json!("waiting")),
+        "the member's card reaches the lead's stream"
+    );
     let card = the_card(&lead, &phone);
     assert_eq!(card["machine"], "web-1");
+    assert_eq!(pushed["shown"], card["shown"], "one rendering, one hash");
     assert_eq!(card["pane_name"], "remote");
     let id = card["id"].as_str().expect("id").to_owned();
     let tap = |option: &str, shown: &Value| {
@@ -490,6 +502,11 @@ fn a_member_s_card_is_answered_through_the_lead_and_audited_on_both() {
     assert_eq!(
         printed(&out)["hookSpecificOutput"]["decision"],
         json!({"behavior": "allow"})
+    );
+    let (name, answered) = next_event(&events);
+    assert_eq!(
+        (name.as_str(), &answered["id"], &answered["state"]),
+        ("card", &card["id"], &json!("answered"))
     );
     let on_lead: Vec<Value> = lead
         .audit_lines()

@@ -115,6 +115,9 @@ pub enum RelayKind {
         /// The token of a first tap on "Always allow", for the second.
         confirm: Option<String>,
     },
+    /// Start a stream of the member's card changes; answered [`RelayOk::Subscribed`], then
+    /// [`MemberMessage::CardChange`]s.
+    CardsWatch,
     /// A kind this side does not know (sent by a newer peer); answered [`RelayError::UnknownKind`].
     #[serde(other)]
     Unknown,
@@ -137,7 +140,7 @@ impl RelayKind {
     /// Whether the request opens a stream (and so holds one of the link's subscription slots,
     /// [`client::Limits::max_streams`], while it runs).
     pub fn is_subscribe(&self) -> bool {
-        matches!(self, RelayKind::Subscribe { .. })
+        matches!(self, RelayKind::Subscribe { .. } | RelayKind::CardsWatch)
     }
 
     /// Whether `ok` is an answer this kind of request can have (a `Snapshot` to a snapshot
@@ -146,7 +149,9 @@ impl RelayKind {
         match self {
             RelayKind::PaneList => matches!(ok, RelayOk::PaneList(_)),
             RelayKind::Snapshot { .. } => matches!(ok, RelayOk::Snapshot(_)),
-            RelayKind::Subscribe { .. } => matches!(ok, RelayOk::Subscribed),
+            RelayKind::Subscribe { .. } | RelayKind::CardsWatch => {
+                matches!(ok, RelayOk::Subscribed)
+            }
             RelayKind::Create { .. } => matches!(ok, RelayOk::Created(_)),
             RelayKind::Walky { .. } => matches!(ok, RelayOk::Walky(_)),
             RelayKind::WalkyCard { .. } => matches!(ok, RelayOk::WalkyCard(_)),
@@ -296,6 +301,9 @@ pub enum MemberMessage {
     Event(StreamEvent),
     /// A stream ended.
     End(StreamEnd),
+    /// One card changed (opened, answered or closed), as JSON text, on a [`RelayKind::CardsWatch`]
+    /// stream.
+    CardChange(String),
     /// A message this side does not know (from a newer member); ignored.
     #[serde(other)]
     Unknown,

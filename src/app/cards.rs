@@ -22,7 +22,8 @@ use collie_actors::pairing::Tier;
 use collie_actors::panes::PanesMsg;
 use collie_crew::relay::{CardAnswered, PaneInfo, RelayKind, RelayOk};
 use futures_util::future::join_all;
-use tokio::sync::{broadcast, oneshot};
+use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::task::JoinSet;
 
 use super::follow::{Slot, StillAllowed};
 use super::machine::{Machine, Member};
@@ -38,6 +39,9 @@ impl From<CardError> for AppError {
         }
     }
 }
+
+/// Member card changes the lead's stream may hold before a member's feed waits.
+const MEMBER_CHANGES: usize = 64;
 
 /// How long a hook's process may take to show up in a pane the mirror has not seen yet.
 const PLACE_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
@@ -103,14 +107,19 @@ pub enum CardItem {
 }
 
 /// A phone's stream of card changes: under the same caps and authorization rules as a pane
-/// stream (SPEC §10.1, §3.2).
+/// stream (SPEC §10.1, §3.2). On a lead it carries the changes of each member that was online
+/// and declared `cards` when it opened, named by member and masked again.
 pub struct CardStream {
     app: App,
+    caller: Caller,
     changes: broadcast::Receiver<Card>,
+    members: mpsc::Receiver<Card>,
     first: Option<CardList>,
     allowed: StillAllowed,
     done: bool,
     _slot: Slot,
+    /// One task per member feed; aborted with the stream.
+    _feeds: JoinSet<()>,
 }
 
 impl CardStream {
@@ -125,10 +134,11 @@ impl CardStream {
         let item = tokio::select! {
             biased;
             lost = self.allowed.lost() => CardItem::Closed(lost.to_string()),
+            Some(card) = self.members.recv() => CardItem::Change(Box::new(card)),
             change = self.changes.recv() => match change {
                 Ok(card) => CardItem::Change(Box::new(card)),
                 // Fell behind: start again from everything, so nothing is missed.
-                Err(broadcast::error::RecvError::Lagged(_)) => match self.app.cards().await {
+                Err(broadcast::error::RecvError::Lagged(_)) => match self.app.crew_cards(&self.caller).await {
                     Ok(all) => CardItem::All(all),
                     Err(e) => CardItem::Closed(e.to_string()),
                 },
@@ -153,14 +163,40 @@ impl App {
         let slot = self.stream_slot(&caller, source)?;
         // Watch first, then list: a change between the two shows up twice, never not at all.
         let changes = self.watch_cards().await?;
-        let first = self.cards().await?;
+        let (merged, members) = mpsc::channel(MEMBER_CHANGES);
+        let mut feeds = JoinSet::new();
+        for member in self.online_members() {
+            if member.allows(&RelayKind::CardsWatch).is_err() {
+                continue;
+            }
+            let Ok(mut feed) = member.watch_cards(caller.on()).await else {
+                continue;
+            };
+            let (app, merged) = (self.clone(), merged.clone());
+            feeds.spawn(async move {
+                while let Ok(Some(json)) = feed.next_card().await {
+                    let Ok(mut card) = serde_json::from_str::<Card>(&json) else {
+                        break;
+                    };
+                    card.machine = member.name().to_owned();
+                    app.mask_shown(&mut card);
+                    if merged.send(card).await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        let first = self.crew_cards(&caller).await?;
         Ok(CardStream {
             app: self.clone(),
+            caller: caller.clone(),
             changes,
+            members,
             first: Some(first),
             allowed: StillAllowed::new(self, caller, Tier::Read),
             done: false,
             _slot: slot,
+            _feeds: feeds,
         })
     }
 

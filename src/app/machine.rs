@@ -174,6 +174,14 @@ impl Member {
         }
     }
 
+    /// Starts following the member's card changes.
+    pub(super) async fn watch_cards(
+        &self,
+        on: On<'_>,
+    ) -> Result<Subscription<QuicConnection>, AppError> {
+        Ok(self.client.watch_cards(on).await?)
+    }
+
     /// Starts following a pane of the member.
     pub(super) async fn subscribe(
         &self,

@@ -66,6 +66,9 @@ impl Events for Following {
     }
 }
 
+/// Card changes a lead's feed may fall behind by before they wait.
+const CARD_FEED: usize = 64;
+
 /// This machine, as a relayed request names it.
 const HERE: &str = "local";
 
@@ -125,6 +128,31 @@ impl Handler for Served {
             _ => return Err(RelayError::UnknownKind),
         };
         Ok(ok)
+    }
+
+    async fn watch_cards(
+        &self,
+        _request: &RelayRequest,
+    ) -> Result<mpsc::Receiver<String>, RelayError> {
+        let mut changes = self.app.watch_cards().await?;
+        let (feed, rx) = mpsc::channel(CARD_FEED);
+        self.app.spawn(async move {
+            loop {
+                tokio::select! {
+                    () = feed.closed() => break,
+                    change = changes.recv() => {
+                        // A feed that fell behind (or whose cards actor stopped) ends: the lead's
+                        // phone reads the list again when it reconnects.
+                        let Ok(card) = change else { break };
+                        let Ok(json) = serde_json::to_string(&card) else { continue };
+                        if feed.send(json).await.is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+        Ok(rx)
     }
 
     async fn subscribe(

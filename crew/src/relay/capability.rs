@@ -17,7 +17,9 @@ pub fn requires(kind: &RelayKind) -> Capability {
         RelayKind::Rename { .. } => Capability::PaneRename,
         RelayKind::Close { .. } => Capability::PaneClose,
         RelayKind::Walky { .. } | RelayKind::WalkyCard { .. } => Capability::Walky,
-        RelayKind::Cards | RelayKind::CardAnswer { .. } => Capability::Cards,
+        RelayKind::Cards | RelayKind::CardAnswer { .. } | RelayKind::CardsWatch => {
+            Capability::Cards
+        }
         RelayKind::Unknown => Capability::Unknown,
     }
 }

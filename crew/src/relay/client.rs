@@ -135,6 +135,23 @@ impl<C: Connection> RelayClient<C> {
         })
     }
 
+    /// Opens a stream of the member's card changes (JSON text each). Holds one of the member's
+    /// stream slots until it is dropped.
+    pub async fn watch_cards(&self, on: On<'_>) -> Result<Subscription<C>, RelayError> {
+        let kind = RelayKind::CardsWatch;
+        self.allows(&kind)?;
+        let permit = Arc::clone(&self.streams)
+            .try_acquire_owned()
+            .map_err(|_| RelayError::ResourceLimit)?;
+        let (_, send, recv) = self.exchange(on, kind).await?;
+        Ok(Subscription {
+            _send: send,
+            recv,
+            _permit: permit,
+            ended: false,
+        })
+    }
+
     /// Opens a stream, sends the request and reads the answer, within the deadline.
     async fn exchange(
         &self,
@@ -209,6 +226,24 @@ pub struct Subscription<C: Connection> {
 }
 
 impl<C: Connection> Subscription<C> {
+    /// The next card change of a [`RelayClient::watch_cards`] stream (JSON text); `Ok(None)` when
+    /// the member ended it. Cancel-safe.
+    pub async fn next_card(&mut self) -> Result<Option<String>, RelayError> {
+        if self.ended {
+            return Ok(None);
+        }
+        let message = self.recv.recv_message::<MemberMessage>().await;
+        let outcome = match message {
+            Ok(Some(MemberMessage::CardChange(json))) => return Ok(Some(json)),
+            Ok(Some(MemberMessage::End(end))) => end.error.map_or(Ok(None), Err),
+            Ok(None) => Ok(None),
+            Ok(Some(_)) => Err(RelayError::Unreadable),
+            Err(e) => Err(unreadable_or_unreachable(e)),
+        };
+        self.ended = true;
+        outcome
+    }
+
     /// The next change; `Ok(None)` when the member ended the stream (the pane closed). A frame
     /// that does not decode ends the stream with `member response unreadable`, a lost link with
     /// `member unreachable`. Cancel-safe.

@@ -10,6 +10,8 @@
 use std::future::Future;
 use std::time::Duration;
 
+use tokio::sync::mpsc;
+
 use super::{MemberMessage, RelayError, RelayKind, RelayOk, RelayRequest, RelayResponse};
 use super::{StreamEnd, StreamEvent};
 use crate::transport::{RecvFrames, SendFrames};
@@ -35,6 +37,15 @@ pub trait Handler: Send + Sync + 'static {
         request: &RelayRequest,
         pane: &str,
     ) -> impl Future<Output = Result<Self::Events, RelayError>> + Send;
+
+    /// Starts a feed of card changes (JSON text each) for a [`RelayKind::CardsWatch`]; the feed
+    /// ends when the receiver is dropped. A member without cards answers `unknown request kind`.
+    fn watch_cards(
+        &self,
+        _request: &RelayRequest,
+    ) -> impl Future<Output = Result<mpsc::Receiver<String>, RelayError>> + Send {
+        async { Err(RelayError::UnknownKind) }
+    }
 }
 
 /// The changes of one followed pane.
@@ -86,6 +97,23 @@ pub async fn serve<S: SendFrames, R: RecvFrames, H: Handler>(
                 follow(id, events, &mut send, &mut recv).await;
             }
         }
+        RelayKind::CardsWatch => {
+            let feed = match handler.watch_cards(&request).await {
+                Ok(feed) => feed,
+                Err(e) => {
+                    let _ = send.send_message(&answer(Err(e))).await;
+                    let _ = send.finish();
+                    return;
+                }
+            };
+            if send
+                .send_message(&answer(Ok(RelayOk::Subscribed)))
+                .await
+                .is_ok()
+            {
+                follow_cards(id, feed, &mut send, &mut recv).await;
+            }
+        }
         RelayKind::Unknown => {
             let _ = send
                 .send_message(&answer(Err(RelayError::UnknownKind)))
@@ -97,6 +125,30 @@ pub async fn serve<S: SendFrames, R: RecvFrames, H: Handler>(
         }
     }
     let _ = send.finish();
+}
+
+/// Sends card changes until the feed ends or the lead leaves.
+async fn follow_cards<S: SendFrames, R: RecvFrames>(
+    stream: u64,
+    mut feed: mpsc::Receiver<String>,
+    send: &mut S,
+    recv: &mut R,
+) {
+    loop {
+        tokio::select! {
+            change = feed.recv() => {
+                let message = match change {
+                    Some(json) => MemberMessage::CardChange(json),
+                    None => MemberMessage::End(StreamEnd { stream, error: None }),
+                };
+                let end = matches!(message, MemberMessage::End(_));
+                if send.send_message(&message).await.is_err() || end {
+                    return;
+                }
+            }
+            _ = recv.recv() => return,
+        }
+    }
 }
 
 /// Sends the subscription's changes until the pane ends or the lead leaves.

@@ -138,6 +138,8 @@ fn an_unknown_kind_from_a_newer_lead_decodes_as_unknown() {
         L,
         #[allow(dead_code)]
         M,
+        #[allow(dead_code)]
+        N,
         Resize {
             cols: u16,
             rows: u16,
