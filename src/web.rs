@@ -44,6 +44,7 @@ pub const ASSETS: &[Asset] = &[
     asset!("/store.js", "store.js", JS),
     asset!("/stream.js", "stream.js", JS),
     asset!("/walky.js", "walky.js", JS),
+    asset!("/views/cards.js", "views/cards.js", JS),
     asset!("/views/pair.js", "views/pair.js", JS),
     asset!("/views/pane.js", "views/pane.js", JS),
     asset!("/views/panes.js", "views/panes.js", JS),

@@ -1,8 +1,10 @@
 // Collie's phone app: routing between the screens, theme, the unpaired state and the service
-// worker. Routes: `#/` panes, `#/pane/<machine>/<pane>`, `#/walky` (messages), `#/settings`,
-// `#pair=CODE`.
+// worker. Routes: `#/` panes, `#/pane/<machine>/<pane>`, `#/cards`, `#/walky` (messages),
+// `#/settings`, `#pair=CODE`. On every screen but pairing and Cards itself, a pill links to Cards
+// with the number of cards waiting (asked every 5 s while the app is visible).
 
 import { api, setUnpairedHandler } from './client.js';
+import { cardsView } from './views/cards.js';
 import { clear, h } from './dom.js';
 import { forgetPairing, getDevice, getPref, getToken } from './store.js';
 import { panesView } from './views/panes.js';
@@ -43,6 +45,7 @@ function parseRoute() {
   }
   if (hash === '/settings') return { name: 'settings' };
   if (hash === '/walky') return { name: 'walky' };
+  if (hash === '/cards') return { name: 'cards' };
   return { name: 'panes' };
 }
 
@@ -76,6 +79,9 @@ function render() {
   } else if (route.name === 'settings') {
     document.title = 'Settings · Collie';
     cleanup = settingsView(screen, { unpair, applyTheme });
+  } else if (route.name === 'cards') {
+    document.title = 'Cards · Collie';
+    cleanup = cardsView(screen);
   } else if (route.name === 'walky') {
     document.title = 'Messages · Collie';
     cleanup = walkyView(screen);
@@ -83,6 +89,8 @@ function render() {
     document.title = 'Collie';
     cleanup = panesView(screen);
   }
+  if (paired && route.name !== 'pair' && route.name !== 'cards') root.append(pill);
+  showCount();
   const heading = screen.querySelector('h1');
   if (heading && route.name !== 'pair') heading.focus({ preventScroll: true });
   window.scrollTo(0, 0);
@@ -140,12 +148,36 @@ function fitViewport() {
   if (vv) document.documentElement.style.setProperty('--app-h', `${Math.round(vv.height)}px`);
 }
 
+// The Cards pill: shown with the number of waiting cards when there are any.
+const pill = h('a', { href: '#/cards', class: 'cards-pill', hidden: true });
+let waiting = 0;
+
+function showCount() {
+  pill.hidden = waiting === 0;
+  pill.textContent = `Cards ${waiting}`;
+  pill.setAttribute('aria-label', `${waiting} card${waiting === 1 ? '' : 's'} waiting`);
+}
+
+async function countCards() {
+  if (getToken() && getDevice() && document.visibilityState === 'visible') {
+    try {
+      const res = await api('/api/cards');
+      waiting = res?.cards?.length || 0;
+      showCount();
+    } catch {
+      // unreachable: keep the last count
+    }
+  }
+  setTimeout(countCards, 5000);
+}
+
 window.addEventListener('hashchange', render);
 window.visualViewport?.addEventListener('resize', fitViewport);
 matchMedia('(prefers-color-scheme: dark)').addEventListener('change', applyTheme);
 fitViewport();
 applyTheme();
 render();
+countCards();
 
 if ('serviceWorker' in navigator && window.isSecureContext) {
   navigator.serviceWorker.register('/sw.js', { scope: '/' }).catch(() => {

@@ -14,6 +14,7 @@ const SHELL = [
   '/store.js',
   '/stream.js',
   '/walky.js',
+  '/views/cards.js',
   '/views/pair.js',
   '/views/pane.js',
   '/views/panes.js',

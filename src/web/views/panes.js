@@ -79,6 +79,7 @@ export function panesView(root) {
   root.append(
     h('header', { class: 'bar' },
       h('h1', { tabindex: '-1' }, 'Panes'),
+      h('a', { href: '#/cards', class: 'bar-link' }, 'Cards'),
       h('a', { href: '#/walky', class: 'bar-link' }, 'Messages'),
       h('a', { href: '#/settings', class: 'bar-link' }, 'Settings')),
     h('main', { class: 'page' }, status, list));

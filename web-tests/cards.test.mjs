@@ -1,0 +1,76 @@
+// Cards on the phone (SPEC §10.1; docs/guide/phone-app.md, "Cards"): the real `collie hook
+// claude-permission` runs in a hosted pane with Claude Code's PermissionRequest input on stdin; the
+// phone sees the pill count it from another screen, opens Cards, reads the whole command, and its
+// taps — two for "Always allow" — decide what the hook prints.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { launchBrowser, session, pairInApp, waitFor, COLLIE_BIN } from './support.mjs';
+
+let browser;
+before(async () => {
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+});
+
+const T = { timeout: 120_000 };
+
+const REQUEST = {
+  session_id: 'web', hook_event_name: 'PermissionRequest', tool_name: 'Bash',
+  tool_input: { command: 'cargo test --workspace', description: 'Run the tests' },
+  permission_suggestions: [{ type: 'addRules', behavior: 'allow', destination: 'localSettings',
+    rules: [{ toolName: 'Bash', ruleContent: 'cargo test' }] }],
+};
+
+/** Starts the hook in a hosted pane `agent`; returns where its stdout and its exit land. */
+async function startHook(bridge) {
+  const input = path.join(bridge.dir, 'request.json');
+  const out = path.join(bridge.dir, 'hook.out');
+  const done = path.join(bridge.dir, 'hook.done');
+  writeFileSync(input, JSON.stringify(REQUEST));
+  const made = JSON.parse(await bridge.cliOk(['panes', 'new', '--json', '--name', 'agent', '--', 'sh', '-c',
+    `${COLLIE_BIN} hook claude-permission < ${input} > ${out}; echo $? > ${done}; exec cat`]));
+  assert.ok(made.pane, JSON.stringify(made));
+  return { out, done };
+}
+
+test('the pill counts a waiting card, Cards shows it whole, and two taps always-allow it', T,
+  () => session(browser, 'cards', async ({ bridge, page }) => {
+    await pairInApp(page, bridge);
+    const hook = await startHook(bridge);
+    const pill = page.getByRole('link', { name: '1 card waiting', exact: true });
+    await pill.waitFor({ timeout: 15_000 });
+    await pill.click();
+    await page.getByRole('heading', { name: 'Cards', exact: true }).waitFor();
+    await page.getByText('Claude Code asks to use Bash', { exact: true }).waitFor();
+    await page.getByText('cargo test --workspace', { exact: true }).waitFor();
+    await page.getByText('agent on testbox', { exact: true }).waitFor();
+
+    await page.getByRole('button', { name: 'Always allow', exact: true }).click();
+    await page.getByText('Tap \u201cAlways allow\u201d again to confirm.', { exact: true }).waitFor();
+    assert.equal(existsSync(hook.done), false, 'one tap decides nothing');
+    await page.getByRole('button', { name: 'Confirm always allow', exact: true }).click();
+    await waitFor('the hook to return', () => existsSync(hook.done), { timeout: 15_000 });
+    const decision = JSON.parse(readFileSync(hook.out, 'utf8')).hookSpecificOutput.decision;
+    assert.equal(decision.behavior, 'allow');
+    assert.deepEqual(decision.updatedPermissions.map((p) => p.type), ['addRules']);
+    await page.getByText('No cards waiting.', { exact: true }).waitFor({ timeout: 10_000 });
+    await page.getByText(/always by phone/).waitFor();
+  }));
+
+test('a card answered at the machine leaves Cards and is listed as answered elsewhere', T,
+  () => session(browser, 'cards-elsewhere', async ({ bridge, page }) => {
+    await pairInApp(page, bridge);
+    await startHook(bridge);
+    await page.goto(`${bridge.url}/#/cards`);
+    await page.getByText('cargo test --workspace', { exact: true }).waitFor({ timeout: 15_000 });
+    // The dialog answered in the terminal: the hook's process goes away.
+    const panes = JSON.parse(await bridge.cliOk(['panes', '--json']));
+    const agent = (panes.panes || panes).find((p) => p.name === 'agent');
+    await bridge.cliOk(['panes', 'close', agent.pane]);
+    await page.getByText('No cards waiting.', { exact: true }).waitFor({ timeout: 10_000 });
+    await page.getByText(/answered elsewhere/).waitFor();
+  }));
