@@ -94,6 +94,8 @@ fn ask(b: &TestBridge, prompt: &str) {
         .status()
         .expect("send-keys");
     assert!(typed.success());
+    // Claude Code takes text arriving all at once for a paste; Enter in the same burst would be
+    // part of it. A person's Enter comes later: so does this one.
     std::thread::sleep(Duration::from_millis(300));
     let entered = tmux
         .cmd()

@@ -168,6 +168,7 @@ fn a_tap_decides_the_held_permission_and_nothing_else_does() {
     let json_list: Value = serde_json::from_str(&b.cli_ok(&["cards", "--json"])).expect("JSON");
     assert_eq!(json_list["cards"][0]["id"], card["id"]);
     assert!(!b.cli(&["cards", "answer"]).status.success());
+    // A negative: a refused answer that wrongly decided would reach the hook well within this.
     std::thread::sleep(Duration::from_millis(300));
     assert!(hook.running(), "no refused answer decided anything");
     assert_eq!(
@@ -205,6 +206,7 @@ fn a_tap_decides_the_held_permission_and_nothing_else_does() {
         .as_str()
         .expect("a confirm token")
         .to_owned();
+    // A negative, as above: a first tap that wrongly decided would have reached the hook by now.
     std::thread::sleep(Duration::from_millis(300));
     assert!(hook.running(), "one tap is not enough for always");
     let second = b.post(

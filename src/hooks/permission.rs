@@ -14,7 +14,8 @@
 use collie_actors::cards::actor::Decision;
 use collie_actors::cards::card::{CardOption, Item, NewCard, Source, MAX_ITEM, MAX_TITLE};
 use collie_crew::relay::PaneInfo;
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use super::wire::Agent;
 
@@ -167,22 +168,56 @@ impl Ask {
     /// The hook's output for `decision`: the exact JSON the agent reads.
     pub fn output(&self, decision: &Decision) -> Value {
         let verdict = match decision.option.id.as_str() {
-            "allow" => json!({"behavior": "allow"}),
-            "always" if !self.always.is_empty() => {
-                json!({"behavior": "allow", "updatedPermissions": self.always})
-            }
-            _ => json!({
-                "behavior": "deny",
-                "message": format!("Denied from {} via Collie", decision.device),
-            }),
+            "allow" => Verdict {
+                behavior: "allow",
+                message: None,
+                updated_permissions: None,
+            },
+            "always" if !self.always.is_empty() => Verdict {
+                behavior: "allow",
+                message: None,
+                updated_permissions: Some(&self.always),
+            },
+            _ => Verdict {
+                behavior: "deny",
+                message: Some(format!("Denied from {} via Collie", decision.device)),
+                updated_permissions: None,
+            },
         };
-        json!({
-            "hookSpecificOutput": {
-                "hookEventName": "PermissionRequest",
-                "decision": verdict,
-            }
-        })
+        let output = Output {
+            hook_specific_output: Specific {
+                hook_event_name: "PermissionRequest",
+                decision: verdict,
+            },
+        };
+        // Plain strings and values: serializing cannot fail.
+        serde_json::to_value(output).unwrap_or(Value::Null)
     }
+}
+
+/// `{"hookSpecificOutput": …}`: what both agents read from a PermissionRequest hook's stdout.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Output<'a> {
+    hook_specific_output: Specific<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Specific<'a> {
+    hook_event_name: &'static str,
+    decision: Verdict<'a>,
+}
+
+/// The decision: `behavior`, a deny's `message`, "Always allow"'s `updatedPermissions`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Verdict<'a> {
+    behavior: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    updated_permissions: Option<&'a [Value]>,
 }
 
 fn option(id: &str, label: &str) -> CardOption {
@@ -208,6 +243,7 @@ fn cut(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn claude_input() -> Value {
         json!({
