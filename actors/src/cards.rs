@@ -15,3 +15,4 @@ pub mod actor;
 pub mod card;
 pub mod core;
 pub mod error;
+pub mod prompt;
