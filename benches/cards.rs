@@ -328,5 +328,8 @@ fn hold(args: &[String]) {
         s.write_all(line.as_bytes()).expect("send");
         held.push(s);
     }
-    std::thread::sleep(Duration::from_secs(600));
+    // Hold them until the bench kills this window.
+    loop {
+        std::thread::park();
+    }
 }

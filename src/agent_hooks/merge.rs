@@ -77,18 +77,28 @@ pub fn install(
     hook: &Hook<'_>,
     ours: &dyn Fn(&str) -> bool,
 ) -> Result<Installed, ShapeError> {
-    let list = event_list_mut(doc, hook.event, true)?
-        .expect("event_list_mut creates the list when asked to");
+    // Asked to create the list, `event_list_mut` always returns one; `None` reads as the
+    // shape it could not make.
+    let list = event_list_mut(doc, hook.event, true)?.ok_or_else(|| ShapeError::Event {
+        event: hook.event.to_owned(),
+        kind: "missing",
+    })?;
     let wanted = hook.entry();
     let Some((group, index)) = first_of_ours(list, ours) else {
         list.push(json!({ "matcher": hook.matcher, "hooks": [wanted] }));
         return Ok(Installed::Added);
     };
-    let slot = list[group]
+    // `first_of_ours` returned the place of an existing entry.
+    let Some(slot) = list[group]
         .get_mut("hooks")
         .and_then(Value::as_array_mut)
         .and_then(|entries| entries.get_mut(index))
-        .expect("first_of_ours returns the place of an existing entry");
+    else {
+        return Err(ShapeError::Event {
+            event: hook.event.to_owned(),
+            kind: "changed while read",
+        });
+    };
     let same = *slot == wanted;
     *slot = wanted;
     let extra = remove_ours(list, ours, Some((group, index)));
@@ -117,7 +127,10 @@ pub fn uninstall(
     };
     let removed = remove_ours(list, ours, None);
     if removed > 0 && list.is_empty() {
-        let hooks = hooks_mut(doc).expect("the event list was just found under `hooks`");
+        // The event list was just found under `hooks`.
+        let Some(hooks) = hooks_mut(doc) else {
+            return Ok(removed);
+        };
         hooks.shift_remove(event);
         if hooks.is_empty() {
             if let Some(top) = doc.as_object_mut() {
@@ -164,8 +177,11 @@ fn event_list_mut<'d>(
 ) -> Result<Option<&'d mut Vec<Value>>, ShapeError> {
     // Check the whole path first, so that an error leaves `doc` untouched.
     find(doc, event, &|_| false)?;
-    const CHECKED: &str = "find checked the shape of this path";
-    let top = doc.as_object_mut().expect(CHECKED);
+    // `find` checked the shape of this path, so these errors cannot happen; they are errors
+    // rather than panics all the same.
+    let top = doc
+        .as_object_mut()
+        .ok_or(ShapeError::NotAnObject("not an object"))?;
     let missing = top.get("hooks").is_none_or(|h| h.get(event).is_none());
     if missing && !create {
         return Ok(None);
@@ -174,11 +190,14 @@ fn event_list_mut<'d>(
         .entry("hooks")
         .or_insert_with(|| Value::Object(Map::new()))
         .as_object_mut()
-        .expect(CHECKED)
+        .ok_or(ShapeError::Hooks("not an object"))?
         .entry(event)
         .or_insert_with(|| Value::Array(Vec::new()))
         .as_array_mut()
-        .expect(CHECKED);
+        .ok_or_else(|| ShapeError::Event {
+            event: event.to_owned(),
+            kind: "not a list",
+        })?;
     Ok(Some(list))
 }
 

@@ -29,19 +29,17 @@ impl ModelApi {
     pub fn start(command: &str) -> ModelApi {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the model stand-in");
         let port = listener.local_addr().expect("addr").port();
-        listener.set_nonblocking(true).expect("nonblocking");
         let command = Arc::new(Mutex::new(command.to_owned()));
         let stop = Arc::new(AtomicBool::new(false));
         let (c, s) = (Arc::clone(&command), Arc::clone(&stop));
         let thread = std::thread::spawn(move || {
-            while !s.load(Ordering::Relaxed) {
-                match listener.accept() {
-                    Ok((stream, _)) => {
-                        let c = Arc::clone(&c);
-                        std::thread::spawn(move || serve(stream, &c));
-                    }
-                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
+            // Drop wakes this accept with a connection of its own after setting `stop`.
+            while let Ok((stream, _)) = listener.accept() {
+                if s.load(Ordering::Relaxed) {
+                    break;
                 }
+                let c = Arc::clone(&c);
+                std::thread::spawn(move || serve(stream, &c));
             }
         });
         ModelApi {
@@ -66,6 +64,7 @@ impl ModelApi {
 impl Drop for ModelApi {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -74,7 +73,6 @@ impl Drop for ModelApi {
 
 /// Serves requests on one keep-alive connection until the client closes it.
 fn serve(stream: TcpStream, command: &Mutex<String>) {
-    let _ = stream.set_nonblocking(false);
     let Ok(mut write) = stream.try_clone() else {
         return;
     };

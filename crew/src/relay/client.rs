@@ -229,34 +229,40 @@ impl<C: Connection> Subscription<C> {
     /// The next card change of a [`RelayClient::watch_cards`] stream (JSON text); `Ok(None)` when
     /// the member ended it. Cancel-safe.
     pub async fn next_card(&mut self) -> Result<Option<String>, RelayError> {
-        if self.ended {
-            return Ok(None);
-        }
-        let message = self.recv.recv_message::<MemberMessage>().await;
-        let outcome = match message {
-            Ok(Some(MemberMessage::CardChange(json))) => return Ok(Some(json)),
-            Ok(Some(MemberMessage::End(end))) => end.error.map_or(Ok(None), Err),
-            Ok(None) => Ok(None),
-            Ok(Some(_)) => Err(RelayError::Unreadable),
-            Err(e) => Err(unreadable_or_unreachable(e)),
-        };
-        self.ended = true;
-        outcome
+        self.next_as(|m| match m {
+            MemberMessage::CardChange(json) => Some(json),
+            _ => None,
+        })
+        .await
     }
 
     /// The next change; `Ok(None)` when the member ended the stream (the pane closed). A frame
     /// that does not decode ends the stream with `member response unreadable`, a lost link with
     /// `member unreachable`. Cancel-safe.
     pub async fn next(&mut self) -> Result<Option<StreamEvent>, RelayError> {
+        self.next_as(|m| match m {
+            MemberMessage::Event(event) => Some(event),
+            _ => None,
+        })
+        .await
+    }
+
+    /// The next message this stream carries, as `pick` reads it; an `End`, the stream's end or a
+    /// message `pick` does not take ends the stream (the last as `member response unreadable`).
+    async fn next_as<T>(
+        &mut self,
+        pick: impl FnOnce(MemberMessage) -> Option<T>,
+    ) -> Result<Option<T>, RelayError> {
         if self.ended {
             return Ok(None);
         }
-        let message = self.recv.recv_message::<MemberMessage>().await;
-        let outcome = match message {
-            Ok(Some(MemberMessage::Event(event))) => return Ok(Some(event)),
+        let outcome = match self.recv.recv_message::<MemberMessage>().await {
             Ok(Some(MemberMessage::End(end))) => end.error.map_or(Ok(None), Err),
+            Ok(Some(message)) => match pick(message) {
+                Some(item) => return Ok(Some(item)),
+                None => Err(RelayError::Unreadable),
+            },
             Ok(None) => Ok(None),
-            Ok(Some(_)) => Err(RelayError::Unreadable),
             Err(e) => Err(unreadable_or_unreachable(e)),
         };
         self.ended = true;

@@ -81,36 +81,14 @@ pub async fn serve<S: SendFrames, R: RecvFrames, H: Handler>(
     let answer = |result| MemberMessage::Response(RelayResponse { id, result });
     match &request.kind {
         RelayKind::Subscribe { pane, .. } => {
-            let events = match handler.subscribe(&request, pane).await {
-                Ok(events) => events,
-                Err(e) => {
-                    let _ = send.send_message(&answer(Err(e))).await;
-                    let _ = send.finish();
-                    return;
-                }
-            };
-            if send
-                .send_message(&answer(Ok(RelayOk::Subscribed)))
-                .await
-                .is_ok()
-            {
+            let started = handler.subscribe(&request, pane).await;
+            if let Some(events) = opened(started, &answer, &mut send).await {
                 follow(id, events, &mut send, &mut recv).await;
             }
         }
         RelayKind::CardsWatch => {
-            let feed = match handler.watch_cards(&request).await {
-                Ok(feed) => feed,
-                Err(e) => {
-                    let _ = send.send_message(&answer(Err(e))).await;
-                    let _ = send.finish();
-                    return;
-                }
-            };
-            if send
-                .send_message(&answer(Ok(RelayOk::Subscribed)))
-                .await
-                .is_ok()
-            {
+            let started = handler.watch_cards(&request).await;
+            if let Some(feed) = opened(started, &answer, &mut send).await {
                 follow_cards(id, feed, &mut send, &mut recv).await;
             }
         }
@@ -125,6 +103,27 @@ pub async fn serve<S: SendFrames, R: RecvFrames, H: Handler>(
         }
     }
     let _ = send.finish();
+}
+
+/// Answers a stream's opening: `Subscribed` and the stream when it `started`, else the error (and
+/// the stream finished). `None` when there is nothing to follow.
+async fn opened<T, S: SendFrames>(
+    started: Result<T, RelayError>,
+    answer: &impl Fn(Result<RelayOk, RelayError>) -> MemberMessage,
+    send: &mut S,
+) -> Option<T> {
+    match started {
+        Ok(stream) => send
+            .send_message(&answer(Ok(RelayOk::Subscribed)))
+            .await
+            .is_ok()
+            .then_some(stream),
+        Err(e) => {
+            let _ = send.send_message(&answer(Err(e))).await;
+            let _ = send.finish();
+            None
+        }
+    }
 }
 
 /// Sends card changes until the feed ends or the lead leaves.
