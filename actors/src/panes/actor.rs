@@ -47,6 +47,9 @@ pub const BUFFER_CAP: usize = 128 * 1024 * 1024;
 /// How often the actor re-evaluates the tmux scrollback limit against the buffer cap.
 pub const BUDGET_PERIOD: Duration = Duration::from_secs(5);
 /// Store key of the pane-token salt.
+/// How long a starting Panes actor waits for the tmux mirrors' first look (see
+/// [`TmuxBackend::settled`]); a hung tmux must not keep the bridge from starting.
+const SETTLE_WITHIN: Duration = Duration::from_secs(3);
 const SALT_KEY: &str = "panes.salt";
 
 /// The actor.
@@ -227,6 +230,11 @@ impl Actor for PanesActor {
         let mut sockets = vec![TmuxSocket::Default];
         sockets.extend(args.tmux_sockets.iter().cloned().map(TmuxSocket::Path));
         let tmux = TmuxBackend::start(sockets, &salt, TmuxOptions::default());
+        // Answer nothing until tmux's panes are mirrored: a phone reconnecting right after a
+        // restart must find its pane, not `no such pane`.
+        if !tmux.settled(SETTLE_WITHIN).await {
+            tracing::warn!("tmux did not answer within {SETTLE_WITHIN:?}; its panes appear later");
+        }
         let budget_timer = myself.send_interval(BUDGET_PERIOD, || PanesMsg::CheckBudget);
         Ok(PanesState {
             args,

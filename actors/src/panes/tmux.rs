@@ -187,6 +187,21 @@ impl TmuxBackend {
         }
     }
 
+    /// Waits, at most `within`, until every socket's first discovery is done — its panes are
+    /// mirrored, or no server runs there. Right after a start the mirrors are empty for a few
+    /// milliseconds; an answer of `no such pane` for a pane tmux has had all along would make a
+    /// reconnecting phone give the pane up. Returns whether everything settled in time.
+    pub async fn settled(&self, within: std::time::Duration) -> bool {
+        let receivers: Vec<_> = self.servers.iter().map(|s| s.settled()).collect();
+        let all = async move {
+            for mut settled in receivers {
+                // An error means the manager is gone, which only happens when the backend drops.
+                let _ = settled.wait_for(|done| *done).await;
+            }
+        };
+        tokio::time::timeout(within, all).await.is_ok()
+    }
+
     /// Every mirrored pane of every socket, by socket then pane number.
     pub fn list(&self) -> Vec<TmuxPaneInfo> {
         self.servers.iter().flat_map(|s| s.list()).collect()

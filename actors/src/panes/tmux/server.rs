@@ -56,6 +56,10 @@ pub(super) struct Shared {
     pub(super) wake: Notify,
     /// Lines of scrollback each mirror keeps now (see the module doc).
     scrollback: watch::Receiver<usize>,
+    /// True once the manager's first look at the server is done: its panes are mirrored, or
+    /// there is no server. Lookups right after a start wait for it (see
+    /// [`super::TmuxBackend::settled`]).
+    settled: watch::Sender<bool>,
 }
 
 #[derive(Debug, Default)]
@@ -132,7 +136,13 @@ impl Shared {
             state: Mutex::new(State::default()),
             wake: Notify::new(),
             scrollback,
+            settled: watch::channel(false).0,
         }
+    }
+
+    /// A receiver that turns true once the first discovery (and sync) of this server is done.
+    pub(super) fn settled(&self) -> watch::Receiver<bool> {
+        self.settled.subscribe()
     }
 
     /// A `tmux` command for this socket: `-S <path>` for an explicit socket, nothing for the
@@ -524,6 +534,7 @@ impl Shared {
         limit.mark_unchanged();
         let mut limit_open = true;
         self.sync(&tx, &mut readers).await;
+        self.settled.send_replace(true);
         loop {
             let first = tokio::select! {
                 event = rx.recv() => event,
@@ -570,6 +581,8 @@ pub(super) async fn run(shared: Arc<Shared>) {
     loop {
         shared.serve().await;
         shared.clear();
+        // No server (or it went away): nothing to wait for.
+        shared.settled.send_replace(true);
         tokio::select! {
             () = tokio::time::sleep(shared.options.retry) => {}
             () = shared.wake.notified() => {}
