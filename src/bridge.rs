@@ -2,9 +2,9 @@
 //! the supervisor gives up on a child.
 //!
 //! Start order: state dir (0700, modes tightened), store, local secret, then the supervisor with its
-//! children Redactor → Audit → Pairing → Panes → Crew → Walky → Cards → Http. Every child is reached through a
-//! [`collie_actors::slot::Slot`] that the supervisor refreshes on restart. A clean exit
-//! deletes `local-secret` and the control socket.
+//! children Redactor → Audit → Pairing → Panes → Crew → Walky → Cards → Screens → Http. Every
+//! child is reached through a [`collie_actors::slot::Slot`] that the supervisor refreshes on
+//! restart. A clean exit deletes `local-secret` and the control socket.
 
 mod servers;
 
@@ -19,6 +19,7 @@ use arc_swap::ArcSwap;
 use collie_actors::audit::actor::{AuditActor, AuditArgs};
 use collie_actors::audit::{AuditMsg, ContentMode};
 use collie_actors::cards::actor::{CardsActor, CardsMsg};
+use collie_actors::cards::screens::{ScreensActor, ScreensArgs, ScreensMsg};
 use collie_actors::crew_link::{CrewActor, CrewArgs, CrewMsg, CrewView, LeadLink, Relays};
 use collie_actors::machine::MachineName;
 use collie_actors::pairing::actor::{PairingActor, PairingArgs};
@@ -116,6 +117,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     let crew_slot: Slot<CrewMsg> = Slot::default();
     let walky_slot: Slot<WalkyMsg> = Slot::default();
     let cards_slot: Slot<CardsMsg> = Slot::default();
+    let screens_slot: Slot<ScreensMsg> = Slot::default();
     let crew_view = Arc::new(ArcSwap::from_pointee(CrewView::solo(&name)));
     let (relay_streams, relay_streams_rx) = tokio::sync::mpsc::channel(crate::relay::member::QUEUE);
     let (uplink_streams, uplink_streams_rx) =
@@ -161,6 +163,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         walky: walky_slot.clone(),
         walky_on: settings.walky,
         cards: cards_slot.clone(),
+        screens: screens_slot.clone(),
         hold: settings.hold,
         tmux_sockets: Arc::new(tmux_sockets),
         masker: Arc::clone(&masker),
@@ -232,6 +235,12 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     };
     ctx.spawn(crate::relay::uplink::run(ctx.clone(), uplink_streams_rx));
     ctx.spawn(crate::relay::member::run(ctx.clone(), relay_streams_rx));
+    let screens_args = ScreensArgs {
+        machine: machine.clone(),
+        panes: panes_slot.clone(),
+        cards: cards_slot.clone(),
+        hold: settings.hold,
+    };
     let http_args = HttpArgs {
         ctx: ctx.clone(),
         cancel: root.clone(),
@@ -247,7 +256,8 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         child("panes", || PanesActor, panes_args, Some(panes_slot)),
         child("crew", || CrewActor, crew_args, Some(crew_slot)),
         child("walky", || WalkyActor, walky_args, Some(walky_slot)),
-        child("cards", || CardsActor, (), Some(cards_slot)),
+        child("cards", || CardsActor, (), Some(cards_slot.clone())),
+        child("screens", || ScreensActor, screens_args, Some(screens_slot)),
         child("http", || HttpActor, http_args, None),
     ];
 

@@ -5,6 +5,8 @@
 //! rules (the waiting set and its cap, the two taps of "Always allow", claims, receipts,
 //! expiry); [`actor`] the shell that owns a core, hands each decision to whoever holds the card
 //! open (the hook socket) and tells watchers of every change; [`error`] how an answer fails.
+//! Screen prompts: [`prompt`] recognizes a dialog on a screen, [`offered`] decides which dialog a
+//! card stands for, and [`screens`] is the actor that watches the panes and offers them.
 //!
 //! **Nothing but a tap decides.** The only message that decides a card is the actor's
 //! [`actor::CardsMsg::Release`], and the only caller of it is the application's answer operation,
@@ -15,4 +17,6 @@ pub mod actor;
 pub mod card;
 pub mod core;
 pub mod error;
+pub mod offered;
 pub mod prompt;
+pub mod screens;

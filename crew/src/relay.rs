@@ -257,6 +257,9 @@ pub enum RelayError {
     /// The card is not waiting on the member (410).
     #[error("card closed")]
     CardClosed,
+    /// A screen prompt's lines left the member's screen before the tap could be typed (409).
+    #[error("The screen changed before that could be sent")]
+    ScreenChanged,
     /// An error this side does not know (from a newer member); shown as unreadable.
     #[serde(other)]
     #[error("member response unreadable")]

@@ -15,10 +15,13 @@ use std::future::Future;
 
 use collie_actors::audit::AuditEventKind;
 use collie_actors::cards::actor::{CardList, CardsMsg, Decision};
-use collie_actors::cards::card::{shown_hash, Card, CardState, Item, NewCard};
+use collie_actors::cards::card::{shown_hash, Card, CardState, Item, NewCard, Source};
 use collie_actors::cards::core::{Tap, ALWAYS};
 use collie_actors::cards::error::CardError;
+use collie_actors::cards::offered::Offered;
+use collie_actors::cards::screens::ScreensMsg;
 use collie_actors::pairing::Tier;
+use collie_actors::panes::actor::PaneError;
 use collie_actors::panes::PanesMsg;
 use collie_crew::relay::{CardAnswered, PaneInfo, RelayKind, RelayOk};
 use futures_util::future::join_all;
@@ -392,6 +395,12 @@ impl App {
             Tap::Confirm(token) => return Ok(Answered::Confirm(token)),
             Tap::Claimed { card, option } => (card, option),
         };
+        // A screen prompt: the dialog must still be there before the tap is audited (and again,
+        // in the same turn as the typing, after).
+        let screen = match card.source {
+            Source::Screen => Some(self.screen_still(&card.id, None).await?),
+            _ => None,
+        };
         let rec = caller
             .record(self, AuditEventKind::CardAnswered)
             .with_detail("card", card.id.clone())
@@ -405,6 +414,10 @@ impl App {
             let _ = self.cards.cast(CardsMsg::Unclaim(id));
             return Err(e);
         }
+        if let Some(offer) = screen {
+            self.screen_still(&card.id, Some((offer, option.id.clone())))
+                .await?;
+        }
         let delivered = self
             .cards
             .call(|reply| CardsMsg::Release {
@@ -414,7 +427,64 @@ impl App {
                 reply,
             })
             .await?;
-        Ok(Answered::Done { delivered })
+        // A screen card has no one waiting on it: the typed keys were its delivery.
+        Ok(Answered::Done {
+            delivered: delivered || card.source == Source::Screen,
+        })
+    }
+
+    /// Checks that the dialog screen card `id` stands for is still on its pane's screen, and
+    /// with `typing` types the option's number in the same turn of the Panes actor. When it is
+    /// not (or the pane is gone) the card is withdrawn and the tap gets 409 `The screen changed
+    /// before that could be sent`: nothing was typed.
+    async fn screen_still(
+        &self,
+        id: &str,
+        typing: Option<(Offered, String)>,
+    ) -> Result<Offered, AppError> {
+        let (offer, keys) = match typing {
+            Some((offer, keys)) => (Some(offer), Some(keys)),
+            None => {
+                let card = id.to_owned();
+                let offer = self
+                    .screens
+                    .call(|reply| ScreensMsg::Offer { card, reply })
+                    .await?;
+                (offer, None)
+            }
+        };
+        // Not offered here any more (the watcher restarted): the dialog is not known to be there.
+        let Some(offer) = offer else {
+            return Err(self.screen_gone(id));
+        };
+        let (pane, rows, hash) = (offer.pane.clone(), offer.rows, offer.hash.clone());
+        let checked = self
+            .panes
+            .call(|reply| PanesMsg::Prompt {
+                pane,
+                rows,
+                hash,
+                keys,
+                reply,
+            })
+            .await?;
+        match checked {
+            Ok(()) => Ok(offer),
+            Err(PaneError::ScreenChanged | PaneError::NoSuchPane) => Err(self.screen_gone(id)),
+            Err(e) => {
+                let _ = self.cards.cast(CardsMsg::Unclaim(id.to_owned()));
+                Err(e.into())
+            }
+        }
+    }
+
+    /// Withdraws screen card `id`, whose dialog left the screen; the tap's error.
+    fn screen_gone(&self, id: &str) -> AppError {
+        let _ = self.cards.cast(CardsMsg::Close {
+            id: id.to_owned(),
+            state: CardState::Withdrawn,
+        });
+        AppError::ScreenChanged
     }
 
     /// Opens a card for the process `pid` (a hook connected to the hook socket) if it runs in a

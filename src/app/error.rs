@@ -63,6 +63,9 @@ pub enum AppError {
     /// The card is no longer waiting (SPEC §10.1).
     #[error("card closed")]
     CardClosed,
+    /// A screen prompt's lines are no longer on the screen (SPEC §10.2); nothing was typed.
+    #[error("The screen changed before that could be sent")]
+    ScreenChanged,
     /// 404: the machine's walky log does not hold the message id (SPEC §9: a header an agent
     /// merely printed gets no card).
     #[error("no log entry on this machine")]
@@ -103,7 +106,7 @@ impl AppError {
         use AppError::*;
         match self {
             NotPaired | Expired | InsufficientTier | InvalidCode | Forbidden(_) => 403,
-            LabelInUse | CardChanged => 409,
+            LabelInUse | CardChanged | ScreenChanged => 409,
             CardClosed => 410,
             TooManyAttempts { .. } => 429,
             PairingUnavailable | AuditUnavailable | ResourceLimit | Restarting => 503,
@@ -148,6 +151,7 @@ impl From<RelayError> for AppError {
             RelayError::Unreachable => AppError::MemberUnreachable,
             RelayError::CardChanged => AppError::CardChanged,
             RelayError::CardClosed => AppError::CardClosed,
+            RelayError::ScreenChanged => AppError::ScreenChanged,
             _ => AppError::MemberUnreadable,
         }
     }
@@ -165,6 +169,7 @@ impl From<AppError> for RelayError {
             AppError::CapabilityMissing => RelayError::CapabilityMissing,
             AppError::CardChanged => RelayError::CardChanged,
             AppError::CardClosed => RelayError::CardClosed,
+            AppError::ScreenChanged => RelayError::ScreenChanged,
             AppError::Internal | AppError::Backend(_) => RelayError::Internal,
             other => {
                 tracing::warn!(error = %other, "relayed request failed");

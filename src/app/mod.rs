@@ -27,6 +27,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use collie_actors::audit::{AuditMsg, AuditRecord, Denial};
 use collie_actors::cards::actor::CardsMsg;
+use collie_actors::cards::screens::ScreensMsg;
 use collie_actors::crew_link::{CrewMsg, CrewView, LeadLink, Relays};
 use collie_actors::machine::MachineName;
 use collie_actors::pairing::{PairingMsg, Policy};
@@ -75,6 +76,8 @@ pub struct Wiring {
     pub walky_on: bool,
     /// The cards actor.
     pub cards: Slot<CardsMsg>,
+    /// The screens actor (screen prompts offered as cards).
+    pub screens: Slot<ScreensMsg>,
     /// How long a held permission waits for a tap (SPEC §10.2: 10 minutes by default).
     pub hold: std::time::Duration,
     /// The tmux sockets the bridge mirrors, in pane-id index order (the default socket first).
@@ -150,6 +153,8 @@ pub struct Parts {
     walky_on: bool,
     /// The cards actor.
     cards: Slot<CardsMsg>,
+    /// The screens actor.
+    screens: Slot<ScreensMsg>,
     /// How long a held permission waits for a tap.
     hold: std::time::Duration,
     /// The tmux sockets the bridge mirrors, in pane-id index order (the default socket first).
@@ -195,6 +200,7 @@ impl App {
             walky: w.walky,
             walky_on: w.walky_on,
             cards: w.cards,
+            screens: w.screens,
             hold: w.hold,
             tmux_sockets: w.tmux_sockets,
             masker: w.masker,

@@ -110,6 +110,7 @@ impl From<PaneError> for AppError {
             PaneError::NoSuchPane => AppError::NoSuchPane,
             PaneError::ResourceLimit(_) => AppError::ResourceLimit,
             PaneError::BadInput(m) => AppError::BadRequest(m),
+            PaneError::ScreenChanged => AppError::ScreenChanged,
             // tmux's stderr, a pty that would not spawn: not the caller's fault, and not for a
             // phone to read (SPEC §3.2).
             other => AppError::backend("pane operation failed", other),

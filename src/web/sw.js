@@ -8,6 +8,7 @@ const SHELL = [
   '/',
   '/app.js',
   '/client.js',
+  '/decide.js',
   '/dom.js',
   '/kept.js',
   '/screen.js',

@@ -36,6 +36,7 @@ use super::pty::{HostedPane, SpawnOptions, DEFAULT_SCROLLBACK_LINES};
 use super::ring::DEFAULT_RING_BYTES;
 use super::tmux::{TmuxBackend, TmuxOptions, TmuxSocket};
 use super::token::pane_token;
+use crate::cards::prompt::lines_hash;
 use crate::machine::MachineName;
 use crate::redact::Masker;
 use crate::store::{Store, Table};
@@ -141,6 +142,22 @@ pub enum PanesMsg {
         /// The header line (already inert: see the walky header).
         line: String,
         /// The answer: `AtShell` / `ForegroundUnknown` when refused.
+        reply: Reply<()>,
+    },
+    /// Answer a screen prompt: type `keys` only if the pane's screen rows `rows` still hash to
+    /// `hash` (SPEC §10.2) — checked and typed in this one turn, so nothing the actor does in
+    /// between can move the dialog. `keys: None` checks without typing. Refused with
+    /// [`PaneError::ScreenChanged`].
+    Prompt {
+        /// Pane id.
+        pane: String,
+        /// The first and one-past-the-last screen row the card was made from.
+        rows: (usize, usize),
+        /// SHA-256 (hex) of those rows then.
+        hash: String,
+        /// What to type (the option's number).
+        keys: Option<String>,
+        /// The answer.
         reply: Reply<()>,
     },
     /// Start a hosted pane.
@@ -266,6 +283,23 @@ impl Actor for PanesActor {
             }
             PanesMsg::Deliver { pane, line, reply } => {
                 let _ = reply.send(state.deliver(PaneRef::parse(&pane), &line).await);
+            }
+            PanesMsg::Prompt {
+                pane,
+                rows,
+                hash,
+                keys,
+                reply,
+            } => {
+                let pane = PaneRef::parse(&pane);
+                let answer = match state.prompt_still(pane, rows, &hash) {
+                    Ok(()) => match keys {
+                        Some(keys) => state.input(pane, &keys, &[]).await,
+                        None => Ok(()),
+                    },
+                    Err(e) => Err(e),
+                };
+                let _ = reply.send(answer);
             }
             PanesMsg::Info { pane, reply } => {
                 let _ = reply.send(state.info(PaneRef::parse(&pane)));
@@ -445,6 +479,20 @@ impl PanesState {
         };
         let machine = self.args.machine.get();
         Ok(screen.into_pane_snapshot(machine, pane.to_string(), token, self.mask(&name)))
+    }
+
+    /// Whether the pane's screen rows `rows` hash to `hash` now.
+    fn prompt_still(
+        &self,
+        pane: PaneRef<'_>,
+        (first, end): (usize, usize),
+        hash: &str,
+    ) -> Result<(), PaneError> {
+        let screen = self.snapshot(pane, 0)?;
+        match screen.lines.get(first..end) {
+            Some(rows) if lines_hash(rows) == hash => Ok(()),
+            _ => Err(PaneError::ScreenChanged),
+        }
     }
 
     fn subscribe(&self, pane: PaneRef<'_>) -> Result<watch::Receiver<u64>, PaneError> {

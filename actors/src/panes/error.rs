@@ -27,6 +27,9 @@ pub enum PaneError {
     /// What runs in the pane's foreground cannot be read, so it may be a shell.
     #[error("runs a program Collie cannot identify")]
     ForegroundUnknown,
+    /// A screen prompt's lines are no longer on the screen where the card was made (SPEC §10.2).
+    #[error("The screen changed before that could be sent")]
+    ScreenChanged,
 }
 
 impl From<TmuxError> for PaneError {

@@ -6,6 +6,7 @@
 // shown as such among the answers.
 
 import { api, authHeaders, failure } from '../client.js';
+import { decider } from '../decide.js';
 import { clear, h } from '../dom.js';
 import { SseParser, backoff } from '../stream.js';
 
@@ -16,20 +17,12 @@ const STATE_WORDS = {
   withdrawn: 'withdrawn',
 };
 
-/** One body item, as text: never parsed as markup. */
-function item(it) {
-  if (it.kind === 'code' || it.kind === 'diff') return h('pre', { class: `card-${it.kind}` }, it.text);
-  if (it.kind === 'link') return h('p', { class: 'card-link' }, it.url);
-  return h('p', {}, it.text);
-}
-
 export function cardsView(root) {
   let gone = false;
   let abort = null;
   let attempt = 0;
   let retry = null;
-  const confirming = new Map(); // card id → confirm token of a first "Always allow" tap
-  const said = new Map(); // card id → what the last tap on it said
+  const cards = decider(() => reload());
   const status = h('p', { class: 'note', hidden: true, role: 'status' });
   const list = h('ul', { class: 'cards-list' }, h('li', { class: 'muted' }, 'Loading…'));
   const recent = h('ul', { class: 'receipts' });
@@ -45,49 +38,11 @@ export function cardsView(root) {
       h('h2', {}, 'Recent answers'),
       recent));
 
-  async function tap(card, option) {
-    const body = { option: option.id, shown: card.shown, machine: card.machine };
-    const token = confirming.get(card.id);
-    if (option.id === 'always' && token) body.confirm = token;
-    try {
-      const res = await api(`/api/cards/${encodeURIComponent(card.id)}/answer`, { method: 'POST', body });
-      if (res && res.confirm) {
-        confirming.set(card.id, res.confirm);
-        said.set(card.id, 'Tap \u201cAlways allow\u201d again to confirm.');
-      } else {
-        confirming.delete(card.id);
-        said.set(card.id, `${option.label}: sent.`);
-      }
-    } catch (err) {
-      confirming.delete(card.id);
-      said.set(card.id, err.status === 410
-        ? 'Already answered elsewhere, or closed.'
-        : err.status === 409 ? 'This card changed: look again before you tap.' : `Not sent: ${err.code}.`);
-    }
-    await reload();
-  }
-
-  function cardItem(card) {
-    const where = [card.pane_name, card.machine].filter(Boolean).join(' on ');
-    const buttons = card.options.map((o) => h('button', {
-      type: 'button',
-      class: o.id === 'deny' ? 'ghost' : 'primary',
-      onclick: () => tap(card, o),
-    }, o.id === 'always' && confirming.has(card.id) ? 'Confirm always allow' : o.label));
-    return h('li', {},
-      h('article', { class: 'card decision', 'data-card': card.id },
-        h('h2', {}, card.title),
-        where ? h('p', { class: 'muted small' }, where) : null,
-        card.items.map(item),
-        h('div', { class: 'actions' }, buttons),
-        said.has(card.id) ? h('p', { class: 'note', role: 'status' }, said.get(card.id)) : null));
-  }
-
   function render(res) {
     clear(list);
-    const cards = res?.cards || [];
-    if (!cards.length) list.append(h('li', { class: 'muted' }, 'No cards waiting.'));
-    for (const c of cards) list.append(cardItem(c));
+    const waiting = res?.cards || [];
+    if (!waiting.length) list.append(h('li', { class: 'muted' }, 'No cards waiting.'));
+    for (const c of waiting) list.append(h('li', {}, cards.render(c)));
     clear(recent);
     const receipts = (res?.receipts || []).slice(0, 20);
     if (!receipts.length) recent.append(h('li', { class: 'muted' }, 'No answers yet.'));

@@ -3,8 +3,11 @@
 // is read through the lead; when the member cannot be reached the view says so (and keeps retrying)
 // instead of taking the pane for closed. Walky headers on the screen get a mark (a card, or "no
 // log entry on this machine") laid over the grid by walky.js, never woven into the screen's text.
+// Questions waiting for this pane (a permission dialog on its screen, a held permission) show
+// above the screen as cards with their buttons (decide.js), asked for every 2 s.
 
 import { api, KEYS, panePath } from '../client.js';
+import { decider } from '../decide.js';
 import { clear, h, when } from '../dom.js';
 import * as kept from '../kept.js';
 import { applyEvent, earlierCount, HISTORY_MAX, scrolledOff } from '../screen.js';
@@ -17,6 +20,7 @@ const SCROLLBACK_STEP = 500;
 const SCROLLBACK_MAX = 2000;
 const SAVE_MS = 3000;
 const CHECK_MS = 5000;
+const PROMPTS_MS = 2000;
 
 export function paneView(root, { machine, pane }) {
   let gone = false;
@@ -55,6 +59,11 @@ export function paneView(root, { machine, pane }) {
   const reach = h('p', { class: 'note pane-note', hidden: true },
     `${machine} is unreachable: it is offline or not answering. Retrying…`);
   const controls = h('div', { class: 'controls' });
+  // Cards waiting for this pane; a tap's outcome stays said after its card left.
+  const prompts = h('section', { class: 'pane-prompts', hidden: true, 'aria-label': 'Waiting for your answer' });
+  const promptNote = h('p', { class: 'note pane-note', role: 'status', hidden: true });
+  const decide = decider(() => loadPrompts());
+  let promptIds = [];
   const view = h('div', { class: 'pane-view' },
     h('header', { class: 'bar' },
       h('a', { href: '#/', class: 'bar-link back' }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '‹'), 'Back'),
@@ -62,10 +71,35 @@ export function paneView(root, { machine, pane }) {
       status),
     note,
     reach,
+    prompts,
+    promptNote,
     term,
     controls);
   root.append(view);
   document.documentElement.classList.add('in-pane');
+
+  // ---- cards for this pane ----
+  async function loadPrompts() {
+    let res;
+    try {
+      res = await api('/api/cards');
+    } catch {
+      return; // the pane's own status says when the bridge cannot be reached
+    }
+    if (gone) return;
+    const mine = (res?.cards || []).filter((c) => c.machine === machine && c.pane === pane);
+    for (const id of promptIds) {
+      const said = mine.some((c) => c.id === id) ? null : decide.last(id);
+      if (said) {
+        promptNote.textContent = said;
+        promptNote.hidden = false;
+      }
+    }
+    promptIds = mine.map((c) => c.id);
+    clear(prompts);
+    prompts.hidden = mine.length === 0;
+    for (const c of mine) prompts.append(decide.render(c, { where: false }));
+  }
 
   // ---- scrolling ----
   function atBottom() {
@@ -460,8 +494,10 @@ export function paneView(root, { machine, pane }) {
   document.addEventListener('visibilitychange', onVisibility);
   window.addEventListener('online', onOnline);
   window.addEventListener('pagehide', saveKept);
-  timers.push(setInterval(saveKept, SAVE_MS), setInterval(check, CHECK_MS));
+  timers.push(setInterval(saveKept, SAVE_MS), setInterval(check, CHECK_MS),
+    setInterval(loadPrompts, PROMPTS_MS));
   stream.start();
+  loadPrompts();
   loadScrollback();
   check();
   refreshTier();

@@ -1,0 +1,75 @@
+// One card drawn with its answer buttons, and the tap that answers it (SPEC §10.1): shared by the
+// Cards view and the pane view's screen-prompt cards. Everything a card says becomes text nodes.
+// "Always allow" takes a second tap; what the last tap got is said under the card.
+
+import { api } from './client.js';
+import { h } from './dom.js';
+
+/** One body item, as text: never parsed as markup. */
+function item(it) {
+  if (it.kind === 'code' || it.kind === 'diff') return h('pre', { class: `card-${it.kind}` }, it.text);
+  if (it.kind === 'link') return h('p', { class: 'card-link' }, it.url);
+  return h('p', {}, it.text);
+}
+
+/** What a refused tap says. */
+function refusal(err) {
+  if (err.status === 410) return 'Already answered elsewhere, or closed.';
+  if (err.status === 409 && err.code === 'card changed') return 'This card changed: look again before you tap.';
+  if (err.status === 409) return `${err.code}. Nothing was typed.`;
+  return `Not sent: ${err.code}.`;
+}
+
+/**
+ * Draws cards and sends taps; `changed` runs after every tap (to reload what is shown). Keeps,
+ * per card, the confirm token of a first "Always allow" tap and what the last tap got.
+ */
+export function decider(changed) {
+  const confirming = new Map();
+  const said = new Map();
+
+  async function tap(card, option) {
+    const body = { option: option.id, shown: card.shown, machine: card.machine };
+    const token = confirming.get(card.id);
+    if (option.id === 'always' && token) body.confirm = token;
+    try {
+      const res = await api(`/api/cards/${encodeURIComponent(card.id)}/answer`, { method: 'POST', body });
+      if (res && res.confirm) {
+        confirming.set(card.id, res.confirm);
+        said.set(card.id, 'Tap \u201cAlways allow\u201d again to confirm.');
+      } else {
+        confirming.delete(card.id);
+        said.set(card.id, `${option.label}: sent.`);
+      }
+    } catch (err) {
+      confirming.delete(card.id);
+      said.set(card.id, refusal(err));
+    }
+    await changed();
+  }
+
+  /** The card as an <article>; `where` adds the pane's name and machine. */
+  function render(card, { where = true } = {}) {
+    const place = where ? [card.pane_name, card.machine].filter(Boolean).join(' on ') : '';
+    const buttons = card.options.map((o) => h('button', {
+      type: 'button',
+      class: o.id === 'deny' ? 'ghost' : 'primary',
+      onclick: () => tap(card, o),
+    }, o.id === 'always' && confirming.has(card.id) ? 'Confirm always allow' : o.label));
+    return h('article', { class: 'card decision', 'data-card': card.id },
+      h('h2', {}, card.title),
+      place ? h('p', { class: 'muted small' }, place) : null,
+      card.items.map(item),
+      h('div', { class: 'actions' }, buttons),
+      said.has(card.id) ? h('p', { class: 'note', role: 'status' }, said.get(card.id)) : null);
+  }
+
+  /** What the last tap on a card that is no longer shown got (then forgotten). */
+  function last(id) {
+    const s = said.get(id);
+    said.delete(id);
+    return s;
+  }
+
+  return { render, last };
+}
