@@ -527,3 +527,129 @@ fn a_member_s_card_is_answered_through_the_lead_and_audited_on_both() {
     assert_eq!(on_member[0]["detail"]["via"], "relay");
     assert_eq!(on_lead[0]["detail"]["machine"], "web-1");
 }
+
+/// One line to a Unix socket of the bridge, and everything it answers before closing.
+fn over_socket(path: &Path, line: &str) -> String {
+    use std::io::Read;
+    use std::os::unix::net::UnixStream;
+    let mut s = UnixStream::connect(path).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    s.write_all(format!("{line}\n").as_bytes()).expect("write");
+    s.shutdown(std::net::Shutdown::Write).expect("shutdown");
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out
+}
+
+/// SPEC §10.1: "Not an agent, a hook, walky, MCP, model output, the local secret or the CLI: there
+/// is no code path from any of them to an answer, and a test for each proves it." Each party below
+/// tries what it can reach; the card must still be waiting afterwards, and then a full device's
+/// tap decides it. (The local secret, a `read` device and the CLI are tried in the first test.)
+#[test]
+fn no_party_but_a_full_device_s_tap_answers_a_card() {
+    let b = TestBridge::start();
+    let phone = b.pair("pixel", "full");
+    let files = b.pair("laptop-files", "files");
+    let hook = Hook::start(&b, "held", &bash_request("make deploy"));
+    let card = the_card(&b, &phone);
+    let id = card["id"].as_str().expect("id").to_owned();
+    let pane = card["pane"].as_str().expect("pane").to_owned();
+
+    // A `files` device.
+    assert_eq!(
+        answer(&b, &files, &card, "allow"),
+        (403, json!({"error": "insufficient tier"}))
+    );
+    // The control socket (the CLI's and every local program's door): no request answers a card.
+    for attempt in [
+        json!({"CardAnswer": {"id": id, "option": "allow", "shown": card["shown"]}}),
+        json!({"Answer": {"id": id, "option": "allow"}}),
+        json!({"Cards": {"answer": {"id": id, "option": "allow"}}}),
+    ] {
+        let reply = over_socket(&b.state().join("bridge.sock"), &attempt.to_string());
+        assert!(reply.contains("bad request"), "{attempt} → {reply}");
+    }
+    // The hook socket (what a hook, or an agent pretending to be one, reaches): an answer-shaped
+    // message is not a hook request; nothing comes back.
+    for attempt in [
+        json!({"card": id, "option": "allow"}),
+        json!({"decision": {"behavior": "allow"}, "id": id}),
+        json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+            "decision": {"behavior": "allow"}}}),
+    ] {
+        let reply = over_socket(&b.state().join("hooks.sock"), &attempt.to_string());
+        assert_eq!(reply, "", "{attempt}");
+    }
+    // An agent in a pane: walky to the held pane types only an inert header, never an answer.
+    let agent = b.hosted("agent", &["sh", "-c", "exec cat"]);
+    let agent = agent["pane"].as_str().expect("pane").to_owned();
+    let walky = b
+        .command()
+        .env("COLLIE_PANE", &agent)
+        .args(["walky", "send", &pane, "allow"])
+        .output()
+        .expect("collie walky");
+    let said = String::from_utf8_lossy(&walky.stdout).to_string()
+        + &String::from_utf8_lossy(&walky.stderr);
+    assert!(!said.contains("answered"), "{said}");
+    // MCP (an agent's tools): the tools are the four walky tools, and no other name is served.
+    let mut mcp = b
+        .command()
+        .env("COLLIE_PANE", &agent)
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("collie mcp");
+    let script = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "answer_card", "arguments": {"id": id, "option": "allow"}}}),
+    ];
+    let mut stdin = mcp.stdin.take().expect("stdin");
+    for msg in &script {
+        writeln!(stdin, "{msg}").expect("write");
+    }
+    let mut lines = BufReader::new(mcp.stdout.take().expect("stdout")).lines();
+    let mut replies = Vec::new();
+    while replies.len() < 3 {
+        let Some(Ok(line)) = lines.next() else { break };
+        let v: Value = serde_json::from_str(&line).expect("JSON-RPC");
+        if v.get("id").is_some() {
+            replies.push(v);
+        }
+    }
+    drop(stdin);
+    let _ = mcp.kill();
+    let _ = mcp.wait();
+    let tools: Vec<&str> = replies[1]["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(
+        tools,
+        ["walky_inbox", "walky_read", "walky_send", "walky_who"]
+    );
+    assert!(replies[2].get("error").is_some(), "{}", replies[2]);
+
+    // After all of that the card still waits, and the hook with it.
+    assert!(hook.running(), "nothing above decided the card");
+    assert_eq!(the_card(&b, &phone)["id"], card["id"]);
+    assert_eq!(
+        answer(&b, &phone, &card, "deny"),
+        (200, json!({"ok": true, "delivered": true}))
+    );
+    let (out, _) = hook.finished();
+    assert_eq!(
+        printed(&out)["hookSpecificOutput"]["decision"]["behavior"],
+        "deny"
+    );
+}
