@@ -653,3 +653,184 @@ fn no_party_but_a_full_device_s_tap_answers_a_card() {
         "deny"
     );
 }
+
+/// A crew member that joined `lead` as `name` and is online.
+fn joined(lead: &TestBridge, name: &str) -> TestBridge {
+    let member = crew_bridge(true, &[]);
+    member.cli_ok(&["crew", "join", &lead.invite(), "--name", name]);
+    wait_for(Duration::from_secs(10), || {
+        let status = json_of(&lead.cli_ok(&["crew", "status", "--json"]));
+        status["members"]
+            .as_array()?
+            .iter()
+            .any(|m| m["name"] == name && m["online"] == true)
+            .then_some(())
+    })
+    .unwrap_or_else(|| panic!("{name} did not come online"));
+    member
+}
+
+/// The lead's waiting card from `machine` whose title is `title` (waits for it).
+fn card_from(lead: &TestBridge, token: &str, machine: &str, title: &str) -> Value {
+    wait_for(Duration::from_secs(10), || {
+        let (_, v) = lead.get("/api/cards", Some(token));
+        v["cards"]
+            .as_array()?
+            .iter()
+            .find(|c| c["machine"] == machine && c["title"] == title)
+            .cloned()
+    })
+    .unwrap_or_else(|| panic!("no card {title:?} from {machine}"))
+}
+
+fn tap_on(lead: &TestBridge, token: &str, card: &Value, body: Value) -> (u16, Value) {
+    let mut body = body;
+    body["shown"] = card["shown"].clone();
+    body["machine"] = card["machine"].clone();
+    lead.post(
+        &format!("/api/cards/{}/answer", card["id"].as_str().expect("id")),
+        Some(token),
+        &body,
+    )
+}
+
+/// The same loop through a lead with two members: each member's held permission — deny, always
+/// (two taps), answered at the machine — and a screen prompt on a member, typed through the relay
+/// only while its dialog is on the member's screen.
+#[test]
+fn two_members_cards_are_decided_from_the_lead_s_phone() {
+    let lead = crew_bridge(false, &[]);
+    lead.cli_ok(&["crew", "init"]);
+    let web1 = joined(&lead, "web-1");
+    let web2 = joined(&lead, "web-2");
+    let phone = lead.pair("pixel", "full");
+    const BASH: &str = "Claude Code asks to use Bash";
+
+    // Deny on web-2.
+    let denied = Hook::start(&web2, "deny", &bash_request("rm -rf /srv"));
+    let card = card_from(&lead, &phone, "web-2", BASH);
+    assert_eq!(
+        tap_on(&lead, &phone, &card, json!({"option": "deny"})).0,
+        200
+    );
+    let (out, _) = denied.finished();
+    assert_eq!(
+        printed(&out)["hookSpecificOutput"]["decision"],
+        json!({"behavior": "deny", "message": "Denied from pixel via Collie"})
+    );
+
+    // Always on web-1: the first tap decides nothing, the second carries its token.
+    let always = Hook::start(&web1, "always", &bash_request("cargo test"));
+    let card = card_from(&lead, &phone, "web-1", BASH);
+    let (status, first) = tap_on(&lead, &phone, &card, json!({"option": "always"}));
+    assert_eq!(status, 200, "{first}");
+    let token = first["confirm"]
+        .as_str()
+        .expect("a confirm token")
+        .to_owned();
+    assert!(always.running(), "one tap decides nothing");
+    let (status, _) = tap_on(
+        &lead,
+        &phone,
+        &card,
+        json!({"option": "always", "confirm": token}),
+    );
+    assert_eq!(status, 200);
+    let (out, _) = always.finished();
+    let decision = &printed(&out)["hookSpecificOutput"]["decision"];
+    assert_eq!(decision["behavior"], "allow");
+    assert_eq!(decision["updatedPermissions"][0]["type"], "addRules");
+
+    // Answered at web-2's keyboard first: the hook goes away, a late tap gets 410.
+    let _elsewhere = Hook::start(&web2, "elsewhere", &bash_request("make"));
+    let card = card_from(&lead, &phone, "web-2", BASH);
+    let tmux = web2.tmux.as_ref().expect("tmux");
+    assert!(tmux
+        .cmd()
+        .args(["kill-window", "-t", "main:elsewhere"])
+        .status()
+        .expect("tmux")
+        .success());
+    wait_for(Duration::from_secs(10), || {
+        let (_, v) = lead.get("/api/cards", Some(&phone));
+        v["receipts"]
+            .as_array()?
+            .iter()
+            .any(|r| r["card"] == card["id"] && r["state"] == "answered elsewhere")
+            .then_some(())
+    })
+    .expect("answered elsewhere, seen from the lead");
+    assert_eq!(
+        tap_on(&lead, &phone, &card, json!({"option": "allow"})),
+        (410, json!({"error": "card closed"}))
+    );
+
+    // A screen prompt on web-1, answered from the lead: the number is typed on web-1.
+    let script = web1.dir.path().join("dialog.sh");
+    std::fs::write(&script, include_str!("fixtures/screen-dialog.sh")).expect("script");
+    let (typed, moving) = (
+        web1.dir.path().join("typed"),
+        web1.dir.path().join("moving"),
+    );
+    let arg = |p: &Path| p.display().to_string();
+    web1.hosted(
+        "agent",
+        &["bash", &arg(&script), &arg(&typed), &arg(&moving)],
+    );
+    let card = card_from(&lead, &phone, "web-1", "Do you want to proceed?");
+    assert_eq!(card["source"], "screen");
+    assert_eq!(
+        tap_on(&lead, &phone, &card, json!({"option": "1"})),
+        (200, json!({"ok": true, "delivered": true}))
+    );
+    let got = wait_for(Duration::from_secs(10), || {
+        std::fs::read_to_string(&typed)
+            .ok()
+            .filter(|s| !s.is_empty())
+    });
+    assert_eq!(got.as_deref(), Some("1"));
+
+    // And one whose dialog then left web-1's screen: refused through the relay, nothing typed.
+    let (second, moving2) = (
+        web1.dir.path().join("typed-2"),
+        web1.dir.path().join("moving-2"),
+    );
+    let pane = web1.hosted(
+        "agent-2",
+        &["bash", &arg(&script), &arg(&second), &arg(&moving2)],
+    );
+    let pane = pane["pane"].as_str().expect("pane").to_owned();
+    let card = wait_for(Duration::from_secs(10), || {
+        let (_, v) = lead.get("/api/cards", Some(&phone));
+        v["cards"]
+            .as_array()?
+            .iter()
+            .find(|c| c["pane"] == pane.as_str() && c["machine"] == "web-1")
+            .cloned()
+    })
+    .expect("the second dialog's card");
+    std::fs::write(&moving2, "").expect("moving");
+    wait_for(Duration::from_secs(10), || {
+        let (_, v) = lead.get(&format!("/api/panes/web-1/{pane}"), Some(&phone));
+        let text: String = v["lines"]
+            .as_array()?
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        text.contains("working").then_some(())
+    })
+    .expect("web-1's screen changed");
+    assert_eq!(
+        tap_on(&lead, &phone, &card, json!({"option": "1"})),
+        (
+            409,
+            json!({"error": "The screen changed before that could be sent"})
+        )
+    );
+    assert!(
+        !second.exists(),
+        "nothing was typed into the changed screen"
+    );
+    drop(web2);
+    drop(web1);
+}
