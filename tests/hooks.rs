@@ -834,3 +834,33 @@ fn two_members_cards_are_decided_from_the_lead_s_phone() {
     drop(web2);
     drop(web1);
 }
+
+/// A phone's card stream on the lead follows a member that comes online after it opened.
+#[test]
+fn the_lead_s_card_stream_follows_a_member_that_joins_later() {
+    let lead = crew_bridge(false, &[]);
+    lead.cli_ok(&["crew", "init"]);
+    let phone = lead.pair("pixel", "full");
+    let events = card_stream(&lead, &phone);
+    assert_eq!(
+        next_event(&events),
+        ("cards".to_owned(), json!({"cards": [], "receipts": []}))
+    );
+    let member = joined(&lead, "web-3");
+    let hook = Hook::start(&member, "late", &bash_request("make release"));
+    // The card arrives as a change, or in the full list the stream sends once it follows web-3.
+    let seen = wait_for(Duration::from_secs(15), || {
+        let (name, v) = events.recv_timeout(Duration::from_millis(200)).ok()?;
+        let cards = match name.as_str() {
+            "card" => vec![v],
+            "cards" => v["cards"].as_array().cloned().unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        cards
+            .into_iter()
+            .find(|c| c["machine"] == "web-3" && c["state"] == "waiting")
+    })
+    .expect("web-3's card on the stream opened before it joined");
+    assert_eq!(seen["pane_name"], "late");
+    assert!(hook.running());
+}

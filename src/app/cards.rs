@@ -11,6 +11,7 @@
 //! only then is the decision released to the waiting hook; a line that cannot be written unclaims
 //! the card (503 `audit unavailable`) and the hook keeps waiting.
 
+use std::collections::HashSet;
 use std::future::Future;
 
 use collie_actors::audit::AuditEventKind;
@@ -45,6 +46,8 @@ impl From<CardError> for AppError {
 
 /// Member card changes the lead's stream may hold before a member's feed waits.
 const MEMBER_CHANGES: usize = 64;
+/// How often a lead's card stream looks for members it does not follow yet.
+const MEMBERS_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// How long a hook's process may take to show up in a pane the mirror has not seen yet.
 const PLACE_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
@@ -110,19 +113,26 @@ pub enum CardItem {
 }
 
 /// A phone's stream of card changes: under the same caps and authorization rules as a pane
-/// stream (SPEC §10.1, §3.2). On a lead it carries the changes of each member that was online
-/// and declared `cards` when it opened, named by member and masked again.
+/// stream (SPEC §10.1, §3.2). On a lead it carries the changes of each online member that declared
+/// `cards`, named by member and masked again — also of a member that comes online (or back) while
+/// the stream is open: every [`MEMBERS_EVERY`] the stream looks for members it does not follow yet,
+/// and after it starts following one it sends everything again, so that member's waiting cards show.
 pub struct CardStream {
     app: App,
     caller: Caller,
     changes: broadcast::Receiver<Card>,
     members: mpsc::Receiver<Card>,
+    member_tx: mpsc::Sender<Card>,
     first: Option<CardList>,
     allowed: StillAllowed,
     done: bool,
     _slot: Slot,
-    /// One task per member feed; aborted with the stream.
-    _feeds: JoinSet<()>,
+    /// The members followed now, by name.
+    fed: HashSet<String>,
+    /// One task per member feed, yielding the member's name when its feed ends; aborted with the
+    /// stream.
+    feeds: JoinSet<String>,
+    recheck: tokio::time::Interval,
 }
 
 impl CardStream {
@@ -134,25 +144,72 @@ impl CardStream {
         if let Some(all) = self.first.take() {
             return Some(CardItem::All(all));
         }
-        let item = tokio::select! {
-            biased;
-            lost = self.allowed.lost() => CardItem::Closed(lost.to_string()),
-            Some(card) = self.members.recv() => CardItem::Change(Box::new(card)),
-            change = self.changes.recv() => match change {
-                Ok(card) => CardItem::Change(Box::new(card)),
-                // Fell behind: start again from everything, so nothing is missed.
-                Err(broadcast::error::RecvError::Lagged(_)) => match self.app.crew_cards(&self.caller).await {
-                    Ok(all) => CardItem::All(all),
-                    Err(e) => CardItem::Closed(e.to_string()),
+        let item = loop {
+            tokio::select! {
+                biased;
+                lost = self.allowed.lost() => break CardItem::Closed(lost.to_string()),
+                Some(card) = self.members.recv() => break CardItem::Change(Box::new(card)),
+                change = self.changes.recv() => break match change {
+                    Ok(card) => CardItem::Change(Box::new(card)),
+                    // Fell behind: start again from everything, so nothing is missed.
+                    Err(broadcast::error::RecvError::Lagged(_)) => self.everything().await,
+                    // The cards actor stopped (a restart, the bridge stopping).
+                    Err(broadcast::error::RecvError::Closed) => {
+                        CardItem::Closed(AppError::Restarting.to_string())
+                    }
                 },
-                // The cards actor stopped (a restart, the bridge stopping).
-                Err(broadcast::error::RecvError::Closed) => {
-                    CardItem::Closed(AppError::Restarting.to_string())
+                Some(ended) = self.feeds.join_next() => {
+                    if let Ok(name) = ended {
+                        self.fed.remove(&name);
+                    }
                 }
-            },
+                _ = self.recheck.tick() => {
+                    if self.follow_members().await {
+                        break self.everything().await;
+                    }
+                }
+            }
         };
         self.done = matches!(item, CardItem::Closed(_));
         Some(item)
+    }
+
+    async fn everything(&self) -> CardItem {
+        match self.app.crew_cards(&self.caller).await {
+            Ok(all) => CardItem::All(all),
+            Err(e) => CardItem::Closed(e.to_string()),
+        }
+    }
+
+    /// Starts a feed for each online member that declared `cards` and is not followed yet;
+    /// whether any started.
+    async fn follow_members(&mut self) -> bool {
+        let mut started = false;
+        for member in self.app.online_members() {
+            if self.fed.contains(member.name()) || member.allows(&RelayKind::CardsWatch).is_err() {
+                continue;
+            }
+            let Ok(mut feed) = member.watch_cards(self.caller.on()).await else {
+                continue;
+            };
+            self.fed.insert(member.name().to_owned());
+            started = true;
+            let (app, merged) = (self.app.clone(), self.member_tx.clone());
+            self.feeds.spawn(async move {
+                while let Ok(Some(json)) = feed.next_card().await {
+                    let Ok(mut card) = serde_json::from_str::<Card>(&json) else {
+                        break;
+                    };
+                    card.machine = member.name().to_owned();
+                    app.mask_shown(&mut card);
+                    if merged.send(card).await.is_err() {
+                        break;
+                    }
+                }
+                member.name().to_owned()
+            });
+        }
+        started
     }
 }
 
@@ -166,41 +223,27 @@ impl App {
         let slot = self.stream_slot(&caller, source)?;
         // Watch first, then list: a change between the two shows up twice, never not at all.
         let changes = self.watch_cards().await?;
-        let (merged, members) = mpsc::channel(MEMBER_CHANGES);
-        let mut feeds = JoinSet::new();
-        for member in self.online_members() {
-            if member.allows(&RelayKind::CardsWatch).is_err() {
-                continue;
-            }
-            let Ok(mut feed) = member.watch_cards(caller.on()).await else {
-                continue;
-            };
-            let (app, merged) = (self.clone(), merged.clone());
-            feeds.spawn(async move {
-                while let Ok(Some(json)) = feed.next_card().await {
-                    let Ok(mut card) = serde_json::from_str::<Card>(&json) else {
-                        break;
-                    };
-                    card.machine = member.name().to_owned();
-                    app.mask_shown(&mut card);
-                    if merged.send(card).await.is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        let first = self.crew_cards(&caller).await?;
-        Ok(CardStream {
+        let (member_tx, members) = mpsc::channel(MEMBER_CHANGES);
+        let mut recheck = tokio::time::interval(MEMBERS_EVERY);
+        recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        recheck.reset();
+        let mut stream = CardStream {
             app: self.clone(),
             caller: caller.clone(),
             changes,
             members,
-            first: Some(first),
-            allowed: StillAllowed::new(self, caller, Tier::Read),
+            member_tx,
+            first: None,
+            allowed: StillAllowed::new(self, caller.clone(), Tier::Read),
             done: false,
             _slot: slot,
-            _feeds: feeds,
-        })
+            fed: HashSet::new(),
+            feeds: JoinSet::new(),
+            recheck,
+        };
+        stream.follow_members().await;
+        stream.first = Some(self.crew_cards(&caller).await?);
+        Ok(stream)
     }
 
     /// The waiting cards and the last receipts of this machine.
