@@ -864,3 +864,43 @@ fn the_lead_s_card_stream_follows_a_member_that_joins_later() {
     assert_eq!(seen["pane_name"], "late");
     assert!(hook.running());
 }
+
+/// The two taps of "Always allow" are one device's: another device cannot confirm with its token,
+/// and a device revoked between its taps decides nothing.
+#[test]
+fn a_device_revoked_between_its_two_taps_decides_nothing() {
+    let b = TestBridge::start();
+    let phone = b.pair("pixel", "full");
+    let other = b.pair("tablet", "full");
+    let hook = Hook::start(&b, "revoked", &bash_request("cargo publish"));
+    let card = the_card(&b, &phone);
+    let (status, first) = answer(&b, &phone, &card, "always");
+    assert_eq!(status, 200, "{first}");
+    let token = first["confirm"].as_str().expect("token").to_owned();
+    // Another device holding pixel's token does not confirm with it: that is a first tap of its
+    // own.
+    let borrowed = b.post(
+        &format!("/api/cards/{}/answer", card["id"].as_str().expect("id")),
+        Some(&other),
+        &json!({"option": "always", "shown": card["shown"], "confirm": token}),
+    );
+    assert_eq!(borrowed.0, 200, "{borrowed:?}");
+    assert!(borrowed.1["confirm"].is_string(), "{borrowed:?}");
+    assert!(hook.running(), "a borrowed token decided nothing");
+    b.cli_ok(&["devices", "revoke", "pixel"]);
+    let second = b.post(
+        &format!("/api/cards/{}/answer", card["id"].as_str().expect("id")),
+        Some(&phone),
+        &json!({"option": "always", "shown": card["shown"], "confirm": token}),
+    );
+    assert_eq!(second.0, 403, "{second:?}");
+    // Another device's token-less second tap is a first tap of its own, not a confirmation.
+    let (status, again) = answer(&b, &other, &card, "always");
+    assert_eq!(status, 200);
+    assert!(again["confirm"].is_string(), "{again}");
+    assert!(hook.running(), "nothing was decided");
+    assert!(!b
+        .audit_lines()
+        .iter()
+        .any(|l| l["event"] == "card.answered"));
+}

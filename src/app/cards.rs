@@ -430,6 +430,7 @@ impl App {
                 id: id.clone(),
                 option,
                 shown,
+                device: device.clone(),
                 confirm,
                 reply,
             })

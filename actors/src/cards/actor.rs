@@ -77,6 +77,8 @@ pub enum CardsMsg {
         option: String,
         /// The `shown` hash the phone drew.
         shown: String,
+        /// The tapping device's label (a confirm token holds only for the device it was given to).
+        device: String,
         /// The token of a first tap on "Always allow".
         confirm: Option<String>,
         /// The answer.
@@ -189,6 +191,7 @@ impl Actor for CardsActor {
                 id,
                 option,
                 shown,
+                device,
                 confirm,
                 reply,
             } => {
@@ -196,6 +199,7 @@ impl Actor for CardsActor {
                     &id,
                     &option,
                     &shown,
+                    &device,
                     confirm.as_deref(),
                     random_id,
                     now_ms(),

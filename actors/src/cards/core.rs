@@ -77,7 +77,9 @@ pub enum Tap {
 struct Waiting {
     card: Card,
     bytes: usize,
-    confirm: Option<(String, u64)>,
+    /// A first tap's token on "Always allow": the token, until when it holds, and the device
+    /// that tapped — only that device's second tap confirms.
+    confirm: Option<(String, u64, String)>,
     claimed: bool,
 }
 
@@ -140,13 +142,17 @@ impl Cards {
         Ok(card)
     }
 
-    /// A tap: `option` on card `id` as the phone drew it (`shown`), with the token of a first tap
-    /// on "Always allow" if this is the second. `token` makes a fresh token when one is needed.
+    /// A tap by `device`: `option` on card `id` as the phone drew it (`shown`), with the token of
+    /// a first tap on "Always allow" if this is the second (the same device's). `token` makes a
+    /// fresh token when one is needed.
+    // Each argument is one fact of the tap as the phone sent it; a struct would only rename them.
+    #[allow(clippy::too_many_arguments)]
     pub fn tap(
         &mut self,
         id: &str,
         option: &str,
         shown: &str,
+        device: &str,
         confirm: Option<&str>,
         token: impl FnOnce() -> String,
         now: u64,
@@ -167,14 +173,18 @@ impl Cards {
             .ok_or_else(|| CardError::UnknownOption(option.to_owned()))?;
         if chosen.id == ALWAYS {
             let confirmed = match (&w.confirm, confirm) {
-                (Some((expected, until)), Some(given)) => {
-                    now <= *until && constant_time_eq(expected, given)
+                (Some((expected, until, by)), Some(given)) => {
+                    now <= *until && by == device && constant_time_eq(expected, given)
                 }
                 _ => false,
             };
             if !confirmed {
                 let fresh = token();
-                w.confirm = Some((fresh.clone(), now.saturating_add(CONFIRM_WITHIN_MS)));
+                w.confirm = Some((
+                    fresh.clone(),
+                    now.saturating_add(CONFIRM_WITHIN_MS),
+                    device.to_owned(),
+                ));
                 return Ok(Tap::Confirm(fresh));
             }
         }
@@ -332,12 +342,12 @@ mod tests {
         assert_eq!(card.state, CardState::Waiting);
         assert_eq!(card.expires, 1_000 + HOLD);
         let tap = cards
-            .tap("a", "allow", &card.shown, None, no_token, 2_000)
+            .tap("a", "allow", &card.shown, "pixel", None, no_token, 2_000)
             .unwrap();
         assert!(matches!(&tap, Tap::Claimed { option, .. } if option.id == "allow"));
         // A second tap while the first is being audited finds the card closed.
         assert_eq!(
-            cards.tap("a", "deny", &card.shown, None, no_token, 2_001),
+            cards.tap("a", "deny", &card.shown, "pixel", None, no_token, 2_001),
             Err(CardError::Closed)
         );
         let done = cards.release("a", "allow", "phone", 2_002).unwrap();
@@ -349,7 +359,7 @@ mod tests {
         assert_eq!(receipts[0].option.as_deref(), Some("allow"));
         // Late taps: closed.
         assert_eq!(
-            cards.tap("a", "allow", &card.shown, None, no_token, 2_004),
+            cards.tap("a", "allow", &card.shown, "pixel", None, no_token, 2_004),
             Err(CardError::Closed)
         );
     }
@@ -359,13 +369,13 @@ mod tests {
         let mut cards = Cards::new();
         let card = opened(&mut cards, "a", &["allow", "deny"]);
         cards
-            .tap("a", "deny", &card.shown, None, no_token, 2_000)
+            .tap("a", "deny", &card.shown, "pixel", None, no_token, 2_000)
             .unwrap();
         cards.unclaim("a");
         assert_eq!(cards.waiting().len(), 1);
         assert!(cards.release("a", "deny", "phone", 2_001).is_none());
         assert!(matches!(
-            cards.tap("a", "allow", &card.shown, None, no_token, 2_002),
+            cards.tap("a", "allow", &card.shown, "pixel", None, no_token, 2_002),
             Ok(Tap::Claimed { .. })
         ));
     }
@@ -375,15 +385,15 @@ mod tests {
         let mut cards = Cards::new();
         let card = opened(&mut cards, "a", &["allow", "deny"]);
         assert_eq!(
-            cards.tap("a", "allow", "0000", None, no_token, 2_000),
+            cards.tap("a", "allow", "0000", "pixel", None, no_token, 2_000),
             Err(CardError::Changed)
         );
         assert_eq!(
-            cards.tap("a", "maybe", &card.shown, None, no_token, 2_000),
+            cards.tap("a", "maybe", &card.shown, "pixel", None, no_token, 2_000),
             Err(CardError::UnknownOption("maybe".into()))
         );
         assert_eq!(
-            cards.tap("b", "allow", &card.shown, None, no_token, 2_000),
+            cards.tap("b", "allow", &card.shown, "pixel", None, no_token, 2_000),
             Err(CardError::Closed)
         );
         assert_eq!(cards.waiting().len(), 1, "nothing was decided");
@@ -394,7 +404,15 @@ mod tests {
         let mut cards = Cards::new();
         let card = opened(&mut cards, "a", &["allow", "deny", "always"]);
         let first = cards
-            .tap("a", "always", &card.shown, None, || "t1".into(), 2_000)
+            .tap(
+                "a",
+                "always",
+                &card.shown,
+                "pixel",
+                None,
+                || "t1".into(),
+                2_000,
+            )
             .unwrap();
         assert_eq!(first, Tap::Confirm("t1".into()));
         // A wrong token is a first tap again.
@@ -403,6 +421,7 @@ mod tests {
                 "a",
                 "always",
                 &card.shown,
+                "pixel",
                 Some("tX"),
                 || "t2".into(),
                 3_000,
@@ -415,6 +434,7 @@ mod tests {
                 "a",
                 "always",
                 &card.shown,
+                "pixel",
                 Some("t2"),
                 || "t3".into(),
                 3_000 + CONFIRM_WITHIN_MS + 1,
@@ -422,9 +442,62 @@ mod tests {
             .unwrap();
         assert_eq!(late, Tap::Confirm("t3".into()));
         let second = cards
-            .tap("a", "always", &card.shown, Some("t3"), no_token, 70_000)
+            .tap(
+                "a",
+                "always",
+                &card.shown,
+                "pixel",
+                Some("t3"),
+                no_token,
+                70_000,
+            )
             .unwrap();
         assert!(matches!(second, Tap::Claimed { option, .. } if option.id == ALWAYS));
+    }
+
+    #[test]
+    fn only_the_device_that_tapped_first_confirms_with_its_token() {
+        let mut cards = Cards::new();
+        let card = opened(&mut cards, "a", &["allow", "always"]);
+        cards
+            .tap(
+                "a",
+                "always",
+                &card.shown,
+                "pixel",
+                None,
+                || "t1".into(),
+                2_000,
+            )
+            .unwrap();
+        let other = cards
+            .tap(
+                "a",
+                "always",
+                &card.shown,
+                "tablet",
+                Some("t1"),
+                || "t2".into(),
+                2_001,
+            )
+            .unwrap();
+        assert_eq!(
+            other,
+            Tap::Confirm("t2".into()),
+            "another device's tap is a first tap"
+        );
+        let own = cards
+            .tap(
+                "a",
+                "always",
+                &card.shown,
+                "tablet",
+                Some("t2"),
+                no_token,
+                2_002,
+            )
+            .unwrap();
+        assert!(matches!(own, Tap::Claimed { .. }));
     }
 
     #[test]
@@ -432,10 +505,18 @@ mod tests {
         let mut cards = Cards::new();
         let card = opened(&mut cards, "a", &["allow", "always"]);
         cards
-            .tap("a", "always", &card.shown, None, || "t1".into(), 2_000)
+            .tap(
+                "a",
+                "always",
+                &card.shown,
+                "pixel",
+                None,
+                || "t1".into(),
+                2_000,
+            )
             .unwrap();
         assert_eq!(
-            cards.tap("a", "always", "stale", Some("t1"), no_token, 2_001),
+            cards.tap("a", "always", "stale", "pixel", Some("t1"), no_token, 2_001),
             Err(CardError::Changed)
         );
     }
@@ -447,7 +528,15 @@ mod tests {
         opened(&mut cards, "b", &["allow"]);
         assert!(cards.expire(1_000 + HOLD - 1).is_empty());
         assert_eq!(
-            cards.tap("a", "allow", &card.shown, None, no_token, 1_000 + HOLD),
+            cards.tap(
+                "a",
+                "allow",
+                &card.shown,
+                "pixel",
+                None,
+                no_token,
+                1_000 + HOLD
+            ),
             Err(CardError::Closed),
             "a tap at the deadline is too late"
         );
