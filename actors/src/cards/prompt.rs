@@ -21,8 +21,6 @@
 //! Real screens the tests read: `fixtures/` (captured from the agents themselves; see the file
 //! names for the version).
 
-use sha2::{Digest, Sha256};
-
 /// One option of a prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PromptOption {
@@ -49,15 +47,9 @@ pub struct ScreenPrompt {
     pub hash: String,
 }
 
-/// The SHA-256 (hex) of `lines`, each followed by a newline.
-pub fn lines_hash(lines: &[String]) -> String {
-    let mut h = Sha256::new();
-    for l in lines {
-        h.update(l.as_bytes());
-        h.update(b"\n");
-    }
-    hex::encode(h.finalize())
-}
+// The hash of screen rows is the panes' (the Panes actor checks it before it types): one
+// definition, and no import from panes back to cards.
+pub use crate::panes::screen::lines_hash;
 
 /// Marks a selected option may carry.
 const MARKS: [char; 3] = ['❯', '›', '>'];

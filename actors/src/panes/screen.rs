@@ -10,6 +10,18 @@
 //!
 //! The model holds no lock and does no I/O; the owner (pty pane or tmux mirror) serialises access.
 
+/// The SHA-256 (hex) of `lines`, each followed by a newline: what a screen prompt's card is made
+/// from, checked again before a tap types into the pane (SPEC §10.2).
+pub fn lines_hash(lines: &[String]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for l in lines {
+        h.update(l.as_bytes());
+        h.update(b"\n");
+    }
+    hex::encode(h.finalize())
+}
+
 /// Rows of the scrollback read back before the first requested line (or before the visible
 /// screen) to find the start of a logical line that wraps into it. Bounds the work per read; a
 /// logical line longer than this many rows is masked from this point on.
