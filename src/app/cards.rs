@@ -115,7 +115,7 @@ pub enum CardItem {
 /// A phone's stream of card changes: under the same caps and authorization rules as a pane
 /// stream (SPEC §10.1, §3.2). On a lead it carries the changes of each online member that declared
 /// `cards`, named by member and masked again — also of a member that comes online (or back) while
-/// the stream is open: every [`MEMBERS_EVERY`] the stream looks for members it does not follow yet,
+/// the stream is open: every `MEMBERS_EVERY` the stream looks for members it does not follow yet,
 /// and after it starts following one it sends everything again, so that member's waiting cards show.
 pub struct CardStream {
     app: App,
