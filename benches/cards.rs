@@ -11,7 +11,11 @@
 //!    line arriving at the other end of its stdout (another FIFO).
 //!
 //! Both locally and through a lead (the hook in a member's pane, the stream and the tap on the
-//! lead). Then 3. *1,000 waiting cards*: this binary, run in a pane as `--hold N`, holds N hook
+//! lead). 4. *Screen prompts* (`COLLIE_BENCH_SCREENS=N`, default 40): a pane draws a permission
+//! dialog when the bench writes to a FIFO; the time until its `screen` card arrives on the stream
+//! (the watcher waits for the screen to be still for a whole look period, 200 ms, so this is
+//! 200–400 ms by design), and from the tap to the program in the pane reading the typed number.
+//! Then 3. *1,000 waiting cards*: this binary, run in a pane as `--hold N`, holds N hook
 //! connections open at once; the bridge's RSS before and after, and `GET /api/cards` latency with
 //! them waiting. Every process and temp dir is removed on drop; nothing is asserted.
 
@@ -69,6 +73,8 @@ fn main() {
         let token = local.bridge.pair("bench", "full");
         let (fire, tap) = questions(&local, &local.bridge, &token, None, n);
         report("locally", &fire, &tap);
+        let (seen, typed) = screens(&local, &local.bridge, &token, None, screen_n());
+        report_screens("locally", &seen, &typed);
         thousand(&local, &token);
     }
     {
@@ -85,6 +91,8 @@ fn main() {
         let token = lead.bridge.pair("bench", "full");
         let (fire, tap) = questions(&member, &lead.bridge, &token, Some("web-1"), n);
         report("through the lead", &fire, &tap);
+        let (seen, typed) = screens(&member, &lead.bridge, &token, Some("web-1"), screen_n());
+        report_screens("through the lead", &seen, &typed);
     }
     println!("load average after {}", support::load_average());
 }
@@ -94,6 +102,20 @@ fn report(how: &str, fire: &Stats, tap: &Stats) {
         fire.p50, fire.p99, fire.max, fire.n);
     println!("  {how}: tap → hook returns                         p50 {:>8.2?}  p99 {:>8.2?}  max {:>8.2?}  n {}",
         tap.p50, tap.p99, tap.max, tap.n);
+}
+
+fn screen_n() -> usize {
+    std::env::var("COLLIE_BENCH_SCREENS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40)
+}
+
+fn report_screens(how: &str, seen: &Stats, typed: &Stats) {
+    println!("  {how}: dialog drawn → screen card on the stream  p50 {:>8.2?}  p99 {:>8.2?}  max {:>8.2?}  n {}",
+        seen.p50, seen.p99, seen.max, seen.n);
+    println!("  {how}: tap → the program reads the number       p50 {:>8.2?}  p99 {:>8.2?}  max {:>8.2?}  n {}",
+        typed.p50, typed.p99, typed.max, typed.n);
 }
 
 /// A bridge with a private tmux server whose pane `hooks` runs the hook on demand: a line on
@@ -127,7 +149,7 @@ impl Machine {
             .dir(dir.to_path_buf())
             .env("COLLIE_TMUX_SOCKETS", &tmux)
             .start();
-        for fifo in ["go", "out"] {
+        for fifo in ["go", "out", "draw", "typed"] {
             let made = Command::new("mkfifo")
                 .arg(dir.join(fifo))
                 .status()
@@ -143,6 +165,26 @@ impl Machine {
             collie = collie.display()
         );
         run(&["new-window", "-d", "-t", "main", "-n", "hooks", &script]);
+        // The screen-prompt pane: each line on `draw` draws a dialog (numbered by the line, so
+        // each is a new question), then the key it reads goes to `typed` and the screen clears.
+        let dialog = format!(
+            "while read i < {d}/draw; do \
+             printf '\\033[H\\033[2J────────────\\n Bash command\\n make step-%s\\n\\n \
+             Do you want to proceed?\\n ❯ 1. Yes\\n   2. No\\n' \"$i\"; \
+             IFS= read -rsn1 k; printf '%s' \"$k\" > {d}/typed; printf '\\033[H\\033[2J'; done",
+            d = dir.display()
+        );
+        run(&[
+            "new-window",
+            "-d",
+            "-t",
+            "main",
+            "-n",
+            "screen",
+            "bash",
+            "-c",
+            &dialog,
+        ]);
         Machine {
             bridge,
             tmux,
@@ -259,6 +301,65 @@ fn questions(
         }
     }
     (Stats::of(fire), Stats::of(tap))
+}
+
+/// 4. `n` screen prompts drawn on `asker`, watched and answered on `phone`'s bridge.
+fn screens(
+    asker: &Machine,
+    phone: &Bridge,
+    token: &str,
+    machine: Option<&str>,
+    n: usize,
+) -> (Stats, Stats) {
+    let events = stream(phone, token);
+    let http = agent();
+    let (mut seen_all, mut typed_all) = (Vec::new(), Vec::new());
+    for i in 0..n + 2 {
+        let typed = asker.dir.join("typed");
+        let (done_tx, done_rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Ok(mut f) = std::fs::File::open(&typed) {
+                let _ = f.read_to_string(&mut text);
+            }
+            let _ = done_tx.send((Instant::now(), text));
+        });
+        let drawn = Instant::now();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(asker.dir.join("draw"))
+            .and_then(|mut draw| writeln!(draw, "{i}"))
+            .expect("draw the dialog");
+        let card = loop {
+            let (name, data) = events
+                .recv_timeout(Duration::from_secs(10))
+                .expect("a card event");
+            if name == "card" && data["state"] == "waiting" && data["source"] == "screen" {
+                break data;
+            }
+        };
+        let seen = drawn.elapsed();
+        let body = json!({"option": "1", "shown": card["shown"], "machine": machine});
+        let tapped = Instant::now();
+        let answer = http
+            .post(&phone.url(&format!(
+                "/api/cards/{}/answer",
+                card["id"].as_str().expect("id")
+            )))
+            .set("Authorization", &format!("Bearer {token}"))
+            .send_json(body)
+            .expect("answer");
+        assert_eq!(answer.status(), 200);
+        let (at, text) = done_rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the program reads the number");
+        assert_eq!(text, "1");
+        if i >= 2 {
+            seen_all.push(seen);
+            typed_all.push(at - tapped);
+        }
+    }
+    (Stats::of(seen_all), Stats::of(typed_all))
 }
 
 /// 3. The bridge's memory and `GET /api/cards` with 1,000 cards waiting.

@@ -32,7 +32,7 @@ use crate::panes::PanesMsg;
 use crate::slot::Slot;
 
 /// How often panes are listed and changed screens looked at.
-pub const LOOK_EVERY: Duration = Duration::from_millis(250);
+pub const LOOK_EVERY: Duration = Duration::from_millis(200);
 
 /// Start-up arguments.
 #[derive(Clone)]
@@ -69,8 +69,6 @@ struct Watched {
     changes: watch::Receiver<u64>,
     /// Changed since it was last looked at.
     dirty: bool,
-    /// Changed during the last period (so not yet still).
-    moving: bool,
 }
 
 /// Its state.
@@ -128,6 +126,8 @@ impl ScreensState {
             return;
         };
         self.follow(&panes).await;
+        // A change seen now happened during the last period: look next time, if by then the
+        // screen has not changed again (still for a whole period).
         let due: Vec<String> = self
             .watched
             .iter_mut()
@@ -135,14 +135,9 @@ impl ScreensState {
                 if w.changes.has_changed().unwrap_or(false) {
                     w.changes.mark_unchanged();
                     w.dirty = true;
-                    w.moving = true;
                     return None;
                 }
-                let still = !std::mem::take(&mut w.moving);
-                (w.dirty && still).then(|| {
-                    w.dirty = false;
-                    pane.clone()
-                })
+                std::mem::take(&mut w.dirty).then(|| pane.clone())
             })
             .collect();
         for pane in due {
@@ -185,7 +180,6 @@ impl ScreensState {
                     Watched {
                         changes,
                         dirty: true,
-                        moving: false,
                     },
                 );
             }
