@@ -88,7 +88,7 @@ impl Store {
     /// sled locks its file for as long as its background flusher runs, and that thread ends a
     /// moment *after* the last handle is dropped — so opening the store right after closing it
     /// (a bridge restarted at once, `collie audit verify` just after a stop, a test reopening)
-    /// can find the lock still held. A held lock is tried again for up to [`LOCK_WAIT`]; after
+    /// can find the lock still held. A held lock is tried again for up to `LOCK_WAIT`; after
     /// that it is another process's (a bridge running), and the error says so.
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
         let deadline = std::time::Instant::now() + LOCK_WAIT;
