@@ -516,3 +516,64 @@ fn a_tap_on_deny_keeps_codex_from_running_the_command() {
     });
     assert!(!run.marker.exists(), "the denied command must not run");
 }
+
+#[test]
+fn esc_in_codex_ends_the_hold_and_closes_the_card() {
+    let run = codex_run();
+    let card = codex_card(&run);
+    // While the card waits, Codex draws no dialog of its own: it shows its hook running (on its
+    // next redraw, which may come after the card), and a person at the machine can only
+    // interrupt the turn (Esc), which ends the hook's process.
+    wait_for(Duration::from_secs(10), || {
+        screen_of(&run.b, "codex")
+            .contains("Running hook")
+            .then_some(())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "Codex does not show its hook running:\n{}",
+            screen_of(&run.b, "codex")
+        )
+    });
+    let tmux = run.b.tmux.as_ref().expect("tmux");
+    let pressed = tmux
+        .cmd()
+        .args(["send-keys", "-t", "main:codex", "Escape"])
+        .status()
+        .expect("send-keys");
+    assert!(pressed.success());
+    // The hook going away is the machine answering first: the card closes at once, as "answered
+    // elsewhere", and a late tap gets 410.
+    let receipt = wait_for(Duration::from_secs(30), || {
+        let (_, v) = run.b.get("/api/cards", Some(&run.phone));
+        v["receipts"]
+            .as_array()
+            .and_then(|r| r.iter().find(|r| r["card"] == card["id"]).cloned())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "the card stayed open after Esc:\n{}",
+            screen_of(&run.b, "codex")
+        )
+    });
+    assert_eq!(receipt["state"], "answered elsewhere");
+    let (status, v) = run.b.post(
+        &format!("/api/cards/{}/answer", card["id"].as_str().expect("id")),
+        Some(&run.phone),
+        &json!({"option": "allow", "shown": card["shown"]}),
+    );
+    assert_eq!((status, v), (410, json!({"error": "card closed"})));
+    // Codex says so on its next redraw, which may come after the card closed.
+    wait_for(Duration::from_secs(10), || {
+        screen_of(&run.b, "codex")
+            .contains("Conversation interrupted")
+            .then_some(())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "Codex did not end the turn:\n{}",
+            screen_of(&run.b, "codex")
+        )
+    });
+    assert!(!run.marker.exists(), "an interrupted turn runs nothing");
+}
