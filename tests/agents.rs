@@ -1,8 +1,10 @@
-//! The real Claude Code (installed from the npm registry into `agent-tests/` by `scripts/test`)
-//! asking for permission in a real tmux pane, its `PermissionRequest` hook installed with
-//! `collie hooks install claude --hold-permissions`, and the phone API's tap deciding whether the
-//! command runs (a marker file tells). The model is a scripted loopback stand-in
-//! (`support::model_api`) — the one part that cannot run here.
+//! The real coding agents, installed from the npm registry into `agent-tests/` by
+//! `scripts/test`, asking for permission in a real tmux pane with Collie's `PermissionRequest` hook
+//! installed by `collie hooks install claude|codex --hold-permissions`, and the phone API's tap
+//! deciding whether the command runs (a marker file tells): Claude Code against a scripted
+//! loopback stand-in for Anthropic's Messages API (`support::model_api`), Codex against one for
+//! OpenAI's Responses API (`support::responses_api`) — the model is the one part that cannot run
+//! here.
 
 mod support;
 
@@ -10,7 +12,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
 use support::model_api::ModelApi;
+use support::responses_api::ResponsesApi;
 use support::{wait_for, TestBridge};
 
 /// The native Claude Code binary of the pinned npm package for this machine.
@@ -74,35 +78,59 @@ fn collie_in_home(b: &TestBridge, home: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn screen(b: &TestBridge) -> String {
-    b.tmux.as_ref().expect("tmux").capture("main:claude")
+/// What the agent's tmux window (`main:<window>`) shows.
+fn screen_of(b: &TestBridge, window: &str) -> String {
+    b.tmux
+        .as_ref()
+        .expect("tmux")
+        .capture(&format!("main:{window}"))
 }
 
-fn the_card(b: &TestBridge, token: &str) -> Value {
+fn screen(b: &TestBridge) -> String {
+    screen_of(b, "claude")
+}
+
+/// The first waiting card, once one appears (the agent's window is shown if none does).
+fn the_card_of(b: &TestBridge, token: &str, window: &str) -> Value {
     wait_for(Duration::from_secs(60), || {
         let (_, v) = b.get("/api/cards", Some(token));
         v["cards"].as_array().and_then(|c| c.first().cloned())
     })
-    .unwrap_or_else(|| panic!("no card appeared; the pane shows:\n{}", screen(b)))
+    .unwrap_or_else(|| {
+        panic!(
+            "no card appeared; the pane shows:\n{}",
+            screen_of(b, window)
+        )
+    })
 }
 
-fn ask(b: &TestBridge, prompt: &str) {
+fn the_card(b: &TestBridge, token: &str) -> Value {
+    the_card_of(b, token, "claude")
+}
+
+/// Types `prompt` into the agent's window and sends it.
+fn ask_in(b: &TestBridge, window: &str, prompt: &str) {
     let tmux = b.tmux.as_ref().expect("tmux");
+    let target = format!("main:{window}");
     let typed = tmux
         .cmd()
-        .args(["send-keys", "-t", "main:claude", "-l", prompt])
+        .args(["send-keys", "-t", &target, "-l", prompt])
         .status()
         .expect("send-keys");
     assert!(typed.success());
-    // Claude Code takes text arriving all at once for a paste; Enter in the same burst would be
+    // Both agents take text arriving all at once for a paste; Enter in the same burst would be
     // part of it. A person's Enter comes later: so does this one.
     std::thread::sleep(Duration::from_millis(300));
     let entered = tmux
         .cmd()
-        .args(["send-keys", "-t", "main:claude", "Enter"])
+        .args(["send-keys", "-t", &target, "Enter"])
         .status()
         .expect("send-keys");
     assert!(entered.success());
+}
+
+fn ask(b: &TestBridge, prompt: &str) {
+    ask_in(b, "claude", prompt);
 }
 
 #[test]
@@ -198,4 +226,354 @@ fn a_tap_on_the_phone_decides_whether_claude_code_runs_the_command() {
     })
     .unwrap_or_else(|| panic!("Claude Code did not show the denial:\n{}", screen(&b)));
     assert!(!denied.exists(), "the denied command must not run");
+}
+
+// ---- Codex -------------------------------------------------------------------------------------
+
+/// The native Codex binary of the pinned npm package for this machine (`@openai/codex` names its
+/// platform packages by npm alias; the binary sits under the Rust target triple).
+fn codex_binary() -> PathBuf {
+    let (package, triple) = match std::env::consts::ARCH {
+        "aarch64" => ("codex-linux-arm64", "aarch64-unknown-linux-musl"),
+        _ => ("codex-linux-x64", "x86_64-unknown-linux-musl"),
+    };
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+        "agent-tests/node_modules/@openai/{package}/vendor/{triple}/bin/codex"
+    ));
+    assert!(
+        path.exists(),
+        "Codex is not installed at {}: run scripts/test (it installs agent-tests/ from the npm \
+         registry) or `npm ci --prefix agent-tests --ignore-scripts`",
+        path.display()
+    );
+    path
+}
+
+/// `value` as JSON with every object's keys sorted, written without spaces: the canonical form
+/// Codex hashes (`codex-rs/config/src/fingerprint.rs`).
+fn canonical_json(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let fields: Vec<String> = keys
+                .iter()
+                .map(|k| format!("{}:{}", Value::from(k.as_str()), canonical_json(&map[*k])))
+                .collect();
+            format!("{{{}}}", fields.join(","))
+        }
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(canonical_json).collect();
+            format!("[{}]", items.join(","))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Trusts every `PermissionRequest` hook of `$CODEX_HOME/hooks.json` the way Codex's `/hooks`
+/// review would, by writing its `trusted_hash` under `[hooks.state]` in `config.toml`.
+///
+/// Why: Codex runs a hook from the user's files only once a person trusted it, and otherwise
+/// opens with a "Hooks need review" screen. A test has no person, and trusting by hand is what a
+/// user does once after `collie hooks install codex`; Collie itself never writes this (trusting
+/// is the user's act). What Codex 0.171.0 compares, read in its source (openai/codex,
+/// `codex-rs/hooks/src/engine/discovery.rs`, `command_hook_hash` and `hook_key`, and
+/// `codex-rs/config/src/fingerprint.rs`, `version_for_toml`):
+/// - the key is `<absolute path of hooks.json>:permission_request:<group index>:<handler
+///   index>`;
+/// - the hash is `sha256:` and the hex SHA-256 of the canonical JSON (keys sorted, no spaces) of
+///   the hook's normalized identity: `event_name` (`permission_request`), the group's `matcher`,
+///   and `hooks` holding only this handler as `type`, `command`, `timeout` (default 600, at least
+///   1), `async` (default false) and `statusMessage` when set — the identity goes through TOML
+///   first, so fields that are unset are left out rather than written as null.
+///
+/// With a wrong hash Codex opens on "Hooks need review" instead and never runs the hook, so no
+/// card comes (tried: the test then fails showing that screen).
+fn trust_codex_hooks(codex_home: &Path) {
+    let hooks_path = codex_home.join("hooks.json");
+    let hooks: Value =
+        serde_json::from_slice(&std::fs::read(&hooks_path).expect("hooks.json")).expect("JSON");
+    let mut state = String::new();
+    let groups = hooks["hooks"]["PermissionRequest"]
+        .as_array()
+        .expect("PermissionRequest groups");
+    for (g, group) in groups.iter().enumerate() {
+        for (h, handler) in group["hooks"].as_array().expect("hooks").iter().enumerate() {
+            let mut normalized = json!({
+                "type": "command",
+                "command": handler["command"],
+                "timeout": handler["timeout"].as_u64().unwrap_or(600).max(1),
+                "async": handler["async"].as_bool().unwrap_or(false),
+            });
+            if let Some(message) = handler["statusMessage"].as_str() {
+                normalized["statusMessage"] = json!(message);
+            }
+            let mut identity = json!({"event_name": "permission_request", "hooks": [normalized]});
+            if let Some(matcher) = group["matcher"].as_str() {
+                identity["matcher"] = json!(matcher);
+            }
+            let digest = Sha256::digest(canonical_json(&identity).as_bytes());
+            let key = format!("{}:permission_request:{g}:{h}", hooks_path.display());
+            // A JSON string is a TOML basic string for these characters.
+            state.push_str(&format!(
+                "\n[hooks.state.{}]\ntrusted_hash = \"sha256:{}\"\n",
+                Value::from(key),
+                hex::encode(digest)
+            ));
+        }
+    }
+    let config = codex_home.join("config.toml");
+    let mut text = std::fs::read_to_string(&config).expect("config.toml");
+    text.push_str(&state);
+    std::fs::write(&config, text).expect("config.toml");
+}
+
+/// A Codex home (`CODEX_HOME`) in which Codex starts straight at its prompt in `work`, talking to
+/// the stand-in: the stand-in as its model provider, the folder trusted, no update check, no
+/// analytics; commands run in a read-only sandbox and Codex asks before running one outside it
+/// (`approval_policy = "on-request"`; Codex 0.171.0 refuses the older `untrusted`).
+fn codex_home(b: &TestBridge, work: &Path, api: &ResponsesApi) -> PathBuf {
+    let home = b.dir.path().join("codex-home");
+    std::fs::create_dir_all(&home).expect("codex home");
+    // Codex keys hook trust by the file's absolute path as it resolves its home.
+    let home = home.canonicalize().expect("canonical codex home");
+    let config = format!(
+        "model = \"gpt-standin\"\n\
+         model_provider = \"standin\"\n\
+         approval_policy = \"on-request\"\n\
+         sandbox_mode = \"read-only\"\n\
+         check_for_update_on_startup = false\n\
+         \n\
+         [model_providers.standin]\n\
+         name = \"Stand-in\"\n\
+         base_url = {url}\n\
+         wire_api = \"responses\"\n\
+         \n\
+         [projects.{work}]\n\
+         trust_level = \"trusted\"\n\
+         \n\
+         [analytics]\n\
+         enabled = false\n",
+        url = Value::from(api.base_url()),
+        work = Value::from(work.display().to_string()),
+    );
+    std::fs::write(home.join("config.toml"), config).expect("config.toml");
+    home
+}
+
+/// A bridge with the real Codex at its prompt in tmux window `codex`, Collie's hook installed by
+/// `collie hooks install codex --hold-permissions` and trusted, and a paired full device.
+struct CodexRun {
+    b: TestBridge,
+    phone: String,
+    marker: PathBuf,
+    _api: ResponsesApi,
+}
+
+fn codex_run() -> CodexRun {
+    let codex = codex_binary();
+    let b = TestBridge::start();
+    let phone = b.pair("pixel", "full");
+    let work = b.dir.path().join("work");
+    std::fs::create_dir_all(&work).expect("work dir");
+    let work = work.canonicalize().expect("canonical work dir");
+    let marker = work.join("marker");
+    let api = ResponsesApi::start(&format!("touch {}", marker.display()));
+    let home = b.dir.path().join("home");
+    std::fs::create_dir_all(&home).expect("home");
+    let codex_home = codex_home(&b, &work, &api);
+    let installed = b
+        .command()
+        .env("HOME", &home)
+        .env("CODEX_HOME", &codex_home)
+        .args(["hooks", "install", "codex", "--hold-permissions"])
+        .output()
+        .expect("collie");
+    assert!(
+        installed.status.success(),
+        "collie hooks install codex: {}",
+        String::from_utf8_lossy(&installed.stderr)
+    );
+    trust_codex_hooks(&codex_home);
+
+    // `--no-daemon`: by default Codex 0.171.0 runs its agent in a shared background server
+    // (`codex app-server --managed-daemon`) that the first Codex starts and every later one
+    // joins, and hooks run there — under the first Codex's pane, with its environment, or under
+    // no pane at all once it exits (docs/guide/hooks.md). Without it, hooks are children of the
+    // Codex in this pane, as the bridge's pane check expects.
+    let env = format!(
+        "env -i PATH={path} HOME={home} CODEX_HOME={codex_home} TERM=xterm-256color \
+         COLLIE_STATE_DIR={state} COLLIE_CONFIG_DIR={config} {codex} --no-daemon",
+        path = std::env::var("PATH").unwrap_or_default(),
+        home = home.display(),
+        codex_home = codex_home.display(),
+        state = b.state().display(),
+        config = b.dir.path().join("config").display(),
+        codex = codex.display(),
+    );
+    let started = b
+        .tmux
+        .as_ref()
+        .expect("tmux")
+        .cmd()
+        .args(["new-window", "-d", "-n", "codex", "-c"])
+        .arg(&work)
+        .arg(&env)
+        .status()
+        .expect("tmux new-window");
+    assert!(started.success());
+    // Its prompt. (Whether the hook is trusted shows only later: an untrusted one never runs,
+    // so no card comes, and Codex draws "Hooks need review" over the prompt a moment after it.)
+    wait_for(Duration::from_secs(60), || {
+        screen_of(&b, "codex")
+            .contains("? for shortcuts")
+            .then_some(())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "Codex did not reach its prompt:\n{}",
+            screen_of(&b, "codex")
+        )
+    });
+    CodexRun {
+        b,
+        phone,
+        marker,
+        _api: api,
+    }
+}
+
+/// Asks Codex to run the scripted command and returns the card its hook made, after checking
+/// what the card shows.
+fn codex_card(run: &CodexRun) -> Value {
+    ask_in(&run.b, "codex", "make the marker");
+    let card = the_card_of(&run.b, &run.phone, "codex");
+    assert_eq!(card["source"], "codex");
+    assert_eq!(card["pane_name"], "codex");
+    assert_eq!(card["title"], "Codex asks to use Bash");
+    let command = format!("touch {}", run.marker.display());
+    assert!(
+        card["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .any(|i| i["text"] == command.as_str()),
+        "the card shows the command in full: {card}"
+    );
+    // Codex reads no rule to add from a hook (decision 0022): never "Always allow".
+    let options: Vec<&str> = card["options"]
+        .as_array()
+        .expect("options")
+        .iter()
+        .filter_map(|o| o["id"].as_str())
+        .collect();
+    assert_eq!(options, ["allow", "deny"]);
+    assert!(!run.marker.exists(), "nothing ran before the tap");
+    card
+}
+
+fn answer(run: &CodexRun, card: &Value, option: &str) {
+    let (status, v) = run.b.post(
+        &format!("/api/cards/{}/answer", card["id"].as_str().expect("id")),
+        Some(&run.phone),
+        &json!({"option": option, "shown": card["shown"]}),
+    );
+    assert_eq!((status, v), (200, json!({"ok": true, "delivered": true})));
+}
+
+#[test]
+fn a_tap_on_allow_lets_codex_run_the_command() {
+    let run = codex_run();
+    let card = codex_card(&run);
+    answer(&run, &card, "allow");
+    wait_for(Duration::from_secs(30), || {
+        run.marker.exists().then_some(())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "the allowed command did not run:\n{}",
+            screen_of(&run.b, "codex")
+        )
+    });
+}
+
+#[test]
+fn a_tap_on_deny_keeps_codex_from_running_the_command() {
+    let run = codex_run();
+    let card = codex_card(&run);
+    answer(&run, &card, "deny");
+    // Codex shows the hook's message, then hands the refusal to the model, whose next turn ends
+    // the exchange ("Done."): by then a command that was going to run would have.
+    wait_for(Duration::from_secs(30), || {
+        let s = screen_of(&run.b, "codex");
+        (s.contains("Denied from pixel via Collie") && s.contains("Done.")).then_some(())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "Codex did not show the denial and end its turn:\n{}",
+            screen_of(&run.b, "codex")
+        )
+    });
+    assert!(!run.marker.exists(), "the denied command must not run");
+}
+
+#[test]
+fn esc_in_codex_ends_the_hold_and_closes_the_card() {
+    let run = codex_run();
+    let card = codex_card(&run);
+    // While the card waits, Codex draws no dialog of its own: it shows its hook running (on its
+    // next redraw, which may come after the card), and a person at the machine can only
+    // interrupt the turn (Esc), which ends the hook's process.
+    wait_for(Duration::from_secs(10), || {
+        screen_of(&run.b, "codex")
+            .contains("Running hook")
+            .then_some(())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "Codex does not show its hook running:\n{}",
+            screen_of(&run.b, "codex")
+        )
+    });
+    let tmux = run.b.tmux.as_ref().expect("tmux");
+    let pressed = tmux
+        .cmd()
+        .args(["send-keys", "-t", "main:codex", "Escape"])
+        .status()
+        .expect("send-keys");
+    assert!(pressed.success());
+    // The hook going away is the machine answering first: the card closes at once, as "answered
+    // elsewhere", and a late tap gets 410.
+    let receipt = wait_for(Duration::from_secs(30), || {
+        let (_, v) = run.b.get("/api/cards", Some(&run.phone));
+        v["receipts"]
+            .as_array()
+            .and_then(|r| r.iter().find(|r| r["card"] == card["id"]).cloned())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "the card stayed open after Esc:\n{}",
+            screen_of(&run.b, "codex")
+        )
+    });
+    assert_eq!(receipt["state"], "answered elsewhere");
+    let (status, v) = run.b.post(
+        &format!("/api/cards/{}/answer", card["id"].as_str().expect("id")),
+        Some(&run.phone),
+        &json!({"option": "allow", "shown": card["shown"]}),
+    );
+    assert_eq!((status, v), (410, json!({"error": "card closed"})));
+    // Codex says so on its next redraw, which may come after the card closed.
+    wait_for(Duration::from_secs(10), || {
+        screen_of(&run.b, "codex")
+            .contains("Conversation interrupted")
+            .then_some(())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "Codex did not end the turn:\n{}",
+            screen_of(&run.b, "codex")
+        )
+    });
+    assert!(!run.marker.exists(), "an interrupted turn runs nothing");
 }

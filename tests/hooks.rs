@@ -43,6 +43,12 @@ struct Hook {
 
 impl Hook {
     fn start(b: &TestBridge, name: &str, request: &Value) -> Hook {
+        Hook::start_under(b, name, request, &[])
+    }
+
+    /// As [`Hook::start`], with `args` after the `sh -c` script: they are the shell's own
+    /// arguments, so they show in the hook's parent's command line.
+    fn start_under(b: &TestBridge, name: &str, request: &Value, args: &[&str]) -> Hook {
         let dir = b.dir.path();
         let input = dir.join(format!("{name}.json"));
         std::fs::write(&input, request.to_string()).expect("hook input");
@@ -65,6 +71,7 @@ impl Hook {
             .expect("tmux")
             .cmd()
             .args(["new-window", "-d", "-n", name, "sh", "-c", &script])
+            .args(args)
             .status()
             .expect("tmux new-window");
         assert!(status.success());
@@ -903,4 +910,33 @@ fn a_device_revoked_between_its_two_taps_decides_nothing() {
         .audit_lines()
         .iter()
         .any(|l| l["event"] == "card.answered"));
+}
+
+/// A hook run by Codex's shared background server (`codex app-server --managed-daemon`) is not
+/// answered: its parent chain names the first Codex's pane, whichever Codex asked.
+#[test]
+fn a_hook_under_an_agent_s_shared_server_is_not_answered() {
+    let b = TestBridge::start_with(Opts {
+        with_tmux: true,
+        log_to_file: true,
+        ..Opts::default()
+    });
+    let phone = b.pair("pixel", "full");
+    let hook = Hook::start_under(
+        &b,
+        "daemon",
+        &bash_request("touch marker"),
+        &["app-server", "--managed-daemon"],
+    );
+    let (out, code) = hook.finished();
+    assert_eq!((out.as_str(), code.as_str()), ("", "0"), "silent, exit 0");
+    let (_, v) = b.get("/api/cards", Some(&phone));
+    assert_eq!(v["cards"], json!([]), "no card");
+    assert!(
+        b.log().contains("shared background server"),
+        "the log says why"
+    );
+    // The same hook without the server on its chain gets its card.
+    let _hook = Hook::start(&b, "own", &bash_request("touch marker"));
+    assert_eq!(the_card(&b, &phone)["pane_name"], "own");
 }

@@ -348,6 +348,53 @@ mod tests {
     }
 
     #[test]
+    fn codex_s_real_request_makes_a_card_without_always() {
+        // What Codex 0.171.0 wrote on its hook's stdin for an `exec_command` it asked to run
+        // outside the sandbox (captured from the real Codex; only the paths changed).
+        // Shell calls arrive as tool `Bash`, the model's justification as `description`; there
+        // are no `permission_suggestions`.
+        let input = json!({
+            "session_id": "01a233a9-93b1-7323-8417-1405822b3aa2",
+            "turn_id": "01a233a9-a545-7e40-b2e0-7ae5afef661e",
+            "transcript_path": "/home/u/.codex/sessions/2026/12/01/rollout-2026-12-01T22-11-21-01a233a9-93b1-7323-8417-1405822b3aa2.jsonl",
+            "cwd": "/home/u/work",
+            "hook_event_name": "PermissionRequest",
+            "model": "gpt-standin",
+            "permission_mode": "default",
+            "tool_name": "Bash",
+            "tool_input": {"command": "touch marker", "description": "Make the marker file"},
+        });
+        let ask = Ask::parse(Agent::Codex, &input).unwrap();
+        let card = ask.card("laptop", &pane());
+        assert_eq!(card.title, "Codex asks to use Bash");
+        assert_eq!(card.source, Source::Codex);
+        assert_eq!(
+            card.conversation.as_deref(),
+            Some("01a233a9-93b1-7323-8417-1405822b3aa2")
+        );
+        assert_eq!(
+            card.items,
+            [
+                Item::Text {
+                    text: "Make the marker file".into()
+                },
+                Item::Code {
+                    text: "touch marker".into()
+                }
+            ]
+        );
+        let ids: Vec<&str> = card.options.iter().map(|o| o.id.as_str()).collect();
+        assert_eq!(ids, ["allow", "deny"]);
+        // The same output shape as Claude Code's, which Codex reads
+        // (`hookSpecificOutput.decision.behavior`, and `message` for a deny).
+        assert_eq!(
+            ask.output(&decision("deny")),
+            json!({"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{
+                "behavior":"deny","message":"Denied from pixel via Collie"}}})
+        );
+    }
+
+    #[test]
     fn bad_inputs_are_refused() {
         assert_eq!(
             Ask::parse(Agent::Claude, &json!([1])),

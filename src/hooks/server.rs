@@ -73,6 +73,15 @@ async fn handle(stream: UnixStream, app: App) {
             return;
         }
     };
+    if super::shared_server::on_chain(&collie_actors::panes::foreground::ancestry(pid)) {
+        // A warning: the user's setup keeps every such question off the phone until changed.
+        tracing::warn!(
+            pid,
+            "a hook run by an agent's shared background server asked; not answered (start \
+             Codex with --no-daemon)"
+        );
+        return;
+    }
     let held = match app
         .hold_permission(pid, |machine, pane| ask.card(machine, pane))
         .await

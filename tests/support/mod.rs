@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub mod loopback;
 pub mod model_api;
+pub mod responses_api;
 
 /// The `collie` binary under test.
 pub fn collie_bin() -> PathBuf {

@@ -8,46 +8,28 @@
 //! `Done.`. Streamed
 //! (`"stream": true`, Server-Sent Events) or not, as asked.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 
 use serde_json::{json, Value};
 
+use super::loopback::{Loopback, Reply, Request};
+
 /// The stand-in; stops when dropped.
 pub struct ModelApi {
-    pub port: u16,
+    server: Loopback,
     command: Arc<Mutex<String>>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
 }
 
 impl ModelApi {
     /// Listens on an OS-chosen loopback port; the tool call runs `command`.
     pub fn start(command: &str) -> ModelApi {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the model stand-in");
-        let port = listener.local_addr().expect("addr").port();
         let command = Arc::new(Mutex::new(command.to_owned()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (c, s) = (Arc::clone(&command), Arc::clone(&stop));
-        let thread = std::thread::spawn(move || {
-            // Drop wakes this accept with a connection of its own after setting `stop`.
-            while let Ok((stream, _)) = listener.accept() {
-                if s.load(Ordering::Relaxed) {
-                    break;
-                }
-                let c = Arc::clone(&c);
-                std::thread::spawn(move || serve(stream, &c));
-            }
+        let c = Arc::clone(&command);
+        let server = Loopback::start(move |request| {
+            let command = c.lock().map(|c| c.clone()).unwrap_or_default();
+            answer(request, &command)
         });
-        ModelApi {
-            port,
-            command,
-            stop,
-            thread: Some(thread),
-        }
+        ModelApi { server, command }
     }
 
     /// The command the next tool call runs.
@@ -57,72 +39,15 @@ impl ModelApi {
 
     /// `ANTHROPIC_BASE_URL` for it.
     pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        self.server.url()
     }
 }
 
-impl Drop for ModelApi {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        let _ = TcpStream::connect(("127.0.0.1", self.port));
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-/// Serves requests on one keep-alive connection until the client closes it.
-fn serve(stream: TcpStream, command: &Mutex<String>) {
-    let Ok(mut write) = stream.try_clone() else {
-        return;
-    };
-    let mut read = BufReader::new(stream);
-    loop {
-        let mut request_line = String::new();
-        if read.read_line(&mut request_line).unwrap_or(0) == 0 {
-            return;
-        }
-        let mut length = 0usize;
-        loop {
-            let mut header = String::new();
-            if read.read_line(&mut header).unwrap_or(0) == 0 {
-                return;
-            }
-            let header = header.trim_end();
-            if header.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = header.split_once(':') {
-                if name.eq_ignore_ascii_case("content-length") {
-                    length = value.trim().parse().unwrap_or(0);
-                }
-            }
-        }
-        let mut body = vec![0u8; length.min(64 * 1024 * 1024)];
-        if read.read_exact(&mut body).is_err() {
-            return;
-        }
-        let path = request_line.split_whitespace().nth(1).unwrap_or("/");
-        let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        let command = command.lock().map(|c| c.clone()).unwrap_or_default();
-        let (content_type, reply) = answer(path, &request, &command);
-        let head = format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
-            reply.len()
-        );
-        if write.write_all(head.as_bytes()).is_err() || write.write_all(&reply).is_err() {
-            return;
-        }
-    }
-}
-
-/// The reply to one request: (content type, body).
-fn answer(path: &str, request: &Value, command: &str) -> (&'static str, Vec<u8>) {
+/// The reply to one request.
+fn answer(http: &Request, command: &str) -> Reply {
+    let (path, request) = (http.path.as_str(), &http.body);
     if !path.starts_with("/v1/messages") || path.contains("count_tokens") {
-        return (
-            "application/json",
-            json!({"input_tokens": 10}).to_string().into_bytes(),
-        );
+        return Reply::json(&json!({"input_tokens": 10}));
     }
     let offers_bash = request["tools"]
         .as_array()
@@ -151,12 +76,10 @@ fn answer(path: &str, request: &Value, command: &str) -> (&'static str, Vec<u8>)
             message["content"] = json!([{"type": "text", "text": "Done."}]);
             message["stop_reason"] = json!("end_turn");
         }
-        return ("application/json", message.to_string().into_bytes());
+        return Reply::json(&message);
     }
-    let mut out = String::new();
-    let mut event = |name: &str, data: Value| {
-        out.push_str(&format!("event: {name}\ndata: {data}\n\n"));
-    };
+    let mut events: Vec<(String, Value)> = Vec::new();
+    let mut event = |name: &str, data: Value| events.push((name.to_owned(), data));
     event(
         "message_start",
         json!({"type": "message_start", "message": message}),
@@ -192,5 +115,5 @@ fn answer(path: &str, request: &Value, command: &str) -> (&'static str, Vec<u8>)
                "usage": {"output_tokens": 5}}),
     );
     event("message_stop", json!({"type": "message_stop"}));
-    ("text/event-stream", out.into_bytes())
+    Reply::sse(&events)
 }
