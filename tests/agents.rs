@@ -133,23 +133,9 @@ fn ask(b: &TestBridge, prompt: &str) {
     ask_in(b, "claude", prompt);
 }
 
-#[test]
-fn a_tap_on_the_phone_decides_whether_claude_code_runs_the_command() {
-    let claude = claude_binary();
-    let b = TestBridge::start();
-    let phone = b.pair("pixel", "full");
-    let work = b.dir.path().join("work");
-    std::fs::create_dir_all(&work).expect("work dir");
-    let allowed = work.join("allowed-marker");
-    let denied = work.join("denied-marker");
-    let model = ModelApi::start(&format!("touch {}", allowed.display()));
-    let home = claude_home(&b, &work);
-    collie_in_home(
-        &b,
-        &home,
-        &["hooks", "install", "claude", "--hold-permissions"],
-    );
-
+/// Starts Claude Code in a tmux window `claude` of the bridge's server, in `work`, against the
+/// model stand-in, and waits for its prompt.
+fn start_claude(b: &TestBridge, claude: &Path, work: &Path, home: &Path, model: &ModelApi) {
     // Claude Code in a tmux window of the bridge's server, with the bridge's state dir in its
     // environment (the hook it runs inherits it).
     let env = format!(
@@ -169,7 +155,7 @@ fn a_tap_on_the_phone_decides_whether_claude_code_runs_the_command() {
         .expect("tmux")
         .cmd()
         .args(["new-window", "-d", "-n", "claude", "-c"])
-        .arg(&work)
+        .arg(work)
         .arg(&env)
         .status()
         .expect("tmux new-window");
@@ -178,6 +164,26 @@ fn a_tap_on_the_phone_decides_whether_claude_code_runs_the_command() {
         screen(&b).contains("for shortcuts").then_some(())
     })
     .unwrap_or_else(|| panic!("Claude Code did not reach its prompt:\n{}", screen(&b)));
+}
+
+#[test]
+fn a_tap_on_the_phone_decides_whether_claude_code_runs_the_command() {
+    let claude = claude_binary();
+    let b = TestBridge::start();
+    let phone = b.pair("pixel", "full");
+    let work = b.dir.path().join("work");
+    std::fs::create_dir_all(&work).expect("work dir");
+    let allowed = work.join("allowed-marker");
+    let denied = work.join("denied-marker");
+    let model = ModelApi::start(&format!("touch {}", allowed.display()));
+    let home = claude_home(&b, &work);
+    collie_in_home(
+        &b,
+        &home,
+        &["hooks", "install", "claude", "--hold-permissions"],
+    );
+
+    start_claude(&b, &claude, &work, &home, &model);
 
     // Allow: the command runs.
     ask(&b, "make the marker");
@@ -226,6 +232,42 @@ fn a_tap_on_the_phone_decides_whether_claude_code_runs_the_command() {
     })
     .unwrap_or_else(|| panic!("Claude Code did not show the denial:\n{}", screen(&b)));
     assert!(!denied.exists(), "the denied command must not run");
+}
+
+/// Without Collie's hook, Claude Code's own dialog on the screen is offered as a screen card, and
+/// the tap types the option's number into it (SPEC §10.2).
+#[test]
+fn claude_code_s_own_dialog_is_a_screen_card_and_the_tap_answers_it() {
+    let claude = claude_binary();
+    let b = TestBridge::start();
+    let phone = b.pair("pixel", "full");
+    let work = b.dir.path().join("work");
+    std::fs::create_dir_all(&work).expect("work dir");
+    let marker = work.join("screen-marker");
+    let model = ModelApi::start(&format!("touch {}", marker.display()));
+    let home = claude_home(&b, &work);
+    start_claude(&b, &claude, &work, &home, &model);
+    ask(&b, "make the marker");
+    let card = the_card(&b, &phone);
+    assert_eq!(card["source"], "screen");
+    assert_eq!(card["pane_name"], "claude");
+    assert_eq!(card["title"], "Do you want to proceed?");
+    assert!(
+        card["items"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("screen-marker")),
+        "the card shows the command: {card}"
+    );
+    assert_eq!(card["options"][0], json!({"id": "1", "label": "Yes"}));
+    assert!(!marker.exists(), "nothing ran before the tap");
+    let (status, v) = b.post(
+        &format!("/api/cards/{}/answer", card["id"].as_str().expect("id")),
+        Some(&phone),
+        &json!({"option": "1", "shown": card["shown"]}),
+    );
+    assert_eq!((status, v), (200, json!({"ok": true, "delivered": true})));
+    wait_for(Duration::from_secs(30), || marker.exists().then_some(()))
+        .unwrap_or_else(|| panic!("the tapped dialog did not run the command:\n{}", screen(&b)));
 }
 
 // ---- Codex -------------------------------------------------------------------------------------
@@ -370,7 +412,8 @@ struct CodexRun {
     _api: ResponsesApi,
 }
 
-fn codex_run() -> CodexRun {
+/// Codex in a tmux window `codex`, with Collie's hook installed and trusted when `hooked`.
+fn codex_run(hooked: bool) -> CodexRun {
     let codex = codex_binary();
     let b = TestBridge::start();
     let phone = b.pair("pixel", "full");
@@ -382,19 +425,21 @@ fn codex_run() -> CodexRun {
     let home = b.dir.path().join("home");
     std::fs::create_dir_all(&home).expect("home");
     let codex_home = codex_home(&b, &work, &api);
-    let installed = b
-        .command()
-        .env("HOME", &home)
-        .env("CODEX_HOME", &codex_home)
-        .args(["hooks", "install", "codex", "--hold-permissions"])
-        .output()
-        .expect("collie");
-    assert!(
-        installed.status.success(),
-        "collie hooks install codex: {}",
-        String::from_utf8_lossy(&installed.stderr)
-    );
-    trust_codex_hooks(&codex_home);
+    if hooked {
+        let installed = b
+            .command()
+            .env("HOME", &home)
+            .env("CODEX_HOME", &codex_home)
+            .args(["hooks", "install", "codex", "--hold-permissions"])
+            .output()
+            .expect("collie");
+        assert!(
+            installed.status.success(),
+            "collie hooks install codex: {}",
+            String::from_utf8_lossy(&installed.stderr)
+        );
+        trust_codex_hooks(&codex_home);
+    }
 
     // `--no-daemon`: by default Codex 0.171.0 runs its agent in a shared background server
     // (`codex app-server --managed-daemon`) that the first Codex starts and every later one
@@ -483,7 +528,7 @@ fn answer(run: &CodexRun, card: &Value, option: &str) {
 
 #[test]
 fn a_tap_on_allow_lets_codex_run_the_command() {
-    let run = codex_run();
+    let run = codex_run(true);
     let card = codex_card(&run);
     answer(&run, &card, "allow");
     wait_for(Duration::from_secs(30), || {
@@ -499,7 +544,7 @@ fn a_tap_on_allow_lets_codex_run_the_command() {
 
 #[test]
 fn a_tap_on_deny_keeps_codex_from_running_the_command() {
-    let run = codex_run();
+    let run = codex_run(true);
     let card = codex_card(&run);
     answer(&run, &card, "deny");
     // Codex shows the hook's message, then hands the refusal to the model, whose next turn ends
@@ -519,7 +564,7 @@ fn a_tap_on_deny_keeps_codex_from_running_the_command() {
 
 #[test]
 fn esc_in_codex_ends_the_hold_and_closes_the_card() {
-    let run = codex_run();
+    let run = codex_run(true);
     let card = codex_card(&run);
     // While the card waits, Codex draws no dialog of its own: it shows its hook running (on its
     // next redraw, which may come after the card), and a person at the machine can only
@@ -576,4 +621,40 @@ fn esc_in_codex_ends_the_hold_and_closes_the_card() {
         )
     });
     assert!(!run.marker.exists(), "an interrupted turn runs nothing");
+}
+
+/// Without Collie's hook, Codex's own approval dialog is offered as a screen card, and the tap
+/// types the option's number into it (SPEC §10.2).
+#[test]
+fn codex_s_own_dialog_is_a_screen_card_and_the_tap_answers_it() {
+    let run = codex_run(false);
+    ask_in(&run.b, "codex", "make the marker");
+    let card = the_card_of(&run.b, &run.phone, "codex");
+    assert_eq!(card["source"], "screen");
+    assert_eq!(
+        card["title"],
+        "Would you like to run the following command?"
+    );
+    let command = format!("$ touch {}", run.marker.display());
+    assert!(
+        card["items"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains(&command)),
+        "the card shows the command: {card}"
+    );
+    assert_eq!(
+        card["options"][0],
+        json!({"id": "1", "label": "Yes, proceed (y)"})
+    );
+    assert!(!run.marker.exists(), "nothing ran before the tap");
+    answer(&run, &card, "1");
+    wait_for(Duration::from_secs(30), || {
+        run.marker.exists().then_some(())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "the tapped dialog did not run the command:\n{}",
+            screen_of(&run.b, "codex")
+        )
+    });
 }
