@@ -161,9 +161,9 @@ fn start_claude(b: &TestBridge, claude: &Path, work: &Path, home: &Path, model: 
         .expect("tmux new-window");
     assert!(started.success());
     wait_for(Duration::from_secs(60), || {
-        screen(&b).contains("for shortcuts").then_some(())
+        screen(b).contains("for shortcuts").then_some(())
     })
-    .unwrap_or_else(|| panic!("Claude Code did not reach its prompt:\n{}", screen(&b)));
+    .unwrap_or_else(|| panic!("Claude Code did not reach its prompt:\n{}", screen(b)));
 }
 
 #[test]
