@@ -239,6 +239,40 @@ fn stream(bridge: &Bridge, token: &str) -> mpsc::Receiver<(String, Value)> {
     rx
 }
 
+/// Reads the FIFO at `path` on a thread (opening a FIFO waits for its writer): when and what its
+/// writer wrote, once it closes.
+fn read_fifo(path: PathBuf) -> mpsc::Receiver<(Instant, String)> {
+    let (done_tx, done_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        if let Ok(mut f) = std::fs::File::open(&path) {
+            let _ = f.read_to_string(&mut text);
+        }
+        let _ = done_tx.send((Instant::now(), text));
+    });
+    done_rx
+}
+
+/// The phone's tap: `option` on `card`, as drawn.
+fn tap(
+    http: &ureq::Agent,
+    phone: &Bridge,
+    token: &str,
+    card: &Value,
+    option: &str,
+    machine: Option<&str>,
+) {
+    let answer = http
+        .post(&phone.url(&format!(
+            "/api/cards/{}/answer",
+            card["id"].as_str().expect("id")
+        )))
+        .set("Authorization", &format!("Bearer {token}"))
+        .send_json(json!({"option": option, "shown": card["shown"], "machine": machine}))
+        .expect("answer");
+    assert_eq!(answer.status(), 200);
+}
+
 /// `n` questions asked on `asker`, watched and answered on `phone`'s bridge.
 fn questions(
     asker: &Machine,
@@ -253,18 +287,9 @@ fn questions(
         .expect("the stream's first event");
     assert_eq!(first.0, "cards");
     let http = agent();
-    let (mut fire, mut tap) = (Vec::new(), Vec::new());
+    let (mut fire, mut taps) = (Vec::new(), Vec::new());
     for i in 0..n + 5 {
-        // Read the hook's stdout on a thread: opening a FIFO waits for its writer.
-        let out = asker.dir.join("out");
-        let (done_tx, done_rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            if let Ok(mut f) = std::fs::File::open(&out) {
-                let _ = f.read_to_string(&mut text);
-            }
-            let _ = done_tx.send((Instant::now(), text));
-        });
+        let done_rx = read_fifo(asker.dir.join("out"));
         let fired = Instant::now();
         std::fs::OpenOptions::new()
             .write(true)
@@ -280,27 +305,18 @@ fn questions(
             }
         };
         let seen = fired.elapsed();
-        let body = json!({"option": "allow", "shown": card["shown"], "machine": machine});
         let tapped = Instant::now();
-        let answer = http
-            .post(&phone.url(&format!(
-                "/api/cards/{}/answer",
-                card["id"].as_str().expect("id")
-            )))
-            .set("Authorization", &format!("Bearer {token}"))
-            .send_json(body)
-            .expect("answer");
-        assert_eq!(answer.status(), 200);
+        tap(&http, phone, token, &card, "allow", machine);
         let (at, text) = done_rx
             .recv_timeout(Duration::from_secs(10))
             .expect("the hook returns");
         assert!(text.contains("\"allow\""), "the hook printed {text:?}");
         if i >= 5 {
             fire.push(seen);
-            tap.push(at - tapped);
+            taps.push(at - tapped);
         }
     }
-    (Stats::of(fire), Stats::of(tap))
+    (Stats::of(fire), Stats::of(taps))
 }
 
 /// 4. `n` screen prompts drawn on `asker`, watched and answered on `phone`'s bridge.
@@ -315,15 +331,7 @@ fn screens(
     let http = agent();
     let (mut seen_all, mut typed_all) = (Vec::new(), Vec::new());
     for i in 0..n + 2 {
-        let typed = asker.dir.join("typed");
-        let (done_tx, done_rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            if let Ok(mut f) = std::fs::File::open(&typed) {
-                let _ = f.read_to_string(&mut text);
-            }
-            let _ = done_tx.send((Instant::now(), text));
-        });
+        let done_rx = read_fifo(asker.dir.join("typed"));
         let drawn = Instant::now();
         std::fs::OpenOptions::new()
             .write(true)
@@ -339,17 +347,8 @@ fn screens(
             }
         };
         let seen = drawn.elapsed();
-        let body = json!({"option": "1", "shown": card["shown"], "machine": machine});
         let tapped = Instant::now();
-        let answer = http
-            .post(&phone.url(&format!(
-                "/api/cards/{}/answer",
-                card["id"].as_str().expect("id")
-            )))
-            .set("Authorization", &format!("Bearer {token}"))
-            .send_json(body)
-            .expect("answer");
-        assert_eq!(answer.status(), 200);
+        tap(&http, phone, token, &card, "1", machine);
         let (at, text) = done_rx
             .recv_timeout(Duration::from_secs(10))
             .expect("the program reads the number");
