@@ -2,7 +2,7 @@
 //! the supervisor gives up on a child.
 //!
 //! Start order: state dir (0700, modes tightened), store, local secret, then the supervisor with its
-//! children Redactor → Audit → Pairing → Panes → Crew → Walky → Cards → Http. Every child is reached through a
+//! children Redactor → Audit → Pairing → Panes → Crew → Walky → Cards → Push → Http. Every child is reached through a
 //! [`collie_actors::slot::Slot`] that the supervisor refreshes on restart. A clean exit
 //! deletes `local-secret` and the control socket.
 
@@ -25,6 +25,7 @@ use collie_actors::pairing::actor::{PairingActor, PairingArgs};
 use collie_actors::pairing::{PairingMsg, Policy, PolicySnapshot};
 use collie_actors::panes::actor::{PanesActor, PanesArgs};
 use collie_actors::panes::PanesMsg;
+use collie_actors::push::actor::{PushActor, PushArgs, PushMsg};
 use collie_actors::redact::actor::Redactor;
 use collie_actors::redact::Masker;
 use collie_actors::slot::Slot;
@@ -116,6 +117,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     let crew_slot: Slot<CrewMsg> = Slot::default();
     let walky_slot: Slot<WalkyMsg> = Slot::default();
     let cards_slot: Slot<CardsMsg> = Slot::default();
+    let push_slot: Slot<PushMsg> = Slot::default();
     let crew_view = Arc::new(ArcSwap::from_pointee(CrewView::solo(&name)));
     let (relay_streams, relay_streams_rx) = tokio::sync::mpsc::channel(crate::relay::member::QUEUE);
     let (uplink_streams, uplink_streams_rx) =
@@ -161,6 +163,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         walky: walky_slot.clone(),
         walky_on: settings.walky,
         cards: cards_slot.clone(),
+        push: push_slot.clone(),
         hold: settings.hold,
         tmux_sockets: Arc::new(tmux_sockets),
         masker: Arc::clone(&masker),
@@ -230,7 +233,17 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         identity_dir: settings.state_dir.join("crew"),
         crew_view: Arc::clone(&crew_view),
     };
+    let push_args = PushArgs {
+        store: store.clone(),
+        dir: settings.state_dir.join("push"),
+        services: settings.push_services.clone(),
+        policy: policy.clone(),
+        cards: cards_slot.clone(),
+        masker: Arc::clone(&masker),
+        machine: machine.clone(),
+    };
     ctx.spawn(crate::relay::uplink::run(ctx.clone(), uplink_streams_rx));
+    ctx.spawn(crate::app::push::watch::run(ctx.clone()));
     ctx.spawn(crate::relay::member::run(ctx.clone(), relay_streams_rx));
     let http_args = HttpArgs {
         ctx: ctx.clone(),
@@ -248,6 +261,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         child("crew", || CrewActor, crew_args, Some(crew_slot)),
         child("walky", || WalkyActor, walky_args, Some(walky_slot)),
         child("cards", || CardsActor, (), Some(cards_slot)),
+        child("push", || PushActor, push_args, Some(push_slot)),
         child("http", || HttpActor, http_args, None),
     ];
 

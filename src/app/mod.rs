@@ -18,6 +18,7 @@ mod error;
 pub mod follow;
 pub mod machine;
 pub mod panes;
+pub mod push;
 pub mod status;
 pub mod walky;
 
@@ -31,6 +32,7 @@ use collie_actors::crew_link::{CrewMsg, CrewView, LeadLink, Relays};
 use collie_actors::machine::MachineName;
 use collie_actors::pairing::{PairingMsg, Policy};
 use collie_actors::panes::PanesMsg;
+use collie_actors::push::actor::PushMsg;
 use collie_actors::redact::Masker;
 use collie_actors::slot::Slot;
 use collie_actors::walky::actor::WalkyMsg;
@@ -75,6 +77,8 @@ pub struct Wiring {
     pub walky_on: bool,
     /// The cards actor.
     pub cards: Slot<CardsMsg>,
+    /// The push actor (SPEC §10.4).
+    pub push: Slot<PushMsg>,
     /// How long a held permission waits for a tap (SPEC §10.2: 10 minutes by default).
     pub hold: std::time::Duration,
     /// The tmux sockets the bridge mirrors, in pane-id index order (the default socket first).
@@ -150,6 +154,8 @@ pub struct Parts {
     walky_on: bool,
     /// The cards actor.
     cards: Slot<CardsMsg>,
+    /// The push actor.
+    push: Slot<PushMsg>,
     /// How long a held permission waits for a tap.
     hold: std::time::Duration,
     /// The tmux sockets the bridge mirrors, in pane-id index order (the default socket first).
@@ -195,6 +201,7 @@ impl App {
             walky: w.walky,
             walky_on: w.walky_on,
             cards: w.cards,
+            push: w.push,
             hold: w.hold,
             tmux_sockets: w.tmux_sockets,
             masker: w.masker,

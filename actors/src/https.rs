@@ -1,0 +1,264 @@
+//! The bridge's one outgoing HTTPS client: a single POST (or any request) over a fresh TLS
+//! connection, with every bound a caller on someone else's network needs. Push posts use it
+//! (SPEC §10.4); a durable agent's HTTPS transport (§10.3) is meant to use it too.
+//!
+//! - **Where.** The caller names host, port and path; the name is resolved here and, for a
+//!   target that must be public, every address is checked and a private, loopback or otherwise
+//!   reserved one is refused before any connection is made. Redirects are never followed (a 3xx
+//!   is just a status), so an allowed host cannot send the bridge somewhere else.
+//! - **Trust.** rustls with the ring provider (already the crew's), TLS 1.2 and 1.3; the public
+//!   web roots (`webpki-roots`, compiled in) or, for a self-hosted service, only the CAs of a
+//!   PEM file the user names.
+//! - **Time and size.** Connecting (resolution, TCP and the TLS handshake) is bounded by
+//!   [`Limits::connect`], the whole exchange by [`Limits::total`]; at most [`Limits::max_body`]
+//!   bytes of the answer's body are read, and a longer body is an error, not an allocation.
+//!
+//! One connection per request, HTTP/1.1, closed after: the callers send rarely (a push per
+//! question, a poll every few seconds), so a pool would only keep sockets open to the outside.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Bytes;
+use hyper_util::rt::TokioIo;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::{ClientConfig, RootCertStore};
+use tokio::net::TcpStream;
+use tokio_rustls::TlsConnector;
+use tokio_util::task::AbortOnDropHandle;
+
+/// Why a request did not get an answer.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HttpsError {
+    /// The host name did not resolve.
+    #[error("cannot resolve {0}")]
+    Resolve(String),
+    /// Every address of a host that must be public is a private or reserved one.
+    #[error("{0} resolves only to non-public addresses")]
+    NotPublic(String),
+    /// No address accepted a connection.
+    #[error("cannot connect to {0}")]
+    Connect(String),
+    /// The TLS handshake failed (an untrusted certificate, a wrong name).
+    #[error("TLS with {host} failed: {reason}")]
+    Tls {
+        /// The host.
+        host: String,
+        /// What rustls said.
+        reason: String,
+    },
+    /// The HTTP exchange failed.
+    #[error("HTTP exchange with {host} failed: {reason}")]
+    Http {
+        /// The host.
+        host: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// Connecting or the whole exchange took too long.
+    #[error("{0} did not answer in time")]
+    Timeout(String),
+    /// The answer's body is over [`Limits::max_body`].
+    #[error("the answer of {0} is too large")]
+    TooLarge(String),
+    /// A CA file could not be read.
+    #[error("CA file {path}: {reason}")]
+    CaFile {
+        /// The file.
+        path: String,
+        /// What was wrong.
+        reason: String,
+    },
+}
+
+/// Time and size bounds of one request.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Resolving, connecting and the TLS handshake.
+    pub connect: Duration,
+    /// The whole request, connecting included.
+    pub total: Duration,
+    /// Most bytes of the answer's body read.
+    pub max_body: usize,
+}
+
+/// Where a request goes.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// Host name or IP address (an IPv6 literal without brackets).
+    pub host: String,
+    /// Port.
+    pub port: u16,
+    /// Refuse private and reserved addresses (see [`crate::push::endpoint::is_public`]).
+    pub public_only: bool,
+    /// The TLS configuration (see [`tls_config`]).
+    pub tls: Arc<ClientConfig>,
+}
+
+/// An answer.
+#[derive(Debug)]
+pub struct Reply {
+    /// The status code.
+    pub status: u16,
+    /// The headers.
+    pub headers: http::HeaderMap,
+    /// The body, at most [`Limits::max_body`] bytes.
+    pub body: Bytes,
+}
+
+/// A client configuration trusting the public web roots, or only the CAs in `ca_file` (PEM).
+pub fn tls_config(ca_file: Option<&Path>) -> Result<Arc<ClientConfig>, HttpsError> {
+    let mut roots = RootCertStore::empty();
+    match ca_file {
+        None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+        Some(path) => {
+            let bad = |reason: String| HttpsError::CaFile {
+                path: path.display().to_string(),
+                reason,
+            };
+            let certs = CertificateDer::pem_file_iter(path)
+                .map_err(|e| bad(e.to_string()))?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| bad(e.to_string()))?;
+            if certs.is_empty() {
+                return Err(bad("no certificate in it".into()));
+            }
+            for cert in certs {
+                roots.add(cert).map_err(|e| bad(e.to_string()))?;
+            }
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| HttpsError::CaFile {
+            path: String::new(),
+            reason: e.to_string(),
+        })?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+/// Sends `request` (its URI's path and query are used; its host is `target`'s) and reads the
+/// answer, within `limits`.
+pub async fn send(
+    target: &Target,
+    request: http::Request<Vec<u8>>,
+    limits: Limits,
+) -> Result<Reply, HttpsError> {
+    let host = target.host.clone();
+    tokio::time::timeout(limits.total, exchange(target, request, limits))
+        .await
+        .map_err(|_| HttpsError::Timeout(host))?
+}
+
+async fn exchange(
+    target: &Target,
+    request: http::Request<Vec<u8>>,
+    limits: Limits,
+) -> Result<Reply, HttpsError> {
+    let host = target.host.as_str();
+    let tls = tokio::time::timeout(limits.connect, connect(target))
+        .await
+        .map_err(|_| HttpsError::Timeout(host.to_owned()))??;
+    let http_err = |e: hyper::Error| HttpsError::Http {
+        host: host.to_owned(),
+        reason: e.to_string(),
+    };
+    let (mut sender, connection) = hyper::client::conn::http1::Builder::new()
+        .handshake::<_, Full<Bytes>>(TokioIo::new(tls))
+        .await
+        .map_err(http_err)?;
+    // The connection is driven until the answer is read; dropping the handle ends it.
+    let _driver = AbortOnDropHandle::new(tokio::spawn(async move {
+        let _ = connection.await;
+    }));
+    let (mut parts, body) = request.into_parts();
+    let path = parts
+        .uri
+        .path_and_query()
+        .map_or("/", |p| p.as_str())
+        .to_owned();
+    parts.uri = path.parse().map_err(|_| HttpsError::Http {
+        host: host.to_owned(),
+        reason: "bad path".into(),
+    })?;
+    let authority = match (host.contains(':'), target.port) {
+        (false, 443) => host.to_owned(),
+        (false, port) => format!("{host}:{port}"),
+        (true, port) => format!("[{host}]:{port}"),
+    };
+    let authority = http::HeaderValue::from_str(&authority).map_err(|_| HttpsError::Http {
+        host: host.to_owned(),
+        reason: "bad host".into(),
+    })?;
+    parts.headers.insert(http::header::HOST, authority);
+    parts.headers.insert(
+        http::header::CONNECTION,
+        http::HeaderValue::from_static("close"),
+    );
+    let request = http::Request::from_parts(parts, Full::new(Bytes::from(body)));
+    let response = sender.send_request(request).await.map_err(http_err)?;
+    let (parts, body) = response.into_parts();
+    let body = Limited::new(body, limits.max_body)
+        .collect()
+        .await
+        .map_err(|_| HttpsError::TooLarge(host.to_owned()))?
+        .to_bytes();
+    Ok(Reply {
+        status: parts.status.as_u16(),
+        headers: parts.headers,
+        body,
+    })
+}
+
+/// Resolves, checks and connects, then shakes hands.
+async fn connect(
+    target: &Target,
+) -> Result<tokio_rustls::client::TlsStream<TcpStream>, HttpsError> {
+    let host = target.host.as_str();
+    let addrs: Vec<SocketAddr> = match host.parse::<IpAddr>() {
+        Ok(ip) => vec![SocketAddr::new(ip, target.port)],
+        Err(_) => tokio::net::lookup_host((host, target.port))
+            .await
+            .map_err(|_| HttpsError::Resolve(host.to_owned()))?
+            .collect(),
+    };
+    if addrs.is_empty() {
+        return Err(HttpsError::Resolve(host.to_owned()));
+    }
+    let allowed: Vec<SocketAddr> = addrs
+        .into_iter()
+        .filter(|a| !target.public_only || crate::push::endpoint::is_public(a.ip()))
+        .collect();
+    if allowed.is_empty() {
+        return Err(HttpsError::NotPublic(host.to_owned()));
+    }
+    let mut tcp = None;
+    for addr in allowed {
+        if let Ok(stream) = TcpStream::connect(addr).await {
+            tcp = Some(stream);
+            break;
+        }
+    }
+    let tcp = tcp.ok_or_else(|| HttpsError::Connect(host.to_owned()))?;
+    let _ = tcp.set_nodelay(true);
+    let name = ServerName::try_from(host.to_owned()).map_err(|e| HttpsError::Tls {
+        host: host.to_owned(),
+        reason: e.to_string(),
+    })?;
+    TlsConnector::from(Arc::clone(&target.tls))
+        .connect(name, tcp)
+        .await
+        .map_err(|e| HttpsError::Tls {
+            host: host.to_owned(),
+            reason: e.to_string(),
+        })
+}
