@@ -262,3 +262,217 @@ async fn connect(
             reason: e.to_string(),
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+
+    use super::*;
+
+    const LIMITS: Limits = Limits {
+        connect: Duration::from_millis(500),
+        total: Duration::from_millis(1_500),
+        max_body: 1024,
+    };
+
+    /// What the test server does with a request.
+    #[derive(Clone, Copy)]
+    enum Mode {
+        /// `302` to an internal address.
+        Redirect,
+        /// `200` with a body of this many bytes.
+        Body(usize),
+        /// Reads the request and never answers.
+        Silent,
+    }
+
+    /// A TLS server on loopback with a certificate from a fresh CA; returns its port, the CA's
+    /// PEM file (in `dir`) and the count of requests it got.
+    async fn server(dir: &Path, mode: Mode) -> (u16, std::path::PathBuf, Arc<AtomicUsize>) {
+        let ca_key = rcgen::KeyPair::generate().expect("key");
+        let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
+        ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let ca_cert = ca.self_signed(&ca_key).expect("ca");
+        let key = rcgen::KeyPair::generate().expect("key");
+        let mut leaf = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
+        leaf.subject_alt_names
+            .push(rcgen::SanType::IpAddress("127.0.0.1".parse().expect("ip")));
+        let cert = leaf.signed_by(&key, &ca_cert, &ca_key).expect("leaf");
+        let ca_file = dir.join("ca.pem");
+        std::fs::write(&ca_file, ca_cert.pem()).expect("write");
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![cert.der().clone()],
+            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
+        )
+        .expect("config");
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let count = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::clone(&count);
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let acceptor = acceptor.clone();
+                let seen = Arc::clone(&seen);
+                tokio::spawn(async move {
+                    let Ok(tls) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let service = hyper::service::service_fn(move |_req| {
+                        seen.fetch_add(1, Ordering::SeqCst);
+                        async move {
+                            let res = match mode {
+                                Mode::Redirect => hyper::Response::builder()
+                                    .status(302)
+                                    .header("location", "https://10.0.0.1/steal")
+                                    .body(Full::new(Bytes::new())),
+                                Mode::Body(n) => hyper::Response::builder()
+                                    .status(200)
+                                    .body(Full::new(Bytes::from(vec![b'x'; n]))),
+                                Mode::Silent => {
+                                    std::future::pending::<()>().await;
+                                    unreachable!("never answers")
+                                }
+                            };
+                            Ok::<_, std::convert::Infallible>(res.expect("response"))
+                        }
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(tls), service)
+                        .await;
+                });
+            }
+        });
+        (port, ca_file, count)
+    }
+
+    fn target(port: u16, tls: Arc<ClientConfig>, public_only: bool) -> Target {
+        Target {
+            host: "127.0.0.1".into(),
+            port,
+            public_only,
+            tls,
+        }
+    }
+
+    fn post() -> http::Request<Vec<u8>> {
+        http::Request::post("https://127.0.0.1/push/x")
+            .body(b"hello".to_vec())
+            .expect("request")
+    }
+
+    #[tokio::test]
+    async fn a_target_that_must_be_public_is_never_connected_to_on_loopback() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (port, ca, count) = server(dir.path(), Mode::Body(2)).await;
+        let tls = tls_config(Some(&ca)).expect("tls");
+        let refused = send(&target(port, Arc::clone(&tls), true), post(), LIMITS).await;
+        assert!(
+            matches!(refused, Err(HttpsError::NotPublic(_))),
+            "{refused:?}"
+        );
+        let named = Target {
+            host: "localhost".into(),
+            ..target(port, Arc::clone(&tls), true)
+        };
+        assert!(matches!(
+            send(&named, post(), LIMITS).await,
+            Err(HttpsError::NotPublic(_))
+        ));
+        assert_eq!(count.load(Ordering::SeqCst), 0);
+        // The same service, listed (not public-only), is reached.
+        let ok = send(&target(port, tls, false), post(), LIMITS)
+            .await
+            .expect("reached");
+        assert_eq!((ok.status, ok.body.as_ref()), (200, b"xx".as_slice()));
+    }
+
+    #[tokio::test]
+    async fn a_redirect_is_an_answer_never_followed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (port, ca, count) = server(dir.path(), Mode::Redirect).await;
+        let tls = tls_config(Some(&ca)).expect("tls");
+        let reply = send(&target(port, tls, false), post(), LIMITS)
+            .await
+            .expect("an answer");
+        assert_eq!(reply.status, 302);
+        assert_eq!(
+            count.load(Ordering::SeqCst),
+            1,
+            "one request, no second one"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_oversized_answer_and_a_silent_server_are_errors_within_the_limits() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (port, ca, _) = server(dir.path(), Mode::Body(LIMITS.max_body + 1)).await;
+        let tls = tls_config(Some(&ca)).expect("tls");
+        assert!(matches!(
+            send(&target(port, tls, false), post(), LIMITS).await,
+            Err(HttpsError::TooLarge(_))
+        ));
+
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (port, ca, _) = server(dir.path(), Mode::Silent).await;
+        let tls = tls_config(Some(&ca)).expect("tls");
+        let started = std::time::Instant::now();
+        assert!(matches!(
+            send(&target(port, tls, false), post(), LIMITS).await,
+            Err(HttpsError::Timeout(_))
+        ));
+        assert!(started.elapsed() < LIMITS.total + Duration::from_millis(500));
+
+        // A peer that takes the TCP connection and never shakes hands: the connect bound.
+        let mute = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let mute_port = mute.local_addr().expect("addr").port();
+        let tls = tls_config(None).expect("tls");
+        let started = std::time::Instant::now();
+        assert!(matches!(
+            send(&target(mute_port, tls, false), post(), LIMITS).await,
+            Err(HttpsError::Timeout(_))
+        ));
+        assert!(started.elapsed() < LIMITS.connect + Duration::from_millis(500));
+        drop(mute);
+    }
+
+    #[tokio::test]
+    async fn a_certificate_from_another_ca_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (port, _, count) = server(dir.path(), Mode::Body(0)).await;
+        // The public roots do not know the test CA.
+        let web = tls_config(None).expect("tls");
+        assert!(matches!(
+            send(&target(port, web, false), post(), LIMITS).await,
+            Err(HttpsError::Tls { .. })
+        ));
+        // Nor does another CA.
+        let other = tempfile::tempdir().expect("tempdir");
+        let (_, other_ca, _) = server(other.path(), Mode::Body(0)).await;
+        let tls = tls_config(Some(&other_ca)).expect("tls");
+        assert!(matches!(
+            send(&target(port, tls, false), post(), LIMITS).await,
+            Err(HttpsError::Tls { .. })
+        ));
+        assert_eq!(count.load(Ordering::SeqCst), 0);
+        // A CA file that holds no certificate is refused when read.
+        let empty = dir.path().join("empty.pem");
+        std::fs::write(&empty, "").expect("write");
+        assert!(matches!(
+            tls_config(Some(&empty)),
+            Err(HttpsError::CaFile { .. })
+        ));
+    }
+}

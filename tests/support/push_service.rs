@@ -27,6 +27,8 @@ pub struct Received {
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
     pub at: Instant,
+    /// Unix milliseconds when it arrived (to compare with a card's `created`).
+    pub wall_ms: u64,
 }
 
 impl Received {
@@ -190,6 +192,9 @@ async fn handle(
             .collect(),
         body,
         at: Instant::now(),
+        wall_ms: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64),
     });
     let (status, headers) = shared
         .replies
