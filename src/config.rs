@@ -121,10 +121,14 @@ fn push_services(c: &PushConfig) -> Result<Vec<Service>> {
         if !is_ip && !is_name {
             bail!("[push] services: {host:?} must be a host name or an IP address, without scheme, port or path");
         }
-        out.push(Service {
-            host,
-            ca_file: ca_file.or_else(|| c.ca_file.clone()),
-        });
+        let ca_file = ca_file.or_else(|| c.ca_file.clone());
+        if let Some(ca) = &ca_file {
+            // Read now, so a wrong path stops the bridge with a clear line rather than every
+            // push failing later.
+            collie_actors::https::tls_config(Some(ca))
+                .map_err(|e| anyhow::anyhow!("[push] services {host}: {e}"))?;
+        }
+        out.push(Service { host, ca_file });
     }
     Ok(out)
 }
@@ -419,9 +423,19 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let cfg = dir.path().to_string_lossy().to_string();
         let e = env(&[("COLLIE_CONFIG_DIR", &cfg), ("COLLIE_STATE_DIR", "/s")]);
+        // A CA certificate (any self-signed one will do for reading).
+        let ca = dir.path().join("ca.pem");
+        let key = rcgen::KeyPair::generate().expect("key");
+        let cert = rcgen::CertificateParams::new(vec!["ca".to_owned()])
+            .expect("params")
+            .self_signed(&key)
+            .expect("cert");
+        std::fs::write(&ca, cert.pem()).expect("write");
         std::fs::write(
             dir.path().join("config.toml"),
-            "[push]\nservices = [\"NTFY.example.org\", { host = \"127.0.0.1\", ca_file = \"/ca.pem\" }]\nca_file = \"/default.pem\"\n",
+            format!(
+                "[push]\nservices = [\"NTFY.example.org\", {{ host = \"127.0.0.1\", ca_file = {ca:?} }}]\nca_file = {ca:?}\n"
+            ),
         )
         .expect("write");
         let s = Settings::resolve(&Overrides::default(), &e).expect("resolve");
@@ -430,11 +444,11 @@ mod tests {
             [
                 Service {
                     host: "ntfy.example.org".into(),
-                    ca_file: Some("/default.pem".into())
+                    ca_file: Some(ca.clone())
                 },
                 Service {
                     host: "127.0.0.1".into(),
-                    ca_file: Some("/ca.pem".into())
+                    ca_file: Some(ca.clone())
                 }
             ]
         );
@@ -443,6 +457,7 @@ mod tests {
             "[push]\nservices = [\"ntfy.example.org:443\"]\n",
             "[push]\nservices = [{ host = \"a\", extra = 1 }]\n",
             "[push]\nurl = \"x\"\n",
+            "[push]\nservices = [{ host = \"a\", ca_file = \"/no/such/ca.pem\" }]\n",
         ] {
             std::fs::write(dir.path().join("config.toml"), bad).expect("write");
             assert!(
