@@ -94,7 +94,7 @@ pub struct Target {
     pub host: String,
     /// Port.
     pub port: u16,
-    /// Refuse private and reserved addresses (see [`crate::push::endpoint::is_public`]).
+    /// Refuse private and reserved addresses (see [`is_public`]).
     pub public_only: bool,
     /// The TLS configuration (see [`tls_config`]).
     pub tls: Arc<ClientConfig>,
@@ -219,6 +219,43 @@ async fn exchange(
     })
 }
 
+/// Whether `ip` is a public address: not loopback, private, link-local, shared (CGNAT),
+/// documentation, multicast, unspecified or otherwise reserved. A [`Target`] with `public_only`
+/// connects to nothing else.
+pub fn is_public(ip: std::net::IpAddr) -> bool {
+    use std::net::IpAddr;
+    match ip {
+        IpAddr::V4(v4) => {
+            let [a, b, ..] = v4.octets();
+            !(v4.is_private()
+                || v4.is_loopback()
+                || v4.is_link_local()
+                || v4.is_broadcast()
+                || v4.is_documentation()
+                || v4.is_unspecified()
+                || v4.is_multicast()
+                || a == 0
+                || (a == 100 && (64..128).contains(&b)) // shared address space (CGNAT)
+                || (a == 192 && b == 0) // IETF protocol assignments
+                || (a == 198 && (18..20).contains(&b)) // benchmarking
+                || a >= 240)
+        }
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_public(IpAddr::V4(v4));
+            }
+            let first = v6.segments()[0];
+            !(v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (first & 0xfe00) == 0xfc00 // unique local
+                || (first & 0xffc0) == 0xfe80 // link-local
+                || first == 0x2001 && v6.segments()[1] == 0x0db8 // documentation
+                || first == 0x0064 && v6.segments()[1] == 0xff9b) // NAT64
+        }
+    }
+}
+
 /// Resolves, checks and connects, then shakes hands.
 async fn connect(
     target: &Target,
@@ -236,7 +273,7 @@ async fn connect(
     }
     let allowed: Vec<SocketAddr> = addrs
         .into_iter()
-        .filter(|a| !target.public_only || crate::push::endpoint::is_public(a.ip()))
+        .filter(|a| !target.public_only || is_public(a.ip()))
         .collect();
     if allowed.is_empty() {
         return Err(HttpsError::NotPublic(host.to_owned()));
@@ -369,6 +406,30 @@ mod tests {
         http::Request::post("https://127.0.0.1/push/x")
             .body(b"hello".to_vec())
             .expect("request")
+    }
+
+    #[test]
+    fn public_addresses() {
+        for ok in ["142.250.74.42", "17.57.146.20", "2a00:1450:4001::200a"] {
+            assert!(is_public(ok.parse().expect(ok)), "{ok}");
+        }
+        for bad in [
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.0.1",
+            "127.0.0.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "0.0.0.0",
+            "255.255.255.255",
+            "::1",
+            "fd00::1",
+            "fe80::1",
+            "::ffff:10.0.0.1",
+            "::ffff:127.0.0.1",
+        ] {
+            assert!(!is_public(bad.parse().expect(bad)), "{bad}");
+        }
     }
 
     #[tokio::test]

@@ -7,8 +7,8 @@
 //! Samsung Internet — `fcm.googleapis.com`), Mozilla autopush (Firefox —
 //! `updates.push.services.mozilla.com`), Apple (Safari — `web.push.apple.com`) and Windows
 //! (Edge on Windows — `*.notify.windows.com`). A known service is reached on port 443 only and its
-//! addresses must be public ones (checked again when the name is resolved, before connecting). A
-//! host in an IP literal is never a known service.
+//! addresses must be public ones (checked when the name is resolved, before connecting:
+//! [`crate::https::is_public`]). A host in an IP literal is never a known service.
 //!
 //! Also here: the subscription's keys (`p256dh`, a P-256 point; `auth`, 16 bytes), decoded and
 //! checked before anything is kept.
@@ -166,42 +166,6 @@ pub fn check(url: &str, services: &[Service]) -> Result<Endpoint, EndpointError>
         path,
         service: None,
     })
-}
-
-/// Whether `ip` is an address a known push service may have: not loopback, private, link-local,
-/// shared, documentation, multicast, unspecified or otherwise reserved.
-pub fn is_public(ip: std::net::IpAddr) -> bool {
-    use std::net::IpAddr;
-    match ip {
-        IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
-            !(v4.is_private()
-                || v4.is_loopback()
-                || v4.is_link_local()
-                || v4.is_broadcast()
-                || v4.is_documentation()
-                || v4.is_unspecified()
-                || v4.is_multicast()
-                || a == 0
-                || (a == 100 && (64..128).contains(&b)) // shared address space (CGNAT)
-                || (a == 192 && b == 0) // IETF protocol assignments
-                || (a == 198 && (18..20).contains(&b)) // benchmarking
-                || a >= 240)
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_public(IpAddr::V4(v4));
-            }
-            let first = v6.segments()[0];
-            !(v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00 // unique local
-                || (first & 0xffc0) == 0xfe80 // link-local
-                || first == 0x2001 && v6.segments()[1] == 0x0db8 // documentation
-                || first == 0x0064 && v6.segments()[1] == 0xff9b) // NAT64
-        }
-    }
 }
 
 /// A subscription's keys, decoded and checked.
@@ -363,30 +327,6 @@ mod tests {
             check("http://127.0.0.1:9999/p", &ip).is_err(),
             "still https only"
         );
-    }
-
-    #[test]
-    fn public_addresses() {
-        for ok in ["142.250.74.42", "17.57.146.20", "2a00:1450:4001::200a"] {
-            assert!(is_public(ok.parse().expect(ok)), "{ok}");
-        }
-        for bad in [
-            "10.1.2.3",
-            "172.16.0.1",
-            "192.168.0.1",
-            "127.0.0.1",
-            "169.254.169.254",
-            "100.64.0.1",
-            "0.0.0.0",
-            "255.255.255.255",
-            "::1",
-            "fd00::1",
-            "fe80::1",
-            "::ffff:10.0.0.1",
-            "::ffff:127.0.0.1",
-        ] {
-            assert!(!is_public(bad.parse().expect(bad)), "{bad}");
-        }
     }
 
     #[test]
