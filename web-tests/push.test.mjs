@@ -89,7 +89,7 @@ test('the switch subscribes this phone on the bridge with its key, and off remov
     await pairInApp(page, bridge, { label: 'pixel' });
     await page.goto(`${bridge.url}/#/settings`);
     const toggle = page.getByRole('switch', { name: 'Notify me when a question waits', exact: true });
-    await page.getByText('Off.', { exact: true }).waitFor();
+    await page.getByText('Off: this phone is not told when a question waits.', { exact: true }).waitFor();
     assert.equal(await toggle.isChecked(), false);
     assert.deepEqual(await bridgeView(page), { subscribed: false, devices: [] });
 
@@ -115,7 +115,7 @@ test('the switch subscribes this phone on the bridge with its key, and off remov
     assert.equal(await toggle.isChecked(), true);
 
     await toggle.click();
-    await page.getByText('Off.', { exact: true }).waitFor();
+    await page.getByText('Off: this phone is not told when a question waits.', { exact: true }).waitFor();
     assert.deepEqual(await bridgeView(page), { subscribed: false, devices: [] });
     assert.equal(auditEvents(bridge, 'push.subscribed').at(-1).detail.subscribed, 'no');
     assert.deepEqual((await page.evaluate(() => window.__pushCalls())).at(-1), { unsubscribed: true });

@@ -67,7 +67,7 @@ export function settingsView(root, { unpair, applyTheme }) {
     unsupported: 'Not supported by this browser. (On an iPhone, add Collie to the Home Screen first.)',
     denied: 'Blocked: notifications for this site are turned off in the browser\u2019s settings.',
     on: 'On: this phone buzzes when a question waits. The notification names the machine and the pane, never the question.',
-    off: 'Off.',
+    off: 'Off: this phone is not told when a question waits.',
   };
   const notifyState = h('p', { id: 'notify-state', class: 'muted small', role: 'status' }, 'Checking…');
   const notify = h('input', {
