@@ -2,8 +2,8 @@
 //! the supervisor gives up on a child.
 //!
 //! Start order: state dir (0700, modes tightened), store, local secret, then the supervisor with its
-//! children Redactor → Audit → Pairing → Panes → Crew → Walky → Cards → Screens → Http. Every
-//! child is reached through a [`collie_actors::slot::Slot`] that the supervisor refreshes on
+//! children Redactor → Audit → Pairing → Panes → Crew → Walky → Cards → Push → Screens → Http.
+//! Every child is reached through a [`collie_actors::slot::Slot`] that the supervisor refreshes on
 //! restart. A clean exit deletes `local-secret` and the control socket.
 
 mod servers;
@@ -26,6 +26,7 @@ use collie_actors::pairing::actor::{PairingActor, PairingArgs};
 use collie_actors::pairing::{PairingMsg, Policy, PolicySnapshot};
 use collie_actors::panes::actor::{PanesActor, PanesArgs};
 use collie_actors::panes::PanesMsg;
+use collie_actors::push::actor::{PushActor, PushArgs, PushMsg};
 use collie_actors::redact::actor::Redactor;
 use collie_actors::redact::Masker;
 use collie_actors::slot::Slot;
@@ -118,6 +119,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     let walky_slot: Slot<WalkyMsg> = Slot::default();
     let cards_slot: Slot<CardsMsg> = Slot::default();
     let screens_slot: Slot<ScreensMsg> = Slot::default();
+    let push_slot: Slot<PushMsg> = Slot::default();
     let crew_view = Arc::new(ArcSwap::from_pointee(CrewView::solo(&name)));
     let (relay_streams, relay_streams_rx) = tokio::sync::mpsc::channel(crate::relay::member::QUEUE);
     let (uplink_streams, uplink_streams_rx) =
@@ -164,6 +166,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         walky_on: settings.walky,
         cards: cards_slot.clone(),
         screens: screens_slot.clone(),
+        push: push_slot.clone(),
         hold: settings.hold,
         tmux_sockets: Arc::new(tmux_sockets),
         masker: Arc::clone(&masker),
@@ -233,7 +236,17 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         identity_dir: settings.state_dir.join("crew"),
         crew_view: Arc::clone(&crew_view),
     };
+    let push_args = PushArgs {
+        store: store.clone(),
+        dir: settings.state_dir.join("push"),
+        services: settings.push_services.clone(),
+        policy: policy.clone(),
+        cards: cards_slot.clone(),
+        masker: Arc::clone(&masker),
+        machine: machine.clone(),
+    };
     ctx.spawn(crate::relay::uplink::run(ctx.clone(), uplink_streams_rx));
+    ctx.spawn(crate::app::push::watch::run(ctx.clone()));
     ctx.spawn(crate::relay::member::run(ctx.clone(), relay_streams_rx));
     let screens_args = ScreensArgs {
         machine: machine.clone(),
@@ -256,7 +269,8 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         child("panes", || PanesActor, panes_args, Some(panes_slot)),
         child("crew", || CrewActor, crew_args, Some(crew_slot)),
         child("walky", || WalkyActor, walky_args, Some(walky_slot)),
-        child("cards", || CardsActor, (), Some(cards_slot.clone())),
+        child("cards", || CardsActor, (), Some(cards_slot)),
+        child("push", || PushActor, push_args, Some(push_slot)),
         child("screens", || ScreensActor, screens_args, Some(screens_slot)),
         child("http", || HttpActor, http_args, None),
     ];

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use collie_actors::push::endpoint::Service;
 use serde::Deserialize;
 
 /// Default HTTP port of the phone API.
@@ -55,6 +56,81 @@ pub struct ConfigFile {
     /// `[hooks]` table.
     #[serde(default)]
     pub hooks: HooksConfig,
+    /// `[push]` table.
+    #[serde(default)]
+    pub push: PushConfig,
+}
+
+/// `[push]` in `config.toml` (SPEC §10.4, §12): self-hosted push services a phone may subscribe
+/// with, besides the known ones.
+///
+/// ```toml
+/// [push]
+/// services = ["ntfy.example.org", { host = "push.home.arpa", ca_file = "/etc/ssl/home-ca.pem" }]
+/// ca_file = "/etc/ssl/home-ca.pem"   # for the listed services that name none
+/// ```
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PushConfig {
+    /// Host names (or IP addresses) of listed services, each with an optional CA file.
+    #[serde(default)]
+    pub services: Vec<PushServiceEntry>,
+    /// The CA file of the listed services that do not name their own.
+    pub ca_file: Option<PathBuf>,
+}
+
+/// One entry of `[push] services`: a host, or `{ host, ca_file }`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum PushServiceEntry {
+    /// Just the host.
+    Host(String),
+    /// The host and its CA file.
+    Table(PushServiceTable),
+}
+
+/// `{ host = "…", ca_file = "…" }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PushServiceTable {
+    /// Host name or IP address, without scheme or port.
+    pub host: String,
+    /// PEM file of the CA(s) the service's certificate chains to.
+    pub ca_file: Option<PathBuf>,
+}
+
+/// `[push]` resolved: hosts lowercased and checked, each with its CA file.
+fn push_services(c: &PushConfig) -> Result<Vec<Service>> {
+    let mut out = Vec::new();
+    for entry in &c.services {
+        let (host, ca_file) = match entry {
+            PushServiceEntry::Host(h) => (h, None),
+            PushServiceEntry::Table(t) => (&t.host, t.ca_file.clone()),
+        };
+        let host = host
+            .trim()
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_ascii_lowercase();
+        let is_ip = host.parse::<IpAddr>().is_ok();
+        let is_name = !host.is_empty()
+            && host.len() <= 253
+            && host
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.');
+        if !is_ip && !is_name {
+            bail!("[push] services: {host:?} must be a host name or an IP address, without scheme, port or path");
+        }
+        let ca_file = ca_file.or_else(|| c.ca_file.clone());
+        if let Some(ca) = &ca_file {
+            // Read now, so a wrong path stops the bridge with a clear line rather than every
+            // push failing later.
+            collie_actors::https::tls_config(Some(ca))
+                .map_err(|e| anyhow::anyhow!("[push] services {host}: {e}"))?;
+        }
+        out.push(Service { host, ca_file });
+    }
+    Ok(out)
 }
 
 /// `[hooks]` in `config.toml`.
@@ -118,6 +194,8 @@ pub struct Settings {
     pub seen_vars: BTreeMap<String, String>,
     /// `[hooks] hold`: how long a held permission waits for a tap.
     pub hold: Duration,
+    /// `[push] services`: the self-hosted push services phones may subscribe with.
+    pub push_services: Vec<Service>,
 }
 
 /// Flags that override the environment (only `collie bridge` has them).
@@ -232,6 +310,7 @@ impl Settings {
                 MAX_HOLD.as_secs()
             ),
         };
+        let push_services = push_services(&file.push)?;
         let mut seen_vars = BTreeMap::new();
         for (k, v) in dotenv.iter().chain(process_env.iter()) {
             if k.starts_with("COLLIE_") {
@@ -253,6 +332,7 @@ impl Settings {
             tmux_sockets,
             seen_vars,
             hold,
+            push_services,
         })
     }
 
@@ -336,6 +416,55 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn push_services_as_hosts_or_tables() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cfg = dir.path().to_string_lossy().to_string();
+        let e = env(&[("COLLIE_CONFIG_DIR", &cfg), ("COLLIE_STATE_DIR", "/s")]);
+        // A CA certificate (any self-signed one will do for reading).
+        let ca = dir.path().join("ca.pem");
+        let key = rcgen::KeyPair::generate().expect("key");
+        let cert = rcgen::CertificateParams::new(vec!["ca".to_owned()])
+            .expect("params")
+            .self_signed(&key)
+            .expect("cert");
+        std::fs::write(&ca, cert.pem()).expect("write");
+        std::fs::write(
+            dir.path().join("config.toml"),
+            format!(
+                "[push]\nservices = [\"NTFY.example.org\", {{ host = \"127.0.0.1\", ca_file = {ca:?} }}]\nca_file = {ca:?}\n"
+            ),
+        )
+        .expect("write");
+        let s = Settings::resolve(&Overrides::default(), &e).expect("resolve");
+        assert_eq!(
+            s.push_services,
+            [
+                Service {
+                    host: "ntfy.example.org".into(),
+                    ca_file: Some(ca.clone())
+                },
+                Service {
+                    host: "127.0.0.1".into(),
+                    ca_file: Some(ca.clone())
+                }
+            ]
+        );
+        for bad in [
+            "[push]\nservices = [\"https://ntfy.example.org\"]\n",
+            "[push]\nservices = [\"ntfy.example.org:443\"]\n",
+            "[push]\nservices = [{ host = \"a\", extra = 1 }]\n",
+            "[push]\nurl = \"x\"\n",
+            "[push]\nservices = [{ host = \"a\", ca_file = \"/no/such/ca.pem\" }]\n",
+        ] {
+            std::fs::write(dir.path().join("config.toml"), bad).expect("write");
+            assert!(
+                Settings::resolve(&Overrides::default(), &e).is_err(),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -41,6 +41,7 @@ pub const ASSETS: &[Asset] = &[
     asset!("/decide.js", "decide.js", JS),
     asset!("/dom.js", "dom.js", JS),
     asset!("/kept.js", "kept.js", JS),
+    asset!("/push.js", "push.js", JS),
     asset!("/screen.js", "screen.js", JS),
     asset!("/store.js", "store.js", JS),
     asset!("/stream.js", "stream.js", JS),

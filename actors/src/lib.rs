@@ -9,9 +9,11 @@
 pub mod audit;
 pub mod cards;
 pub mod crew_link;
+pub mod https;
 pub mod machine;
 pub mod pairing;
 pub mod panes;
+pub mod push;
 pub mod redact;
 pub mod slot;
 pub mod store;

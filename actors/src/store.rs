@@ -43,6 +43,8 @@ pub enum Table {
     /// breaks (`break/<seq>`) and the lines kept while the log could not be written
     /// (`kept/<nanos>-<nonce>`); see `crate::audit::stored`.
     Audit,
+    /// Web Push subscriptions, one per device (`sub/<label>`); see `crate::push`.
+    Push,
 }
 
 impl Table {
@@ -52,6 +54,7 @@ impl Table {
             Table::Meta => "meta",
             Table::Crew => "crew",
             Table::Audit => "audit",
+            Table::Push => "push",
         }
     }
 }
@@ -88,7 +91,7 @@ impl Store {
     /// sled locks its file for as long as its background flusher runs, and that thread ends a
     /// moment *after* the last handle is dropped — so opening the store right after closing it
     /// (a bridge restarted at once, `collie audit verify` just after a stop, a test reopening)
-    /// can find the lock still held. A held lock is tried again for up to `LOCK_WAIT`; after
+    /// can find the lock still held. A held lock is tried again for up to 2 s (`LOCK_WAIT`); after
     /// that it is another process's (a bridge running), and the error says so.
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
         let deadline = std::time::Instant::now() + LOCK_WAIT;

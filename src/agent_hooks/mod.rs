@@ -8,7 +8,7 @@
 //! what is there. The user's own hooks and settings are never removed or reordered.
 //!
 //! The parts: [`merge`] is the pure core (Collie's entry into, out of and found in a JSON
-//! document); [`command`] writes the hook's command line and recognises it again; [`file`](mod@file) reads a
+//! document); [`command`] writes the hook's command line and recognises it again; [`mod@file`] reads a
 //! settings file (size-capped) and replaces it atomically, keeping its mode; `claude` and `codex`
 //! hold what differs between the agents (where the file is, the subcommand); `status` reads. Nothing
 //! here audits: `install` and `uninstall` return a [`Change`] for the caller to record

@@ -18,6 +18,7 @@ mod error;
 pub mod follow;
 pub mod machine;
 pub mod panes;
+pub mod push;
 pub mod status;
 pub mod walky;
 
@@ -32,6 +33,7 @@ use collie_actors::crew_link::{CrewMsg, CrewView, LeadLink, Relays};
 use collie_actors::machine::MachineName;
 use collie_actors::pairing::{PairingMsg, Policy};
 use collie_actors::panes::PanesMsg;
+use collie_actors::push::actor::PushMsg;
 use collie_actors::redact::Masker;
 use collie_actors::slot::Slot;
 use collie_actors::walky::actor::WalkyMsg;
@@ -78,6 +80,8 @@ pub struct Wiring {
     pub cards: Slot<CardsMsg>,
     /// The screens actor (screen prompts offered as cards).
     pub screens: Slot<ScreensMsg>,
+    /// The push actor (SPEC §10.4).
+    pub push: Slot<PushMsg>,
     /// How long a held permission waits for a tap (SPEC §10.2: 10 minutes by default).
     pub hold: std::time::Duration,
     /// The tmux sockets the bridge mirrors, in pane-id index order (the default socket first).
@@ -155,6 +159,8 @@ pub struct Parts {
     cards: Slot<CardsMsg>,
     /// The screens actor.
     screens: Slot<ScreensMsg>,
+    /// The push actor.
+    push: Slot<PushMsg>,
     /// How long a held permission waits for a tap.
     hold: std::time::Duration,
     /// The tmux sockets the bridge mirrors, in pane-id index order (the default socket first).
@@ -201,6 +207,7 @@ impl App {
             walky_on: w.walky_on,
             cards: w.cards,
             screens: w.screens,
+            push: w.push,
             hold: w.hold,
             tmux_sockets: w.tmux_sockets,
             masker: w.masker,

@@ -6,6 +6,7 @@ mod cards;
 mod devices;
 mod meta;
 mod panes;
+mod push;
 mod stream;
 mod walky;
 
@@ -43,6 +44,13 @@ pub(super) fn api() -> Router<App> {
         .route("/api/cards", get(cards::list))
         .route("/api/cards/stream", get(cards::stream))
         .route("/api/cards/{id}/answer", post(cards::answer))
+        .route("/api/push/key", get(push::key))
+        .route(
+            "/api/push/subscribe",
+            get(push::view)
+                .post(push::subscribe)
+                .delete(push::unsubscribe),
+        )
         .layer(DefaultBodyLimit::max(MAX_BODY))
 }
 

@@ -42,6 +42,23 @@ pub const ROUTES: &[(Method, &str, Access)] = &[
         "/api/cards/{id}/answer",
         Access::Device(Tier::Full),
     ),
+    // Web Push (SPEC §10.4): any paired device may be told that a question waits.
+    (Method::GET, "/api/push/key", Access::Device(Tier::Read)),
+    (
+        Method::GET,
+        "/api/push/subscribe",
+        Access::Device(Tier::Read),
+    ),
+    (
+        Method::POST,
+        "/api/push/subscribe",
+        Access::Device(Tier::Read),
+    ),
+    (
+        Method::DELETE,
+        "/api/push/subscribe",
+        Access::Device(Tier::Read),
+    ),
     (Method::POST, "/api/panes", Access::Device(Tier::Full)),
     (
         Method::GET,

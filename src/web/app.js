@@ -4,6 +4,7 @@
 // with the number of cards waiting (asked every 5 s while the app is visible).
 
 import { api, setUnpairedHandler } from './client.js';
+import { forgetPush } from './push.js';
 import { cardsView } from './views/cards.js';
 import { clear, h } from './dom.js';
 import { forgetPairing, getDevice, getPref, getToken } from './store.js';
@@ -112,6 +113,7 @@ async function forget(note) {
         }
       }
       forgetCards(); // looked-up walky cards live in memory only
+      await forgetPush(); // the bridge drops its copy when the device is revoked
       await forgetPairing();
       pairNote = note;
       history.replaceState(null, '', location.pathname);

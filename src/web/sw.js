@@ -1,8 +1,12 @@
 // Collie's service worker: keeps the app shell (and nothing else) for offline starts. It never
 // touches /api/ — pane text and API answers are never cached. The shell is fetched from the
 // network first (so updates arrive at once) and taken from the cache only when that fails.
+//
+// It also shows Collie's push notifications (SPEC §10.4): a push carries only the kind of
+// question, the machine, the pane's name and a count — never the question — and opening the
+// notification opens the Cards view, which reads the card from the bridge.
 
-const VERSION = '1';
+const VERSION = '2';
 const CACHE = `collie-shell-v${VERSION}`;
 const SHELL = [
   '/',
@@ -11,6 +15,7 @@ const SHELL = [
   '/decide.js',
   '/dom.js',
   '/kept.js',
+  '/push.js',
   '/screen.js',
   '/store.js',
   '/stream.js',
@@ -64,4 +69,63 @@ self.addEventListener('fetch', (event) => {
       })
       .catch(() => caches.match(path).then((hit) => hit || Response.error())),
   );
+});
+
+const KINDS = {
+  permission: 'An agent asks for permission',
+  prompt: 'An agent waits for an answer',
+  question: 'A durable agent has a question',
+};
+
+/** The notification's title and body, from the typed payload only (anything else is ignored). */
+function describe(p) {
+  const machine = typeof p.machine === 'string' ? p.machine : '';
+  const pane = typeof p.pane === 'string' ? p.pane : '';
+  const count = Number.isInteger(p.count) ? p.count : 1;
+  if (p.kind === 'summary') {
+    return {
+      title: `${count} questions in the last hour`,
+      body: `${machine ? `${machine}: ` : ''}no more notifications from it for an hour. Open Collie to see the cards.`,
+    };
+  }
+  return {
+    title: KINDS[p.kind] || 'A question waits',
+    body: [machine, pane].filter(Boolean).join(' \u00b7 ') || 'Open Collie to see the card.',
+  };
+}
+
+self.addEventListener('push', (event) => {
+  let payload = {};
+  try {
+    payload = event.data ? event.data.json() : {};
+  } catch {
+    payload = {};
+  }
+  const { title, body } = describe(payload && typeof payload === 'object' ? payload : {});
+  event.waitUntil(self.registration.showNotification(title, {
+    body,
+    tag: 'collie-cards',
+    renotify: true,
+    icon: '/icons/icon-192.png',
+    data: { url: '/#/cards' },
+  }));
+});
+
+self.addEventListener('notificationclick', (event) => {
+  event.notification.close();
+  const target = new URL('/#/cards', self.location.origin).href;
+  event.waitUntil((async () => {
+    const windows = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
+    for (const client of windows) {
+      if (new URL(client.url).origin !== self.location.origin) continue;
+      try {
+        const focused = await client.focus();
+        await focused.navigate(target);
+        return;
+      } catch {
+        // a window this worker does not control cannot be navigated: open one instead
+      }
+    }
+    await self.clients.openWindow(target);
+  })());
 });

@@ -50,11 +50,13 @@ pub enum AuditEventKind {
     AuditAcknowledged,
     /// `card.answered`: a device answered a card (SPEC §10.1: the card, its source, the option).
     CardAnswered,
+    /// `push.subscribed`: a device subscribed to Web Push, or unsubscribed (SPEC §10.4).
+    PushSubscribed,
 }
 
 impl AuditEventKind {
     /// Every event, in the order of SPEC §7.
-    pub const ALL: [Self; 19] = [
+    pub const ALL: [Self; 20] = [
         Self::DevicePaired,
         Self::DeviceRevoked,
         Self::DeviceExpiry,
@@ -74,6 +76,7 @@ impl AuditEventKind {
         Self::AuditBreak,
         Self::AuditAcknowledged,
         Self::CardAnswered,
+        Self::PushSubscribed,
     ];
 
     /// The event's name as written in the `event` member of a line.
@@ -98,6 +101,7 @@ impl AuditEventKind {
             Self::AuditBreak => "audit.break",
             Self::AuditAcknowledged => "audit.acknowledged",
             Self::CardAnswered => "card.answered",
+            Self::PushSubscribed => "push.subscribed",
         }
     }
 }
@@ -206,7 +210,7 @@ mod tests {
             assert!(seen.insert(kind.as_str()), "duplicate name {kind}");
             assert_eq!(kind.as_str().parse::<AuditEventKind>().ok(), Some(kind));
         }
-        assert_eq!(seen.len(), 19);
+        assert_eq!(seen.len(), 20);
     }
 
     #[test]
@@ -234,6 +238,7 @@ mod tests {
                 "audit.break",
                 "audit.acknowledged",
                 "card.answered",
+                "push.subscribed",
             ]
         );
     }

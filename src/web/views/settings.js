@@ -4,6 +4,7 @@
 import { api } from '../client.js';
 import { ago, clear, h, when } from '../dom.js';
 import * as kept from '../kept.js';
+import { disablePush, enablePush, pushState } from '../push.js';
 import { getDevice, getPref, keepText, setDevice, setPref } from '../store.js';
 
 const TIERS = { read: 'read (watch only)', files: 'files', full: 'full (can type)' };
@@ -59,6 +60,52 @@ export function settingsView(root, { unpair, applyTheme }) {
       if (!keep.checked) await kept.deleteAll();
     },
   });
+
+  // Notifications: the switch shows what is true now — on only while the browser and the bridge
+  // both hold this phone's subscription.
+  const notifyText = {
+    unsupported: 'Not supported by this browser. (On an iPhone, add Collie to the Home Screen first.)',
+    denied: 'Blocked: notifications for this site are turned off in the browser\u2019s settings.',
+    on: 'On: this phone buzzes when a question waits. The notification names the machine and the pane, never the question.',
+    off: 'Off: this phone is not told when a question waits.',
+  };
+  const notifyState = h('p', { id: 'notify-state', class: 'muted small', role: 'status' }, 'Checking…');
+  const notify = h('input', {
+    id: 'notify',
+    type: 'checkbox',
+    role: 'switch',
+    disabled: true,
+    onchange: async () => {
+      const want = notify.checked;
+      notify.disabled = true;
+      notifyState.textContent = want ? 'Turning on…' : 'Turning off…';
+      try {
+        showNotify(want ? await enablePush() : await disablePush());
+      } catch (err) {
+        if (gone) return;
+        notify.checked = !want;
+        notify.disabled = false;
+        notifyState.textContent = err?.offline
+          ? 'Cannot reach the bridge. Nothing changed.'
+          : `Could not turn notifications ${want ? 'on' : 'off'}: ${err?.code || err?.message || err}.`;
+      }
+    },
+  });
+  function showNotify(state) {
+    if (gone) return;
+    notify.checked = state === 'on';
+    notify.disabled = state === 'unsupported' || state === 'denied';
+    notifyState.textContent = notifyText[state] || state;
+  }
+  async function loadNotify() {
+    try {
+      showNotify(await pushState());
+    } catch (err) {
+      if (gone) return;
+      notify.disabled = false;
+      notifyState.textContent = err?.offline ? 'Unknown (bridge unreachable).' : 'Unknown.';
+    }
+  }
 
   const theme = h('select', {
     id: 'theme',
@@ -171,6 +218,12 @@ export function settingsView(root, { unpair, applyTheme }) {
           h('a', { href: '#/walky' }, 'Messages'),
           ' lists what its log holds.')),
       h('section', { class: 'card' },
+        h('h2', {}, 'Notifications'),
+        h('div', { class: 'check' },
+          notify,
+          h('label', { for: 'notify' }, 'Notify me when a question waits')),
+        notifyState),
+      h('section', { class: 'card' },
         h('h2', {}, 'On this phone'),
         h('div', { class: 'check' },
           keep,
@@ -190,6 +243,7 @@ export function settingsView(root, { unpair, applyTheme }) {
         unpairBtn)));
   loadDevices();
   loadSettings();
+  loadNotify();
   return () => {
     gone = true;
     document.querySelectorAll('dialog.dialog').forEach((d) => d.remove());
