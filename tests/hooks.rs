@@ -663,7 +663,12 @@ fn no_party_but_a_full_device_s_tap_answers_a_card() {
 
 /// A crew member that joined `lead` as `name` and is online.
 fn joined(lead: &TestBridge, name: &str) -> TestBridge {
-    let member = crew_bridge(true, &[]);
+    joined_with(lead, name, &[])
+}
+
+/// As [`joined`], with extra environment for the member's bridge.
+fn joined_with(lead: &TestBridge, name: &str, env: &[(&str, &str)]) -> TestBridge {
+    let member = crew_bridge(true, env);
     member.cli_ok(&["crew", "join", &lead.invite(), "--name", name]);
     wait_for(Duration::from_secs(10), || {
         let status = json_of(&lead.cli_ok(&["crew", "status", "--json"]));
@@ -939,4 +944,57 @@ fn a_hook_under_an_agent_s_shared_server_is_not_answered() {
     // The same hook without the server on its chain gets its card.
     let _hook = Hook::start(&b, "own", &bash_request("touch marker"));
     assert_eq!(the_card(&b, &phone)["pane_name"], "own");
+}
+
+/// Through a lead, the rest of the loop: a member's hold deadline (the card ends `expired` on the
+/// lead's phone too, a late tap gets 410, the hook prints nothing), a hook outside any pane of the
+/// member (no card anywhere), and a member whose bridge is not running (the hook prints nothing).
+#[test]
+fn a_member_s_deadline_outside_a_pane_and_stopped_bridge_through_the_lead() {
+    let lead = crew_bridge(false, &[]);
+    lead.cli_ok(&["crew", "init"]);
+    let config_dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(config_dir.path().join("config.toml"), "[hooks]\nhold = 2\n").expect("config");
+    let config = config_dir.path().display().to_string();
+    let mut web1 = joined_with(&lead, "web-1", &[("COLLIE_CONFIG_DIR", config.as_str())]);
+    let phone = lead.pair("pixel", "full");
+
+    // The deadline.
+    let hook = Hook::start(&web1, "late", &bash_request("sleep 1"));
+    let card = card_from(&lead, &phone, "web-1", "Claude Code asks to use Bash");
+    let (out, code) = hook.finished();
+    assert_eq!(
+        (out.as_str(), code.as_str()),
+        ("", "0"),
+        "past the hold: silent"
+    );
+    wait_for(Duration::from_secs(10), || {
+        let (_, v) = lead.get("/api/cards", Some(&phone));
+        v["receipts"]
+            .as_array()?
+            .iter()
+            .any(|r| r["card"] == card["id"] && r["state"] == "expired")
+            .then_some(())
+    })
+    .expect("expired, seen from the lead");
+    assert_eq!(
+        tap_on(&lead, &phone, &card, json!({"option": "allow"})),
+        (410, json!({"error": "card closed"}))
+    );
+
+    // Outside any pane of the member.
+    let request = bash_request("cargo test").to_string();
+    assert_eq!(
+        run_hook(&web1, &web1.state(), request.as_bytes()),
+        (0, String::new(), String::new())
+    );
+    let (_, v) = lead.get("/api/cards", Some(&phone));
+    assert_eq!(v["cards"], json!([]), "no card on the lead");
+
+    // The member's bridge not running.
+    web1.stop();
+    assert_eq!(
+        run_hook(&web1, &web1.state(), request.as_bytes()),
+        (0, String::new(), String::new())
+    );
 }
