@@ -119,8 +119,11 @@ fn ask_in(b: &TestBridge, window: &str, prompt: &str) {
         .expect("send-keys");
     assert!(typed.success());
     // Both agents take text arriving all at once for a paste; Enter in the same burst would be
-    // part of it. A person's Enter comes later: so does this one.
-    std::thread::sleep(Duration::from_millis(300));
+    // part of it. A person's Enter comes once the text shows in the input: so does this one.
+    wait_for(Duration::from_secs(10), || {
+        screen_of(b, window).contains(prompt).then_some(())
+    })
+    .unwrap_or_else(|| panic!("the prompt did not show:\n{}", screen_of(b, window)));
     let entered = tmux
         .cmd()
         .args(["send-keys", "-t", &target, "Enter"])

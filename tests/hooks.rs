@@ -2,17 +2,20 @@
 //! claude-permission` run inside a real tmux pane with Claude Code's documented hook input on
 //! stdin, and the phone API answering it. What the hook prints is what Claude Code would read.
 
+#[path = "support/hook.rs"]
+mod hook;
 mod support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use hook::Hook;
 use serde_json::{json, Value};
-use support::{collie_bin, crew_bridge, json_of, wait_for, Opts, TestBridge};
+use support::{crew_bridge, json_of, wait_for, Opts, TestBridge};
 
 /// Claude Code's PermissionRequest hook input for a Bash call (the fields it sends, as recorded
 /// from a real session: see docs/guide/hooks.md).
@@ -31,71 +34,6 @@ fn bash_request(command: &str) -> Value {
             {"type": "setMode", "mode": "acceptEdits", "destination": "session"}
         ]
     })
-}
-
-/// A hook run in a new tmux window of `b`'s server: its stdin is `request`, its stdout goes to
-/// `<dir>/<name>.out`, and `<dir>/<name>.done` appears when it exits.
-struct Hook {
-    out: PathBuf,
-    done: PathBuf,
-    window: String,
-}
-
-impl Hook {
-    fn start(b: &TestBridge, name: &str, request: &Value) -> Hook {
-        Hook::start_under(b, name, request, &[])
-    }
-
-    /// As [`Hook::start`], with `args` after the `sh -c` script: they are the shell's own
-    /// arguments, so they show in the hook's parent's command line.
-    fn start_under(b: &TestBridge, name: &str, request: &Value, args: &[&str]) -> Hook {
-        let dir = b.dir.path();
-        let input = dir.join(format!("{name}.json"));
-        std::fs::write(&input, request.to_string()).expect("hook input");
-        let out = dir.join(format!("{name}.out"));
-        let done = dir.join(format!("{name}.done"));
-        let script = format!(
-            "env HOME={home} COLLIE_STATE_DIR={state} COLLIE_CONFIG_DIR={config} {collie} hook \
-             claude-permission < {input} > {out}; echo $? > {done}",
-            home = dir.join("home").display(),
-            state = b.state().display(),
-            config = dir.join("config").display(),
-            collie = collie_bin().display(),
-            input = input.display(),
-            out = out.display(),
-            done = done.display(),
-        );
-        let status = b
-            .tmux
-            .as_ref()
-            .expect("tmux")
-            .cmd()
-            .args(["new-window", "-d", "-n", name, "sh", "-c", &script])
-            .args(args)
-            .status()
-            .expect("tmux new-window");
-        assert!(status.success());
-        Hook {
-            out,
-            done,
-            window: format!("main:{name}"),
-        }
-    }
-
-    /// What the hook printed once it exited (and its exit code).
-    fn finished(&self) -> (String, String) {
-        wait_for(Duration::from_secs(20), || {
-            std::fs::read_to_string(&self.done).ok()
-        })
-        .expect("the hook did not exit");
-        let code = std::fs::read_to_string(&self.done).unwrap_or_default();
-        let out = std::fs::read_to_string(&self.out).unwrap_or_default();
-        (out, code.trim().to_owned())
-    }
-
-    fn running(&self) -> bool {
-        !self.done.exists()
-    }
 }
 
 /// The one waiting card (waits until there is exactly one).

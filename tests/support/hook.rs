@@ -24,7 +24,8 @@ pub fn bash_request(session: &str, command: &str) -> Value {
     })
 }
 
-/// A hook waiting in a tmux window.
+/// A hook run in a new tmux window of `b`'s server: its stdin is `request`, its stdout goes to
+/// `<dir>/<name>.out`, and `<dir>/<name>.done` appears when it exits.
 pub struct Hook {
     pub out: PathBuf,
     pub done: PathBuf,
@@ -34,6 +35,12 @@ pub struct Hook {
 impl Hook {
     /// Starts the hook in a new window `name` of `b`'s tmux server.
     pub fn start(b: &TestBridge, name: &str, request: &Value) -> Hook {
+        Hook::start_under(b, name, request, &[])
+    }
+
+    /// As [`Hook::start`], with `args` after the `sh -c` script: they are the shell's own
+    /// arguments, so they show in the hook's parent's command line.
+    pub fn start_under(b: &TestBridge, name: &str, request: &Value, args: &[&str]) -> Hook {
         let dir = b.dir.path();
         let input = dir.join(format!("{name}.json"));
         std::fs::write(&input, request.to_string()).expect("hook input");
@@ -56,6 +63,7 @@ impl Hook {
             .expect("tmux")
             .cmd()
             .args(["new-window", "-d", "-n", name, "sh", "-c", &script])
+            .args(args)
             .status()
             .expect("tmux new-window");
         assert!(status.success());
@@ -66,7 +74,17 @@ impl Hook {
         }
     }
 
-    /// Whether the hook still waits.
+    /// What the hook printed once it exited (and its exit code).
+    pub fn finished(&self) -> (String, String) {
+        wait_for(Duration::from_secs(20), || {
+            std::fs::read_to_string(&self.done).ok()
+        })
+        .expect("the hook did not exit");
+        let code = std::fs::read_to_string(&self.done).unwrap_or_default();
+        let out = std::fs::read_to_string(&self.out).unwrap_or_default();
+        (out, code.trim().to_owned())
+    }
+
     pub fn running(&self) -> bool {
         !self.done.exists()
     }
