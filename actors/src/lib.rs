@@ -9,6 +9,7 @@
 pub mod audit;
 pub mod cards;
 pub mod crew_link;
+pub mod durable;
 pub mod https;
 pub mod machine;
 pub mod pairing;

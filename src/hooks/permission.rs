@@ -111,6 +111,8 @@ impl Ask {
             title: cut(&format!("{who} asks to use {}", self.tool), MAX_TITLE),
             items: self.items(),
             options,
+            question: None,
+            shortened: false,
         }
     }
 

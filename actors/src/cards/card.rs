@@ -146,6 +146,10 @@ pub struct NewCard {
     pub items: Vec<Item>,
     /// The answers offered.
     pub options: Vec<CardOption>,
+    /// A durable agent's question: its id (a push judges each question once).
+    pub question: Option<String>,
+    /// Sanitizing changed the title or the reason (SPEC §10.3): the phone says `Text shortened`.
+    pub shortened: bool,
 }
 
 impl NewCard {
@@ -204,6 +208,12 @@ pub struct Card {
     pub state: CardState,
     /// SHA-256 (hex) of what the phone renders; an answer must carry it.
     pub shown: String,
+    /// A durable agent's question: its id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<String>,
+    /// Sanitizing changed the title or the reason: the phone says `Text shortened`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shortened: bool,
 }
 
 /// Exactly what the phone renders, in canonical field order (byte order of the keys).
@@ -297,6 +307,8 @@ mod tests {
             title: "Bash".into(),
             items: vec![],
             options: options(),
+            question: None,
+            shortened: false,
         };
         assert!(good.check().is_ok());
         let mut dup = good.clone();

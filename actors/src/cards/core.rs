@@ -128,6 +128,8 @@ impl Cards {
             expires: now.saturating_add(hold_ms),
             state: CardState::Waiting,
             shown,
+            question: new.question,
+            shortened: new.shortened,
         };
         self.bytes += bytes;
         self.waiting.insert(
@@ -322,6 +324,8 @@ mod tests {
                     label: o.to_uppercase(),
                 })
                 .collect(),
+            question: None,
+            shortened: false,
         }
     }
 

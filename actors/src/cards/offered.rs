@@ -135,6 +135,8 @@ pub fn screen_card(
                 label: o.label.clone(),
             })
             .collect(),
+        question: None,
+        shortened: false,
     }
 }
 

@@ -64,6 +64,8 @@ mod tests {
             expires: created + 600_000,
             state,
             shown: String::new(),
+            question: None,
+            shortened: false,
         }
     }
 

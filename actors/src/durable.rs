@@ -1,0 +1,16 @@
+//! Durable agents (SPEC §10.3): programs the user runs — on this machine behind a private unix
+//! socket, or elsewhere behind HTTPS with a bearer token — whose conversations and questions
+//! reach the phone, and whose every string Collie treats as untrusted.
+//!
+//! [`wire`] is the agent's protocol as typed structs (raw, untrusted); [`sanitize`] the pure
+//! string rules; [`view`] the sanitized state everything else reads. [`sources`] is the list of
+//! attached agents (`sources.json`), [`cadence`] when to poll, [`transport`] one request over
+//! either transport. [`actor`] is the Durable actor, with one [`agent`] child per attached agent.
+//!
+//! **Only a tap answers.** A question becomes a card (source `durable:<name>`); the application's
+//! card answer — a paired device's tap — is the only caller of [`agent::AgentMsg::Write`] with an
+//! answer, and the phone API's durable writes (tier `full`) the only caller of the others.
+
+pub mod sanitize;
+pub mod view;
+pub mod wire;
