@@ -2,7 +2,7 @@
 //! the supervisor gives up on a child.
 //!
 //! Start order: state dir (0700, modes tightened), store, local secret, then the supervisor with its
-//! children Redactor → Audit → Pairing → Panes → Crew → Walky → Cards → Push → Screens → Http.
+//! children Redactor → Audit → Pairing → Panes → Crew → Walky → Cards → Durable → Push → Screens → Http.
 //! Every child is reached through a [`collie_actors::slot::Slot`] that the supervisor refreshes on
 //! restart. A clean exit deletes `local-secret` and the control socket.
 
@@ -20,6 +20,7 @@ use collie_actors::audit::actor::{AuditActor, AuditArgs};
 use collie_actors::audit::{AuditMsg, ContentMode};
 use collie_actors::cards::actor::{CardsActor, CardsMsg};
 use collie_actors::cards::screens::{ScreensActor, ScreensArgs, ScreensMsg};
+use collie_actors::durable::actor::{DurableActor, DurableArgs, DurableMsg};
 use collie_actors::crew_link::{CrewActor, CrewArgs, CrewMsg, CrewView, LeadLink, Relays};
 use collie_actors::machine::MachineName;
 use collie_actors::pairing::actor::{PairingActor, PairingArgs};
@@ -118,6 +119,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     let crew_slot: Slot<CrewMsg> = Slot::default();
     let walky_slot: Slot<WalkyMsg> = Slot::default();
     let cards_slot: Slot<CardsMsg> = Slot::default();
+    let durable_slot: Slot<DurableMsg> = Slot::default();
     let screens_slot: Slot<ScreensMsg> = Slot::default();
     let push_slot: Slot<PushMsg> = Slot::default();
     let crew_view = Arc::new(ArcSwap::from_pointee(CrewView::solo(&name)));
@@ -165,6 +167,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         walky: walky_slot.clone(),
         walky_on: settings.walky,
         cards: cards_slot.clone(),
+        durable: durable_slot.clone(),
         screens: screens_slot.clone(),
         push: push_slot.clone(),
         hold: settings.hold,
@@ -254,6 +257,13 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         cards: cards_slot.clone(),
         hold: settings.hold,
     };
+    let durable_args = DurableArgs {
+        sources: settings.state_dir.join(collie_actors::durable::sources::FILE),
+        machine: machine.clone(),
+        cards: cards_slot.clone(),
+        masker: Arc::clone(&masker),
+        hold: collie_actors::durable::actor::HOLD,
+    };
     let http_args = HttpArgs {
         ctx: ctx.clone(),
         cancel: root.clone(),
@@ -270,6 +280,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         child("crew", || CrewActor, crew_args, Some(crew_slot)),
         child("walky", || WalkyActor, walky_args, Some(walky_slot)),
         child("cards", || CardsActor, (), Some(cards_slot)),
+        child("durable", || DurableActor, durable_args, Some(durable_slot)),
         child("push", || PushActor, push_args, Some(push_slot)),
         child("screens", || ScreensActor, screens_args, Some(screens_slot)),
         child("http", || HttpActor, http_args, None),

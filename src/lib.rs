@@ -10,7 +10,7 @@ pub mod control;
 pub mod hooks;
 pub mod http;
 pub mod mcp;
-pub mod private_socket;
+pub use collie_actors::private_socket;
 pub mod relay;
 pub mod state;
 pub mod web;

@@ -11,6 +11,14 @@
 //! card answer — a paired device's tap — is the only caller of [`agent::AgentMsg::Write`] with an
 //! answer, and the phone API's durable writes (tier `full`) the only caller of the others.
 
+pub mod actor;
+pub mod agent;
+pub mod cadence;
+pub mod questions;
+pub mod receipts;
 pub mod sanitize;
+pub mod sources;
+mod stub;
+pub mod transport;
 pub mod view;
 pub mod wire;

@@ -2,6 +2,8 @@
 //! connection, with every bound a caller on someone else's network needs. Push posts use it
 //! (SPEC §10.4); a durable agent's HTTPS transport (§10.3) is meant to use it too.
 //!
+//! A durable agent on this machine is reached the same way over a unix socket ([`send_unix`]).
+//!
 //! - **Where.** The caller names host, port and path; the name is resolved here and, for a
 //!   target that must be public, every address is checked and a private, loopback or otherwise
 //!   reserved one is refused before any connection is made. Redirects are never followed (a 3xx
@@ -168,12 +170,52 @@ async fn exchange(
     let tls = tokio::time::timeout(limits.connect, connect(target))
         .await
         .map_err(|_| HttpsError::Timeout(host.to_owned()))??;
+    let authority = match (host.contains(':'), target.port) {
+        (false, 443) => host.to_owned(),
+        (false, port) => format!("{host}:{port}"),
+        (true, port) => format!("[{host}]:{port}"),
+    };
+    http1(tls, host, &authority, request, limits).await
+}
+
+/// Sends `request` over the unix socket at `path` (plain HTTP/1.1; the caller has checked that
+/// the path is private) and reads the answer, within `limits`. `Host` is `localhost`.
+pub async fn send_unix(
+    path: &Path,
+    request: http::Request<Vec<u8>>,
+    limits: Limits,
+) -> Result<Reply, HttpsError> {
+    let name = path.display().to_string();
+    let exchange = async {
+        let stream = tokio::time::timeout(limits.connect, tokio::net::UnixStream::connect(path))
+            .await
+            .map_err(|_| HttpsError::Timeout(name.clone()))?
+            .map_err(|_| HttpsError::Connect(name.clone()))?;
+        http1(stream, &name, "localhost", request, limits).await
+    };
+    tokio::time::timeout(limits.total, exchange)
+        .await
+        .map_err(|_| HttpsError::Timeout(name.clone()))?
+}
+
+/// One HTTP/1.1 request and its answer over a connected stream; `name` is what errors call the
+/// other end, `authority` the `Host` header.
+async fn http1<S>(
+    io: S,
+    name: &str,
+    authority: &str,
+    request: http::Request<Vec<u8>>,
+    limits: Limits,
+) -> Result<Reply, HttpsError>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let http_err = |e: hyper::Error| HttpsError::Http {
-        host: host.to_owned(),
+        host: name.to_owned(),
         reason: e.to_string(),
     };
     let (mut sender, connection) = hyper::client::conn::http1::Builder::new()
-        .handshake::<_, Full<Bytes>>(TokioIo::new(tls))
+        .handshake::<_, Full<Bytes>>(TokioIo::new(io))
         .await
         .map_err(http_err)?;
     // The connection is driven until the answer is read; dropping the handle ends it.
@@ -187,16 +229,11 @@ async fn exchange(
         .map_or("/", |p| p.as_str())
         .to_owned();
     parts.uri = path.parse().map_err(|_| HttpsError::Http {
-        host: host.to_owned(),
+        host: name.to_owned(),
         reason: "bad path".into(),
     })?;
-    let authority = match (host.contains(':'), target.port) {
-        (false, 443) => host.to_owned(),
-        (false, port) => format!("{host}:{port}"),
-        (true, port) => format!("[{host}]:{port}"),
-    };
-    let authority = http::HeaderValue::from_str(&authority).map_err(|_| HttpsError::Http {
-        host: host.to_owned(),
+    let authority = http::HeaderValue::from_str(authority).map_err(|_| HttpsError::Http {
+        host: name.to_owned(),
         reason: "bad host".into(),
     })?;
     parts.headers.insert(http::header::HOST, authority);
@@ -207,10 +244,21 @@ async fn exchange(
     let request = http::Request::from_parts(parts, Full::new(Bytes::from(body)));
     let response = sender.send_request(request).await.map_err(http_err)?;
     let (parts, body) = response.into_parts();
+    // A declared length over the bound is refused before a byte of the body is read.
+    if let Some(len) = parts
+        .headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        if len > limits.max_body as u64 {
+            return Err(HttpsError::TooLarge(name.to_owned()));
+        }
+    }
     let body = Limited::new(body, limits.max_body)
         .collect()
         .await
-        .map_err(|_| HttpsError::TooLarge(host.to_owned()))?
+        .map_err(|_| HttpsError::TooLarge(name.to_owned()))?
         .to_bytes();
     Ok(Reply {
         status: parts.status.as_u16(),

@@ -84,6 +84,8 @@ pub enum Capability {
     Walky,
     /// Cards: listing them and answering them (SPEC §10.1).
     Cards,
+    /// Durable agents: listing them and writing to them (SPEC §10.3).
+    Durable,
     /// A capability this build does not know (declared by a newer peer); never satisfies a request.
     #[serde(other)]
     Unknown,
@@ -92,7 +94,7 @@ pub enum Capability {
 impl Capability {
     /// Every capability this build knows (what a member running this build declares, unless its
     /// configuration turns some off).
-    pub const ALL: [Capability; 9] = [
+    pub const ALL: [Capability; 10] = [
         Capability::PaneList,
         Capability::PaneRead,
         Capability::PaneStream,
@@ -102,6 +104,7 @@ impl Capability {
         Capability::PaneClose,
         Capability::Walky,
         Capability::Cards,
+        Capability::Durable,
     ];
 }
 

@@ -118,6 +118,19 @@ pub enum RelayKind {
     /// Start a stream of the member's card changes; answered [`RelayOk::Subscribed`], then
     /// [`MemberMessage::CardChange`]s.
     CardsWatch,
+    /// The member's durable agents and the receipts of their writes (SPEC §10.3), as JSON text;
+    /// answered [`RelayOk::Durable`].
+    Durable,
+    /// A device's write to one of the member's durable agents, relayed by the lead (audited on
+    /// both); answered [`RelayOk::DurableWrite`].
+    DurableWrite {
+        /// The agent's name.
+        agent: String,
+        /// The conversation.
+        conversation: String,
+        /// The write, as the JSON of the durable wire's `Write` (tagged by `verb`).
+        write: String,
+    },
     /// A kind this side does not know (sent by a newer peer); answered [`RelayError::UnknownKind`].
     #[serde(other)]
     Unknown,
@@ -134,6 +147,7 @@ impl RelayKind {
                 | RelayKind::Close { .. }
                 | RelayKind::Walky { .. }
                 | RelayKind::CardAnswer { .. }
+                | RelayKind::DurableWrite { .. }
         )
     }
 
@@ -157,6 +171,8 @@ impl RelayKind {
             RelayKind::WalkyCard { .. } => matches!(ok, RelayOk::WalkyCard(_)),
             RelayKind::Cards => matches!(ok, RelayOk::Cards(_)),
             RelayKind::CardAnswer { .. } => matches!(ok, RelayOk::CardAnswer(_)),
+            RelayKind::Durable => matches!(ok, RelayOk::Durable(_)),
+            RelayKind::DurableWrite { .. } => matches!(ok, RelayOk::DurableWrite(_)),
             RelayKind::Unsubscribe { .. }
             | RelayKind::Input { .. }
             | RelayKind::Rename { .. }
@@ -198,6 +214,10 @@ pub enum RelayOk {
     Cards(String),
     /// What a relayed tap did.
     CardAnswer(CardAnswered),
+    /// The member's durable agents and receipts as JSON text.
+    Durable(String),
+    /// A durable write was taken; a starter names the conversation it made.
+    DurableWrite(Option<String>),
     /// An outcome this side does not know (from a newer member); the lead treats it as unreadable.
     #[serde(other)]
     Unknown,
@@ -260,6 +280,12 @@ pub enum RelayError {
     /// A screen prompt's lines left the member's screen before the tap could be typed (409).
     #[error("The screen changed before that could be sent")]
     ScreenChanged,
+    /// The member's durable agent refused the write (its reason; 409).
+    #[error("{0}")]
+    DurableRefused(String),
+    /// The member's durable agent could not be reached (502).
+    #[error("durable agent unreachable")]
+    DurableUnreachable,
     /// An error this side does not know (from a newer member); shown as unreadable.
     #[serde(other)]
     #[error("member response unreadable")]

@@ -44,6 +44,15 @@ impl From<CardError> for AppError {
     }
 }
 
+/// The audit event of a tap on a card from `source`: `durable.answer` for a durable agent's
+/// question (SPEC §10.3 audits every durable write as `durable.*`), else `card.answered`.
+fn answer_event(source: &Source) -> AuditEventKind {
+    match source {
+        Source::Durable(_) => AuditEventKind::DurableAnswer,
+        _ => AuditEventKind::CardAnswered,
+    }
+}
+
 /// Member card changes the lead's stream may hold before a member's feed waits.
 const MEMBER_CHANGES: usize = 64;
 /// How often a lead's card stream looks for members it does not follow yet.
@@ -374,7 +383,7 @@ impl App {
         let decides = option != ALWAYS || confirm.is_some();
         if decides {
             let rec = caller
-                .record(self, AuditEventKind::CardAnswered)
+                .record(self, answer_event(&here.source))
                 .with_detail("machine", member.name().to_owned())
                 .with_detail("card", id.clone())
                 .with_detail("source", String::from(here.source.clone()))
@@ -446,7 +455,7 @@ impl App {
             _ => None,
         };
         let rec = caller
-            .record(self, AuditEventKind::CardAnswered)
+            .record(self, answer_event(&card.source))
             .with_detail("card", card.id.clone())
             .with_detail("source", String::from(card.source.clone()))
             .with_detail("option", option.id.clone());
@@ -462,6 +471,23 @@ impl App {
             self.screen_still(&card.id, Some((offer, option.id.clone())))
                 .await?;
         }
+        // A durable question: the agent is told before the card is released; an agent that
+        // refuses or cannot be reached leaves the card waiting and the tap gets the reason.
+        if let Source::Durable(agent) = &card.source {
+            let told = self
+                .durable_answer(
+                    caller,
+                    agent,
+                    &card.id,
+                    card.conversation.as_deref(),
+                    &option.id,
+                )
+                .await;
+            if let Err(e) = told {
+                let _ = self.cards.cast(CardsMsg::Unclaim(id));
+                return Err(e);
+            }
+        }
         let delivered = self
             .cards
             .call(|reply| CardsMsg::Release {
@@ -471,9 +497,10 @@ impl App {
                 reply,
             })
             .await?;
-        // A screen card has no one waiting on it: the typed keys were its delivery.
+        // A screen card has no one waiting on it: the typed keys were its delivery; a durable
+        // agent was told above.
         Ok(Answered::Done {
-            delivered: delivered || card.source == Source::Screen,
+            delivered: delivered || matches!(card.source, Source::Screen | Source::Durable(_)),
         })
     }
 

@@ -70,6 +70,15 @@ pub enum AppError {
     /// merely printed gets no card).
     #[error("no log entry on this machine")]
     NoLogEntry,
+    /// 404: no durable agent of that name is attached.
+    #[error("no such durable agent")]
+    NoSuchAgent,
+    /// The durable agent refused a write (its reason, in Collie's words).
+    #[error("{0}")]
+    DurableRefused(&'static str),
+    /// The durable agent could not be reached or answered badly.
+    #[error("durable agent unreachable")]
+    DurableUnreachable,
     /// 404 for an unknown device label.
     #[error("no such device")]
     NoSuchDevice,
@@ -106,12 +115,12 @@ impl AppError {
         use AppError::*;
         match self {
             NotPaired | Expired | InsufficientTier | InvalidCode | Forbidden(_) => 403,
-            LabelInUse | CardChanged | ScreenChanged => 409,
+            LabelInUse | CardChanged | ScreenChanged | DurableRefused(_) => 409,
             CardClosed => 410,
             TooManyAttempts { .. } => 429,
             PairingUnavailable | AuditUnavailable | ResourceLimit | Restarting => 503,
-            NoSuchMachine | NoSuchPane | NoSuchDevice | NoLogEntry | NotFound => 404,
-            MemberUnreachable | MemberUnreadable => 502,
+            NoSuchMachine | NoSuchPane | NoSuchAgent | NoSuchDevice | NoLogEntry | NotFound => 404,
+            MemberUnreachable | MemberUnreadable | DurableUnreachable => 502,
             CapabilityMissing => 501,
             BadRequest(_) => 400,
             Internal | Backend(_) => 500,
@@ -152,6 +161,8 @@ impl From<RelayError> for AppError {
             RelayError::CardChanged => AppError::CardChanged,
             RelayError::CardClosed => AppError::CardClosed,
             RelayError::ScreenChanged => AppError::ScreenChanged,
+            RelayError::DurableRefused(m) => AppError::DurableRefused(refusal(&m)),
+            RelayError::DurableUnreachable => AppError::DurableUnreachable,
             _ => AppError::MemberUnreadable,
         }
     }
@@ -170,6 +181,8 @@ impl From<AppError> for RelayError {
             AppError::CardChanged => RelayError::CardChanged,
             AppError::CardClosed => RelayError::CardClosed,
             AppError::ScreenChanged => RelayError::ScreenChanged,
+            AppError::DurableRefused(m) => RelayError::DurableRefused(m.to_owned()),
+            AppError::DurableUnreachable => RelayError::DurableUnreachable,
             AppError::Internal | AppError::Backend(_) => RelayError::Internal,
             other => {
                 tracing::warn!(error = %other, "relayed request failed");
@@ -183,4 +196,18 @@ impl From<CallError> for AppError {
     fn from(_: CallError) -> Self {
         AppError::Restarting
     }
+}
+
+/// A member's durable refusal as one of this build's fixed reasons (a member's text is never
+/// passed on as is).
+fn refusal(m: &str) -> &'static str {
+    const REASONS: [&str; 3] = [
+        "the durable agent refused it (caller-refused)",
+        "the durable agent has no such conversation, question or starter",
+        "the durable agent says it was answered already",
+    ];
+    REASONS
+        .into_iter()
+        .find(|r| *r == m)
+        .unwrap_or("the durable agent refused it")
 }

@@ -14,6 +14,7 @@ pub mod cards;
 pub mod counters;
 pub mod crew;
 pub mod devices;
+pub mod durable;
 mod error;
 pub mod follow;
 pub mod machine;
@@ -29,6 +30,7 @@ use arc_swap::ArcSwap;
 use collie_actors::audit::{AuditMsg, AuditRecord, Denial};
 use collie_actors::cards::actor::CardsMsg;
 use collie_actors::cards::screens::ScreensMsg;
+use collie_actors::durable::actor::DurableMsg;
 use collie_actors::crew_link::{CrewMsg, CrewView, LeadLink, Relays};
 use collie_actors::machine::MachineName;
 use collie_actors::pairing::{PairingMsg, Policy};
@@ -78,6 +80,8 @@ pub struct Wiring {
     pub walky_on: bool,
     /// The cards actor.
     pub cards: Slot<CardsMsg>,
+    /// The durable actor.
+    pub durable: Slot<DurableMsg>,
     /// The screens actor (screen prompts offered as cards).
     pub screens: Slot<ScreensMsg>,
     /// The push actor (SPEC §10.4).
@@ -157,6 +161,8 @@ pub struct Parts {
     walky_on: bool,
     /// The cards actor.
     cards: Slot<CardsMsg>,
+    /// The durable actor.
+    durable: Slot<DurableMsg>,
     /// The screens actor.
     screens: Slot<ScreensMsg>,
     /// The push actor.
@@ -206,6 +212,7 @@ impl App {
             walky: w.walky,
             walky_on: w.walky_on,
             cards: w.cards,
+            durable: w.durable,
             screens: w.screens,
             push: w.push,
             hold: w.hold,

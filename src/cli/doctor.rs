@@ -123,7 +123,10 @@ pub(super) fn run() -> anyhow::Result<ExitCode> {
         ),
     }
 
-    // 7. Unknown variables.
+    // 7. Durable agents.
+    check_durable(&mut r, &state.join(collie_actors::durable::sources::FILE));
+
+    // 8. Unknown variables.
     for name in settings.seen_vars.keys() {
         if !KNOWN_VARS.contains(&name.as_str()) {
             r.warn(
@@ -194,5 +197,76 @@ fn walk(dir: &Path, f: &mut dyn FnMut(&Path, bool)) {
         } else if !meta.file_type().is_symlink() {
             f(&p, false);
         }
+    }
+}
+
+/// The `sources` row (the file holding tokens must be 0600), a `durable-socket` row per socket
+/// agent (the same path check the bridge makes before every connection, with the fix), and a row
+/// per HTTPS agent saying its token is `set, <n> bytes` — never the token.
+fn check_durable(r: &mut Report, path: &Path) {
+    use collie_actors::durable::sources::{Sources, Transport};
+    use collie_actors::private_socket::{self, PathError};
+
+    let mode = std::fs::metadata(path).ok().map(|m| m.permissions().mode() & 0o777);
+    match mode {
+        None => return,
+        Some(m) if m & 0o077 != 0 => r.fail(
+            &format!("sources: {} has mode {m:o} and holds tokens", path.display()),
+            &format!("chmod 600 {} (the bridge also tightens it when it reads it)", path.display()),
+        ),
+        Some(_) => {}
+    }
+    let sources = match Sources::read(path, false) {
+        Ok(s) => s,
+        Err(e) => {
+            r.fail(
+                &format!("sources: {e}"),
+                "fix the file, or detach and attach the agents again",
+            );
+            return;
+        }
+    };
+    if mode.is_some_and(|m| m & 0o077 == 0) {
+        r.ok(&format!("sources: {} agent(s), file 0600", sources.agents.len()));
+    }
+    for source in &sources.agents {
+        let name = &source.name;
+        match &source.transport {
+            Transport::Socket { socket } => match private_socket::check(socket) {
+                Ok(()) => r.ok(&format!("durable-socket {name}: {} is private", socket.display())),
+                Err(e @ PathError::Missing(_)) => r.warn(
+                    &format!("durable-socket {name}: {e}"),
+                    "start the agent (a missing socket is not a privacy problem)",
+                ),
+                Err(e) => r.fail(&format!("durable-socket {name}: {e} — unreachable until fixed"), &socket_fix(&e)),
+            },
+            Transport::Https { url, token, .. } => r.ok(&format!(
+                "durable {name}: {url}, token set, {} bytes",
+                token.len()
+            )),
+        }
+    }
+}
+
+/// What to do about a socket path that is not private.
+fn socket_fix(e: &collie_actors::private_socket::PathError) -> String {
+    use collie_actors::private_socket::PathError;
+    match e {
+        PathError::Relative(p) => format!("attach it again with an absolute path instead of {}", p.display()),
+        PathError::Symlink(p) => format!(
+            "{} is a symlink: detach the agent and attach it with the real path",
+            p.display()
+        ),
+        PathError::Replaceable(p, ..) => format!(
+            "chmod go-w {} (and make it yours or root's), or keep the socket under a folder of your own",
+            p.display()
+        ),
+        PathError::NotPrivateDir(p, ..) => format!("chmod 700 {} (it must be yours)", p.display()),
+        PathError::NotPrivateSocket(p, ..) => format!(
+            "chmod 600 {} (it must be a socket of yours; start the agent as your user)",
+            p.display()
+        ),
+        PathError::Unreadable(p, _) => format!("check the permissions of {}", p.display()),
+        PathError::Missing(_) => "start the agent".to_owned(),
     }
 }

@@ -8,6 +8,7 @@ mod bridge;
 mod cards;
 mod crew;
 mod devices;
+mod durable;
 mod doctor;
 mod hook;
 mod hooks;
@@ -62,6 +63,9 @@ enum Command {
     Mcp,
     /// The cards waiting for a tap on the phone, and the last receipts (reading only).
     Cards(cards::Args),
+    /// Attach, list and detach durable agents (programs whose questions reach the phone).
+    #[command(subcommand)]
+    Durable(durable::Cmd),
     /// Check this machine's Collie setup, one line per check.
     Doctor,
     /// The hook an agent runs at a permission dialog: asks the phone, prints its decision.
@@ -89,6 +93,7 @@ pub fn main() -> ExitCode {
         Command::Walky(cmd) => walky::run(cmd),
         Command::Mcp => mcp::run(),
         Command::Cards(args) => cards::run(args),
+        Command::Durable(cmd) => durable::run(cmd),
         Command::Doctor => doctor::run(),
         Command::Hook(args) => hook::run(args),
         Command::Version => {

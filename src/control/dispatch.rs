@@ -145,6 +145,8 @@ async fn answer(app: &App, req: Request) -> Result<Value, AppError> {
         Request::WalkyWho => data(walky::inbox::who(app).await?),
         Request::WalkyLog => data(walky::inbox::log(app).await?),
         Request::Cards => data(app.crew_cards(&Caller::cli()).await?),
+        Request::Durable => data(app.local_durable().await?),
+        Request::DurableReload => data(app.durable_reload().await?),
         #[cfg(feature = "fault-injection")]
         Request::TestReplayWalky { to } => data(walky::send::replay_last(app, &to).await?),
     }

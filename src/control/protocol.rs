@@ -142,6 +142,10 @@ pub enum Request {
     WalkyLog,
     /// The waiting cards and the last receipts (reading only: the CLI never answers a card).
     Cards,
+    /// This machine's durable agents as the bridge sees them (reading only).
+    Durable,
+    /// Read `sources.json` again (after `collie durable attach|detach` changed it).
+    DurableReload,
     /// Test-only (feature `fault-injection`): replay the last walky message this lead forwarded
     /// to member `to`.
     #[cfg(feature = "fault-injection")]

@@ -3,6 +3,7 @@
 //! encodes a typed answer; no rule lives here.
 
 mod cards;
+mod durable;
 mod devices;
 mod meta;
 mod panes;
@@ -44,6 +45,11 @@ pub(super) fn api() -> Router<App> {
         .route("/api/cards", get(cards::list))
         .route("/api/cards/stream", get(cards::stream))
         .route("/api/cards/{id}/answer", post(cards::answer))
+        .route("/api/durable", get(durable::list))
+        .route(
+            "/api/durable/{name}/{conversation}/{verb}",
+            post(durable::write),
+        )
         .route("/api/push/key", get(push::key))
         .route(
             "/api/push/subscribe",

@@ -42,6 +42,13 @@ pub const ROUTES: &[(Method, &str, Access)] = &[
         "/api/cards/{id}/answer",
         Access::Device(Tier::Full),
     ),
+    // Durable agents (SPEC §10.3): reading for any paired device, writing only for `full`.
+    (Method::GET, "/api/durable", Access::Device(Tier::Read)),
+    (
+        Method::POST,
+        "/api/durable/{name}/{conversation}/{verb}",
+        Access::Device(Tier::Full),
+    ),
     // Web Push (SPEC §10.4): any paired device may be told that a question waits.
     (Method::GET, "/api/push/key", Access::Device(Tier::Read)),
     (

@@ -120,6 +120,22 @@ impl Handler for Served {
                     Answered::Done { delivered } => CardAnswered::Done { delivered },
                 },
             ),
+            RelayKind::Durable => RelayOk::Durable(
+                serde_json::to_string(&app.local_durable().await?)
+                    .map_err(|_| RelayError::Internal)?,
+            ),
+            RelayKind::DurableWrite {
+                agent,
+                conversation,
+                write,
+            } => {
+                let write = serde_json::from_str(&write)
+                    .map_err(|_| RelayError::BadInput("bad durable write".into()))?;
+                let done = app
+                    .durable_write(&caller, agent, conversation, write)
+                    .await?;
+                RelayOk::DurableWrite(done.conversation)
+            }
             RelayKind::WalkyCard { id } => RelayOk::WalkyCard(
                 walky::inbox::card_of(app, &id)
                     .await?

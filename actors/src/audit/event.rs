@@ -52,11 +52,27 @@ pub enum AuditEventKind {
     CardAnswered,
     /// `push.subscribed`: a device subscribed to Web Push, or unsubscribed (SPEC §10.4).
     PushSubscribed,
+    /// `durable.answer`: a device's answer to a durable agent (SPEC §10.3; never typed text).
+    DurableAnswer,
+    /// `durable.send`: a device's send to a durable agent (SPEC §10.3; never typed text).
+    DurableSend,
+    /// `durable.abort`: a device's abort to a durable agent (SPEC §10.3; never typed text).
+    DurableAbort,
+    /// `durable.action`: a device's action to a durable agent (SPEC §10.3; never typed text).
+    DurableAction,
+    /// `durable.rename`: a device's rename to a durable agent (SPEC §10.3; never typed text).
+    DurableRename,
+    /// `durable.close`: a device's close to a durable agent (SPEC §10.3; never typed text).
+    DurableClose,
+    /// `durable.reopen`: a device's reopen to a durable agent (SPEC §10.3; never typed text).
+    DurableReopen,
+    /// `durable.starter`: a device's starter to a durable agent (SPEC §10.3; never typed text).
+    DurableStarter,
 }
 
 impl AuditEventKind {
     /// Every event, in the order of SPEC §7.
-    pub const ALL: [Self; 20] = [
+    pub const ALL: [Self; 28] = [
         Self::DevicePaired,
         Self::DeviceRevoked,
         Self::DeviceExpiry,
@@ -77,6 +93,14 @@ impl AuditEventKind {
         Self::AuditAcknowledged,
         Self::CardAnswered,
         Self::PushSubscribed,
+        Self::DurableAnswer,
+        Self::DurableSend,
+        Self::DurableAbort,
+        Self::DurableAction,
+        Self::DurableRename,
+        Self::DurableClose,
+        Self::DurableReopen,
+        Self::DurableStarter,
     ];
 
     /// The event's name as written in the `event` member of a line.
@@ -102,6 +126,14 @@ impl AuditEventKind {
             Self::AuditAcknowledged => "audit.acknowledged",
             Self::CardAnswered => "card.answered",
             Self::PushSubscribed => "push.subscribed",
+            Self::DurableAnswer => "durable.answer",
+            Self::DurableSend => "durable.send",
+            Self::DurableAbort => "durable.abort",
+            Self::DurableAction => "durable.action",
+            Self::DurableRename => "durable.rename",
+            Self::DurableClose => "durable.close",
+            Self::DurableReopen => "durable.reopen",
+            Self::DurableStarter => "durable.starter",
         }
     }
 }
@@ -210,7 +242,7 @@ mod tests {
             assert!(seen.insert(kind.as_str()), "duplicate name {kind}");
             assert_eq!(kind.as_str().parse::<AuditEventKind>().ok(), Some(kind));
         }
-        assert_eq!(seen.len(), 20);
+        assert_eq!(seen.len(), 28);
     }
 
     #[test]
@@ -239,6 +271,14 @@ mod tests {
                 "audit.acknowledged",
                 "card.answered",
                 "push.subscribed",
+                "durable.answer",
+                "durable.send",
+                "durable.abort",
+                "durable.action",
+                "durable.rename",
+                "durable.close",
+                "durable.reopen",
+                "durable.starter",
             ]
         );
     }

@@ -20,6 +20,7 @@ pub fn requires(kind: &RelayKind) -> Capability {
         RelayKind::Cards | RelayKind::CardAnswer { .. } | RelayKind::CardsWatch => {
             Capability::Cards
         }
+        RelayKind::Durable | RelayKind::DurableWrite { .. } => Capability::Durable,
         RelayKind::Unknown => Capability::Unknown,
     }
 }

@@ -70,7 +70,7 @@ pub fn check_for(socket: &Path, uid: u32) -> Result<(), PathError> {
             // `..` or `.` could walk around a checked directory.
             _ => return Err(PathError::Relative(socket.to_owned())),
         }
-        let meta = lstat(&at)?;
+        let meta = lstat(&at, socket)?;
         let mode = meta.mode() & 0o7777;
         if meta.file_type().is_symlink() {
             return Err(PathError::Symlink(at));
@@ -87,7 +87,7 @@ pub fn check_for(socket: &Path, uid: u32) -> Result<(), PathError> {
             return Err(PathError::Replaceable(at, meta.uid(), mode));
         }
     }
-    let meta = lstat(socket)?;
+    let meta = lstat(socket, socket)?;
     let mode = meta.mode() & 0o7777;
     if meta.file_type().is_symlink() {
         return Err(PathError::Symlink(socket.to_owned()));
@@ -102,9 +102,11 @@ pub fn check_for(socket: &Path, uid: u32) -> Result<(), PathError> {
     Ok(())
 }
 
-fn lstat(path: &Path) -> Result<std::fs::Metadata, PathError> {
+/// `path`'s own metadata; a component that does not exist is [`PathError::Missing`] naming the
+/// whole socket path (`no socket at <path>`: nothing is there, which is not a privacy problem).
+fn lstat(path: &Path, socket: &Path) -> Result<std::fs::Metadata, PathError> {
     std::fs::symlink_metadata(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => PathError::Missing(path.to_owned()),
+        std::io::ErrorKind::NotFound => PathError::Missing(socket.to_owned()),
         _ => PathError::Unreadable(path.to_owned(), e.to_string()),
     })
 }

@@ -1,0 +1,420 @@
+//! Durable agents (SPEC §10.3) for the phone: the crew's agents and their conversations, and the
+//! phone's writes to them — send, abort, action, rename, close, reopen, starter — and the answer
+//! to a durable question, which comes only through its card ([`App::answer_card`]).
+//!
+//! **Each write is one operation**, for a local agent or a member's alike: a paired device of
+//! tier `full` (checked here as well as by the router), the write's fields checked, the
+//! `durable.<verb>` line written *before* the agent is asked (a line that cannot be written stops
+//! the write: 503 `audit unavailable`), the agent asked, and a receipt kept without the typed
+//! text. Through a lead the lead audits and relays; the member audits, asks and keeps the receipt
+//! with the same request id.
+//!
+//! **What an agent says is refused in its own words, never its own text**: 409 with a fixed
+//! reason for `caller-refused`, an unknown id or "already answered"; 502 `durable agent
+//! unreachable` for everything else (the detail goes to the bridge's log).
+
+use collie_actors::audit::AuditEventKind;
+use collie_actors::durable::actor::DurableMsg;
+use collie_actors::durable::agent::{Snapshot, WriteError};
+use collie_actors::durable::receipts::Receipt;
+use collie_actors::durable::sanitize;
+use collie_actors::durable::transport::TransportError;
+use collie_actors::durable::view::View;
+use collie_actors::durable::wire::{Write, MAX_RENAME, MAX_SEND};
+use collie_actors::pairing::Tier;
+use collie_crew::relay::{RelayKind, RelayOk};
+use futures_util::future::join_all;
+use serde::{Deserialize, Serialize};
+
+use super::machine::{Machine, Member};
+use super::{App, AppError, Caller, Who};
+
+/// One agent as the phone sees it: where it is attached, and its state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DurableAgent {
+    /// The machine it is attached to.
+    pub machine: String,
+    /// Its state.
+    #[serde(flatten)]
+    pub agent: Snapshot,
+}
+
+/// `GET /api/durable`: every agent of the crew and the receipts of the phone's writes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DurableList {
+    /// The agents, by machine, then name.
+    pub agents: Vec<DurableAgent>,
+    /// Newest first.
+    pub receipts: Vec<Receipt>,
+}
+
+/// What a write did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DurableDone {
+    /// Always true (a refusal is an error).
+    pub ok: bool,
+    /// The conversation a starter made, when the agent named it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<String>,
+}
+
+impl From<WriteError> for AppError {
+    fn from(e: WriteError) -> Self {
+        match e {
+            WriteError::Agent(TransportError::CallerRefused) => {
+                AppError::DurableRefused("the durable agent refused it (caller-refused)")
+            }
+            WriteError::Agent(TransportError::NotFound) => AppError::DurableRefused(
+                "the durable agent has no such conversation, question or starter",
+            ),
+            WriteError::Agent(TransportError::Conflict) => {
+                AppError::DurableRefused("the durable agent says it was answered already")
+            }
+            WriteError::NoQuestion => AppError::CardClosed,
+            WriteError::NoAgent(_) => AppError::NoSuchAgent,
+            other => {
+                tracing::warn!(error = %other, "durable write failed");
+                AppError::DurableUnreachable
+            }
+        }
+    }
+}
+
+/// The audit event of a write.
+fn event(write: &Write) -> AuditEventKind {
+    match write {
+        Write::Answer { .. } => AuditEventKind::DurableAnswer,
+        Write::Send { .. } => AuditEventKind::DurableSend,
+        Write::Abort => AuditEventKind::DurableAbort,
+        Write::Action { .. } => AuditEventKind::DurableAction,
+        Write::Rename { .. } => AuditEventKind::DurableRename,
+        Write::Close => AuditEventKind::DurableClose,
+        Write::Reopen => AuditEventKind::DurableReopen,
+        Write::Starter { .. } => AuditEventKind::DurableStarter,
+    }
+}
+
+/// The id a write chooses (an option, an action, a starter): kept in receipts and audit lines.
+fn choice(write: &Write) -> Option<String> {
+    match write {
+        Write::Answer { option, .. } => Some(option.clone()),
+        Write::Action { action } => Some(action.clone()),
+        Write::Starter { starter } => Some(starter.clone()),
+        _ => None,
+    }
+}
+
+/// Checks a phone's write: the ids as the sanitizer accepts them, the texts within bounds. An
+/// answer is refused here: a question is answered through its card (its `shown` hash, the second
+/// tap of "Always allow").
+fn check(agent: &str, conversation: &str, write: &Write) -> Result<(), AppError> {
+    let bad = |m: &str| Err(AppError::BadRequest(m.to_owned()));
+    if collie_actors::durable::sources::check_name(agent).is_err() {
+        return Err(AppError::NoSuchAgent);
+    }
+    let conversation_needed = !matches!(write, Write::Starter { .. });
+    if conversation_needed && !sanitize::id(conversation) {
+        return bad("bad conversation id");
+    }
+    match write {
+        Write::Answer { .. } => bad("answer a durable question with its card"),
+        Write::Send { text } if text.trim().is_empty() || text.len() > MAX_SEND => {
+            bad("text must be 1 to 65536 bytes and not only spaces")
+        }
+        Write::Rename { title }
+            if title.trim().is_empty()
+                || title.len() > MAX_RENAME
+                || title.chars().any(char::is_control) =>
+        {
+            bad("title must be 1 to 256 bytes without control characters")
+        }
+        Write::Action { action } if !sanitize::id(action) => bad("bad action id"),
+        Write::Starter { starter } if !sanitize::id(starter) => bad("bad starter id"),
+        _ => Ok(()),
+    }
+}
+
+/// The device label of a caller allowed to write (tier `full`, or the lead relaying one).
+fn writer(caller: &Caller) -> Result<String, AppError> {
+    match caller.who() {
+        Who::Device {
+            label,
+            tier: Tier::Full,
+            ..
+        } => Ok(label.clone()),
+        Who::Device { .. } => Err(AppError::InsufficientTier),
+        Who::Relay { device, .. } => Ok(device.clone()),
+        _ => Err(AppError::NotPaired),
+    }
+}
+
+impl App {
+    /// This machine's agents and receipts (a phone watches: the agents are read every 2 s for a
+    /// while).
+    pub async fn local_durable(&self) -> Result<DurableList, AppError> {
+        let machine = self.machine_name();
+        let (agents, receipts) = tokio::join!(
+            self.durable.call(DurableMsg::List),
+            self.durable.call(DurableMsg::Receipts)
+        );
+        Ok(DurableList {
+            agents: agents?
+                .into_iter()
+                .map(|agent| DurableAgent {
+                    machine: machine.clone(),
+                    agent,
+                })
+                .collect(),
+            receipts: receipts?
+                .into_iter()
+                .map(|mut r| {
+                    r.machine.clone_from(&machine);
+                    r
+                })
+                .collect(),
+        })
+    }
+
+    /// Every agent of the crew: this machine's and each online member's that declared `durable`
+    /// (a member that does not answer is left out), masked again by this machine.
+    pub async fn durable_list(&self, caller: &Caller) -> Result<DurableList, AppError> {
+        let members: Vec<Member> = self
+            .online_members()
+            .into_iter()
+            .filter(|m| m.allows(&RelayKind::Durable).is_ok())
+            .collect();
+        let (local, answers) = tokio::join!(
+            self.local_durable(),
+            join_all(
+                members
+                    .iter()
+                    .map(|m| async move { (m, self.member_durable(m, caller).await) })
+            )
+        );
+        let mut all = local?;
+        for (member, answer) in answers {
+            match answer {
+                Ok(list) => {
+                    all.agents.extend(list.agents);
+                    all.receipts.extend(list.receipts);
+                }
+                Err(e) => {
+                    tracing::info!(member = %member.name(), error = %e, "member durable agents missing")
+                }
+            }
+        }
+        all.receipts.sort_by_key(|r| std::cmp::Reverse(r.at));
+        Ok(all)
+    }
+
+    async fn member_durable(
+        &self,
+        member: &Member,
+        caller: &Caller,
+    ) -> Result<DurableList, AppError> {
+        let RelayOk::Durable(json) = member.call(caller.on(), RelayKind::Durable).await? else {
+            return Err(AppError::MemberUnreadable);
+        };
+        let mut list: DurableList =
+            serde_json::from_str(&json).map_err(|_| AppError::MemberUnreadable)?;
+        for agent in &mut list.agents {
+            agent.machine = member.name().to_owned();
+            self.mask_view(&mut agent.agent.view);
+        }
+        for receipt in &mut list.receipts {
+            receipt.machine = member.name().to_owned();
+        }
+        Ok(list)
+    }
+
+    /// Reads `sources.json` again and starts and stops agents to match; how many are attached.
+    pub async fn durable_reload(&self) -> Result<usize, AppError> {
+        self.durable
+            .call(DurableMsg::Reload)
+            .await?
+            .map_err(|e| AppError::backend("reading sources.json", e))
+    }
+
+    /// Masks a member's agent view again with this machine's masker.
+    fn mask_view(&self, view: &mut View) {
+        collie_actors::durable::agent::mask_view(view, &self.masker);
+    }
+
+    /// A device's write to agent `agent` on `machine` (this one when `None`).
+    pub async fn durable_write_on(
+        &self,
+        caller: &Caller,
+        machine: Option<&str>,
+        agent: String,
+        conversation: String,
+        write: Write,
+    ) -> Result<DurableDone, AppError> {
+        match self.machine(machine.unwrap_or("local"))? {
+            Machine::Local => self.durable_write(caller, agent, conversation, write).await,
+            Machine::Member(member) => {
+                let device = writer(caller)?;
+                caller.still_allowed(self, Tier::Full)?;
+                check(&agent, &conversation, &write)?;
+                let kind = RelayKind::DurableWrite {
+                    agent: agent.clone(),
+                    conversation: conversation.clone(),
+                    write: serde_json::to_string(&write).map_err(|_| AppError::Internal)?,
+                };
+                member.allows(&kind)?;
+                let rec = self
+                    .durable_record(caller, &agent, &conversation, &write)
+                    .with_detail("machine", member.name().to_owned());
+                self.audit(rec).await?;
+                let _ = device;
+                match member.call(caller.on(), kind).await? {
+                    RelayOk::DurableWrite(conversation) => Ok(DurableDone {
+                        ok: true,
+                        conversation,
+                    }),
+                    _ => Err(AppError::MemberUnreadable),
+                }
+            }
+        }
+    }
+
+    /// A write to one of this machine's agents.
+    pub async fn durable_write(
+        &self,
+        caller: &Caller,
+        agent: String,
+        conversation: String,
+        write: Write,
+    ) -> Result<DurableDone, AppError> {
+        let device = writer(caller)?;
+        caller.still_allowed(self, Tier::Full)?;
+        check(&agent, &conversation, &write)?;
+        self.audit(self.durable_record(caller, &agent, &conversation, &write))
+            .await?;
+        let request_id = caller.request_id().to_owned();
+        let started = self
+            .durable
+            .call(|reply| DurableMsg::Write {
+                agent: agent.clone(),
+                conversation: conversation.clone(),
+                write: write.clone(),
+                request_id: request_id.clone(),
+                reply,
+            })
+            .await??;
+        let made = started.conversation.filter(|c| sanitize::id(c));
+        self.durable_receipt(Receipt {
+            at: 0,
+            machine: String::new(),
+            agent,
+            conversation: made.clone().unwrap_or(conversation),
+            verb: write.verb().to_owned(),
+            choice: choice(&write),
+            device,
+            request_id,
+        });
+        Ok(DurableDone {
+            ok: true,
+            conversation: made,
+        })
+    }
+
+    /// Tells agent `agent` the answer `option` to the question card `card` asks; called by the
+    /// card answer after the tap is claimed and audited, before the card is released.
+    pub(super) async fn durable_answer(
+        &self,
+        caller: &Caller,
+        agent: &str,
+        card: &str,
+        conversation: Option<&str>,
+        option: &str,
+    ) -> Result<(), AppError> {
+        let device = writer(caller)?;
+        let request_id = caller.request_id().to_owned();
+        self.durable
+            .call(|reply| DurableMsg::AnswerCard {
+                agent: agent.to_owned(),
+                card: card.to_owned(),
+                option: option.to_owned(),
+                request_id: request_id.clone(),
+                reply,
+            })
+            .await??;
+        self.durable_receipt(Receipt {
+            at: 0,
+            machine: String::new(),
+            agent: agent.to_owned(),
+            conversation: conversation.unwrap_or_default().to_owned(),
+            verb: "answer".to_owned(),
+            choice: Some(option.to_owned()),
+            device,
+            request_id,
+        });
+        Ok(())
+    }
+
+    fn durable_receipt(&self, mut receipt: Receipt) {
+        receipt.at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        let _ = self.durable.cast(DurableMsg::Receipt(receipt));
+    }
+
+    /// The `durable.<verb>` line of a write: the agent, the conversation, the choice; typed text
+    /// under `text` (the audit's content mode decides what of it is kept).
+    fn durable_record(
+        &self,
+        caller: &Caller,
+        agent: &str,
+        conversation: &str,
+        write: &Write,
+    ) -> collie_actors::audit::AuditRecord {
+        let rec = caller
+            .record(self, event(write))
+            .with_detail("agent", agent.to_owned())
+            .with_detail("conversation", conversation.to_owned());
+        let rec = match choice(write) {
+            Some(c) => rec.with_detail("choice", c),
+            None => rec,
+        };
+        match write {
+            Write::Send { text } => rec.with_detail("text", text.clone()),
+            Write::Rename { title } => rec.with_detail("text", title.clone()),
+            _ => rec,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_are_checked_before_anything_is_sent() {
+        let send = |t: &str| Write::Send { text: t.into() };
+        assert!(check("ops", "c1", &send("hello")).is_ok());
+        assert!(check("ops", "c1", &send("  ")).is_err());
+        assert!(check("ops", "c1", &send(&"x".repeat(MAX_SEND + 1))).is_err());
+        assert!(check("ops", "a/b", &send("hi")).is_err());
+        assert!(check("ops", "a b", &send("hi")).is_err());
+        assert!(matches!(
+            check("../x", "c1", &send("hi")),
+            Err(AppError::NoSuchAgent)
+        ));
+        let answer = Write::Answer {
+            question: "q".into(),
+            option: "yes".into(),
+        };
+        assert!(check("ops", "c1", &answer).is_err(), "answers go through cards");
+        let rename = |t: &str| Write::Rename { title: t.into() };
+        assert!(check("ops", "c1", &rename("New name")).is_ok());
+        assert!(check("ops", "c1", &rename("a\u{1b}[2J")).is_err());
+        let starter = Write::Starter {
+            starter: "deploy?x".into(),
+        };
+        assert!(check("ops", "-", &starter).is_err());
+        let starter = Write::Starter {
+            starter: "deploy".into(),
+        };
+        assert!(check("ops", "-", &starter).is_ok());
+    }
+}
