@@ -349,3 +349,327 @@ fn a_question_that_leaves_the_agent_closes_its_card_and_a_changed_one_replaces_i
     .expect("the gone question's card closed");
     assert_eq!(gone["state"], "answered elsewhere");
 }
+
+/// The agent `name`'s status and error, once its status is `status`.
+fn status_when(b: &TestBridge, token: &str, name: &str, status: &str) -> Value {
+    agent_when(b, token, name, |a| a["status"] == status)
+}
+
+#[test]
+fn a_socket_path_that_is_not_private_is_never_connected() {
+    let b = bridge();
+    let phone = b.pair("phone", "full");
+    let dir = private_dir(&b, "agent");
+    let socket = dir.join("app.sock");
+    let agent = ScriptedAgent::socket(&socket, serving(asking("Ship?")));
+    chmod(&socket, 0o600);
+
+    // Through a symlinked folder.
+    let link = b.dir.path().join("link");
+    std::os::unix::fs::symlink(&dir, &link).expect("symlink");
+    attach_socket(&b, "linked", &link.join("app.sock"));
+    let shown = status_when(&b, &phone, "linked", "private");
+    assert!(shown["error"].as_str().expect("error").contains("is a symlink"), "{shown}");
+
+    // A socket that is a symlink itself.
+    let sock_link = dir.join("link.sock");
+    std::os::unix::fs::symlink(&socket, &sock_link).expect("symlink");
+    attach_socket(&b, "socklink", &sock_link);
+    status_when(&b, &phone, "socklink", "private");
+
+    // A regular file where the socket should be.
+    let file = dir.join("plain.sock");
+    std::fs::write(&file, b"").expect("file");
+    chmod(&file, 0o600);
+    attach_socket(&b, "plain", &file);
+    let shown = status_when(&b, &phone, "plain", "private");
+    assert!(shown["error"].as_str().expect("error").contains("mode 0600"), "{shown}");
+
+    // Nothing there at all: not a privacy problem.
+    let missing = dir.join("nobody.sock");
+    attach_socket(&b, "missing", &missing);
+    let shown = status_when(&b, &phone, "missing", "missing");
+    assert_eq!(shown["error"], format!("no socket at {}", missing.display()));
+
+    assert!(agent.got().is_empty(), "nothing connected to the real socket through a bad path");
+
+    // Another user's socket (the tests run as root: the file is handed to uid 4242).
+    let other_dir = private_dir(&b, "other");
+    let other = other_dir.join("app.sock");
+    let theirs = ScriptedAgent::socket(&other, serving(asking("Ship?")));
+    chmod(&other, 0o600);
+    nix::unistd::chown(&other, Some(nix::unistd::Uid::from_raw(4242)), None).expect("chown");
+    attach_socket(&b, "theirs", &other);
+    let shown = status_when(&b, &phone, "theirs", "private");
+    assert!(shown["error"].as_str().expect("error").contains("owner 4242"), "{shown}");
+    assert!(theirs.got().is_empty());
+
+    // A good path that becomes group-writable is unreachable at once, with no grace; doctor
+    // names the fix.
+    let doctor = String::from_utf8_lossy(&b.cli(&["doctor"]).stdout).into_owned();
+    let missing_row = doctor
+        .lines()
+        .find(|l| l.contains("durable-socket missing"))
+        .expect("missing row");
+    assert!(missing_row.starts_with("warn") && missing_row.contains("no socket at"), "{missing_row}");
+    attach_socket(&b, "good", &socket);
+    status_when(&b, &phone, "good", "up");
+    chmod(b.dir.path(), 0o770);
+    let shown = status_when(&b, &phone, "good", "private");
+    assert!(
+        shown["error"].as_str().expect("error").contains("could be replaced by another user"),
+        "{shown}"
+    );
+    let out = b.cli(&["doctor"]);
+    let doctor = String::from_utf8_lossy(&out.stdout);
+    let row = doctor
+        .lines()
+        .find(|l| l.contains("durable-socket good"))
+        .unwrap_or_else(|| panic!("no durable-socket row: {doctor}"));
+    assert!(row.starts_with("FAIL"), "{row}");
+    assert!(row.contains(&format!("chmod go-w {}", b.dir.path().display())), "{row}");
+    chmod(b.dir.path(), 0o700);
+    status_when(&b, &phone, "good", "up");
+    // The other agents' paths never changed, so they stay unreachable.
+    assert!(agent.got().iter().all(|g| g.method == "GET"));
+}
+
+/// An HTTPS agent attached with a token from the environment (and the test CA unless `trust`
+/// is false); returns the agent's name.
+fn attach_https(b: &TestBridge, name: &str, agent: &ScriptedAgent, token: &str, trust: bool) {
+    let mut cmd = b.command();
+    cmd.args(["durable", "attach", name, "--url", &agent.url(), "--token-env", "OPS_TOKEN"]);
+    if trust {
+        cmd.args(["--ca-file", &agent.ca_file.as_ref().expect("ca").display().to_string()]);
+    }
+    let out = cmd.env("OPS_TOKEN", token).output().expect("run collie");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+const TOKEN: &str = "tok-3f9a6c1e0b7d4e28a5c3b1f0e9d8c7b6";
+
+#[test]
+fn an_https_agent_gets_the_bearer_token_which_is_never_shown() {
+    let b = bridge();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = asking("Ship?");
+    let agent = ScriptedAgent::https(dir.path(), &["localhost", "127.0.0.1"], move |got: &Got| {
+        if got.header("authorization") != Some(&format!("Bearer {TOKEN}")) {
+            return Answer::status(401);
+        }
+        Answer::json_etag(&state, "\"v1\"")
+    });
+    attach_https(&b, "remote", &agent, TOKEN, true);
+    let phone = b.pair("phone", "full");
+    let shown = status_when(&b, &phone, "remote", "up");
+    assert_eq!(shown["transport"], "https");
+    assert_eq!(shown["conversations"][0]["id"], "c1");
+    assert_eq!(agent.got()[0].header("collie-wire"), Some("1"));
+
+    // The next reads carry the ETag.
+    wait_for(Duration::from_secs(20), || {
+        b.get("/api/durable", Some(&phone));
+        agent
+            .got()
+            .iter()
+            .any(|g| g.header("if-none-match") == Some("\"v1\""))
+            .then_some(())
+    })
+    .expect("a read with If-None-Match");
+
+    // Never printed: list, doctor, the file's mode, the log.
+    let list = b.cli_ok(&["durable", "list"]);
+    assert!(list.contains("(token set)") && !list.contains(TOKEN), "{list}");
+    let list_json = b.cli_ok(&["durable", "list", "--json"]);
+    assert!(!list_json.contains(TOKEN), "{list_json}");
+    let doctor = String::from_utf8_lossy(&b.cli(&["doctor"]).stdout).into_owned();
+    assert!(
+        doctor.contains(&format!("token set, {} bytes", TOKEN.len())) && !doctor.contains(TOKEN),
+        "{doctor}"
+    );
+    let sources = b.state().join("sources.json");
+    let meta = std::fs::metadata(&sources).expect("sources.json");
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    let (_, api) = b.get("/api/durable", Some(&phone));
+    assert!(!api.to_string().contains(TOKEN));
+    assert!(!b.log().contains(TOKEN), "the log holds the token");
+
+    // A token on the command line is not accepted.
+    let out = b.cli(&["durable", "attach", "x", "--url", &agent.url(), "--token", TOKEN]);
+    assert_eq!(out.status.code(), Some(2), "clap refuses --token");
+    let out = b.cli(&["durable", "attach", "x", "--url", &agent.url(), "--token-env", "UNSET_VAR"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("UNSET_VAR is not set"));
+}
+
+#[test]
+fn a_refused_token_or_a_bad_certificate_shows_and_slows_the_reads() {
+    let b = bridge();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let refusing = ScriptedAgent::https(dir.path(), &["127.0.0.1"], |_: &Got| Answer::status(401));
+    attach_https(&b, "refusing", &refusing, "wrong-token", true);
+    let untrusted_dir = tempfile::tempdir().expect("tempdir");
+    let untrusted =
+        ScriptedAgent::https(untrusted_dir.path(), &["127.0.0.1"], serving(asking("x")));
+    attach_https(&b, "untrusted", &untrusted, TOKEN, false);
+    let wrong_name_dir = tempfile::tempdir().expect("tempdir");
+    let wrong_name =
+        ScriptedAgent::https(wrong_name_dir.path(), &["example.org"], serving(asking("x")));
+    attach_https(&b, "wrongname", &wrong_name, TOKEN, true);
+    let phone = b.pair("phone", "full");
+
+    let shown = status_when(&b, &phone, "refusing", "refused");
+    assert_eq!(shown["error"], "the agent refused the token");
+    for name in ["untrusted", "wrongname"] {
+        let shown = status_when(&b, &phone, name, "down");
+        assert!(shown["error"].as_str().expect("error").contains("TLS"), "{shown}");
+    }
+    assert!(untrusted.got().is_empty() && wrong_name.got().is_empty(), "nothing sent over bad TLS");
+
+    // While refused, a watching phone does not speed the reads up: at most one per 10 s.
+    let before = refusing.got().len();
+    let start = std::time::Instant::now();
+    while start.elapsed() < Duration::from_secs(5) {
+        b.get("/api/durable", Some(&phone));
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let during = refusing.got().len() - before;
+    assert!(during <= 1, "{during} reads of a refusing agent in 5 s");
+}
+
+#[test]
+fn a_hostile_agent_cannot_hang_flood_or_confuse_the_bridge() {
+    let b = bridge();
+    let phone = b.pair("phone", "full");
+    let dir = private_dir(&b, "agents");
+    let good_state = asking("Ship?");
+    type Case = (&'static str, Arc<dyn Fn(&Got) -> Answer + Send + Sync>, &'static str);
+    let nested = "[".repeat(10_000) + &"]".repeat(10_000);
+    let cases: Vec<Case> = vec![
+        ("huge", Arc::new(|_: &Got| Answer::Huge { bytes: 100 << 20, declared: true }), "too large"),
+        ("hugechunked", Arc::new(|_: &Got| Answer::Huge { bytes: 100 << 20, declared: false }), "too large"),
+        ("notutf8", Arc::new(|_: &Got| Answer::Reply {
+            status: 200,
+            headers: vec![],
+            body: b"{\"conversations\":[{\"id\":\"c\xff\xfe\"}]}".to_vec(),
+            wire: true,
+        }), "not valid"),
+        ("nested", Arc::new(move |_: &Got| Answer::Reply {
+            status: 200,
+            headers: vec![],
+            body: format!("{{\"conversations\":{nested}}}").into_bytes(),
+            wire: true,
+        }), "not valid"),
+        ("nowire", Arc::new(move |_: &Got| Answer::Reply {
+            status: 200,
+            headers: vec![],
+            body: b"{}".to_vec(),
+            wire: false,
+        }), "not Collie wire version 1"),
+        ("hang", Arc::new(|_: &Got| Answer::Hang), "did not answer in time"),
+    ];
+    let mut agents = Vec::new();
+    for (name, script, _) in cases.iter() {
+        let socket = dir.join(format!("{name}.sock"));
+        let script = Arc::clone(script);
+        agents.push(ScriptedAgent::socket(&socket, move |g: &Got| script(g)));
+        chmod(&socket, 0o600);
+        attach_socket(&b, name, &socket);
+    }
+    let good_socket = dir.join("good.sock");
+    let _good = ScriptedAgent::socket(&good_socket, serving(good_state));
+    chmod(&good_socket, 0o600);
+    attach_socket(&b, "good", &good_socket);
+
+    for (name, _, error) in &cases {
+        let shown = status_when(&b, &phone, name, "down");
+        let said = shown["error"].as_str().expect("error");
+        assert!(said.contains(error), "{name}: {said}");
+        assert!(said.len() < 200 && !said.contains("[[["), "{name}: no agent bytes in errors");
+        assert!(shown["conversations"].as_array().expect("list").is_empty());
+    }
+    // The good agent is unaffected, and the phone's reads never waited for the hanging one.
+    let start = std::time::Instant::now();
+    let shown = status_when(&b, &phone, "good", "up");
+    assert_eq!(shown["conversations"][0]["id"], "c1");
+    assert!(start.elapsed() < Duration::from_secs(3), "the list waited on an agent");
+    // The bridge is still whole.
+    let (status, _) = b.get("/api/health", None);
+    assert_eq!(status, 200);
+}
+
+#[test]
+fn a_changed_state_shows_even_when_the_etag_never_changes() {
+    let b = bridge();
+    let phone = b.pair("phone", "full");
+    let dir = private_dir(&b, "agent");
+    let socket = dir.join("app.sock");
+    let version = Arc::new(AtomicU64::new(0));
+    let v = Arc::clone(&version);
+    // The same ETag for every state, and 304 whenever it is sent back — a broken cache.
+    let _agent = ScriptedAgent::socket(&socket, move |got: &Got| {
+        if got.header("if-none-match") == Some("\"same\"") {
+            return Answer::status(304);
+        }
+        let title = format!("Deploy v{}", v.load(Ordering::SeqCst));
+        let mut state = asking("Ship?");
+        state["conversations"][0]["title"] = Value::String(title);
+        Answer::json_etag(&state, "\"same\"")
+    });
+    chmod(&socket, 0o600);
+    attach_socket(&b, "ops", &socket);
+    agent_when(&b, &phone, "ops", |a| a["conversations"][0]["title"] == "Deploy v0");
+    version.store(1, Ordering::SeqCst);
+    // Every sixth read goes without If-None-Match: at most ~12 s while the phone watches.
+    agent_when(&b, &phone, "ops", |a| a["conversations"][0]["title"] == "Deploy v1");
+}
+
+#[test]
+fn a_wide_sources_file_is_tightened_and_logged_and_detach_withdraws_the_questions() {
+    let mut b = bridge();
+    let dir = private_dir(&b, "agent");
+    let socket = dir.join("app.sock");
+    let _agent = ScriptedAgent::socket(&socket, serving(asking("Ship?")));
+    chmod(&socket, 0o600);
+    attach_socket(&b, "ops", &socket);
+    let phone = b.pair("phone", "full");
+    let card = durable_card(&b, &phone, "ops");
+
+    let out = b.cli_ok(&["durable", "detach", "ops"]);
+    assert!(out.contains("detached ops"), "{out}");
+    let closed = wait_for(Duration::from_secs(10), || {
+        let (_, v) = b.get("/api/cards", Some(&phone));
+        v["receipts"]
+            .as_array()?
+            .iter()
+            .find(|r| r["card"] == card["id"])
+            .cloned()
+    })
+    .expect("the card closed with the detach");
+    assert_eq!(closed["state"], "withdrawn");
+    let (_, v) = b.get("/api/durable", Some(&phone));
+    assert_eq!(v["agents"], json!([]));
+    let out = b.cli(&["durable", "detach", "ops"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no durable agent named ops"));
+
+    // A hand-widened file: doctor shows it red and changes nothing; a restart tightens and logs.
+    attach_socket(&b, "ops", &socket);
+    let sources = b.state().join("sources.json");
+    chmod(&sources, 0o644);
+    let doctor = String::from_utf8_lossy(&b.cli(&["doctor"]).stdout).into_owned();
+    assert!(
+        doctor.lines().any(|l| l.starts_with("FAIL") && l.contains("sources:") && l.contains("644")),
+        "{doctor}"
+    );
+    assert_eq!(std::fs::metadata(&sources).expect("meta").permissions().mode() & 0o777, 0o644);
+    b.stop();
+    b.launch();
+    assert_eq!(std::fs::metadata(&sources).expect("meta").permissions().mode() & 0o777, 0o600);
+    let log = b.log();
+    assert!(
+        log.lines().any(|l| l.contains("sources.json") && l.contains("644")),
+        "the tightening is logged: {log}"
+    );
+    status_when(&b, &phone, "ops", "up");
+}

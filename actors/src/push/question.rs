@@ -7,7 +7,7 @@
 //! restart or a reconnecting member never looks like a new question; the limiter then judges each
 //! (machine, card) once.
 
-use crate::cards::card::{Card, CardState};
+use crate::cards::card::{Card, CardState, Source};
 
 use super::payload::Payload;
 
@@ -34,8 +34,16 @@ pub fn of_card(card: &Card, machine: &str, now: u64, mask: &dyn Fn(&str) -> Stri
         return None;
     }
     let pane_name = card.pane_name.as_deref().map(mask);
+    // A durable agent's question is one question however often its card is replaced (its text
+    // changed, the card expired and was asked again): judged once per (agent, question).
+    let key = match (&card.source, &card.conversation, &card.question) {
+        (Source::Durable(agent), Some(conversation), Some(question)) => {
+            format!("{machine}/durable:{agent}/{conversation}/{question}")
+        }
+        _ => format!("{machine}/{}", card.id),
+    };
     Some(Ask {
-        key: format!("{machine}/{}", card.id),
+        key,
         host: machine.to_owned(),
         conversation: card.conversation.clone().or_else(|| card.pane.clone()),
         payload: Payload::card(&card.source, machine, pane_name.as_deref()),
@@ -45,7 +53,6 @@ pub fn of_card(card: &Card, machine: &str, now: u64, mask: &dyn Fn(&str) -> Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cards::card::Source;
 
     const NOW: u64 = 1_800_000_000_000;
 
@@ -106,5 +113,22 @@ mod tests {
             None,
             "an old card is never pushed"
         );
+    }
+
+    #[test]
+    fn a_durable_question_is_one_question_whatever_its_card() {
+        let mut a = card(CardState::Waiting, NOW);
+        a.source = Source::Durable("ops".into());
+        a.conversation = Some("c1".into());
+        a.question = Some("q1".into());
+        let mut b = a.clone();
+        b.id = "c2".into();
+        let mask = |s: &str| s.to_owned();
+        let (ka, kb) = (
+            of_card(&a, "m", NOW, &mask).unwrap().key,
+            of_card(&b, "m", NOW, &mask).unwrap().key,
+        );
+        assert_eq!(ka, kb);
+        assert_eq!(ka, "m/durable:ops/c1/q1");
     }
 }
