@@ -20,8 +20,8 @@ use collie_actors::audit::actor::{AuditActor, AuditArgs};
 use collie_actors::audit::{AuditMsg, ContentMode};
 use collie_actors::cards::actor::{CardsActor, CardsMsg};
 use collie_actors::cards::screens::{ScreensActor, ScreensArgs, ScreensMsg};
-use collie_actors::durable::actor::{DurableActor, DurableArgs, DurableMsg};
 use collie_actors::crew_link::{CrewActor, CrewArgs, CrewMsg, CrewView, LeadLink, Relays};
+use collie_actors::durable::actor::{DurableActor, DurableArgs, DurableMsg};
 use collie_actors::machine::MachineName;
 use collie_actors::pairing::actor::{PairingActor, PairingArgs};
 use collie_actors::pairing::{PairingMsg, Policy, PolicySnapshot};
@@ -258,7 +258,9 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         hold: settings.hold,
     };
     let durable_args = DurableArgs {
-        sources: settings.state_dir.join(collie_actors::durable::sources::FILE),
+        sources: settings
+            .state_dir
+            .join(collie_actors::durable::sources::FILE),
         machine: machine.clone(),
         cards: cards_slot.clone(),
         masker: Arc::clone(&masker),

@@ -6,6 +6,8 @@
 
 #[path = "support/durable_agent.rs"]
 mod durable_agent;
+#[path = "support/push_service.rs"]
+mod push_service;
 mod support;
 
 use std::os::unix::fs::PermissionsExt;
@@ -107,7 +109,13 @@ fn durable_card(b: &TestBridge, token: &str, name: &str) -> Value {
 }
 
 fn attach_socket(b: &TestBridge, name: &str, socket: &Path) {
-    let out = b.cli_ok(&["durable", "attach", name, "--socket", &socket.display().to_string()]);
+    let out = b.cli_ok(&[
+        "durable",
+        "attach",
+        name,
+        "--socket",
+        &socket.display().to_string(),
+    ]);
     assert!(out.contains(&format!("attached {name}")), "{out}");
 }
 
@@ -133,7 +141,11 @@ fn a_socket_agent_shows_its_conversations_and_a_tap_answers_its_question() {
     let get = &agent.got()[0];
     assert_eq!(get.path, "/v1/state");
     assert_eq!(get.header("collie-wire"), Some("1"));
-    assert_eq!(get.header("authorization"), None, "a socket carries no token");
+    assert_eq!(
+        get.header("authorization"),
+        None,
+        "a socket carries no token"
+    );
 
     // The question is a card like any other.
     let card = durable_card(&b, &phone, "ops");
@@ -165,7 +177,10 @@ fn a_socket_agent_shows_its_conversations_and_a_tap_answers_its_question() {
     let body: Value = serde_json::from_slice(&write.body).expect("json body");
     assert_eq!(body, json!({"question": "q1", "option": "yes"}));
     assert_eq!(write.header("collie-wire"), Some("1"));
-    let request_id = write.header("collie-request").expect("request id").to_owned();
+    let request_id = write
+        .header("collie-request")
+        .expect("request id")
+        .to_owned();
     let line = b
         .audit_lines()
         .into_iter()
@@ -194,13 +209,38 @@ fn the_phone_writes_to_a_conversation_audited_with_receipts_without_text() {
 
     let secret_text = "please deploy the thing now";
     let writes: [(&str, Value, &str, Value); 7] = [
-        ("send", json!({"text": secret_text}), "/v1/conversations/c1/send", json!({"text": secret_text})),
+        (
+            "send",
+            json!({"text": secret_text}),
+            "/v1/conversations/c1/send",
+            json!({"text": secret_text}),
+        ),
         ("abort", json!({}), "/v1/conversations/c1/abort", json!({})),
-        ("action", json!({"action": "retry"}), "/v1/conversations/c1/action", json!({"action": "retry"})),
-        ("rename", json!({"title": "Deploy api"}), "/v1/conversations/c1/rename", json!({"title": "Deploy api"})),
+        (
+            "action",
+            json!({"action": "retry"}),
+            "/v1/conversations/c1/action",
+            json!({"action": "retry"}),
+        ),
+        (
+            "rename",
+            json!({"title": "Deploy api"}),
+            "/v1/conversations/c1/rename",
+            json!({"title": "Deploy api"}),
+        ),
         ("close", json!({}), "/v1/conversations/c1/close", json!({})),
-        ("reopen", json!({}), "/v1/conversations/c1/reopen", json!({})),
-        ("starter", json!({"starter": "deploy"}), "/v1/starters/deploy", json!({"starter": "deploy"})),
+        (
+            "reopen",
+            json!({}),
+            "/v1/conversations/c1/reopen",
+            json!({}),
+        ),
+        (
+            "starter",
+            json!({"starter": "deploy"}),
+            "/v1/starters/deploy",
+            json!({"starter": "deploy"}),
+        ),
     ];
     for (verb, body, path, sent) in &writes {
         let conversation = if *verb == "starter" { "-" } else { "c1" };
@@ -219,7 +259,10 @@ fn the_phone_writes_to_a_conversation_audited_with_receipts_without_text() {
             .find(|g| g.method == "POST")
             .unwrap_or_else(|| panic!("{verb} never reached the agent"));
         assert_eq!(got.path, *path);
-        assert_eq!(serde_json::from_slice::<Value>(&got.body).expect("json"), *sent);
+        assert_eq!(
+            serde_json::from_slice::<Value>(&got.body).expect("json"),
+            *sent
+        );
         let line = b
             .audit_lines()
             .into_iter()
@@ -244,10 +287,18 @@ fn the_phone_writes_to_a_conversation_audited_with_receipts_without_text() {
     for (url, body, want) in [
         ("/api/durable/ops/c1/answer", json!({}), 400),
         ("/api/durable/ops/c1/send", json!({}), 400),
-        ("/api/durable/ops/c1/send", json!({"text": "x", "title": "y"}), 400),
+        (
+            "/api/durable/ops/c1/send",
+            json!({"text": "x", "title": "y"}),
+            400,
+        ),
         ("/api/durable/ops/c1/fly", json!({}), 400),
         ("/api/durable/ops/c%201/send", json!({"text": "x"}), 400),
-        ("/api/durable/ops/c1/rename", json!({"title": "a\u{1b}[2Jb"}), 400),
+        (
+            "/api/durable/ops/c1/rename",
+            json!({"title": "a\u{1b}[2Jb"}),
+            400,
+        ),
         ("/api/durable/nope/c1/send", json!({"text": "x"}), 404),
     ] {
         let (status, v) = b.post(url, Some(&phone), &body);
@@ -295,10 +346,18 @@ fn an_agent_that_refuses_gets_its_refusal_shown_and_the_card_keeps_waiting() {
     assert_eq!(v["error"], "the durable agent refused it (caller-refused)");
     let (_, cards) = b.get("/api/cards", Some(&phone));
     assert!(
-        cards["cards"].as_array().expect("cards").iter().any(|c| c["id"] == id),
+        cards["cards"]
+            .as_array()
+            .expect("cards")
+            .iter()
+            .any(|c| c["id"] == id),
         "the card still waits: {cards}"
     );
-    let (status, v) = b.post("/api/durable/ops/c1/send", Some(&phone), &json!({"text": "hi"}));
+    let (status, v) = b.post(
+        "/api/durable/ops/c1/send",
+        Some(&phone),
+        &json!({"text": "hi"}),
+    );
     assert_eq!(status, 409, "{v}");
     assert_eq!(
         v["error"],
@@ -342,9 +401,7 @@ fn a_question_that_leaves_the_agent_closes_its_card_and_a_changed_one_replaces_i
         b.get("/api/durable", Some(&phone));
         let (_, v) = b.get("/api/cards", Some(&phone));
         let receipts = v["receipts"].as_array()?.clone();
-        receipts
-            .into_iter()
-            .find(|r| r["card"] == second["id"])
+        receipts.into_iter().find(|r| r["card"] == second["id"])
     })
     .expect("the gone question's card closed");
     assert_eq!(gone["state"], "answered elsewhere");
@@ -369,7 +426,13 @@ fn a_socket_path_that_is_not_private_is_never_connected() {
     std::os::unix::fs::symlink(&dir, &link).expect("symlink");
     attach_socket(&b, "linked", &link.join("app.sock"));
     let shown = status_when(&b, &phone, "linked", "private");
-    assert!(shown["error"].as_str().expect("error").contains("is a symlink"), "{shown}");
+    assert!(
+        shown["error"]
+            .as_str()
+            .expect("error")
+            .contains("is a symlink"),
+        "{shown}"
+    );
 
     // A socket that is a symlink itself.
     let sock_link = dir.join("link.sock");
@@ -383,15 +446,27 @@ fn a_socket_path_that_is_not_private_is_never_connected() {
     chmod(&file, 0o600);
     attach_socket(&b, "plain", &file);
     let shown = status_when(&b, &phone, "plain", "private");
-    assert!(shown["error"].as_str().expect("error").contains("mode 0600"), "{shown}");
+    assert!(
+        shown["error"]
+            .as_str()
+            .expect("error")
+            .contains("mode 0600"),
+        "{shown}"
+    );
 
     // Nothing there at all: not a privacy problem.
     let missing = dir.join("nobody.sock");
     attach_socket(&b, "missing", &missing);
     let shown = status_when(&b, &phone, "missing", "missing");
-    assert_eq!(shown["error"], format!("no socket at {}", missing.display()));
+    assert_eq!(
+        shown["error"],
+        format!("no socket at {}", missing.display())
+    );
 
-    assert!(agent.got().is_empty(), "nothing connected to the real socket through a bad path");
+    assert!(
+        agent.got().is_empty(),
+        "nothing connected to the real socket through a bad path"
+    );
 
     // Another user's socket (the tests run as root: the file is handed to uid 4242).
     let other_dir = private_dir(&b, "other");
@@ -401,7 +476,13 @@ fn a_socket_path_that_is_not_private_is_never_connected() {
     nix::unistd::chown(&other, Some(nix::unistd::Uid::from_raw(4242)), None).expect("chown");
     attach_socket(&b, "theirs", &other);
     let shown = status_when(&b, &phone, "theirs", "private");
-    assert!(shown["error"].as_str().expect("error").contains("owner 4242"), "{shown}");
+    assert!(
+        shown["error"]
+            .as_str()
+            .expect("error")
+            .contains("owner 4242"),
+        "{shown}"
+    );
     assert!(theirs.got().is_empty());
 
     // A good path that becomes group-writable is unreachable at once, with no grace; doctor
@@ -411,13 +492,19 @@ fn a_socket_path_that_is_not_private_is_never_connected() {
         .lines()
         .find(|l| l.contains("durable-socket missing"))
         .expect("missing row");
-    assert!(missing_row.starts_with("warn") && missing_row.contains("no socket at"), "{missing_row}");
+    assert!(
+        missing_row.starts_with("warn") && missing_row.contains("no socket at"),
+        "{missing_row}"
+    );
     attach_socket(&b, "good", &socket);
     status_when(&b, &phone, "good", "up");
     chmod(b.dir.path(), 0o770);
     let shown = status_when(&b, &phone, "good", "private");
     assert!(
-        shown["error"].as_str().expect("error").contains("could be replaced by another user"),
+        shown["error"]
+            .as_str()
+            .expect("error")
+            .contains("could be replaced by another user"),
         "{shown}"
     );
     let out = b.cli(&["doctor"]);
@@ -427,7 +514,10 @@ fn a_socket_path_that_is_not_private_is_never_connected() {
         .find(|l| l.contains("durable-socket good"))
         .unwrap_or_else(|| panic!("no durable-socket row: {doctor}"));
     assert!(row.starts_with("FAIL"), "{row}");
-    assert!(row.contains(&format!("chmod go-w {}", b.dir.path().display())), "{row}");
+    assert!(
+        row.contains(&format!("chmod go-w {}", b.dir.path().display())),
+        "{row}"
+    );
     chmod(b.dir.path(), 0o700);
     status_when(&b, &phone, "good", "up");
     // The other agents' paths never changed, so they stay unreachable.
@@ -438,12 +528,27 @@ fn a_socket_path_that_is_not_private_is_never_connected() {
 /// is false); returns the agent's name.
 fn attach_https(b: &TestBridge, name: &str, agent: &ScriptedAgent, token: &str, trust: bool) {
     let mut cmd = b.command();
-    cmd.args(["durable", "attach", name, "--url", &agent.url(), "--token-env", "OPS_TOKEN"]);
+    cmd.args([
+        "durable",
+        "attach",
+        name,
+        "--url",
+        &agent.url(),
+        "--token-env",
+        "OPS_TOKEN",
+    ]);
     if trust {
-        cmd.args(["--ca-file", &agent.ca_file.as_ref().expect("ca").display().to_string()]);
+        cmd.args([
+            "--ca-file",
+            &agent.ca_file.as_ref().expect("ca").display().to_string(),
+        ]);
     }
     let out = cmd.env("OPS_TOKEN", token).output().expect("run collie");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 const TOKEN: &str = "tok-3f9a6c1e0b7d4e28a5c3b1f0e9d8c7b6";
@@ -479,7 +584,10 @@ fn an_https_agent_gets_the_bearer_token_which_is_never_shown() {
 
     // Never printed: list, doctor, the file's mode, the log.
     let list = b.cli_ok(&["durable", "list"]);
-    assert!(list.contains("(token set)") && !list.contains(TOKEN), "{list}");
+    assert!(
+        list.contains("(token set)") && !list.contains(TOKEN),
+        "{list}"
+    );
     let list_json = b.cli_ok(&["durable", "list", "--json"]);
     assert!(!list_json.contains(TOKEN), "{list_json}");
     let doctor = String::from_utf8_lossy(&b.cli(&["doctor"]).stdout).into_owned();
@@ -495,9 +603,25 @@ fn an_https_agent_gets_the_bearer_token_which_is_never_shown() {
     assert!(!b.log().contains(TOKEN), "the log holds the token");
 
     // A token on the command line is not accepted.
-    let out = b.cli(&["durable", "attach", "x", "--url", &agent.url(), "--token", TOKEN]);
+    let out = b.cli(&[
+        "durable",
+        "attach",
+        "x",
+        "--url",
+        &agent.url(),
+        "--token",
+        TOKEN,
+    ]);
     assert_eq!(out.status.code(), Some(2), "clap refuses --token");
-    let out = b.cli(&["durable", "attach", "x", "--url", &agent.url(), "--token-env", "UNSET_VAR"]);
+    let out = b.cli(&[
+        "durable",
+        "attach",
+        "x",
+        "--url",
+        &agent.url(),
+        "--token-env",
+        "UNSET_VAR",
+    ]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("UNSET_VAR is not set"));
 }
@@ -513,8 +637,11 @@ fn a_refused_token_or_a_bad_certificate_shows_and_slows_the_reads() {
         ScriptedAgent::https(untrusted_dir.path(), &["127.0.0.1"], serving(asking("x")));
     attach_https(&b, "untrusted", &untrusted, TOKEN, false);
     let wrong_name_dir = tempfile::tempdir().expect("tempdir");
-    let wrong_name =
-        ScriptedAgent::https(wrong_name_dir.path(), &["example.org"], serving(asking("x")));
+    let wrong_name = ScriptedAgent::https(
+        wrong_name_dir.path(),
+        &["example.org"],
+        serving(asking("x")),
+    );
     attach_https(&b, "wrongname", &wrong_name, TOKEN, true);
     let phone = b.pair("phone", "full");
 
@@ -522,9 +649,15 @@ fn a_refused_token_or_a_bad_certificate_shows_and_slows_the_reads() {
     assert_eq!(shown["error"], "the agent refused the token");
     for name in ["untrusted", "wrongname"] {
         let shown = status_when(&b, &phone, name, "down");
-        assert!(shown["error"].as_str().expect("error").contains("TLS"), "{shown}");
+        assert!(
+            shown["error"].as_str().expect("error").contains("TLS"),
+            "{shown}"
+        );
     }
-    assert!(untrusted.got().is_empty() && wrong_name.got().is_empty(), "nothing sent over bad TLS");
+    assert!(
+        untrusted.got().is_empty() && wrong_name.got().is_empty(),
+        "nothing sent over bad TLS"
+    );
 
     // While refused, a watching phone does not speed the reads up: at most one per 10 s.
     let before = refusing.got().len();
@@ -543,30 +676,64 @@ fn a_hostile_agent_cannot_hang_flood_or_confuse_the_bridge() {
     let phone = b.pair("phone", "full");
     let dir = private_dir(&b, "agents");
     let good_state = asking("Ship?");
-    type Case = (&'static str, Arc<dyn Fn(&Got) -> Answer + Send + Sync>, &'static str);
+    type Case = (
+        &'static str,
+        Arc<dyn Fn(&Got) -> Answer + Send + Sync>,
+        &'static str,
+    );
     let nested = "[".repeat(10_000) + &"]".repeat(10_000);
     let cases: Vec<Case> = vec![
-        ("huge", Arc::new(|_: &Got| Answer::Huge { bytes: 100 << 20, declared: true }), "too large"),
-        ("hugechunked", Arc::new(|_: &Got| Answer::Huge { bytes: 100 << 20, declared: false }), "too large"),
-        ("notutf8", Arc::new(|_: &Got| Answer::Reply {
-            status: 200,
-            headers: vec![],
-            body: b"{\"conversations\":[{\"id\":\"c\xff\xfe\"}]}".to_vec(),
-            wire: true,
-        }), "not valid"),
-        ("nested", Arc::new(move |_: &Got| Answer::Reply {
-            status: 200,
-            headers: vec![],
-            body: format!("{{\"conversations\":{nested}}}").into_bytes(),
-            wire: true,
-        }), "not valid"),
-        ("nowire", Arc::new(move |_: &Got| Answer::Reply {
-            status: 200,
-            headers: vec![],
-            body: b"{}".to_vec(),
-            wire: false,
-        }), "not Collie wire version 1"),
-        ("hang", Arc::new(|_: &Got| Answer::Hang), "did not answer in time"),
+        (
+            "huge",
+            Arc::new(|_: &Got| Answer::Huge {
+                bytes: 100 << 20,
+                declared: true,
+            }),
+            "too large",
+        ),
+        (
+            "hugechunked",
+            Arc::new(|_: &Got| Answer::Huge {
+                bytes: 100 << 20,
+                declared: false,
+            }),
+            "too large",
+        ),
+        (
+            "notutf8",
+            Arc::new(|_: &Got| Answer::Reply {
+                status: 200,
+                headers: vec![],
+                body: b"{\"conversations\":[{\"id\":\"c\xff\xfe\"}]}".to_vec(),
+                wire: true,
+            }),
+            "not valid",
+        ),
+        (
+            "nested",
+            Arc::new(move |_: &Got| Answer::Reply {
+                status: 200,
+                headers: vec![],
+                body: format!("{{\"conversations\":{nested}}}").into_bytes(),
+                wire: true,
+            }),
+            "not valid",
+        ),
+        (
+            "nowire",
+            Arc::new(move |_: &Got| Answer::Reply {
+                status: 200,
+                headers: vec![],
+                body: b"{}".to_vec(),
+                wire: false,
+            }),
+            "not Collie wire version 1",
+        ),
+        (
+            "hang",
+            Arc::new(|_: &Got| Answer::Hang),
+            "did not answer in time",
+        ),
     ];
     let mut agents = Vec::new();
     for (name, script, _) in cases.iter() {
@@ -585,14 +752,20 @@ fn a_hostile_agent_cannot_hang_flood_or_confuse_the_bridge() {
         let shown = status_when(&b, &phone, name, "down");
         let said = shown["error"].as_str().expect("error");
         assert!(said.contains(error), "{name}: {said}");
-        assert!(said.len() < 200 && !said.contains("[[["), "{name}: no agent bytes in errors");
+        assert!(
+            said.len() < 200 && !said.contains("[[["),
+            "{name}: no agent bytes in errors"
+        );
         assert!(shown["conversations"].as_array().expect("list").is_empty());
     }
     // The good agent is unaffected, and the phone's reads never waited for the hanging one.
     let start = std::time::Instant::now();
     let shown = status_when(&b, &phone, "good", "up");
     assert_eq!(shown["conversations"][0]["id"], "c1");
-    assert!(start.elapsed() < Duration::from_secs(3), "the list waited on an agent");
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "the list waited on an agent"
+    );
     // The bridge is still whole.
     let (status, _) = b.get("/api/health", None);
     assert_eq!(status, 200);
@@ -618,10 +791,14 @@ fn a_changed_state_shows_even_when_the_etag_never_changes() {
     });
     chmod(&socket, 0o600);
     attach_socket(&b, "ops", &socket);
-    agent_when(&b, &phone, "ops", |a| a["conversations"][0]["title"] == "Deploy v0");
+    agent_when(&b, &phone, "ops", |a| {
+        a["conversations"][0]["title"] == "Deploy v0"
+    });
     version.store(1, Ordering::SeqCst);
     // Every sixth read goes without If-None-Match: at most ~12 s while the phone watches.
-    agent_when(&b, &phone, "ops", |a| a["conversations"][0]["title"] == "Deploy v1");
+    agent_when(&b, &phone, "ops", |a| {
+        a["conversations"][0]["title"] == "Deploy v1"
+    });
 }
 
 #[test]
@@ -659,17 +836,225 @@ fn a_wide_sources_file_is_tightened_and_logged_and_detach_withdraws_the_question
     chmod(&sources, 0o644);
     let doctor = String::from_utf8_lossy(&b.cli(&["doctor"]).stdout).into_owned();
     assert!(
-        doctor.lines().any(|l| l.starts_with("FAIL") && l.contains("sources:") && l.contains("644")),
+        doctor
+            .lines()
+            .any(|l| l.starts_with("FAIL") && l.contains("sources:") && l.contains("644")),
         "{doctor}"
     );
-    assert_eq!(std::fs::metadata(&sources).expect("meta").permissions().mode() & 0o777, 0o644);
+    assert_eq!(
+        std::fs::metadata(&sources)
+            .expect("meta")
+            .permissions()
+            .mode()
+            & 0o777,
+        0o644
+    );
     b.stop();
     b.launch();
-    assert_eq!(std::fs::metadata(&sources).expect("meta").permissions().mode() & 0o777, 0o600);
+    assert_eq!(
+        std::fs::metadata(&sources)
+            .expect("meta")
+            .permissions()
+            .mode()
+            & 0o777,
+        0o600
+    );
     let log = b.log();
     assert!(
-        log.lines().any(|l| l.contains("sources.json") && l.contains("644")),
+        log.lines()
+            .any(|l| l.contains("sources.json") && l.contains("644")),
         "the tightening is logged: {log}"
     );
     status_when(&b, &phone, "ops", "up");
+}
+
+/// A crew member that joined `lead` as `name` and is online.
+fn joined(lead: &TestBridge, name: &str) -> TestBridge {
+    let member = support::crew_bridge(false, &[]);
+    member.cli_ok(&["crew", "join", &lead.invite(), "--name", name]);
+    wait_for(Duration::from_secs(10), || {
+        let status = support::json_of(&lead.cli_ok(&["crew", "status", "--json"]));
+        status["members"]
+            .as_array()?
+            .iter()
+            .any(|m| m["name"] == name && m["online"] == true)
+            .then_some(())
+    })
+    .unwrap_or_else(|| panic!("{name} did not come online"));
+    member
+}
+
+#[test]
+fn a_members_agents_reach_the_leads_phone_through_the_relay() {
+    let lead = support::crew_bridge(false, &[]);
+    lead.cli_ok(&["crew", "init"]);
+    let member = joined(&lead, "web-1");
+    let dir = private_dir(&member, "agent");
+    let socket = dir.join("app.sock");
+    let agent = ScriptedAgent::socket(&socket, serving(asking("Deploy web-1?")));
+    chmod(&socket, 0o600);
+    attach_socket(&member, "ops", &socket);
+    let phone = lead.pair("phone", "full");
+    let reader = lead.pair("reader", "read");
+
+    let shown = agent_when(&lead, &reader, "ops", |a| a["status"] == "up");
+    assert_eq!(shown["machine"], "web-1");
+    assert_eq!(shown["conversations"][0]["title"], "Deploy web");
+
+    // A write through the lead: audited on both machines with one request id.
+    agent.clear();
+    let (status, _) = lead.post(
+        "/api/durable/ops/c1/send",
+        Some(&reader),
+        &json!({"text": "hi", "machine": "web-1"}),
+    );
+    assert_eq!(status, 403);
+    let (status, v) = lead.post(
+        "/api/durable/ops/c1/send",
+        Some(&phone),
+        &json!({"text": "ship it", "machine": "web-1"}),
+    );
+    assert_eq!(status, 200, "{v}");
+    let sent = agent
+        .got()
+        .into_iter()
+        .find(|g| g.method == "POST")
+        .expect("the member's agent got the send");
+    assert_eq!(sent.path, "/v1/conversations/c1/send");
+    let on_lead = lead
+        .audit_lines()
+        .into_iter()
+        .find(|l| l["event"] == "durable.send")
+        .expect("audited on the lead");
+    let on_member = member
+        .audit_lines()
+        .into_iter()
+        .find(|l| l["event"] == "durable.send")
+        .expect("audited on the member");
+    assert_eq!(on_lead["request_id"], on_member["request_id"]);
+    assert_eq!(on_lead["detail"]["machine"], "web-1");
+    assert_eq!(on_member["device"], "phone");
+
+    // The question is a card on the lead; the tap reaches the member's agent.
+    let card = wait_for(Duration::from_secs(20), || {
+        let (_, v) = lead.get("/api/cards", Some(&phone));
+        v["cards"]
+            .as_array()?
+            .iter()
+            .find(|c| c["machine"] == "web-1" && c["source"] == "durable:ops")
+            .cloned()
+    })
+    .expect("the member's durable card on the lead");
+    agent.clear();
+    let (status, v) = lead.post(
+        &format!("/api/cards/{}/answer", card["id"].as_str().expect("id")),
+        Some(&phone),
+        &json!({"option": "no", "shown": card["shown"], "machine": "web-1"}),
+    );
+    assert_eq!(status, 200, "{v}");
+    let answer = agent
+        .got()
+        .into_iter()
+        .find(|g| g.method == "POST")
+        .expect("the member's agent got the answer");
+    assert_eq!(
+        serde_json::from_slice::<Value>(&answer.body).expect("json"),
+        json!({"question": "q1", "option": "no"})
+    );
+    let on_lead = lead
+        .audit_lines()
+        .into_iter()
+        .find(|l| l["event"] == "durable.answer")
+        .expect("durable.answer on the lead");
+    let on_member = member
+        .audit_lines()
+        .into_iter()
+        .find(|l| l["event"] == "durable.answer")
+        .expect("durable.answer on the member");
+    assert_eq!(on_lead["request_id"], on_member["request_id"]);
+}
+
+#[test]
+fn a_durable_question_is_pushed_once_and_without_its_text() {
+    let config = tempfile::tempdir().expect("tempdir");
+    let service = push_service::PushService::start(config.path());
+    std::fs::write(
+        config.path().join("config.toml"),
+        format!(
+            "[push]\nservices = [{{ host = \"127.0.0.1\", ca_file = \"{}\" }}]\n",
+            service.ca_file.display()
+        ),
+    )
+    .expect("config");
+    let b = TestBridge::start_with(Opts {
+        env: vec![(
+            "COLLIE_CONFIG_DIR".into(),
+            config.path().display().to_string(),
+        )],
+        ..Opts::default()
+    });
+    let phone = b.pair("pixel", "read");
+    let browser = push_service::Browser::new();
+    let (status, v) = b.post(
+        "/api/push/subscribe",
+        Some(&phone),
+        &browser.subscription(&service.endpoint("pixel")),
+    );
+    assert_eq!(status, 200, "{v}");
+
+    let dir = private_dir(&b, "agent");
+    let socket = dir.join("app.sock");
+    let version = Arc::new(AtomicU64::new(0));
+    let v = Arc::clone(&version);
+    let _agent = ScriptedAgent::socket(&socket, move |_: &Got| {
+        let mut state = asking("Deploy SECRET-HOST-7?");
+        match v.load(Ordering::SeqCst) {
+            0 => {}
+            1 => {
+                state["conversations"][0]["questions"][0]["title"] = json!("Deploy SECRET-HOST-8?")
+            }
+            _ => {
+                state["conversations"][0]["questions"][0]["title"] = json!("Deploy SECRET-HOST-8?");
+                let mut second = state["conversations"][0]["questions"][0].clone();
+                second["id"] = json!("q2");
+                second["title"] = json!("Also migrate?");
+                state["conversations"][0]["questions"]
+                    .as_array_mut()
+                    .expect("questions")
+                    .push(second);
+            }
+        }
+        Answer::json(&state)
+    });
+    chmod(&socket, 0o600);
+    attach_socket(&b, "ops", &socket);
+    let posts = service.wait_for(1, "the question's push");
+    let plain = String::from_utf8(browser.decrypt(&posts[0].body)).expect("utf-8");
+    let payload: Value = serde_json::from_str(&plain).expect("json");
+    assert_eq!(payload["kind"], "question", "{plain}");
+    assert_eq!(payload["machine"], "testbox");
+    for word in ["SECRET-HOST", "Deploy", "kubectl", "ops"] {
+        assert!(!plain.contains(word), "the payload holds {word:?}: {plain}");
+    }
+    // The same question with new text gets a new card, not a new push.
+    version.store(1, Ordering::SeqCst);
+    wait_for(Duration::from_secs(20), || {
+        b.get("/api/durable", Some(&phone));
+        let c = durable_card(&b, &phone, "ops");
+        (c["title"] == "Deploy SECRET-HOST-8?").then_some(())
+    })
+    .expect("the changed question's card");
+    // A new question is pushed: the second post, and no third.
+    version.store(2, Ordering::SeqCst);
+    service.wait_for(2, "the second question's push");
+    wait_for(Duration::from_secs(20), || {
+        let (_, v) = b.get("/api/cards", Some(&phone));
+        v["cards"]
+            .as_array()?
+            .iter()
+            .any(|c| c["title"] == "Also migrate?")
+            .then_some(())
+    })
+    .expect("the second question's card");
+    assert_eq!(service.received().len(), 2, "one push per question");
 }

@@ -404,7 +404,10 @@ mod tests {
             question: "q".into(),
             option: "yes".into(),
         };
-        assert!(check("ops", "c1", &answer).is_err(), "answers go through cards");
+        assert!(
+            check("ops", "c1", &answer).is_err(),
+            "answers go through cards"
+        );
         let rename = |t: &str| Write::Rename { title: t.into() };
         assert!(check("ops", "c1", &rename("New name")).is_ok());
         assert!(check("ops", "c1", &rename("a\u{1b}[2J")).is_err());

@@ -207,12 +207,20 @@ fn check_durable(r: &mut Report, path: &Path) {
     use collie_actors::durable::sources::{Sources, Transport};
     use collie_actors::private_socket::{self, PathError};
 
-    let mode = std::fs::metadata(path).ok().map(|m| m.permissions().mode() & 0o777);
+    let mode = std::fs::metadata(path)
+        .ok()
+        .map(|m| m.permissions().mode() & 0o777);
     match mode {
         None => return,
         Some(m) if m & 0o077 != 0 => r.fail(
-            &format!("sources: {} has mode {m:o} and holds tokens", path.display()),
-            &format!("chmod 600 {} (the bridge also tightens it when it reads it)", path.display()),
+            &format!(
+                "sources: {} has mode {m:o} and holds tokens",
+                path.display()
+            ),
+            &format!(
+                "chmod 600 {} (the bridge also tightens it when it reads it)",
+                path.display()
+            ),
         ),
         Some(_) => {}
     }
@@ -227,18 +235,27 @@ fn check_durable(r: &mut Report, path: &Path) {
         }
     };
     if mode.is_some_and(|m| m & 0o077 == 0) {
-        r.ok(&format!("sources: {} agent(s), file 0600", sources.agents.len()));
+        r.ok(&format!(
+            "sources: {} agent(s), file 0600",
+            sources.agents.len()
+        ));
     }
     for source in &sources.agents {
         let name = &source.name;
         match &source.transport {
             Transport::Socket { socket } => match private_socket::check(socket) {
-                Ok(()) => r.ok(&format!("durable-socket {name}: {} is private", socket.display())),
+                Ok(()) => r.ok(&format!(
+                    "durable-socket {name}: {} is private",
+                    socket.display()
+                )),
                 Err(e @ PathError::Missing(_)) => r.warn(
                     &format!("durable-socket {name}: {e}"),
                     "start the agent (a missing socket is not a privacy problem)",
                 ),
-                Err(e) => r.fail(&format!("durable-socket {name}: {e} — unreachable until fixed"), &socket_fix(&e)),
+                Err(e) => r.fail(
+                    &format!("durable-socket {name}: {e} — unreachable until fixed"),
+                    &socket_fix(&e),
+                ),
             },
             Transport::Https { url, token, .. } => r.ok(&format!(
                 "durable {name}: {url}, token set, {} bytes",

@@ -74,9 +74,10 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
                     })?;
                     let token = Token::new(value).with_context(|| format!("the token in {var}"))?;
                     let ca_file = match args.ca_file {
-                        Some(f) => Some(std::fs::canonicalize(&f).with_context(|| {
-                            format!("the CA file {}", f.display())
-                        })?),
+                        Some(f) => Some(
+                            std::fs::canonicalize(&f)
+                                .with_context(|| format!("the CA file {}", f.display()))?,
+                        ),
                         None => None,
                     };
                     Transport::Https {

@@ -3,8 +3,8 @@
 //! encodes a typed answer; no rule lives here.
 
 mod cards;
-mod durable;
 mod devices;
+mod durable;
 mod meta;
 mod panes;
 mod push;

@@ -113,7 +113,11 @@ fn now_ms() -> u64 {
 }
 
 impl DurableState {
-    async fn start(&self, myself: &ActorRef<DurableMsg>, source: &Source) -> Option<ActorRef<AgentMsg>> {
+    async fn start(
+        &self,
+        myself: &ActorRef<DurableMsg>,
+        source: &Source,
+    ) -> Option<ActorRef<AgentMsg>> {
         let args = AgentArgs {
             source: source.clone(),
             machine: self.args.machine.clone(),

@@ -337,7 +337,11 @@ impl Actor for AgentActor {
             reading: false,
             etag: None,
             view: View::default(),
-            status: if error.is_some() { Status::Down } else { Status::New },
+            status: if error.is_some() {
+                Status::Down
+            } else {
+                Status::New
+            },
             error,
             polled: None,
             questions: Questions::default(),

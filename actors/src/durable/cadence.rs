@@ -71,7 +71,7 @@ impl Cadence {
     pub fn start(&mut self, now: u64) -> bool {
         self.last = Some(now);
         self.reads = self.reads.wrapping_add(1);
-        self.reads % FULL_EVERY != 0
+        !self.reads.is_multiple_of(FULL_EVERY)
     }
 
     /// The read that started last ended so.
@@ -103,7 +103,11 @@ mod tests {
         assert_eq!(c.due(T + 1 + WATCH_FOR), T + IDLE, "watching lapses");
         c.ended(Health::Refused);
         c.watched(T + 1);
-        assert_eq!(c.due(T + 1), T + DOWN, "a phone does not speed up a refused agent");
+        assert_eq!(
+            c.due(T + 1),
+            T + DOWN,
+            "a phone does not speed up a refused agent"
+        );
         c.ended(Health::Down);
         assert_eq!(c.due(T + 1), T + DOWN);
     }

@@ -232,7 +232,9 @@ mod tests {
         for e in effects {
             match e {
                 Effect::Open {
-                    key, fingerprint, card,
+                    key,
+                    fingerprint,
+                    card,
                 } => {
                     *next += 1;
                     assert_eq!(card.source, Source::Durable("ops".into()));
@@ -256,10 +258,17 @@ mod tests {
         let e = q.plan("ops", "m", &view(&[("a", "q1", "Deploy?")]), &all);
         assert!(e.is_empty(), "an unchanged question keeps its card");
         let e = q.plan("ops", "m", &view(&[("a", "q1", "Deploy now?")]), &all);
-        assert_eq!(apply(&mut q, &e, &mut n), ["close c1 Withdrawn", "open c2 q1"]);
+        assert_eq!(
+            apply(&mut q, &e, &mut n),
+            ["close c1 Withdrawn", "open c2 q1"]
+        );
         assert_eq!(q.find("c2"), Some(&("a".to_owned(), "q1".to_owned())));
         let e = q.plan("ops", "m", &view(&[("a", "q1", "Deploy now?")]), &|_| false);
-        assert_eq!(apply(&mut q, &e, &mut n), ["open c3 q1"], "a forgotten card is asked again");
+        assert_eq!(
+            apply(&mut q, &e, &mut n),
+            ["open c3 q1"],
+            "a forgotten card is asked again"
+        );
         let e = q.plan("ops", "m", &view(&[]), &all);
         assert_eq!(apply(&mut q, &e, &mut n), ["close c3 AnsweredElsewhere"]);
         assert_eq!(q.cards().count(), 0);

@@ -2,5 +2,9 @@
 //! TEMPORARY stand-ins, replaced by the real sanitizer's merge.
 /// Temporary.
 pub fn id(s: &str) -> bool {
-    !s.is_empty() && s.len() <= 128 && !s.chars().any(|c| c.is_control() || c.is_whitespace() || matches!(c, '/' | '?' | '#'))
+    !s.is_empty()
+        && s.len() <= 128
+        && !s
+            .chars()
+            .any(|c| c.is_control() || c.is_whitespace() || matches!(c, '/' | '?' | '#'))
 }

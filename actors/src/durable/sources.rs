@@ -55,7 +55,9 @@ pub enum SourcesError {
     #[error("{0} is too large")]
     TooLarge(PathBuf),
     /// A name is not a valid agent name.
-    #[error("bad agent name {0:?}: use 1 to 32 of A-Z a-z 0-9 . _ - starting with a letter or digit")]
+    #[error(
+        "bad agent name {0:?}: use 1 to 32 of A-Z a-z 0-9 . _ - starting with a letter or digit"
+    )]
     BadName(String),
     /// An agent of that name is attached already.
     #[error("an agent named {0} is attached already (detach it first)")]
@@ -142,7 +144,8 @@ pub struct Url {
 impl Url {
     /// Parses `https://host[:port][/path]`: no user info, no query, no fragment.
     pub fn parse(url: &str) -> Result<Url, SourcesError> {
-        let bad = |why: &str| SourcesError::BadUrl(format!("{why} (want https://host[:port][/path])"));
+        let bad =
+            |why: &str| SourcesError::BadUrl(format!("{why} (want https://host[:port][/path])"));
         let rest = url
             .strip_prefix("https://")
             .ok_or_else(|| bad("it must start with https://"))?;
@@ -177,7 +180,11 @@ impl Url {
         }
         let port = match port {
             None => 443,
-            Some(p) => p.parse::<u16>().ok().filter(|p| *p != 0).ok_or_else(|| bad("a bad port"))?,
+            Some(p) => p
+                .parse::<u16>()
+                .ok()
+                .filter(|p| *p != 0)
+                .ok_or_else(|| bad("a bad port"))?,
         };
         Ok(Url {
             host: host.to_owned(),
@@ -317,8 +324,8 @@ impl Sources {
         if bytes.len() as u64 > MAX_FILE {
             return Err(SourcesError::TooLarge(path.to_owned()));
         }
-        let sources: Sources = serde_json::from_slice(&bytes).map_err(|e| {
-            SourcesError::Invalid {
+        let sources: Sources =
+            serde_json::from_slice(&bytes).map_err(|e| SourcesError::Invalid {
                 path: path.to_owned(),
                 what: match e.classify() {
                     serde_json::error::Category::Io => "unreadable",
@@ -328,8 +335,7 @@ impl Sources {
                 },
                 line: e.line(),
                 column: e.column(),
-            }
-        })?;
+            })?;
         if sources.agents.len() > MAX_AGENTS {
             return Err(SourcesError::TooMany);
         }
@@ -425,9 +431,15 @@ mod tests {
         }
         assert!(check_name("ops-1.prod_2").is_ok());
         let url = Url::parse("https://agents.example.com:8443/ops/").unwrap();
-        assert_eq!((url.host.as_str(), url.port, url.base.as_str()), ("agents.example.com", 8443, "/ops"));
+        assert_eq!(
+            (url.host.as_str(), url.port, url.base.as_str()),
+            ("agents.example.com", 8443, "/ops")
+        );
         let v6 = Url::parse("https://[::1]:9/").unwrap();
-        assert_eq!((v6.host.as_str(), v6.port, v6.base.as_str()), ("::1", 9, ""));
+        assert_eq!(
+            (v6.host.as_str(), v6.port, v6.base.as_str()),
+            ("::1", 9, "")
+        );
         for bad in [
             "http://x",
             "https://",
@@ -463,7 +475,10 @@ mod tests {
                 },
             })
             .unwrap();
-        assert!(matches!(sources.attach(https("ops", "t")), Err(SourcesError::Exists(_))));
+        assert!(matches!(
+            sources.attach(https("ops", "t")),
+            Err(SourcesError::Exists(_))
+        ));
         sources.save(&path).unwrap();
         assert_eq!(fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
         assert_eq!(Sources::load(&path).unwrap(), sources);
@@ -471,18 +486,32 @@ mod tests {
         assert_eq!(Sources::load(&path).unwrap(), sources);
         assert_eq!(fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
         assert_eq!(sources.detach("ops").unwrap().name, "ops");
-        assert!(matches!(sources.detach("ops"), Err(SourcesError::Unknown(_))));
+        assert!(matches!(
+            sources.detach("ops"),
+            Err(SourcesError::Unknown(_))
+        ));
     }
 
     #[test]
     fn a_bad_file_names_where_never_what() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(FILE);
-        fs::write(&path, br#"{"agents":[{"name":"ops","url":"https://x","token":12345678}]}"#).unwrap();
+        fs::write(
+            &path,
+            br#"{"agents":[{"name":"ops","url":"https://x","token":12345678}]}"#,
+        )
+        .unwrap();
         let e = Sources::load(&path).unwrap_err().to_string();
         assert!(e.contains("line 1"), "{e}");
         assert!(!e.contains("12345678"), "{e}");
-        fs::write(&path, br#"{"agents":[{"name":"ops","url":"https://x","token":"a b"}]}"#).unwrap();
-        assert!(matches!(Sources::load(&path), Err(SourcesError::BadToken(_))));
+        fs::write(
+            &path,
+            br#"{"agents":[{"name":"ops","url":"https://x","token":"a b"}]}"#,
+        )
+        .unwrap();
+        assert!(matches!(
+            Sources::load(&path),
+            Err(SourcesError::BadToken(_))
+        ));
     }
 }

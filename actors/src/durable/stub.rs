@@ -4,7 +4,10 @@ use super::wire;
 impl View {
     /// Temporary.
     pub fn from_wire(state: wire::State) -> (View, Vec<Dropped>) {
-        let b = |b: wire::Button| ButtonView { id: b.id, label: b.label };
+        let b = |b: wire::Button| ButtonView {
+            id: b.id,
+            label: b.label,
+        };
         let it = |i: wire::Item| ItemView {
             id: i.id,
             kind: match i.kind.as_str() {

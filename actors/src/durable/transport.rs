@@ -19,7 +19,7 @@ use crate::https::{self, HttpsError, Limits, Reply, Target};
 use crate::private_socket::{self, PathError};
 
 use super::sources::{Source, Token, Transport, Url};
-use super::wire::{self, State, Started, Write};
+use super::wire::{self, Started, State, Write};
 
 /// Bounds of a read.
 const READ_LIMITS: Limits = Limits {
@@ -157,7 +157,9 @@ impl Endpoint {
     pub async fn read(&self, etag: Option<&str>) -> Result<Read, TransportError> {
         let mut request = self.request(http::Method::GET, wire::STATE_PATH, Vec::new())?;
         if let Some(etag) = etag.and_then(|e| http::HeaderValue::from_str(e).ok()) {
-            request.headers_mut().insert(http::header::IF_NONE_MATCH, etag);
+            request
+                .headers_mut()
+                .insert(http::header::IF_NONE_MATCH, etag);
         }
         let reply = self.send(request, READ_LIMITS).await?;
         if reply.status == 304 {
@@ -181,7 +183,8 @@ impl Endpoint {
         write: &Write,
         request_id: &str,
     ) -> Result<Started, TransportError> {
-        let body = serde_json::to_vec(&write.body()).map_err(|e| TransportError::Setup(e.to_string()))?;
+        let body =
+            serde_json::to_vec(&write.body()).map_err(|e| TransportError::Setup(e.to_string()))?;
         let mut request = self.request(http::Method::POST, &write.path(conversation), body)?;
         let headers = request.headers_mut();
         headers.insert(
@@ -248,7 +251,10 @@ impl Endpoint {
         if reply.status == 401 {
             return Err(TransportError::TokenRefused);
         }
-        let version = reply.headers.get(wire::HEADER).and_then(|v| v.to_str().ok());
+        let version = reply
+            .headers
+            .get(wire::HEADER)
+            .and_then(|v| v.to_str().ok());
         if version != Some(wire::VERSION) {
             return Err(TransportError::Wire);
         }
