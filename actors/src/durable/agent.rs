@@ -20,6 +20,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
+use tokio::task::JoinSet;
 
 use crate::cards::actor::{CardsMsg, Decision};
 use crate::cards::card::{CardState, NewCard};
@@ -160,6 +161,9 @@ pub struct AgentState {
     /// (a dropped receiver reads as "the asker went away"). A decision is not used: the answer
     /// was sent to the agent before the card was released.
     holders: HashMap<String, oneshot::Receiver<Decision>>,
+    /// The reads and writes in flight; aborted when the actor stops (a detached agent is asked
+    /// nothing more).
+    requests: JoinSet<()>,
 }
 
 /// Unix milliseconds now.
@@ -240,7 +244,7 @@ impl AgentState {
 
     /// Starts a write in a task of its own; the reply goes straight to `reply`.
     fn write(
-        &self,
+        &mut self,
         myself: &ActorRef<AgentMsg>,
         conversation: String,
         write: Write,
@@ -255,7 +259,7 @@ impl AgentState {
             }
         };
         let me = myself.clone();
-        tokio::spawn(async move {
+        self.requests.spawn(async move {
             let result = endpoint.write(&conversation, &write, &request_id).await;
             if result.is_ok() {
                 let _ = me.cast(AgentMsg::Wrote);
@@ -346,6 +350,7 @@ impl Actor for AgentActor {
             polled: None,
             questions: Questions::default(),
             holders: HashMap::new(),
+            requests: JoinSet::new(),
         })
     }
 
@@ -370,6 +375,8 @@ impl Actor for AgentActor {
         msg: AgentMsg,
         state: &mut AgentState,
     ) -> Result<(), ActorProcessingErr> {
+        // Forget the requests that ended (their results came as messages or went to a reply).
+        while state.requests.try_join_next().is_some() {}
         match msg {
             AgentMsg::Tick => {
                 let now = now_ms();
@@ -383,7 +390,7 @@ impl Actor for AgentActor {
                 let conditional = state.cadence.start(now);
                 let etag = state.etag.clone().filter(|_| conditional);
                 let (endpoint, me) = (Arc::clone(endpoint), myself.clone());
-                tokio::spawn(async move {
+                state.requests.spawn(async move {
                     let read = endpoint.read(etag.as_deref()).await;
                     let _ = me.cast(AgentMsg::Read(read));
                 });
