@@ -467,13 +467,15 @@ impl App {
 
 type Reply = Response<Full<Bytes>>;
 
-/// Every answer carries `Collie-Wire: 1`; bodies are JSON.
+/// Every answer carries `Collie-Wire: 1`; bodies are JSON (a 304 has none).
 fn reply(status: StatusCode, body: Bytes) -> Reply {
     let mut r = Response::new(Full::new(body));
     *r.status_mut() = status;
     let headers = r.headers_mut();
     headers.insert("collie-wire", HeaderValue::from_static("1"));
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    if status != StatusCode::NOT_MODIFIED {
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    }
     r
 }
 

@@ -532,28 +532,36 @@ async fn sigterm_stops_and_removes_the_socket() {
 }
 
 /// The agent's tool writes to the agent's own socket: `--deploy-command` runs `sh -c` with
-/// `curl` (a real client; this test needs curl installed), a grandchild of the agent. With
-/// `--refuse-descendants` the tool's write is refused with 403 while the test's own writes (not
-/// a descendant) pass; without it, the same tool's write is taken — the socket alone lets every
-/// process of the user in.
+/// `curl` (a real client; this test needs curl installed), a grandchild of the agent, under a
+/// name chosen to confuse the parent walk. With `--refuse-descendants` the tool's write is
+/// refused with 403 while the test's own writes (not a descendant) pass; without it, the same
+/// tool's write is taken — the socket alone lets every process of the user in.
 #[tokio::test]
 async fn refuse_descendants_refuses_the_agents_own_tools() {
+    let which = std::process::Command::new("sh")
+        .args(["-c", "command -v curl"])
+        .output()
+        .expect("sh runs");
+    let curl = String::from_utf8_lossy(&which.stdout).trim().to_owned();
     assert!(
-        std::process::Command::new("curl")
-            .arg("--version")
-            .output()
-            .is_ok(),
+        which.status.success() && !curl.is_empty(),
         "this test needs curl"
     );
     for refuse in [true, false] {
         let dir = tempfile::tempdir().expect("temp dir");
         let socket = dir.path().join("run").join("agent.sock");
         let out = dir.path().join("tool-status");
+        // The tool names itself to fool a parser of `/proc/<pid>/stat` that ends the name at the
+        // first `)`: its stat line reads `<pid> (x) S 1 () S <real parent> …`, where such a
+        // parser finds the parent 1 (no descendant) instead of the agent's shell.
+        let tool = dir.path().join("x) S 1 (");
+        std::fs::copy(&curl, &tool).expect("copy curl");
         // The conversation made by `--ask` is the first: `c1`.
         let command = format!(
-            "curl -s -o /dev/null -w '%{{http_code}}' --unix-socket '{}' -H 'Collie-Wire: 1' \
+            "'{}' -s -o /dev/null -w '%{{http_code}}' --unix-socket '{}' -H 'Collie-Wire: 1' \
              -H 'Content-Type: application/json' -d '{{\"text\":\"from the tool\"}}' \
              http://agent/v1/conversations/c1/send > '{}'",
+            tool.display(),
             socket.display(),
             out.display()
         );
