@@ -84,7 +84,8 @@ fn cpu(pid: u32) -> Duration {
     // Fields after the command's closing parenthesis: state is field 3; utime 14, stime 15.
     let after = &stat[stat.rfind(')').expect("comm") + 2..];
     let fields: Vec<&str> = after.split_whitespace().collect();
-    let ticks: u64 = fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
+    let ticks: u64 =
+        fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
     let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
         .ok()
         .flatten()
@@ -97,12 +98,18 @@ fn cpu_window(pid: u32, secs: u64) -> (Duration, f64) {
     let (t0, c0) = (Instant::now(), cpu(pid));
     std::thread::sleep(Duration::from_secs(secs));
     let used = cpu(pid) - c0;
-    (used, used.as_secs_f64() / t0.elapsed().as_secs_f64() * 100.0)
+    (
+        used,
+        used.as_secs_f64() / t0.elapsed().as_secs_f64() * 100.0,
+    )
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    if args.iter().any(|a| a == "--list" || a.starts_with("--format")) {
+    if args
+        .iter()
+        .any(|a| a == "--list" || a.starts_with("--format"))
+    {
         return;
     }
     let secs: u64 = std::env::var("COLLIE_BENCH_DURABLE_SECS")
@@ -136,10 +143,21 @@ fn main() {
             if with_tags {
                 headers.push(("etag".into(), tag.clone()));
             }
-            Answer::Reply { status: 200, headers, body: body.clone(), wire: true }
+            Answer::Reply {
+                status: 200,
+                headers,
+                body: body.clone(),
+                wire: true,
+            }
         }));
         std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600)).expect("chmod");
-        bridge.cli_ok(&["durable", "attach", &format!("a{a}"), "--socket", &socket.display().to_string()]);
+        bridge.cli_ok(&[
+            "durable",
+            "attach",
+            &format!("a{a}"),
+            "--socket",
+            &socket.display().to_string(),
+        ]);
     }
     let body_bytes = state(0).to_string().len();
     let read_all = Instant::now();
@@ -148,7 +166,8 @@ fn main() {
         let agents = v["agents"].as_array()?;
         (agents.len() == AGENTS
             && agents.iter().all(|a| {
-                a["status"] == "up" && a["conversations"].as_array().map(Vec::len) == Some(CONVERSATIONS)
+                a["status"] == "up"
+                    && a["conversations"].as_array().map(Vec::len) == Some(CONVERSATIONS)
             }))
         .then_some(())
     })
@@ -174,7 +193,10 @@ fn main() {
         extra / n.max(1) as f64
     };
     println!("durable agents: {AGENTS} agents × {CONVERSATIONS} conversations × {ITEMS} items ({} KiB of JSON per agent)", body_bytes / 1024);
-    println!("all read, sanitized and shown: {:.1} s after attaching", read_all.as_secs_f64());
+    println!(
+        "all read, sanitized and shown: {:.1} s after attaching",
+        read_all.as_secs_f64()
+    );
     println!(
         "RSS: {} with no agent → {} with all ({} per agent, {:.1} KiB per conversation)",
         mib(rss_empty),

@@ -1058,3 +1058,147 @@ fn a_durable_question_is_pushed_once_and_without_its_text() {
     .expect("the second question's card");
     assert_eq!(service.received().len(), 2, "one push per question");
 }
+
+/// The reference durable agent (`examples/durable-agent`), built beside `collie` by the
+/// workspace's test run.
+struct Reference {
+    child: std::process::Child,
+}
+
+impl Reference {
+    fn start(args: &[&str], env: &[(&str, &str)]) -> Reference {
+        use std::io::BufRead;
+        let bin = support::collie_bin().with_file_name("collie-durable-example");
+        assert!(
+            bin.exists(),
+            "{} is missing: build it with `cargo build -p collie-durable-example` (scripts/test does)",
+            bin.display()
+        );
+        let mut child = std::process::Command::new(bin)
+            .args(args)
+            .envs(env.iter().copied())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start the reference agent");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("its first line");
+        assert!(line.starts_with("listening on"), "{line}");
+        Reference { child }
+    }
+}
+
+impl Drop for Reference {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts a deploy on the reference agent `name` from the phone, approves it with a tap, and
+/// waits for the agent to say it deploys.
+fn deploy_through(b: &TestBridge, phone: &str, name: &str) {
+    status_when(b, phone, name, "up");
+    let (status, v) = b.post(
+        &format!("/api/durable/{name}/-/starter"),
+        Some(phone),
+        &json!({"starter": "deploy"}),
+    );
+    assert_eq!(status, 200, "{v}");
+    let conversation = v["conversation"]
+        .as_str()
+        .expect("the new conversation")
+        .to_owned();
+    let card = durable_card(b, phone, name);
+    assert_eq!(card["title"], "Deploy to production?");
+    assert_eq!(card["conversation"], conversation.as_str());
+    let (status, v) = b.post(
+        &format!("/api/cards/{}/answer", card["id"].as_str().expect("id")),
+        Some(phone),
+        &json!({"option": "yes", "shown": card["shown"]}),
+    );
+    assert_eq!(status, 200, "{v}");
+    agent_when(b, phone, name, |a| {
+        a["conversations"].as_array().is_some_and(|cs| {
+            cs.iter().any(|c| {
+                c["id"] == conversation.as_str()
+                    && c["questions"].as_array().is_some_and(Vec::is_empty)
+                    && c["items"].to_string().contains("Deploying")
+            })
+        })
+    });
+}
+
+#[test]
+fn the_reference_agent_works_over_both_transports() {
+    let b = bridge();
+    let phone = b.pair("phone", "full");
+    // Over a private socket (the agent makes its folder 0700 and its socket 0600).
+    chmod(b.dir.path(), 0o700);
+    let socket = b.dir.path().join("ref").join("agent.sock");
+    let _local = Reference::start(&["--socket", &socket.display().to_string()], &[]);
+    attach_socket(&b, "local", &socket);
+    deploy_through(&b, &phone, "local");
+
+    // Over HTTPS with a bearer token, trusting the test CA.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ca_key = rcgen::KeyPair::generate().expect("CA key");
+    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).expect("CA params");
+    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca_cert = ca.self_signed(&ca_key).expect("CA cert");
+    let key = rcgen::KeyPair::generate().expect("key");
+    let cert = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
+        .expect("params")
+        .signed_by(&key, &ca_cert, &ca_key)
+        .expect("cert");
+    let (ca_file, cert_file, key_file) = (
+        dir.path().join("ca.pem"),
+        dir.path().join("cert.pem"),
+        dir.path().join("key.pem"),
+    );
+    std::fs::write(&ca_file, ca_cert.pem()).expect("ca");
+    std::fs::write(&cert_file, cert.pem()).expect("cert");
+    std::fs::write(&key_file, key.serialize_pem()).expect("key");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("a free port")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let _remote = Reference::start(
+        &[
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--cert",
+            &cert_file.display().to_string(),
+            "--key",
+            &key_file.display().to_string(),
+            "--token-env",
+            "REF_TOKEN",
+        ],
+        &[("REF_TOKEN", TOKEN)],
+    );
+    let out = b
+        .command()
+        .args([
+            "durable",
+            "attach",
+            "remote",
+            "--url",
+            &format!("https://localhost:{port}"),
+            "--token-env",
+            "REF_TOKEN",
+            "--ca-file",
+            &ca_file.display().to_string(),
+        ])
+        .env("REF_TOKEN", TOKEN)
+        .output()
+        .expect("attach");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    deploy_through(&b, &phone, "remote");
+}
