@@ -118,7 +118,7 @@ fn main() {
         .unwrap_or(60);
     let bridge = Bridge::options("bench").log("warn").start();
     let pid = bridge.pid();
-    let token = bridge.pair("bench", "read");
+    let token = format!("Bearer {}", bridge.pair("bench", "read"));
     let http = agent();
 
     let rss_empty = wait_rss_stable(pid);
@@ -161,9 +161,23 @@ fn main() {
     }
     let body_bytes = state(0).to_string().len();
     let read_all = Instant::now();
+    let mut last = String::new();
     wait_for(Duration::from_secs(120), || {
         let v = get_json(&http, &bridge.url("/api/durable"), &token)?;
         let agents = v["agents"].as_array()?;
+        last = agents
+            .iter()
+            .map(|a| {
+                format!(
+                    "{} {} {} {}",
+                    a["name"],
+                    a["status"],
+                    a["error"],
+                    a["conversations"].as_array().map_or(0, Vec::len)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
         (agents.len() == AGENTS
             && agents.iter().all(|a| {
                 a["status"] == "up"
@@ -171,7 +185,7 @@ fn main() {
             }))
         .then_some(())
     })
-    .expect("every agent read within 120 s");
+    .unwrap_or_else(|| panic!("every agent read within 120 s; last:\n{last}"));
     let read_all = read_all.elapsed();
     // Stop watching: the phone's read above counts as watching for 6 s.
     std::thread::sleep(Duration::from_secs(8));

@@ -135,6 +135,11 @@ pub fn tls_config(ca_file: Option<&Path>) -> Result<Arc<ClientConfig>, HttpsErro
             }
         }
     }
+    client_config(roots)
+}
+
+/// rustls with ring, TLS 1.2 and 1.3, `roots`, HTTP/1.1 by ALPN.
+fn client_config(roots: RootCertStore) -> Result<Arc<ClientConfig>, HttpsError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
@@ -146,6 +151,26 @@ pub fn tls_config(ca_file: Option<&Path>) -> Result<Arc<ClientConfig>, HttpsErro
         .with_no_client_auth();
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(config))
+}
+
+/// A client configuration trusting the system's roots (the platform's store, `SSL_CERT_FILE`
+/// when set), read once and shared; the public web roots when the system has none.
+pub fn system_tls_config() -> Result<Arc<ClientConfig>, HttpsError> {
+    static SYSTEM: std::sync::OnceLock<Option<Arc<ClientConfig>>> = std::sync::OnceLock::new();
+    let made = SYSTEM.get_or_init(|| {
+        let found = rustls_native_certs::load_native_certs();
+        let mut roots = RootCertStore::empty();
+        let (added, _) = roots.add_parsable_certificates(found.certs);
+        if added == 0 {
+            tracing::warn!("no system CA certificates found; using the public web roots");
+            return tls_config(None).ok();
+        }
+        client_config(roots).ok()
+    });
+    made.clone().ok_or_else(|| HttpsError::CaFile {
+        path: "the system's store".into(),
+        reason: "cannot build a TLS configuration".into(),
+    })
 }
 
 /// Sends `request` (its URI's path and query are used; its host is `target`'s) and reads the

@@ -3,7 +3,7 @@
 //! - **Socket.** Before *every* connection the whole path is checked from `/` down with `lstat`
 //!   ([`crate::private_socket::check`]); a path that fails is unreachable at once — no grace, no
 //!   retry on a weaker rule — and a missing one is `no socket at <path>`.
-//! - **HTTPS.** [`crate::https`] with the public web roots or the source's `ca_file`, the bearer
+//! - **HTTPS.** [`crate::https`] with the system's roots or only the source's `ca_file`, the bearer
 //!   token in `Authorization`, private addresses allowed (the user named the URL; no phone can).
 //! - **Both.** `Collie-Wire: 1` on every request and required on every answer (an answer without
 //!   it is not from a durable agent, or from one of another version); bodies over
@@ -137,8 +137,11 @@ impl Endpoint {
                 ca_file,
             } => {
                 let url = Url::parse(url).map_err(|e| TransportError::Setup(e.to_string()))?;
-                let tls = https::tls_config(ca_file.as_deref())
-                    .map_err(|e| TransportError::Setup(e.to_string()))?;
+                let tls = match ca_file {
+                    Some(file) => https::tls_config(Some(file)),
+                    None => https::system_tls_config(),
+                }
+                .map_err(|e| TransportError::Setup(e.to_string()))?;
                 Ok(Endpoint::Https {
                     target: Target {
                         host: url.host,
