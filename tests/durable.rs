@@ -1202,3 +1202,89 @@ fn the_reference_agent_works_over_both_transports() {
     );
     deploy_through(&b, &phone, "remote");
 }
+
+#[test]
+fn what_an_agent_says_is_sanitized_before_anyone_reads_it() {
+    let b = bridge();
+    let phone = b.pair("phone", "full");
+    let dir = private_dir(&b, "agent");
+    let socket = dir.join("app.sock");
+    // Ids with `/`, `?`, `#` or a space drop their object; a conversation title with a
+    // right-to-left override, a zero-width space and an escape sequence; links with user info, a
+    // zero-width space, `javascript:` and `http:`; a question whose title is over the limit; an
+    // option whose label is only invisible characters.
+    let long_title = format!("Deploy {}?", "x".repeat(600));
+    let state = json!({
+        "conversations": [
+            {"id": "a/b", "title": "slash"},
+            {"id": "a?b", "title": "query"},
+            {"id": "a#b", "title": "fragment"},
+            {"id": "a b", "title": "space"},
+            {
+                "id": "ok",
+                "title": "Pay \u{202e}exe.txt\u{200b} \u{1b}[31mred",
+                "items": [
+                    {"id": "l1", "kind": "link", "url": "https://user@example.com/x"},
+                    {"id": "l2", "kind": "link", "url": "https://exa\u{200b}mple.com/"},
+                    {"id": "l3", "kind": "link", "url": "javascript:alert(1)"},
+                    {"id": "l4", "kind": "link", "url": "http://example.com/"},
+                    {"id": "l5", "kind": "link", "url": "https://example.com/ok"},
+                    {"id": "t/1", "kind": "text", "text": "dropped"},
+                    {"id": "t1", "kind": "text", "text": "line one\nline\ttwo\u{7}"}
+                ],
+                "questions": [{
+                    "id": "q1",
+                    "title": long_title,
+                    "options": [
+                        {"id": "yes", "label": "Yes"},
+                        {"id": "ghost", "label": "\u{200b}\u{2060}\u{feff}"}
+                    ]
+                }]
+            }
+        ]
+    });
+    let _agent = ScriptedAgent::socket(&socket, serving(state));
+    chmod(&socket, 0o600);
+    attach_socket(&b, "ops", &socket);
+    let shown = status_when(&b, &phone, "ops", "up");
+    let conversations = shown["conversations"].as_array().expect("conversations");
+    assert_eq!(conversations.len(), 1, "only the good id is kept: {shown}");
+    let ok = &conversations[0];
+    assert_eq!(ok["id"], "ok");
+    assert_eq!(ok["title"], "Pay exe.txt [31mred");
+    let items = ok["items"].as_array().expect("items");
+    let ids: Vec<&str> = items.iter().filter_map(|i| i["id"].as_str()).collect();
+    assert_eq!(ids, ["l5", "t1"], "bad links and bad ids dropped: {ok}");
+    assert_eq!(items[1]["text"], "line one\nline\ttwo");
+    let question = &ok["questions"][0];
+    assert_eq!(question["shortened"], true);
+    assert!(question["title"].as_str().expect("title").len() <= 512);
+    assert!(question["title"].as_str().expect("title").ends_with('…'));
+    assert_eq!(question["options"].as_array().expect("options").len(), 1);
+    let card = durable_card(&b, &phone, "ops");
+    assert_eq!(card["shortened"], true);
+    assert_eq!(card["options"], json!([{"id": "yes", "label": "Yes"}]));
+    // One log line per conversation for its dropped links, without the agent's text.
+    let log = b.log();
+    assert!(log.contains("links of conversation ok"), "{log}");
+    assert!(!log.contains("javascript:alert"), "{log}");
+}
+
+#[test]
+fn ten_thousand_conversations_are_bounded() {
+    let b = bridge();
+    let phone = b.pair("phone", "full");
+    let dir = private_dir(&b, "agent");
+    let socket = dir.join("app.sock");
+    let conversations: Vec<Value> = (0..10_000u64)
+        .map(|i| json!({"id": format!("c{i}"), "title": format!("Run {i}"), "updated": i}))
+        .collect();
+    let _agent = ScriptedAgent::socket(&socket, serving(json!({"conversations": conversations})));
+    chmod(&socket, 0o600);
+    attach_socket(&b, "ops", &socket);
+    let shown = status_when(&b, &phone, "ops", "up");
+    let kept = shown["conversations"].as_array().expect("conversations");
+    assert_eq!(kept.len(), 500, "the newest 500 are kept");
+    assert_eq!(kept[0]["id"], "c9999", "newest first");
+    assert!(b.log().contains("dropped the 9500 oldest conversations"));
+}

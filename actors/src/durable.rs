@@ -18,7 +18,6 @@ pub mod questions;
 pub mod receipts;
 pub mod sanitize;
 pub mod sources;
-mod stub;
 pub mod transport;
 pub mod view;
 pub mod wire;

@@ -73,7 +73,7 @@ pub struct Item {
     /// A link's address (`https://` only).
     #[serde(default)]
     pub url: String,
-    /// A tool call's one-line summary.
+    /// A tool call's summary (may hold lines).
     #[serde(default)]
     pub summary: String,
     /// A tool call's output.
