@@ -193,6 +193,7 @@ fn main() {
 
     let reads = |agents: &[ScriptedAgent]| -> usize { agents.iter().map(|a| a.got().len()).sum() };
     let before = reads(&agents);
+    eprintln!("reads so far: {before}");
     let (etag_cpu, etag_pct) = cpu_window(pid, secs);
     let etag_reads = reads(&agents) - before;
 
@@ -229,5 +230,29 @@ fn main() {
         "  20 agents, no ETag:       {full_cpu:>8.2?}  ({full_pct:.2} % of a core), {full_reads} reads, {:.2} ms CPU per full read over idle",
         per_read(full_cpu, idle_cpu, full_reads)
     );
+    let end = get_json(&http, &bridge.url("/api/durable"), &token).unwrap_or_default();
+    let statuses: Vec<String> = end["agents"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|a| {
+                    let now = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_millis() as u64);
+                    let age = now.saturating_sub(a["polled"].as_u64().unwrap_or(0)) / 1000;
+                    format!(
+                        "{}={} {age} s ago{}",
+                        a["name"].as_str().unwrap_or(""),
+                        a["status"].as_str().unwrap_or(""),
+                        a["error"]
+                            .as_str()
+                            .map(|e| format!(" ({e})"))
+                            .unwrap_or_default()
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    println!("at the end: {}", statuses.join(", "));
     drop(agents);
 }

@@ -1288,3 +1288,31 @@ fn ten_thousand_conversations_are_bounded() {
     assert_eq!(kept[0]["id"], "c9999", "newest first");
     assert!(b.log().contains("dropped the 9500 oldest conversations"));
 }
+
+#[test]
+fn reads_go_on_after_a_phone_stops_watching() {
+    let b = bridge();
+    let phone = b.pair("phone", "full");
+    let dir = private_dir(&b, "agent");
+    let socket = dir.join("app.sock");
+    let agent = ScriptedAgent::socket(&socket, serving(asking("Ship?")));
+    chmod(&socket, 0o600);
+    attach_socket(&b, "ops", &socket);
+    // The phone watches for a moment (reads every 2 s), then leaves.
+    status_when(&b, &phone, "ops", "up");
+    let left = std::time::Instant::now();
+    // Watching lapses 6 s after the last look: from 8 s on only idle reads (every 10 s) remain,
+    // and they must go on.
+    let lapsed = wait_for(Duration::from_secs(10), || {
+        (left.elapsed() > Duration::from_secs(8)).then(|| agent.got().len())
+    })
+    .expect("8 s pass");
+    let later = wait_for(Duration::from_secs(15), || {
+        (agent.got().len() > lapsed).then_some(())
+    });
+    assert!(
+        later.is_some(),
+        "no read in the {:?} after the phone left",
+        left.elapsed()
+    );
+}

@@ -383,7 +383,14 @@ impl Actor for AgentActor {
                 let Ok(endpoint) = &state.endpoint else {
                     return Ok(());
                 };
-                if state.reading || state.cadence.due(now) > now {
+                if state.reading {
+                    // The read's end schedules the next one.
+                    return Ok(());
+                }
+                if state.cadence.due(now) > now {
+                    // Early (a phone stopped watching since this tick was armed): wait for the
+                    // read that is due now, or the timer dies with this tick.
+                    state.schedule(&myself);
                     return Ok(());
                 }
                 state.reading = true;
