@@ -109,7 +109,12 @@ fn buttons(list: &[ButtonView], max: usize, what: &str) {
 
 fn item(i: &ItemView) {
     text_field(&i.text, true, limits::TEXT, "item text");
-    text_field(&i.summary, false, limits::SUMMARY, "tool summary");
+    text_field(
+        &i.summary,
+        limits::SUMMARY_MULTI_LINE,
+        limits::SUMMARY,
+        "tool summary",
+    );
     text_field(&i.output, true, limits::TEXT, "tool output");
     if i.kind == ItemKind::Link {
         assert!(sanitize::link(&i.url), "link {:?}", i.url);

@@ -149,7 +149,8 @@ fn hellos_cross_the_wire_and_newer_capabilities_decode_as_unknown() {
         opening
     );
 
-    // A newer member declares capability index 9 (after Cards) and appends a field to its hello.
+    // A newer member declares capability index 10 (after Durable) and appends a field to its
+    // hello.
     #[derive(serde::Serialize)]
     struct NewerHello {
         protocol: u16,
@@ -163,7 +164,7 @@ fn hellos_cross_the_wire_and_newer_capabilities_decode_as_unknown() {
         protocol: hello.protocol,
         bridge_version: hello.bridge_version.clone(),
         name: hello.name.clone(),
-        capabilities: vec![0, 9],
+        capabilities: vec![0, 10],
         proof: hello.proof,
         added: "from a newer bridge".to_owned(),
     };

@@ -139,6 +139,10 @@ fn an_unknown_kind_from_a_newer_lead_decodes_as_unknown() {
         #[allow(dead_code)]
         M,
         #[allow(dead_code)]
+        M2,
+        #[allow(dead_code)]
+        M3,
+        #[allow(dead_code)]
         N,
         Resize {
             cols: u16,
