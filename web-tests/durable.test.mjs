@@ -1,0 +1,295 @@
+// Durable agents on the phone (SPEC §10.3, §3.3; docs/guide/phone-app.md, "Agents" and
+// "Conversation"): a real bridge, a real durable agent on a private unix socket attached with
+// `collie durable attach NAME --socket PATH`, and the app in headless chromium. The agent is
+// `durable-agent.mjs` (it speaks the wire and can say hostile things on cue); what reached it is
+// read from its own record of writes.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { Bridge, Scope, launchBrowser, openPage, pairInApp, waitFor } from './support.mjs';
+import { NodeAgent, conversation } from './durable-agent.mjs';
+
+let browser;
+before(async () => {
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+});
+
+const T = { timeout: 120_000 };
+const HOSTILE = '<img src=x onerror=alert(1)> and <b>bold</b>';
+
+/**
+ * Runs `fn({bridge, page, agent, attach, dialogs})` with a bridge (no tmux), a page paired with
+ * tier `tier`, and a Node agent serving `state` on `<bridge dir>/agent/app.sock` (not yet
+ * attached: `attach()` does it with the CLI). Everything is closed afterwards, pass or fail; on a
+ * failure the page's text and the bridge's stderr are added to the error.
+ */
+async function withAgent(state, fn, { tier = 'full' } = {}) {
+  const scope = new Scope();
+  let ctx = {};
+  try {
+    const bridge = scope.add(await Bridge.start({ tmux: false }), () => bridge.close());
+    const socket = path.join(bridge.dir, 'agent', 'app.sock');
+    const agent = scope.add(await NodeAgent.start(socket, state), () => agent.stop());
+    const { context, page } = await openPage(browser);
+    scope.add(null, () => context.close());
+    const dialogs = [];
+    page.on('dialog', (d) => {
+      dialogs.push(d.message());
+      d.dismiss().catch(() => {});
+    });
+    ctx = { bridge, page };
+    await pairInApp(page, bridge, { tier, label: 'phone' });
+    const attach = async (name = 'ops') => {
+      const out = await bridge.cliOk(['durable', 'attach', name, '--socket', socket]);
+      assert.match(out, new RegExp(`attached ${name}`));
+    };
+    await fn({ bridge, page, agent, attach, dialogs, socket });
+    assert.deepEqual(dialogs, [], 'no agent text ever ran as script');
+    assert.deepEqual(page.problems.filter((p) => !/Failed to load resource/.test(p)), []);
+  } catch (e) {
+    try {
+      e.message += `\n--- page:\n${(await ctx.page?.locator('body').innerText({ timeout: 2_000 }))?.slice(0, 3_000)}`;
+      e.message += `\n--- bridge stderr:\n${ctx.bridge?.stderr.slice(-3_000)}`;
+    } catch {}
+    throw e;
+  } finally {
+    await scope.close();
+  }
+}
+
+/** From the Panes screen, opens Agents and waits for agent `name` to read `Status: up`. */
+async function openAgents(page, name = 'ops') {
+  await page.getByRole('link', { name: 'Agents', exact: true }).click();
+  await page.getByRole('heading', { name: 'Agents', exact: true }).waitFor();
+  const section = page.getByRole('region', { name, exact: true });
+  await section.getByText('Status: up', { exact: true }).waitFor({ timeout: 20_000 });
+  return section;
+}
+
+/** Opens conversation `title` from the Agents view. */
+async function openConversation(page, title) {
+  await page.getByRole('link', { name: title, exact: true }).click();
+  await page.getByRole('heading', { name: title, exact: true, level: 1 }).waitFor();
+  return page.getByRole('list', { name: 'Conversation', exact: true });
+}
+
+/** The agent's writes to `path` once one has come. */
+function written(agent, path) {
+  return waitFor(`a write to ${path} to reach the agent`, () => agent.writes.filter((w) => w.path === path).at(-1),
+    { timeout: 10_000 });
+}
+
+const now = Date.now();
+
+test('Agents lists the agent and its conversations newest first; agent text is shown as text', T,
+  () => withAgent({
+    conversations: [
+      conversation('old', { title: 'Old chat', updated: now - 3_600_000, items: [{ id: 'o1', text: 'old' }] }),
+      conversation('c1', {
+        title: 'Release notes',
+        state: 'working',
+        updated: now,
+        items: [
+          { id: 'i1', kind: 'text', role: 'user', text: 'Summarize the release' },
+          { id: 'i2', kind: 'text', role: 'agent', text: HOSTILE },
+          { id: 'i3', kind: 'markdown', role: 'agent', text: '# Plan\n- **build** it\n- ship `v2`\n\n<b>raw</b> <img src=x onerror=alert(2)> [docs](https://example.com/docs) [bad](javascript:alert(3))' },
+          { id: 'i4', kind: 'link', role: 'agent', url: 'javascript:alert(4)' },
+          { id: 'i5', kind: 'link', role: 'agent', url: 'http://example.com/plain' },
+          { id: 'i6', kind: 'link', role: 'agent', url: 'https://example.com/safe' },
+          { id: 'i7', kind: 'code', role: 'agent', text: 'fn main() { println!("<b>hi</b>"); }' },
+          { id: 'i8', kind: 'diff', role: 'agent', text: '--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old line\n+new line' },
+          { id: 'i9', kind: 'tool', role: 'tool', summary: 'cargo test', output: 'test result: ok' },
+        ],
+      }),
+    ],
+    starters: [{ id: 'deploy', label: 'Start a deploy' }],
+  }, async ({ page, attach }) => {
+    await attach();
+    const section = await openAgents(page);
+    await section.getByText('testbox', { exact: true }).waitFor();
+    assert.deepEqual(await section.locator('a.pane-link').allTextContents(), ['Release notes', 'Old chat']);
+    await section.getByRole('button', { name: 'Start a deploy', exact: true }).waitFor();
+    const items = await openConversation(page, 'Release notes');
+
+    // Raw HTML stays characters: the literal text is there, and no element was made of it.
+    await items.getByText(HOSTILE, { exact: true }).waitFor();
+    await items.getByText(/<b>raw<\/b> <img src=x onerror=alert\(2\)>/).waitFor();
+    await items.getByText('fn main() { println!("<b>hi</b>"); }', { exact: true }).waitFor();
+    for (const tag of ['img', 'b', 'script', 'iframe']) {
+      assert.equal(await page.locator(`main ${tag}`).count(), 0, `no <${tag}> element from agent text`);
+    }
+    // Markdown is styled with elements the app builds.
+    await items.getByRole('heading', { name: 'Plan', exact: true }).waitFor();
+    assert.equal(await items.locator('strong', { hasText: 'build' }).count(), 1);
+    assert.equal(await items.locator('code', { hasText: 'v2' }).count(), 1);
+
+    // Only https:// opens: a javascript: or http:// address is never a link.
+    assert.equal(await page.locator('a[href^="javascript:"]').count(), 0);
+    assert.equal(await page.locator('a[href^="http:"]').count(), 0);
+    for (const name of ['https://example.com/safe', 'docs']) {
+      const a = items.getByRole('link', { name, exact: true });
+      await a.waitFor();
+      assert.match(await a.getAttribute('href'), /^https:\/\/example\.com\//);
+      assert.equal(await a.getAttribute('rel'), 'noopener noreferrer');
+      assert.equal(await a.getAttribute('target'), '_blank');
+    }
+    // The diff's lines are marked (and coloured by them), the tool call folds its output.
+    assert.equal(await items.locator('.item-diff .add').textContent(), '+new line');
+    assert.equal(await items.locator('.item-diff .del').textContent(), '-old line');
+    const output = items.getByText('test result: ok', { exact: true });
+    assert.equal(await output.isVisible(), false, 'a tool call starts folded');
+    await items.getByText('cargo test', { exact: true }).click();
+    await output.waitFor();
+  }));
+
+test('a question is a card in its conversation and a tap answers it; the agent gets the answer', T,
+  () => withAgent({
+    conversations: [conversation('c1', {
+      title: 'Deploy web',
+      questions: [{
+        id: 'q1', title: 'Deploy to production?', reason: 'The build passed.',
+        items: [{ id: 'x', kind: 'code', text: 'kubectl rollout restart deploy/web' }],
+        options: [{ id: 'yes', label: 'Deploy' }, { id: 'no', label: 'Cancel' }],
+      }],
+    })],
+  }, async ({ page, agent, attach }) => {
+    await attach();
+    await openAgents(page);
+    await openConversation(page, 'Deploy web');
+    const waiting = page.getByRole('region', { name: 'Waiting for your answer', exact: true });
+    await waiting.getByRole('heading', { name: 'Deploy to production?', exact: true }).waitFor({ timeout: 20_000 });
+    await waiting.getByText('kubectl rollout restart deploy/web', { exact: true }).waitFor();
+    assert.equal(await waiting.getByText('Text shortened', { exact: true }).count(), 0, 'nothing was shortened');
+    await waiting.getByRole('button', { name: 'Deploy', exact: true }).click();
+    const answer = await written(agent, '/v1/conversations/c1/answer');
+    assert.deepEqual(answer.body, { question: 'q1', option: 'yes' });
+    await waiting.waitFor({ state: 'hidden', timeout: 15_000 });
+    await page.getByText('Answered yes.', { exact: true }).waitFor({ timeout: 15_000 });
+    await page.getByText(/^Answered yes by phone /).waitFor({ timeout: 15_000 });
+
+    // A question asked later (the agent opens one when told `ask …`) shows up the same way.
+    await page.getByLabel('Message to the agent', { exact: true }).fill('ask Roll back?');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await waiting.getByRole('heading', { name: 'Roll back?', exact: true }).waitFor({ timeout: 20_000 });
+    await waiting.getByRole('button', { name: 'No', exact: true }).click();
+    const second = await waitFor('the second answer', () =>
+      agent.writes.find((w) => w.path === '/v1/conversations/c1/answer' && w.body.option === 'no'));
+    assert.match(second.body.question, /^q\d+$/);
+    await waiting.waitFor({ state: 'hidden', timeout: 15_000 });
+  }));
+
+// The `Text shortened` mark comes from the bridge's sanitizer (a question whose title or reason
+// it changed: an invisible character removed, a title cut to 512 bytes). This branch still has the
+// sanitizer's placeholder, which changes nothing and never sets the mark, so the test is marked
+// todo (it runs, and says so) until the sanitizer is merged; then the todo is to be removed.
+test('a question whose title held a zero-width space, or was over the limit, says Text shortened',
+  { ...T, todo: 'needs the sanitizer (SPEC §10.3) merged: its placeholder never sets `shortened`' },
+  () => withAgent({
+    conversations: [conversation('c1', {
+      title: 'Shortened',
+      questions: [
+        { id: 'q1', title: 'Deploy\u200b now?', options: [{ id: 'yes', label: 'Yes' }] },
+        { id: 'q2', title: `Long ${'x'.repeat(600)}`, options: [{ id: 'yes', label: 'Yes' }] },
+      ],
+    })],
+  }, async ({ page, attach }) => {
+    await attach();
+    await openAgents(page);
+    await openConversation(page, 'Shortened');
+    const waiting = page.getByRole('region', { name: 'Waiting for your answer', exact: true });
+    const first = waiting.locator('article', { has: page.getByRole('heading', { name: 'Deploy now?', exact: true }) });
+    await first.getByText('Text shortened', { exact: true }).waitFor({ timeout: 20_000 });
+    const second = waiting.locator('article', { has: page.getByRole('heading', { name: /^Long x+…$/ }) });
+    await second.getByText('Text shortened', { exact: true }).waitFor({ timeout: 20_000 });
+  }));
+
+test('send, stop, an action, rename, close and reopen from a full device reach the agent', T,
+  () => withAgent({
+    conversations: [conversation('c1', { title: 'Chat', state: 'working', actions: [{ id: 'retry', label: 'Retry' }] })],
+  }, async ({ page, agent, attach }) => {
+    await attach();
+    await openAgents(page);
+    const items = await openConversation(page, 'Chat');
+    const button = (name) => page.getByRole('button', { name, exact: true });
+
+    await page.getByLabel('Message to the agent', { exact: true }).fill('hello <i>agent</i>');
+    await button('Send').click();
+    assert.deepEqual((await written(agent, '/v1/conversations/c1/send')).body, { text: 'hello <i>agent</i>' });
+    await items.getByText('hello <i>agent</i>', { exact: true }).waitFor({ timeout: 15_000 });
+    assert.equal(await page.getByLabel('Message to the agent', { exact: true }).inputValue(), '', 'the composer is emptied');
+
+    await button('Stop').click();
+    await written(agent, '/v1/conversations/c1/abort');
+    await button('Stop').waitFor({ state: 'detached', timeout: 15_000 }); // the turn ended: idle
+
+    await button('Retry').click();
+    assert.deepEqual((await written(agent, '/v1/conversations/c1/action')).body, { action: 'retry' });
+
+    await button('Rename').click();
+    await page.getByLabel('New title', { exact: true }).fill('Renamed chat');
+    await button('Save').click();
+    assert.deepEqual((await written(agent, '/v1/conversations/c1/rename')).body, { title: 'Renamed chat' });
+    await page.getByRole('heading', { name: 'Renamed chat', level: 1 }).waitFor({ timeout: 15_000 });
+
+    await button('Close').click();
+    await written(agent, '/v1/conversations/c1/close');
+    await button('Reopen').click({ timeout: 15_000 });
+    await written(agent, '/v1/conversations/c1/reopen');
+    await button('Close').waitFor({ timeout: 15_000 });
+
+    // Receipts say who did what, never what was typed.
+    const receipts = page.locator('.receipts');
+    for (const words of ['Sent by phone', 'Stopped by phone', 'Tapped retry by phone', 'Renamed by phone', 'Closed by phone', 'Reopened by phone']) {
+      await receipts.getByText(new RegExp(`^${words} `)).waitFor({ timeout: 15_000 });
+    }
+    assert.doesNotMatch(await receipts.innerText(), /hello|Renamed chat/);
+  }));
+
+test('a read device sees the conversation and its question but no write button', T,
+  () => withAgent({
+    conversations: [conversation('c1', {
+      title: 'Watched',
+      state: 'working',
+      items: [{ id: 'i1', kind: 'text', role: 'agent', text: 'Working on it' }],
+      actions: [{ id: 'retry', label: 'Retry' }],
+      questions: [{ id: 'q1', title: 'Ship it?', options: [{ id: 'yes', label: 'Ship' }] }],
+    })],
+    starters: [{ id: 'deploy', label: 'Start a deploy' }],
+  }, async ({ page, attach }) => {
+    await attach();
+    const section = await openAgents(page);
+    assert.equal(await section.getByRole('button').count(), 0, 'no starter for a read device');
+    const items = await openConversation(page, 'Watched');
+    await items.getByText('Working on it', { exact: true }).waitFor();
+    const waiting = page.getByRole('region', { name: 'Waiting for your answer', exact: true });
+    await waiting.getByRole('heading', { name: 'Ship it?', exact: true }).waitFor({ timeout: 20_000 });
+    await waiting.getByText(/^Answers: Ship/).waitFor();
+    assert.equal(await page.locator('main').getByRole('button').count(), 0, 'no write button at all');
+    assert.equal(await page.locator('main textarea, main input').count(), 0, 'no composer');
+  }, { tier: 'read' }));
+
+test('no agent: the empty state says how to attach one; a starter opens its conversation; a stopped agent shows its status', T,
+  () => withAgent({
+    conversations: [],
+    starters: [{ id: 'deploy', label: 'Start a deploy' }],
+  }, async ({ page, agent, attach, socket }) => {
+    await page.getByRole('link', { name: 'Agents', exact: true }).click();
+    await page.getByText('No durable agents attached \u2014 collie durable attach NAME --socket PATH', { exact: true }).waitFor();
+    await attach();
+    const section = page.getByRole('region', { name: 'ops', exact: true });
+    await section.getByText('Status: up', { exact: true }).waitFor({ timeout: 20_000 });
+    await section.getByText('No conversations.', { exact: true }).waitFor();
+
+    await section.getByRole('button', { name: 'Start a deploy', exact: true }).click();
+    await written(agent, '/v1/starters/deploy');
+    await page.getByRole('heading', { name: 'Start a deploy', exact: true, level: 1 }).waitFor({ timeout: 15_000 });
+    await page.getByText('Started from Start a deploy.', { exact: true }).waitFor({ timeout: 15_000 });
+
+    // The agent stops (its socket goes away): the phone says so in words.
+    await agent.stop();
+    await page.getByRole('link', { name: 'Agents', exact: true }).click();
+    await section.getByText(`Status: no socket at ${socket}`, { exact: true }).waitFor({ timeout: 30_000 });
+  }));
