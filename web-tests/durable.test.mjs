@@ -5,8 +5,9 @@
 // read from its own record of writes.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { chmod } from 'node:fs/promises';
 import path from 'node:path';
-import { Bridge, Scope, launchBrowser, openPage, pairInApp, waitFor } from './support.mjs';
+import { Bridge, Scope, launchBrowser, openPage, pairInApp, sleep, waitFor } from './support.mjs';
 import { NodeAgent, conversation } from './durable-agent.mjs';
 
 let browser;
@@ -83,6 +84,7 @@ function written(agent, path) {
 }
 
 const now = Date.now();
+const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 test('Agents lists the agent and its conversations newest first; agent text is shown as text', T,
   () => withAgent({
@@ -99,6 +101,13 @@ test('Agents lists the agent and its conversations newest first; agent text is s
           { id: 'i4', kind: 'link', role: 'agent', url: 'javascript:alert(4)' },
           { id: 'i5', kind: 'link', role: 'agent', url: 'http://example.com/plain' },
           { id: 'i6', kind: 'link', role: 'agent', url: 'https://example.com/safe' },
+          // Addresses that start like a safe one but are not: user info, an invisible character,
+          // upper case, no host, over 2,048 characters.
+          { id: 'i6a', kind: 'link', role: 'agent', url: 'https://user:pw@example.com/x' },
+          { id: 'i6b', kind: 'link', role: 'agent', url: 'https://exa\u200bmple.com/' },
+          { id: 'i6c', kind: 'link', role: 'agent', url: 'HTTPS://example.com/upper' },
+          { id: 'i6d', kind: 'link', role: 'agent', url: 'https://' },
+          { id: 'i6e', kind: 'link', role: 'agent', url: `https://example.com/${'a'.repeat(2100)}` },
           { id: 'i7', kind: 'code', role: 'agent', text: 'fn main() { println!("<b>hi</b>"); }' },
           { id: 'i8', kind: 'diff', role: 'agent', text: '--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old line\n+new line' },
           { id: 'i9', kind: 'tool', role: 'tool', summary: 'cargo test', output: 'test result: ok' },
@@ -129,6 +138,8 @@ test('Agents lists the agent and its conversations newest first; agent text is s
     // Only https:// opens: a javascript: or http:// address is never a link.
     assert.equal(await page.locator('a[href^="javascript:"]').count(), 0);
     assert.equal(await page.locator('a[href^="http:"]').count(), 0);
+    assert.deepEqual(await items.locator('a').evaluateAll((as) => as.map((a) => a.getAttribute('href'))),
+      ['https://example.com/docs', 'https://example.com/safe'], 'only the two https:// links open');
     for (const name of ['https://example.com/safe', 'docs']) {
       const a = items.getByRole('link', { name, exact: true });
       await a.waitFor();
@@ -157,8 +168,11 @@ test('a question is a card in its conversation and a tap answers it; the agent g
     })],
   }, async ({ page, agent, attach }) => {
     await attach();
-    await openAgents(page);
-    await openConversation(page, 'Deploy web');
+    // The question is a card in Cards too, which links to its conversation.
+    await page.getByRole('link', { name: 'Cards', exact: true }).click();
+    const card = page.locator('article', { has: page.getByRole('heading', { name: 'Deploy to production?', exact: true }) });
+    await card.getByRole('link', { name: 'Open the conversation', exact: true }).click({ timeout: 20_000 });
+    await page.getByRole('heading', { name: 'Deploy web', exact: true, level: 1 }).waitFor();
     const waiting = page.getByRole('region', { name: 'Waiting for your answer', exact: true });
     await waiting.getByRole('heading', { name: 'Deploy to production?', exact: true }).waitFor({ timeout: 20_000 });
     await waiting.getByText('kubectl rollout restart deploy/web', { exact: true }).waitFor();
@@ -283,6 +297,14 @@ test('no agent: the empty state says how to attach one; a starter opens its conv
     await section.getByText('Status: up', { exact: true }).waitFor({ timeout: 20_000 });
     await section.getByText('No conversations.', { exact: true }).waitFor();
 
+    // The socket's folder opened to the group: the path is no longer private, and the phone says
+    // so (the bridge reads a failing agent at most once per 10 s, hence the long waits).
+    await chmod(path.dirname(socket), 0o750);
+    await section.getByText(new RegExp(`^Status: not private: ${escape(path.dirname(socket))} must be this user's and mode 0700`))
+      .waitFor({ timeout: 30_000 });
+    await chmod(path.dirname(socket), 0o700);
+    await section.getByText('Status: up', { exact: true }).waitFor({ timeout: 30_000 });
+
     await section.getByRole('button', { name: 'Start a deploy', exact: true }).click();
     await written(agent, '/v1/starters/deploy');
     await page.getByRole('heading', { name: 'Start a deploy', exact: true, level: 1 }).waitFor({ timeout: 15_000 });
@@ -292,4 +314,19 @@ test('no agent: the empty state says how to attach one; a starter opens its conv
     await agent.stop();
     await page.getByRole('link', { name: 'Agents', exact: true }).click();
     await section.getByText(`Status: no socket at ${socket}`, { exact: true }).waitFor({ timeout: 30_000 });
+
+    // The view reads the agents every 2 s while open, and nothing reads them once it is left.
+    const reads = [];
+    page.on('request', (r) => {
+      if (new URL(r.url()).pathname === '/api/durable') reads.push(Date.now());
+    });
+    await waitFor('three reads of /api/durable', () => reads.length >= 3, { timeout: 10_000 });
+    const gaps = reads.slice(1).map((t, i) => t - reads[i]);
+    assert.ok(gaps.every((g) => g >= 1_500 && g <= 4_000), `reads 2 s apart: ${gaps}`);
+    await page.getByRole('link', { name: 'Back', exact: true }).click();
+    await page.getByRole('heading', { name: 'Panes', exact: true }).waitFor();
+    const left = reads.length;
+    // Only a span of time can show that nothing happens: two and a half poll periods.
+    await sleep(5_000);
+    assert.equal(reads.length, left, 'no read of /api/durable once the view is left');
   }));

@@ -6,6 +6,7 @@
 
 import { api } from './client.js';
 import { h } from './dom.js';
+import { conversationHref } from './durable.js';
 import { getDevice } from './store.js';
 
 /** One body item, as text: never parsed as markup. */
@@ -66,6 +67,9 @@ export function decider(changed) {
       h('h2', {}, card.title),
       card.shortened ? h('p', { class: 'shortened' }, 'Text shortened') : null,
       place ? h('p', { class: 'muted small' }, place) : null,
+      where && card.conversation && card.source?.startsWith('durable:')
+        ? h('p', { class: 'small' }, h('a', { href: conversationHref(card.machine, card.source.slice(8), card.conversation) }, 'Open the conversation'))
+        : null,
       card.items.map(item),
       h('div', { class: 'actions' }, buttons),
       said.has(card.id) ? h('p', { class: 'note', role: 'status' }, said.get(card.id)) : null);
