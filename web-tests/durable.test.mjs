@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmod } from 'node:fs/promises';
 import path from 'node:path';
-import { Bridge, Scope, launchBrowser, openPage, pairInApp, sleep, waitFor } from './support.mjs';
+import { Bridge, MEMBER, Scope, crewSetup, launchBrowser, openPage, pairInApp, sleep, waitFor } from './support.mjs';
 import { NodeAgent, conversation } from './durable-agent.mjs';
 
 let browser;
@@ -330,3 +330,37 @@ test('no agent: the empty state says how to attach one; a starter opens its conv
     await sleep(5_000);
     assert.equal(reads.length, left, 'no read of /api/durable once the view is left');
   }));
+
+test('a crew member\u2019s agent shows on the lead\u2019s phone, and a send from there reaches it', T, async () => {
+  const scope = new Scope();
+  let ctx = {};
+  try {
+    ctx = await crewSetup(scope, browser);
+    const { lead, member, page } = ctx;
+    const socket = path.join(member.dir, 'agent', 'app.sock');
+    const agent = scope.add(await NodeAgent.start(socket, {
+      conversations: [conversation('c1', { title: 'On the member', items: [{ id: 'i1', text: 'hello from web-1' }] })],
+    }), () => agent.stop());
+    await member.cliOk(['durable', 'attach', 'ops', '--socket', socket]);
+    await pairInApp(page, lead);
+    await page.getByRole('link', { name: 'Agents', exact: true }).click();
+    const section = page.getByRole('region', { name: 'ops', exact: true });
+    await section.getByText(MEMBER, { exact: true }).waitFor({ timeout: 20_000 });
+    await section.getByText('Status: up', { exact: true }).waitFor({ timeout: 20_000 });
+    const items = await openConversation(page, 'On the member');
+    await items.getByText('hello from web-1', { exact: true }).waitFor();
+    await page.getByLabel('Message to the agent', { exact: true }).fill('through the lead');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    assert.deepEqual((await written(agent, '/v1/conversations/c1/send')).body, { text: 'through the lead' });
+    await items.getByText('through the lead', { exact: true }).waitFor({ timeout: 15_000 });
+    await page.locator('.receipts').getByText(/^Sent by phone /).waitFor({ timeout: 15_000 });
+  } catch (e) {
+    try {
+      e.message += `\n--- page:\n${(await ctx.page?.locator('body').innerText({ timeout: 2_000 }))?.slice(0, 3_000)}`;
+      e.message += `\n--- lead stderr:\n${ctx.lead?.stderr.slice(-3_000)}\n--- member stderr:\n${ctx.member?.stderr.slice(-3_000)}`;
+    } catch {}
+    throw e;
+  } finally {
+    await scope.close();
+  }
+});
