@@ -310,8 +310,14 @@ test('no agent: the empty state says how to attach one; a starter opens its conv
     await page.getByRole('heading', { name: 'Start a deploy', exact: true, level: 1 }).waitFor({ timeout: 15_000 });
     await page.getByText('Started from Start a deploy.', { exact: true }).waitFor({ timeout: 15_000 });
 
-    // The agent stops (its socket goes away): the phone says so in words.
+    // The agent stops (its socket goes away): a send is refused in the bridge's words, and the
+    // Agents view says why.
     await agent.stop();
+    await page.getByLabel('Message to the agent', { exact: true }).fill('anyone there?');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Not sent: durable agent unreachable.' }).waitFor({ timeout: 15_000 });
+    assert.equal(await page.getByLabel('Message to the agent', { exact: true }).inputValue(), 'anyone there?',
+      'a refused text stays in the composer');
     await page.getByRole('link', { name: 'Agents', exact: true }).click();
     await section.getByText(`Status: no socket at ${socket}`, { exact: true }).waitFor({ timeout: 30_000 });
 
