@@ -4,12 +4,16 @@
 // stand-in for the bridge's side; the tests use it (rather than the reference agent) because it
 // can say hostile things on cue (raw HTML, `javascript:` links, invisible characters).
 //
-// What it does: `GET /v1/state` answers the whole state with an ETag (304 when unchanged);
-// `send` appends the text as a user item (and `ask <title>` opens a question titled `<title>`);
-// `answer` removes the question and says which option came; `abort` ends a working turn;
-// `action`, `rename`, `close`, `reopen` do what they say; a starter opens a conversation. Every
-// answer carries `Collie-Wire: 1`; a request without it gets 400. Each write is kept in `writes`
-// so a test can see what reached the agent.
+// What it does — on the writes, the same as the reference agent (`examples/durable-agent/`), so a
+// test that only looks at the phone runs against either: `GET /v1/state` answers the whole state
+// with an ETag (304 when unchanged); `send` appends the text as a user item and answers
+// `Got <n> bytes.` (and `ask <title>` opens a question titled `<title>`); `answer` removes the
+// question, appends the option's label and `You said: <label>` (the `deploy` starter's question:
+// `Deploying…` or `Cancelled`); `abort` ends a working turn (`Stopped`); the `retry` action says
+// `Retrying the last step.`; `rename`, `close`, `reopen` do what they say; the starter `deploy`
+// opens a conversation `Deploy` asking "Deploy to production?" (Deploy / Cancel), any other
+// starter an empty one named by its label. Every answer carries `Collie-Wire: 1`; a request
+// without it gets 400. Each write is kept in `writes` so a test can see what reached the agent.
 //
 // Start: the socket's folder is created 0700 (an existing folder with another mode is refused),
 // a stale socket is removed, and the socket is made 0600 once listening. `stop()` closes it and
@@ -141,10 +145,17 @@ export class NodeAgent {
   starter(res, id) {
     const s = this.state.starters.find((x) => x.id === id);
     if (!s) return this.reply(res, 404, { error: 'no such starter' });
-    const c = conversation(`c${this.next++}`, { title: s.label });
+    const c = conversation(`c${this.next++}`, { title: id === 'deploy' ? 'Deploy' : s.label, actions: [{ id: 'retry', label: 'Retry' }] });
     this.change((st) => {
       st.conversations.push(c);
-      this.item(c, { text: `Started from ${s.label}.` });
+      if (id === 'deploy') {
+        this.item(c, { text: 'Starting a deploy of main to production.' });
+        c.questions.push({
+          id: `q${this.next++}`, title: 'Deploy to production?', reason: 'Commit 4f2a9c1 passed CI.',
+          items: [{ id: `i${this.next++}`, kind: 'code', role: 'agent', text: 'deploy --env production' }],
+          options: [{ id: 'yes', label: 'Deploy' }, { id: 'no', label: 'Cancel' }], deploy: true,
+        });
+      }
     });
     return this.reply(res, 200, { conversation: c.id });
   }
@@ -158,15 +169,13 @@ export class NodeAgent {
         const text = String(body.text ?? '');
         this.change(() => {
           this.item(c, { role: 'user', text });
+          this.item(c, { text: `Got ${Buffer.byteLength(text)} bytes.` });
           const ask = /^ask (.+)$/s.exec(text);
           if (ask) {
             c.questions.push({
-              id: `q${this.next++}`, title: ask[1], reason: 'You asked for a question.',
+              id: `q${this.next++}`, title: ask[1], reason: 'You asked me to ask.',
               options: [{ id: 'yes', label: 'Yes' }, { id: 'no', label: 'No' }],
             });
-          } else {
-            c.state = 'working';
-            this.item(c, { text: `Got ${[...text].length} characters.` });
           }
         });
         break;
@@ -174,22 +183,25 @@ export class NodeAgent {
       case 'answer': {
         const q = c.questions.find((x) => x.id === body.question);
         if (!q) return this.reply(res, 409, { error: 'no such open question' });
-        if (!q.options.some((o) => o.id === body.option)) return this.reply(res, 404, { error: 'no such option' });
+        const chosen = q.options.find((o) => o.id === body.option);
+        if (!chosen) return this.reply(res, 400, { error: 'no such option' });
         this.change(() => {
           c.questions = c.questions.filter((x) => x !== q);
-          this.item(c, { text: `Answered ${body.option}.` });
+          this.item(c, { role: 'user', text: chosen.label });
+          if (q.deploy && chosen.id === 'yes') c.state = 'working';
+          this.item(c, { text: q.deploy ? (chosen.id === 'yes' ? 'Deploying\u2026' : 'Cancelled') : `You said: ${chosen.label}` });
         });
         break;
       }
       case 'abort':
         this.change(() => {
           c.state = 'idle';
-          this.item(c, { text: 'Stopped.' });
+          this.item(c, { text: 'Stopped' });
         });
         break;
       case 'action':
         if (!c.actions.some((a) => a.id === body.action)) return this.reply(res, 404, { error: 'no such action' });
-        this.change(() => this.item(c, { text: `Action ${body.action}.` }));
+        this.change(() => this.item(c, { text: body.action === 'retry' ? 'Retrying the last step.' : `Action ${body.action}.` }));
         break;
       case 'rename':
         this.change(() => {

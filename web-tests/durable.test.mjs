@@ -1,13 +1,17 @@
 // Durable agents on the phone (SPEC §10.3, §3.3; docs/guide/phone-app.md, "Agents" and
 // "Conversation"): a real bridge, a real durable agent on a private unix socket attached with
 // `collie durable attach NAME --socket PATH`, and the app in headless chromium. The agent is
-// `durable-agent.mjs` (it speaks the wire and can say hostile things on cue); what reached it is
-// read from its own record of writes.
+// `durable-agent.mjs` (it speaks the wire and can say hostile things on cue; what reached it is
+// read from its own record of writes), and for the end-to-end walk the project's reference agent
+// `collie-durable-example` when it is built beside `collie` (or `$COLLIE_DURABLE_EXAMPLE`).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { chmod } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
 import path from 'node:path';
-import { Bridge, MEMBER, Scope, crewSetup, launchBrowser, openPage, pairInApp, sleep, waitFor } from './support.mjs';
+import { Bridge, COLLIE_BIN, MEMBER, Scope, crewSetup, launchBrowser, openPage, pairInApp, sleep, waitFor } from './support.mjs';
 import { NodeAgent, conversation } from './durable-agent.mjs';
 
 let browser;
@@ -181,7 +185,7 @@ test('a question is a card in its conversation and a tap answers it; the agent g
     const answer = await written(agent, '/v1/conversations/c1/answer');
     assert.deepEqual(answer.body, { question: 'q1', option: 'yes' });
     await waiting.waitFor({ state: 'hidden', timeout: 15_000 });
-    await page.getByText('Answered yes.', { exact: true }).waitFor({ timeout: 15_000 });
+    await page.getByText('You said: Deploy', { exact: true }).waitFor({ timeout: 15_000 });
     await page.getByText(/^Answered yes by phone /).waitFor({ timeout: 15_000 });
 
     // A question asked later (the agent opens one when told `ask …`) shows up the same way.
@@ -307,8 +311,8 @@ test('no agent: the empty state says how to attach one; a starter opens its conv
 
     await section.getByRole('button', { name: 'Start a deploy', exact: true }).click();
     await written(agent, '/v1/starters/deploy');
-    await page.getByRole('heading', { name: 'Start a deploy', exact: true, level: 1 }).waitFor({ timeout: 15_000 });
-    await page.getByText('Started from Start a deploy.', { exact: true }).waitFor({ timeout: 15_000 });
+    await page.getByRole('heading', { name: 'Deploy', exact: true, level: 1 }).waitFor({ timeout: 15_000 });
+    await page.getByText('Starting a deploy of main to production.', { exact: true }).waitFor({ timeout: 15_000 });
 
     // The agent stops (its socket goes away): a send is refused in the bridge's words, and the
     // Agents view says why.
@@ -364,6 +368,97 @@ test('a crew member\u2019s agent shows on the lead\u2019s phone, and a send from
     try {
       e.message += `\n--- page:\n${(await ctx.page?.locator('body').innerText({ timeout: 2_000 }))?.slice(0, 3_000)}`;
       e.message += `\n--- lead stderr:\n${ctx.lead?.stderr.slice(-3_000)}\n--- member stderr:\n${ctx.member?.stderr.slice(-3_000)}`;
+    } catch {}
+    throw e;
+  } finally {
+    await scope.close();
+  }
+});
+
+/**
+ * The project's reference agent (`collie-durable-example`, built beside `collie`, or
+ * `$COLLIE_DURABLE_EXAMPLE`) serving on `socket`, stopped with SIGTERM (it removes its socket);
+ * null when it is not built.
+ */
+async function referenceAgent(socket) {
+  const bin = process.env.COLLIE_DURABLE_EXAMPLE || path.join(path.dirname(COLLIE_BIN), 'collie-durable-example');
+  if (!existsSync(bin)) return null;
+  const child = spawn(bin, ['--socket', socket], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH } });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  let stderr = '';
+  child.stderr.on('data', (d) => {
+    stderr = (stderr + d).slice(-5_000);
+  });
+  const lines = createInterface({ input: child.stdout });
+  const ready = await Promise.race([
+    new Promise((resolve) => lines.once('line', (l) => resolve(l.startsWith('listening on')))),
+    exited.then(() => false),
+    sleep(15_000).then(() => false),
+  ]);
+  lines.on('line', () => {});
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    if (!(await Promise.race([exited.then(() => true), sleep(5_000).then(() => false)]))) child.kill('SIGKILL');
+  };
+  if (!ready) {
+    await stop();
+    throw new Error(`${bin} did not start: ${stderr}`);
+  }
+  return { stop, kind: 'reference' };
+}
+
+// The same walk through the phone against the project's reference agent when it is built (the
+// real thing users copy), else against the Node agent, which does the same on these writes. Only
+// the phone is looked at: what the agent says back shows it got each tap.
+test('the deploy starter, its question, a send, an ask, rename, close and reopen, end to end', T, async (t) => {
+  const scope = new Scope();
+  let ctx = {};
+  try {
+    const bridge = scope.add(await Bridge.start({ tmux: false }), () => bridge.close());
+    const socket = path.join(bridge.dir, 'agent', 'app.sock');
+    const agent = (await referenceAgent(socket))
+      || await NodeAgent.start(socket, { starters: [{ id: 'deploy', label: 'Start a deploy' }] });
+    scope.add(agent, () => agent.stop());
+    t.diagnostic(agent.kind === 'reference' ? 'against the reference agent' : 'against the Node agent (the reference agent is not built)');
+    const { context, page } = await openPage(browser);
+    scope.add(null, () => context.close());
+    ctx = { bridge, page };
+    await pairInApp(page, bridge);
+    await bridge.cliOk(['durable', 'attach', 'example', '--socket', socket]);
+    const section = await openAgents(page, 'example');
+    await section.getByRole('button', { name: 'Start a deploy', exact: true }).click();
+    await page.getByRole('heading', { name: 'Deploy', exact: true, level: 1 }).waitFor({ timeout: 15_000 });
+    const items = page.getByRole('list', { name: 'Conversation', exact: true });
+    const waiting = page.getByRole('region', { name: 'Waiting for your answer', exact: true });
+    await waiting.getByText('deploy --env production', { exact: true }).waitFor({ timeout: 20_000 });
+    await waiting.getByRole('button', { name: 'Cancel', exact: true }).click();
+    await items.getByText('Cancelled', { exact: true }).waitFor({ timeout: 15_000 });
+    await waiting.waitFor({ state: 'hidden', timeout: 15_000 });
+
+    const text = page.getByLabel('Message to the agent', { exact: true });
+    await text.fill('ask Roll back?');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await items.getByText('Got 14 bytes.', { exact: true }).waitFor({ timeout: 15_000 });
+    await waiting.getByRole('button', { name: 'No', exact: true }).click({ timeout: 20_000 });
+    await items.getByText('You said: No', { exact: true }).waitFor({ timeout: 15_000 });
+
+    await page.getByRole('button', { name: 'Retry', exact: true }).click();
+    await items.getByText('Retrying the last step.', { exact: true }).waitFor({ timeout: 15_000 });
+    await page.getByRole('button', { name: 'Rename', exact: true }).click();
+    await page.getByLabel('New title', { exact: true }).fill('Deploy, not today');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByRole('heading', { name: 'Deploy, not today', exact: true, level: 1 }).waitFor({ timeout: 15_000 });
+    await page.getByRole('button', { name: 'Close', exact: true }).click();
+    await page.getByRole('button', { name: 'Reopen', exact: true }).click({ timeout: 15_000 });
+    await page.getByRole('button', { name: 'Close', exact: true }).waitFor({ timeout: 15_000 });
+    const receipts = page.locator('.receipts');
+    for (const words of ['Started deploy by phone', 'Answered no by phone', 'Sent by phone', 'Reopened by phone']) {
+      await receipts.getByText(new RegExp(`^${words} `)).first().waitFor({ timeout: 15_000 });
+    }
+  } catch (e) {
+    try {
+      e.message += `\n--- page:\n${(await ctx.page?.locator('body').innerText({ timeout: 2_000 }))?.slice(0, 3_000)}`;
+      e.message += `\n--- bridge stderr:\n${ctx.bridge?.stderr.slice(-3_000)}`;
     } catch {}
     throw e;
   } finally {
