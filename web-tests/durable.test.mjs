@@ -88,6 +88,7 @@ function written(agent, path) {
 }
 
 const now = Date.now();
+const noSidewaysScroll = (page) => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 test('Agents lists the agent and its conversations newest first; agent text is shown as text', T,
@@ -154,6 +155,7 @@ test('Agents lists the agent and its conversations newest first; agent text is s
     // The diff's lines are marked (and coloured by them), the tool call folds its output.
     assert.equal(await items.locator('.item-diff .add').textContent(), '+new line');
     assert.equal(await items.locator('.item-diff .del').textContent(), '-old line');
+    assert.ok(await noSidewaysScroll(page), 'a 2,100-character address does not widen the page');
     const output = items.getByText('test result: ok', { exact: true });
     assert.equal(await output.isVisible(), false, 'a tool call starts folded');
     await items.getByText('cargo test', { exact: true }).click();
@@ -306,6 +308,7 @@ test('no agent: the empty state says how to attach one; a starter opens its conv
     await chmod(path.dirname(socket), 0o750);
     await section.getByText(new RegExp(`^Status: not private: ${escape(path.dirname(socket))} must be this user's and mode 0700`))
       .waitFor({ timeout: 30_000 });
+    assert.ok(await noSidewaysScroll(page), 'a long status wraps');
     await chmod(path.dirname(socket), 0o700);
     await section.getByText('Status: up', { exact: true }).waitFor({ timeout: 30_000 });
 
