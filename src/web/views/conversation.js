@@ -35,7 +35,7 @@ export function conversationView(root, { machine, agent, conversation }) {
   const buttons = h('div', { class: 'actions conv-actions' });
   const receipts = h('ul', { class: 'receipts' });
 
-  const text = h('textarea', { id: 'conv-text', rows: 3, 'aria-label': 'Message to the agent', maxlength: 65536 });
+  const text = h('textarea', { id: 'conv-text', rows: 3, 'aria-label': 'Message to the agent', maxlength: '65536' });
   const send = h('button', { type: 'submit', class: 'primary' }, 'Send');
   const composer = h('form', {
     class: 'composer',
@@ -47,7 +47,7 @@ export function conversationView(root, { machine, agent, conversation }) {
     },
   }, text, send);
 
-  const newTitle = h('input', { type: 'text', 'aria-label': 'New title', maxlength: 256 });
+  const newTitle = h('input', { type: 'text', 'aria-label': 'New title', maxlength: '256' });
   const renaming = h('form', {
     class: 'row rename',
     hidden: true,
@@ -73,7 +73,7 @@ export function conversationView(root, { machine, agent, conversation }) {
 
   /** One write; `done` runs when the agent took it. */
   async function run(verb, fields = {}, done = () => {}) {
-    for (const b of root.querySelectorAll('.conv-actions button, .composer button')) b.disabled = true;
+    for (const b of root.querySelectorAll('.conv-actions button, .composer button, .rename button')) b.disabled = true;
     try {
       await write(machine, agent, conversation, verb, fields);
       if (gone) return;
@@ -82,7 +82,7 @@ export function conversationView(root, { machine, agent, conversation }) {
     } catch (err) {
       if (!gone) say(`Not sent: ${err.code}.`);
     } finally {
-      for (const b of root.querySelectorAll('.conv-actions button, .composer button')) b.disabled = false;
+      for (const b of root.querySelectorAll('.conv-actions button, .composer button, .rename button')) b.disabled = false;
     }
     if (!gone) refresh();
   }
@@ -92,7 +92,7 @@ export function conversationView(root, { machine, agent, conversation }) {
     said.textContent = words || '';
   }
 
-  /** Redraws `el` from `value` only when it changed since the last time. */
+  /** Runs `draw(value)` only when `value` changed since part `name` was last drawn. */
   function part(name, value, draw) {
     const key = JSON.stringify(value);
     if (keys[name] === key) return;
