@@ -3,12 +3,15 @@
 // `collie durable attach NAME --socket PATH`, and the app in headless chromium. The agent is
 // `durable-agent.mjs` (it speaks the wire and can say hostile things on cue; what reached it is
 // read from its own record of writes), and for the end-to-end walk the project's reference agent
-// `collie-durable-example` when it is built beside `collie` (or `$COLLIE_DURABLE_EXAMPLE`).
+// `collie-durable-example` when it is built beside `collie` (or `$COLLIE_DURABLE_EXAMPLE`). One
+// test attaches an agent over HTTPS on loopback (a certificate from a test CA made with openssl)
+// that refuses the bridge's token.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import https from 'node:https';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
 import { Bridge, COLLIE_BIN, MEMBER, Scope, crewSetup, launchBrowser, openPage, pairInApp, sleep, waitFor } from './support.mjs';
@@ -458,6 +461,71 @@ test('the deploy starter, its question, a send, an ask, rename, close and reopen
     for (const words of ['Started deploy by phone', 'Answered no by phone', 'Sent by phone', 'Reopened by phone']) {
       await receipts.getByText(new RegExp(`^${words} `)).first().waitFor({ timeout: 15_000 });
     }
+  } catch (e) {
+    try {
+      e.message += `\n--- page:\n${(await ctx.page?.locator('body').innerText({ timeout: 2_000 }))?.slice(0, 3_000)}`;
+      e.message += `\n--- bridge stderr:\n${ctx.bridge?.stderr.slice(-3_000)}`;
+    } catch {}
+    throw e;
+  } finally {
+    await scope.close();
+  }
+});
+
+/** Runs openssl with `args` in `dir`; rejects with its stderr. */
+function openssl(dir, args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => {
+      err += d;
+    });
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`openssl ${args[0]}: ${err}`))));
+  });
+}
+
+test('an HTTPS agent that refuses the token is shown as "refuses the token"', T, async () => {
+  const scope = new Scope();
+  let ctx = {};
+  try {
+    const token = 'a1'.repeat(32);
+    const bridge = scope.add(await Bridge.start({ tmux: false, env: { AGENT_TOKEN: token } }), () => bridge.close());
+    // A test CA and a certificate for localhost signed by it (made here with openssl), and an
+    // agent on loopback HTTPS that answers every request 401 — it holds another token.
+    const dir = path.join(bridge.dir, 'tls');
+    await mkdir(dir, { mode: 0o700 });
+    const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
+    await openssl(dir, ['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=collie web-test CA',
+      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign']);
+    await openssl(dir, ['req', ...ec, '-keyout', 'leaf.key', '-out', 'leaf.csr', '-subj', '/CN=localhost']);
+    await writeFile(path.join(dir, 'leaf.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n');
+    await openssl(dir, ['x509', '-req', '-in', 'leaf.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial',
+      '-out', 'leaf.pem', '-days', '1', '-extfile', 'leaf.ext']);
+    const seen = [];
+    const server = https.createServer({
+      key: await readFile(path.join(dir, 'leaf.key')),
+      cert: await readFile(path.join(dir, 'leaf.pem')),
+    }, (req, res) => {
+      seen.push(req.headers.authorization);
+      res.writeHead(401, { 'collie-wire': '1', 'content-type': 'application/json' });
+      res.end('{"error":"bad token"}');
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    scope.add(server, () => new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(resolve);
+    }));
+    const { context, page } = await openPage(browser);
+    scope.add(null, () => context.close());
+    ctx = { bridge, page };
+    await pairInApp(page, bridge);
+    await bridge.cliOk(['durable', 'attach', 'remote', '--url', `https://localhost:${server.address().port}`,
+      '--token-env', 'AGENT_TOKEN', '--ca-file', path.join(dir, 'ca.pem')]);
+    await page.getByRole('link', { name: 'Agents', exact: true }).click();
+    const section = page.getByRole('region', { name: 'remote', exact: true });
+    await section.getByText('Status: refuses the token', { exact: true }).waitFor({ timeout: 20_000 });
+    assert.equal(seen[0], `Bearer ${token}`, 'the bridge sent its token');
+    assert.doesNotMatch(await page.locator('body').innerText(), new RegExp(token), 'the phone never shows the token');
   } catch (e) {
     try {
       e.message += `\n--- page:\n${(await ctx.page?.locator('body').innerText({ timeout: 2_000 }))?.slice(0, 3_000)}`;
