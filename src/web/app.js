@@ -1,9 +1,12 @@
 // Collie's phone app: routing between the screens, theme, the unpaired state and the service
 // worker. Routes: `#/` panes, `#/pane/<machine>/<pane>`, `#/cards`, `#/walky` (messages),
-// `#/settings`, `#pair=CODE`. On every screen but pairing and Cards itself, a pill links to Cards
+// `#/agents` (durable agents), `#/agents/<machine>/<agent>/<conversation>`, `#/settings`,
+// `#pair=CODE`. On every screen but pairing and Cards itself, a pill links to Cards
 // with the number of cards waiting (asked every 5 s while the app is visible).
 
 import { api, setUnpairedHandler } from './client.js';
+import { agentsView } from './views/agents.js';
+import { conversationView } from './views/conversation.js';
 import { forgetPush } from './push.js';
 import { cardsView } from './views/cards.js';
 import { clear, h } from './dom.js';
@@ -44,6 +47,16 @@ function parseRoute() {
       return { name: 'panes' };
     }
   }
+  const conv = /^\/agents\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(hash);
+  if (conv) {
+    try {
+      const [machine, agent, conversation] = conv.slice(1).map(decodeURIComponent);
+      return { name: 'conversation', machine, agent, conversation };
+    } catch {
+      return { name: 'agents' };
+    }
+  }
+  if (hash === '/agents') return { name: 'agents' };
   if (hash === '/settings') return { name: 'settings' };
   if (hash === '/walky') return { name: 'walky' };
   if (hash === '/cards') return { name: 'cards' };
@@ -83,6 +96,12 @@ function render() {
   } else if (route.name === 'cards') {
     document.title = 'Cards · Collie';
     cleanup = cardsView(screen);
+  } else if (route.name === 'agents') {
+    document.title = 'Agents · Collie';
+    cleanup = agentsView(screen);
+  } else if (route.name === 'conversation') {
+    document.title = `${route.conversation} · Collie`;
+    cleanup = conversationView(screen, route);
   } else if (route.name === 'walky') {
     document.title = 'Messages · Collie';
     cleanup = walkyView(screen);

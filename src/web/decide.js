@@ -1,9 +1,13 @@
 // One card drawn with its answer buttons, and the tap that answers it (SPEC §10.1): shared by the
 // Cards view and the pane view's screen-prompt cards. Everything a card says becomes text nodes.
-// "Always allow" takes a second tap; what the last tap got is said under the card.
+// "Always allow" takes a second tap; what the last tap got is said under the card. A durable
+// question whose title or reason the sanitizer changed says `Text shortened` (SPEC §10.3), and the
+// conversation view draws a conversation's open questions with this too.
 
 import { api } from './client.js';
 import { h } from './dom.js';
+import { conversationHref } from './durable.js';
+import { getDevice } from './store.js';
 
 /** One body item, as text: never parsed as markup. */
 function item(it) {
@@ -51,14 +55,21 @@ export function decider(changed) {
   /** The card as an <article>; `where` adds the pane's name and machine. */
   function render(card, { where = true } = {}) {
     const place = where ? [card.pane_name, card.machine].filter(Boolean).join(' on ') : '';
-    const buttons = card.options.map((o) => h('button', {
-      type: 'button',
-      class: o.id === 'deny' ? 'ghost' : 'primary',
-      onclick: () => tap(card, o),
-    }, o.id === 'always' && confirming.has(card.id) ? 'Confirm always allow' : o.label));
+    // Only a `full` device answers: a `read` one sees what is offered, as text.
+    const buttons = getDevice()?.tier !== 'full'
+      ? h('p', { class: 'muted small' }, `Answers: ${card.options.map((o) => o.label).join(' \u00b7 ')} (this device only watches)`)
+      : card.options.map((o) => h('button', {
+        type: 'button',
+        class: o.id === 'deny' ? 'ghost' : 'primary',
+        onclick: () => tap(card, o),
+      }, o.id === 'always' && confirming.has(card.id) ? 'Confirm always allow' : o.label));
     return h('article', { class: 'card decision', 'data-card': card.id },
       h('h2', {}, card.title),
+      card.shortened ? h('p', { class: 'shortened' }, 'Text shortened') : null,
       place ? h('p', { class: 'muted small' }, place) : null,
+      where && card.conversation && card.source?.startsWith('durable:')
+        ? h('p', { class: 'small' }, h('a', { href: conversationHref(card.machine, card.source.slice(8), card.conversation) }, 'Open the conversation'))
+        : null,
       card.items.map(item),
       h('div', { class: 'actions' }, buttons),
       said.has(card.id) ? h('p', { class: 'note', role: 'status' }, said.get(card.id)) : null);

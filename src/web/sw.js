@@ -6,7 +6,7 @@
 // question, the machine, the pane's name and a count — never the question — and opening the
 // notification opens the Cards view, which reads the card from the bridge.
 
-const VERSION = '2';
+const VERSION = '3';
 const CACHE = `collie-shell-v${VERSION}`;
 const SHELL = [
   '/',
@@ -14,13 +14,17 @@ const SHELL = [
   '/client.js',
   '/decide.js',
   '/dom.js',
+  '/durable.js',
   '/kept.js',
+  '/markdown.js',
   '/push.js',
   '/screen.js',
   '/store.js',
   '/stream.js',
   '/walky.js',
+  '/views/agents.js',
   '/views/cards.js',
+  '/views/conversation.js',
   '/views/pair.js',
   '/views/pane.js',
   '/views/panes.js',

@@ -2,7 +2,8 @@
 // with no panes and those offline — one link per pane, its state beside it (docs/guide/phone-app.md,
 // "Panes"). Refreshed every 5 s while visible, which is also how a member going offline or coming
 // back shows. When the bridge cannot be reached and nothing was loaded yet, the kept copies are
-// listed instead, marked as such. The header links to Messages (walky-talky) and Settings.
+// listed instead, marked as such. The header links to Cards, Agents (durable agents), Messages
+// (walky-talky) and Settings.
 
 import { api } from '../client.js';
 import { ago, clear, h, when } from '../dom.js';
@@ -77,11 +78,14 @@ export function panesView(root) {
   let gone = false;
 
   root.append(
-    h('header', { class: 'bar' },
+    h('header', { class: 'bar home' },
       h('h1', { tabindex: '-1' }, 'Panes'),
-      h('a', { href: '#/cards', class: 'bar-link' }, 'Cards'),
-      h('a', { href: '#/walky', class: 'bar-link' }, 'Messages'),
-      h('a', { href: '#/settings', class: 'bar-link' }, 'Settings')),
+      // The other screens, on a row of their own: four names do not fit beside the heading.
+      h('nav', { class: 'home-nav', 'aria-label': 'Screens' },
+        h('a', { href: '#/cards', class: 'bar-link' }, 'Cards'),
+        h('a', { href: '#/agents', class: 'bar-link' }, 'Agents'),
+        h('a', { href: '#/walky', class: 'bar-link' }, 'Messages'),
+        h('a', { href: '#/settings', class: 'bar-link' }, 'Settings'))),
     h('main', { class: 'page' }, status, list));
 
   function render(machines, panes, unreachable, now) {

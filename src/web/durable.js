@@ -1,0 +1,100 @@
+// Durable agents on the phone (SPEC §10.3, docs/guide/phone-app.md, "Agents"): what the Agents and
+// conversation views share — the list's reading and its cadence, an agent's status in words, the
+// writes, the receipts in words, and a conversation's items drawn as text.
+//
+// Reading `GET /api/durable` also tells the bridge a phone is watching (it then reads the agents
+// every 2 s), so the views read it every 2 s while one of them is open and visible, and not
+// otherwise.
+
+import { api } from './client.js';
+import { ago, h } from './dom.js';
+import { markdown, outLink, safeUrl } from './markdown.js';
+
+export const POLL_MS = 2000;
+
+/** `#/agents/<machine>/<agent>/<conversation>`, each part URL-encoded. */
+export function conversationHref(machine, agent, conversation) {
+  return `#/agents/${[machine, agent, conversation].map(encodeURIComponent).join('/')}`;
+}
+
+/** A Unix-ms time as "5 min ago" (0: the agent did not say). */
+export function agoMs(ms, never = 'no time given') {
+  return ms ? ago(new Date(ms).toISOString()) : never;
+}
+
+/** An agent's status in plain words (its error is the bridge's, never the agent's text). */
+export function statusWords(agent) {
+  const e = agent.error || '';
+  switch (agent.status) {
+    case 'up': return 'up';
+    case 'new': return 'not read yet';
+    case 'refused': return 'refuses the token';
+    case 'private': return `not private: ${e}`;
+    case 'missing': return e || 'no socket';
+    default: return e ? `down: ${e}` : 'down';
+  }
+}
+
+/** Newest first by `updated`. */
+export function newestFirst(conversations) {
+  return [...(conversations || [])].sort((a, b) => (b.updated || 0) - (a.updated || 0));
+}
+
+/** A device's write to a conversation (`-` for a starter); rejects with an ApiError. */
+export function write(machine, agent, conversation, verb, fields = {}) {
+  const path = `/api/durable/${encodeURIComponent(agent)}/${encodeURIComponent(conversation)}/${verb}`;
+  return api(path, { method: 'POST', body: { machine, ...fields } });
+}
+
+const VERBS = {
+  send: 'Sent',
+  abort: 'Stopped',
+  action: 'Tapped',
+  rename: 'Renamed',
+  close: 'Closed',
+  reopen: 'Reopened',
+  starter: 'Started',
+  answer: 'Answered',
+};
+
+/** "Sent by phone 2 min ago", "Tapped retry by phone just now": never what was typed. */
+export function receiptWords(r) {
+  const verb = VERBS[r.verb] || r.verb;
+  return `${verb}${r.choice ? ` ${r.choice}` : ''} by ${r.device} ${agoMs(r.at)}`;
+}
+
+const ROLES = { user: 'You', agent: 'Agent', tool: 'Tool' };
+
+/** A unified diff, one line each, marked added, removed or a header. */
+function diff(text) {
+  return h('pre', { class: 'item-diff' }, String(text).split('\n').map((line, i) => {
+    const cls = /^(\+\+\+|---|@@)/.test(line) ? 'meta' : line[0] === '+' ? 'add' : line[0] === '-' ? 'del' : null;
+    return [i ? '\n' : '', h('span', { class: cls }, line)];
+  }));
+}
+
+/**
+ * One item as text. `open` holds the ids of tool items shown expanded (kept across redraws).
+ */
+export function itemView(it, open) {
+  let body;
+  if (it.kind === 'markdown') body = h('div', { class: 'md' }, markdown(it.text || ''));
+  else if (it.kind === 'code') body = h('pre', { class: 'item-code' }, it.text || '');
+  else if (it.kind === 'diff') body = diff(it.text || '');
+  else if (it.kind === 'link') {
+    const href = safeUrl(it.url);
+    body = href
+      ? h('p', {}, outLink(href, it.text || it.url))
+      : h('p', { class: 'item-link-off' }, it.url || it.text || '', h('span', { class: 'muted small' }, ' (not opened: not an https:// address)'));
+  } else if (it.kind === 'tool') {
+    body = h('details', {
+      open: open.has(it.id),
+      ontoggle: (e) => (e.target.open ? open.add(it.id) : open.delete(it.id)),
+    },
+    h('summary', {}, it.summary || 'Tool call'),
+    h('pre', { class: 'item-code' }, it.output || '(no output)'));
+  } else body = h('p', { class: 'item-text' }, it.text || '');
+  return h('li', { class: `item role-${ROLES[it.role] ? it.role : 'agent'}`, 'data-item': it.id },
+    h('span', { class: 'item-who muted small' }, `${ROLES[it.role] || 'Agent'}${it.at ? ` · ${agoMs(it.at)}` : ''}`),
+    body);
+}
