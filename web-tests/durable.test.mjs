@@ -205,11 +205,9 @@ test('a question is a card in its conversation and a tap answers it; the agent g
   }));
 
 // The `Text shortened` mark comes from the bridge's sanitizer (a question whose title or reason
-// it changed: an invisible character removed, a title cut to 512 bytes). This branch still has the
-// sanitizer's placeholder, which changes nothing and never sets the mark, so the test is marked
-// todo (it runs, and says so) until the sanitizer is merged; then the todo is to be removed.
+// it changed: an invisible character removed, a title cut to 512 bytes).
 test('a question whose title held a zero-width space, or was over the limit, says Text shortened',
-  { ...T, todo: 'needs the sanitizer (SPEC §10.3) merged: its placeholder never sets `shortened`' },
+  T,
   () => withAgent({
     conversations: [conversation('c1', {
       title: 'Shortened',

@@ -67,9 +67,9 @@ impl From<WriteError> for AppError {
             WriteError::Agent(TransportError::NotFound) => AppError::DurableRefused(
                 "the durable agent has no such conversation, question or starter",
             ),
-            WriteError::Agent(TransportError::Conflict) => {
-                AppError::DurableRefused("the durable agent says it was answered already")
-            }
+            WriteError::Agent(TransportError::Conflict) => AppError::DurableRefused(
+                "the durable agent refused it as answered already or closed",
+            ),
             WriteError::NoQuestion => AppError::CardClosed,
             WriteError::NoAgent(_) => AppError::NoSuchAgent,
             other => {

@@ -204,7 +204,7 @@ fn refusal(m: &str) -> &'static str {
     const REASONS: [&str; 3] = [
         "the durable agent refused it (caller-refused)",
         "the durable agent has no such conversation, question or starter",
-        "the durable agent says it was answered already",
+        "the durable agent refused it as answered already or closed",
     ];
     REASONS
         .into_iter()

@@ -161,6 +161,8 @@ pub struct AgentState {
     /// (a dropped receiver reads as "the asker went away"). A decision is not used: the answer
     /// was sent to the agent before the card was released.
     holders: HashMap<String, oneshot::Receiver<Decision>>,
+    /// Questions whose card the Cards actor refused (its cap), warned about once.
+    unasked: std::collections::HashSet<super::questions::Key>,
     /// The reads and writes in flight; aborted when the actor stops (a detached agent is asked
     /// nothing more).
     requests: JoinSet<()>,
@@ -222,11 +224,16 @@ impl AgentState {
                             self.holders.insert(opened.card.id.clone(), opened.decision);
                             self.questions.opened(key, fingerprint, opened.card.id);
                         }
-                        Ok(Err(e)) => tracing::warn!(
-                            agent = %self.args.source.name,
-                            error = %e,
-                            "a durable question got no card"
-                        ),
+                        Ok(Err(e)) => {
+                            // Asked again at every read; said once.
+                            if self.unasked.insert(key) {
+                                tracing::warn!(
+                                    agent = %self.args.source.name,
+                                    error = %e,
+                                    "a durable question got no card"
+                                );
+                            }
+                        }
                         Err(_) => return,
                     }
                 }
@@ -350,6 +357,7 @@ impl Actor for AgentActor {
             polled: None,
             questions: Questions::default(),
             holders: HashMap::new(),
+            unasked: std::collections::HashSet::new(),
             requests: JoinSet::new(),
         })
     }

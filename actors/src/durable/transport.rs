@@ -56,7 +56,7 @@ pub enum TransportError {
     #[error("the agent has no such conversation, question or starter")]
     NotFound,
     /// Already answered, or otherwise in conflict (409).
-    #[error("the agent says it was answered already")]
+    #[error("the agent refused it as answered already or closed")]
     Conflict,
     /// Any other status.
     #[error("the agent answered {0}")]
