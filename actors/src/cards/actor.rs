@@ -106,6 +106,14 @@ pub enum CardsMsg {
     },
     /// The waiting cards and receipts.
     List(RpcReplyPort<CardList>),
+    /// Which of these card ids are known (waiting, or ended with a receipt): cheaper than `List`
+    /// for an asker that only checks its own cards.
+    Known {
+        /// The ids asked about.
+        ids: Vec<String>,
+        /// The known ones.
+        reply: RpcReplyPort<Vec<String>>,
+    },
     /// A receiver of every change from now on (a card opened, answered or closed).
     Watch(RpcReplyPort<broadcast::Receiver<Card>>),
     /// Expire cards past their deadline (the actor's own timer).
@@ -234,6 +242,10 @@ impl Actor for CardsActor {
                     cards: state.cards.waiting(),
                     receipts: state.cards.receipts(now_ms()),
                 });
+            }
+            CardsMsg::Known { ids, reply } => {
+                let known = ids.into_iter().filter(|id| state.cards.knows(id)).collect();
+                let _ = reply.send(known);
             }
             CardsMsg::Watch(reply) => {
                 let _ = reply.send(state.changes.subscribe());

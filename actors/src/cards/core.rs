@@ -246,6 +246,11 @@ impl Cards {
         cards
     }
 
+    /// Whether card `id` is known: waiting, or ended with a receipt kept.
+    pub fn knows(&self, id: &str) -> bool {
+        self.waiting.contains_key(id) || self.receipts.iter().any(|r| r.card == id)
+    }
+
     /// How many cards wait.
     pub fn len(&self) -> usize {
         self.waiting.len()

@@ -185,13 +185,14 @@ impl AgentState {
 
     /// Opens and closes cards after a read, and notes each question's card in the view.
     async fn ask(&mut self) {
-        let known: HashSet<String> = match self.args.cards.call(CardsMsg::List).await {
-            Ok(list) => list
-                .cards
-                .into_iter()
-                .map(|c| c.id)
-                .chain(list.receipts.into_iter().map(|r| r.card))
-                .collect(),
+        let ids: Vec<String> = self.questions.cards().map(str::to_owned).collect();
+        let known: HashSet<String> = match self
+            .args
+            .cards
+            .call(|reply| CardsMsg::Known { ids, reply })
+            .await
+        {
+            Ok(known) => known.into_iter().collect(),
             // The Cards actor is restarting: try again after the next read.
             Err(_) => return,
         };
@@ -414,10 +415,11 @@ impl Actor for AgentActor {
                 state.reading = false;
                 match read {
                     Ok(Read::Unchanged) => {
+                        // Nothing moved: no card to open or close. (A card the Cards actor
+                        // forgot is asked again at the next full read, within a minute.)
                         state.cadence.ended(Health::Up);
                         (state.status, state.error) = (Status::Up, None);
                         state.polled = Some(now_ms());
-                        state.ask().await;
                     }
                     Ok(Read::State(wire, etag)) => {
                         state.cadence.ended(Health::Up);
