@@ -108,6 +108,23 @@ fn durable_card(b: &TestBridge, token: &str, name: &str) -> Value {
     .unwrap_or_else(|| panic!("no card from durable:{name}"))
 }
 
+/// The first write (a POST) the agent got.
+fn first_write(agent: &ScriptedAgent, what: &str) -> Got {
+    agent
+        .got()
+        .into_iter()
+        .find(|g| g.method == "POST")
+        .unwrap_or_else(|| panic!("{what}"))
+}
+
+/// The first audit line of `event` on `b`.
+fn audited(b: &TestBridge, event: &str, what: &str) -> Value {
+    b.audit_lines()
+        .into_iter()
+        .find(|l| l["event"] == event)
+        .unwrap_or_else(|| panic!("{what}"))
+}
+
 fn attach_socket(b: &TestBridge, name: &str, socket: &Path) {
     let out = b.cli_ok(&[
         "durable",
@@ -168,11 +185,7 @@ fn a_socket_agent_shows_its_conversations_and_a_tap_answers_its_question() {
     agent.clear();
     let (status, v) = b.post(&format!("/api/cards/{id}/answer"), Some(&phone), &answer);
     assert_eq!(status, 200, "{v}");
-    let write = agent
-        .got()
-        .into_iter()
-        .find(|g| g.method == "POST")
-        .expect("the agent got the answer");
+    let write = first_write(&agent, "the agent got the answer");
     assert_eq!(write.path, "/v1/conversations/c1/answer");
     let body: Value = serde_json::from_slice(&write.body).expect("json body");
     assert_eq!(body, json!({"question": "q1", "option": "yes"}));
@@ -181,11 +194,7 @@ fn a_socket_agent_shows_its_conversations_and_a_tap_answers_its_question() {
         .header("collie-request")
         .expect("request id")
         .to_owned();
-    let line = b
-        .audit_lines()
-        .into_iter()
-        .find(|l| l["event"] == "durable.answer")
-        .expect("durable.answer audited");
+    let line = audited(&b, "durable.answer", "durable.answer audited");
     assert_eq!(line["device"], "phone");
     assert_eq!(line["request_id"], request_id.as_str());
     assert_eq!(line["detail"]["source"], "durable:ops");
@@ -253,11 +262,7 @@ fn the_phone_writes_to_a_conversation_audited_with_receipts_without_text() {
         if *verb == "starter" {
             assert_eq!(v["conversation"], "c9");
         }
-        let got = agent
-            .got()
-            .into_iter()
-            .find(|g| g.method == "POST")
-            .unwrap_or_else(|| panic!("{verb} never reached the agent"));
+        let got = first_write(&agent, &format!("{verb} never reached the agent"));
         assert_eq!(got.path, *path);
         assert_eq!(
             serde_json::from_slice::<Value>(&got.body).expect("json"),
@@ -915,22 +920,10 @@ fn a_members_agents_reach_the_leads_phone_through_the_relay() {
         &json!({"text": "ship it", "machine": "web-1"}),
     );
     assert_eq!(status, 200, "{v}");
-    let sent = agent
-        .got()
-        .into_iter()
-        .find(|g| g.method == "POST")
-        .expect("the member's agent got the send");
+    let sent = first_write(&agent, "the member's agent got the send");
     assert_eq!(sent.path, "/v1/conversations/c1/send");
-    let on_lead = lead
-        .audit_lines()
-        .into_iter()
-        .find(|l| l["event"] == "durable.send")
-        .expect("audited on the lead");
-    let on_member = member
-        .audit_lines()
-        .into_iter()
-        .find(|l| l["event"] == "durable.send")
-        .expect("audited on the member");
+    let on_lead = audited(&lead, "durable.send", "audited on the lead");
+    let on_member = audited(&member, "durable.send", "audited on the member");
     assert_eq!(on_lead["request_id"], on_member["request_id"]);
     assert_eq!(on_lead["detail"]["machine"], "web-1");
     assert_eq!(on_member["device"], "phone");
@@ -952,25 +945,13 @@ fn a_members_agents_reach_the_leads_phone_through_the_relay() {
         &json!({"option": "no", "shown": card["shown"], "machine": "web-1"}),
     );
     assert_eq!(status, 200, "{v}");
-    let answer = agent
-        .got()
-        .into_iter()
-        .find(|g| g.method == "POST")
-        .expect("the member's agent got the answer");
+    let answer = first_write(&agent, "the member's agent got the answer");
     assert_eq!(
         serde_json::from_slice::<Value>(&answer.body).expect("json"),
         json!({"question": "q1", "option": "no"})
     );
-    let on_lead = lead
-        .audit_lines()
-        .into_iter()
-        .find(|l| l["event"] == "durable.answer")
-        .expect("durable.answer on the lead");
-    let on_member = member
-        .audit_lines()
-        .into_iter()
-        .find(|l| l["event"] == "durable.answer")
-        .expect("durable.answer on the member");
+    let on_lead = audited(&lead, "durable.answer", "durable.answer on the lead");
+    let on_member = audited(&member, "durable.answer", "durable.answer on the member");
     assert_eq!(on_lead["request_id"], on_member["request_id"]);
 }
 

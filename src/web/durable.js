@@ -12,6 +12,44 @@ import { markdown, outLink, safeUrl } from './markdown.js';
 
 export const POLL_MS = 2000;
 
+/**
+ * Reads with `load` now and every POLL_MS while the page is visible (never while hidden), and
+ * says in `conn` when the bridge cannot be read — a 403 is left to the app, which unpairs.
+ * `load()` reads and draws; `stop()` ends it when the view goes. Both views use it.
+ */
+export function watch(conn, load) {
+  let gone = false;
+  let timer = null;
+  async function refresh() {
+    clearTimeout(timer);
+    try {
+      await load();
+      if (gone) return;
+      conn.hidden = true;
+    } catch (err) {
+      if (gone || err.status === 403) return;
+      conn.hidden = false;
+      conn.textContent = err.offline ? 'Cannot reach the bridge. Retrying…' : `The bridge answered: ${err.code}. Retrying…`;
+    }
+    clearTimeout(timer);
+    if (!gone && document.visibilityState === 'visible') timer = setTimeout(refresh, POLL_MS);
+  }
+  function onVisible() {
+    if (document.visibilityState === 'visible') refresh();
+    else clearTimeout(timer);
+  }
+  document.addEventListener('visibilitychange', onVisible);
+  return {
+    refresh,
+    gone: () => gone,
+    stop() {
+      gone = true;
+      clearTimeout(timer);
+      document.removeEventListener('visibilitychange', onVisible);
+    },
+  };
+}
+
 /** `#/agents/<machine>/<agent>/<conversation>`, each part URL-encoded. */
 export function conversationHref(machine, agent, conversation) {
   return `#/agents/${[machine, agent, conversation].map(encodeURIComponent).join('/')}`;

@@ -4,7 +4,7 @@
 // visible (which is also what makes the bridge read the agents every 2 s).
 
 import { api } from '../client.js';
-import { conversationHref, agoMs, newestFirst, POLL_MS, statusWords, write } from '../durable.js';
+import { conversationHref, agoMs, newestFirst, statusWords, watch, write } from '../durable.js';
 import { clear, h } from '../dom.js';
 import { getDevice } from '../store.js';
 
@@ -35,8 +35,8 @@ function agentSection(agent, full, start) {
 }
 
 export function agentsView(root) {
-  let gone = false;
-  let timer = null;
+  let poller = null;
+  const gone = () => poller?.gone() ?? false;
   let shownKey = null;
   const full = getDevice()?.tier === 'full';
   const status = h('p', { class: 'note', hidden: true, role: 'status' }); // what a starter got
@@ -57,7 +57,7 @@ export function agentsView(root) {
     button.disabled = true;
     try {
       const res = await write(agent.machine, agent.name, '-', 'starter', { starter: starter.id });
-      if (gone) return;
+      if (gone()) return;
       if (res?.conversation) {
         location.hash = conversationHref(agent.machine, agent.name, res.conversation);
         return;
@@ -66,7 +66,7 @@ export function agentsView(root) {
       status.textContent = `${starter.label}: started.`;
       refresh();
     } catch (err) {
-      if (gone) return;
+      if (gone()) return;
       status.hidden = false;
       status.textContent = `Not started: ${err.code}.`;
     } finally {
@@ -84,39 +84,24 @@ export function agentsView(root) {
     for (const a of agents) list.append(agentSection(a, full, start));
   }
 
-  async function refresh() {
-    clearTimeout(timer);
-    try {
-      const res = await api('/api/durable');
-      if (gone) return;
-      conn.hidden = true;
-      const agents = res?.agents || [];
-      // Redraw only on a change (a refresh that changes nothing keeps focus and scroll), but
-      // at least every 30 s so the relative times move on.
-      const key = JSON.stringify(agents) + Math.floor(Date.now() / 30_000);
-      if (key !== shownKey) {
-        shownKey = key;
-        render(agents);
-      }
-    } catch (err) {
-      if (gone || err.status === 403) return;
-      conn.hidden = false;
-      conn.textContent = err.offline ? 'Cannot reach the bridge. Retrying…' : `The bridge answered: ${err.code}. Retrying…`;
+  async function load() {
+    const res = await api('/api/durable');
+    if (gone()) return;
+    const agents = res?.agents || [];
+    // Redraw only on a change (a refresh that changes nothing keeps focus and scroll), but
+    // at least every 30 s so the relative times move on.
+    const key = JSON.stringify(agents) + Math.floor(Date.now() / 30_000);
+    if (key !== shownKey) {
+      shownKey = key;
+      render(agents);
     }
-    clearTimeout(timer);
-    if (!gone && document.visibilityState === 'visible') timer = setTimeout(refresh, POLL_MS);
   }
 
-  function onVisible() {
-    if (document.visibilityState === 'visible') refresh();
-    else clearTimeout(timer);
+  function refresh() {
+    return poller.refresh();
   }
 
-  document.addEventListener('visibilitychange', onVisible);
+  poller = watch(conn, load);
   refresh();
-  return () => {
-    gone = true;
-    clearTimeout(timer);
-    document.removeEventListener('visibilitychange', onVisible);
-  };
+  return () => poller.stop();
 }

@@ -8,13 +8,13 @@
 
 import { api } from '../client.js';
 import { decider } from '../decide.js';
-import { agoMs, itemView, POLL_MS, receiptWords, statusWords, write } from '../durable.js';
+import { agoMs, itemView, receiptWords, statusWords, watch, write } from '../durable.js';
 import { clear, h } from '../dom.js';
 import { getDevice } from '../store.js';
 
 export function conversationView(root, { machine, agent, conversation }) {
-  let gone = false;
-  let timer = null;
+  let poller = null;
+  const gone = () => poller?.gone() ?? false;
   let conv = null;
   const keys = {};
   const open = new Set(); // tool items shown expanded
@@ -76,15 +76,15 @@ export function conversationView(root, { machine, agent, conversation }) {
     for (const b of root.querySelectorAll('.conv-actions button, .composer button, .rename button')) b.disabled = true;
     try {
       await write(machine, agent, conversation, verb, fields);
-      if (gone) return;
+      if (gone()) return;
       done();
       say(null);
     } catch (err) {
-      if (!gone) say(`Not sent: ${err.code}.`);
+      if (!gone()) say(`Not sent: ${err.code}.`);
     } finally {
       for (const b of root.querySelectorAll('.conv-actions button, .composer button, .rename button')) b.disabled = false;
     }
-    if (!gone) refresh();
+    if (!gone()) refresh();
   }
 
   function say(words) {
@@ -173,33 +173,18 @@ export function conversationView(root, { machine, agent, conversation }) {
     });
   }
 
-  async function refresh() {
-    clearTimeout(timer);
-    try {
-      const [d, c] = await Promise.all([api('/api/durable'), api('/api/cards')]);
-      if (gone) return;
-      conn.hidden = true;
-      const a = (d?.agents || []).find((x) => x.machine === machine && x.name === agent) || null;
-      render(a, c?.cards || [], d?.receipts || []);
-    } catch (err) {
-      if (gone || err.status === 403) return;
-      conn.hidden = false;
-      conn.textContent = err.offline ? 'Cannot reach the bridge. Retrying…' : `The bridge answered: ${err.code}. Retrying…`;
-    }
-    clearTimeout(timer);
-    if (!gone && document.visibilityState === 'visible') timer = setTimeout(refresh, POLL_MS);
+  async function load() {
+    const [d, c] = await Promise.all([api('/api/durable'), api('/api/cards')]);
+    if (gone()) return;
+    const a = (d?.agents || []).find((x) => x.machine === machine && x.name === agent) || null;
+    render(a, c?.cards || [], d?.receipts || []);
   }
 
-  function onVisible() {
-    if (document.visibilityState === 'visible') refresh();
-    else clearTimeout(timer);
+  function refresh() {
+    return poller.refresh();
   }
 
-  document.addEventListener('visibilitychange', onVisible);
+  poller = watch(conn, load);
   refresh();
-  return () => {
-    gone = true;
-    clearTimeout(timer);
-    document.removeEventListener('visibilitychange', onVisible);
-  };
+  return () => poller.stop();
 }
