@@ -252,7 +252,7 @@ impl App {
         match self.machine(machine.unwrap_or("local"))? {
             Machine::Local => self.durable_write(caller, agent, conversation, write).await,
             Machine::Member(member) => {
-                let device = writer(caller)?;
+                writer(caller)?;
                 caller.still_allowed(self, Tier::Full)?;
                 check(&agent, &conversation, &write)?;
                 let kind = RelayKind::DurableWrite {
@@ -265,7 +265,6 @@ impl App {
                     .durable_record(caller, &agent, &conversation, &write)
                     .with_detail("machine", member.name().to_owned());
                 self.audit(rec).await?;
-                let _ = device;
                 match member.call(caller.on(), kind).await? {
                     RelayOk::DurableWrite(conversation) => Ok(DurableDone {
                         ok: true,

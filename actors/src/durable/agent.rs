@@ -452,13 +452,7 @@ impl Actor for AgentActor {
                 state.schedule(&myself);
             }
             AgentMsg::Wrote => {
-                state.cadence = {
-                    let mut c = Cadence::default();
-                    if state.cadence.is_watched(now_ms()) {
-                        c.watched(now_ms());
-                    }
-                    c
-                };
+                state.cadence.soon();
                 let _ = myself.cast(AgentMsg::Tick);
             }
             AgentMsg::Watched => {

@@ -74,6 +74,11 @@ impl Cadence {
         !self.reads.is_multiple_of(FULL_EVERY)
     }
 
+    /// A write was taken: read again at once (the phone sees its effect), as a new agent is.
+    pub fn soon(&mut self) {
+        self.last = None;
+    }
+
     /// The read that started last ended so.
     pub fn ended(&mut self, health: Health) {
         self.health = health;

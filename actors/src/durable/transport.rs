@@ -12,7 +12,6 @@
 //!   and column, never quoting the agent's bytes.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use crate::https::{self, HttpsError, Limits, Reply, Target};
@@ -289,6 +288,3 @@ fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, TransportErro
         column: e.column(),
     })
 }
-
-/// A shared endpoint.
-pub type Shared = Arc<Endpoint>;
