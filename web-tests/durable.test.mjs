@@ -180,6 +180,8 @@ test('a question is a card in its conversation and a tap answers it; the agent g
     // The question is a card in Cards too, which links to its conversation.
     await page.getByRole('link', { name: 'Cards', exact: true }).click();
     const card = page.locator('article', { has: page.getByRole('heading', { name: 'Deploy to production?', exact: true }) });
+    // Who asks is said by the bridge, not by the question's words.
+    await card.getByText(/^Asked by the durable agent \S+$/).waitFor({ timeout: 20_000 });
     await card.getByRole('link', { name: 'Open the conversation', exact: true }).click({ timeout: 20_000 });
     await page.getByRole('heading', { name: 'Deploy web', exact: true, level: 1 }).waitFor();
     const waiting = page.getByRole('region', { name: 'Waiting for your answer', exact: true });

@@ -66,6 +66,11 @@ export function decider(changed) {
     return h('article', { class: 'card decision', 'data-card': card.id },
       h('h2', {}, card.title),
       card.shortened ? h('p', { class: 'shortened' }, 'Text shortened') : null,
+      // Who asks, from the bridge — never from the question's own words, which a durable agent
+      // could make read like any other card's.
+      card.source?.startsWith('durable:')
+        ? h('p', { class: 'muted small asker' }, `Asked by the durable agent ${card.source.slice(8)}`)
+        : null,
       place ? h('p', { class: 'muted small' }, place) : null,
       where && card.conversation && card.source?.startsWith('durable:')
         ? h('p', { class: 'small' }, h('a', { href: conversationHref(card.machine, card.source.slice(8), card.conversation) }, 'Open the conversation'))
