@@ -125,6 +125,19 @@ fn audited(b: &TestBridge, event: &str, what: &str) -> Value {
         .unwrap_or_else(|| panic!("{what}"))
 }
 
+/// A scripted agent on a private socket (`<dir>/agent/app.sock`, 0600), attached as `name`.
+fn attached(
+    b: &TestBridge,
+    name: &str,
+    script: impl Fn(&Got) -> Answer + Send + Sync + 'static,
+) -> ScriptedAgent {
+    let socket = private_dir(b, "agent").join("app.sock");
+    let agent = ScriptedAgent::socket(&socket, script);
+    chmod(&socket, 0o600);
+    attach_socket(b, name, &socket);
+    agent
+}
+
 fn attach_socket(b: &TestBridge, name: &str, socket: &Path) {
     let out = b.cli_ok(&[
         "durable",
@@ -139,11 +152,7 @@ fn attach_socket(b: &TestBridge, name: &str, socket: &Path) {
 #[test]
 fn a_socket_agent_shows_its_conversations_and_a_tap_answers_its_question() {
     let b = bridge();
-    let dir = private_dir(&b, "agent");
-    let socket = dir.join("app.sock");
-    let agent = ScriptedAgent::socket(&socket, serving(asking("Deploy to production?")));
-    chmod(&socket, 0o600);
-    attach_socket(&b, "ops", &socket);
+    let agent = attached(&b, "ops", serving(asking("Deploy to production?")));
     let phone = b.pair("phone", "full");
     let reader = b.pair("reader", "read");
 
@@ -207,11 +216,7 @@ fn a_socket_agent_shows_its_conversations_and_a_tap_answers_its_question() {
 #[test]
 fn the_phone_writes_to_a_conversation_audited_with_receipts_without_text() {
     let b = bridge();
-    let dir = private_dir(&b, "agent");
-    let socket = dir.join("app.sock");
-    let agent = ScriptedAgent::socket(&socket, serving(asking("Ship?")));
-    chmod(&socket, 0o600);
-    attach_socket(&b, "ops", &socket);
+    let agent = attached(&b, "ops", serving(asking("Ship?")));
     let phone = b.pair("phone", "full");
     let reader = b.pair("reader", "read");
     agent_when(&b, &phone, "ops", |a| a["status"] == "up");
@@ -664,7 +669,8 @@ fn a_refused_token_or_a_bad_certificate_shows_and_slows_the_reads() {
         "nothing sent over bad TLS"
     );
 
-    // While refused, a watching phone does not speed the reads up: at most one per 10 s.
+    // While refused, a watching phone does not speed the reads up: at most one per 10 s. The
+    // sleep is the phone's own cadence (a read every 250 ms, faster than any app's), not a wait.
     let before = refusing.got().len();
     let start = std::time::Instant::now();
     while start.elapsed() < Duration::from_secs(5) {
@@ -809,11 +815,7 @@ fn a_changed_state_shows_even_when_the_etag_never_changes() {
 #[test]
 fn a_wide_sources_file_is_tightened_and_logged_and_detach_withdraws_the_questions() {
     let mut b = bridge();
-    let dir = private_dir(&b, "agent");
-    let socket = dir.join("app.sock");
-    let _agent = ScriptedAgent::socket(&socket, serving(asking("Ship?")));
-    chmod(&socket, 0o600);
-    attach_socket(&b, "ops", &socket);
+    let agent = attached(&b, "ops", serving(asking("Ship?")));
     let phone = b.pair("phone", "full");
     let card = durable_card(&b, &phone, "ops");
 
@@ -836,7 +838,7 @@ fn a_wide_sources_file_is_tightened_and_logged_and_detach_withdraws_the_question
     assert!(String::from_utf8_lossy(&out.stderr).contains("no durable agent named ops"));
 
     // A hand-widened file: doctor shows it red and changes nothing; a restart tightens and logs.
-    attach_socket(&b, "ops", &socket);
+    attach_socket(&b, "ops", agent.socket.as_ref().expect("a socket agent"));
     let sources = b.state().join("sources.json");
     chmod(&sources, 0o644);
     let doctor = String::from_utf8_lossy(&b.cli(&["doctor"]).stdout).into_owned();
@@ -894,11 +896,7 @@ fn a_members_agents_reach_the_leads_phone_through_the_relay() {
     let lead = support::crew_bridge(false, &[]);
     lead.cli_ok(&["crew", "init"]);
     let member = joined(&lead, "web-1");
-    let dir = private_dir(&member, "agent");
-    let socket = dir.join("app.sock");
-    let agent = ScriptedAgent::socket(&socket, serving(asking("Deploy web-1?")));
-    chmod(&socket, 0o600);
-    attach_socket(&member, "ops", &socket);
+    let agent = attached(&member, "ops", serving(asking("Deploy web-1?")));
     let phone = lead.pair("phone", "full");
     let reader = lead.pair("reader", "read");
 
@@ -1274,11 +1272,7 @@ fn ten_thousand_conversations_are_bounded() {
 fn reads_go_on_after_a_phone_stops_watching() {
     let b = bridge();
     let phone = b.pair("phone", "full");
-    let dir = private_dir(&b, "agent");
-    let socket = dir.join("app.sock");
-    let agent = ScriptedAgent::socket(&socket, serving(asking("Ship?")));
-    chmod(&socket, 0o600);
-    attach_socket(&b, "ops", &socket);
+    let agent = attached(&b, "ops", serving(asking("Ship?")));
     // The phone watches for a moment (reads every 2 s), then leaves.
     status_when(&b, &phone, "ops", "up");
     let left = std::time::Instant::now();

@@ -38,7 +38,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 use subtle::ConstantTimeEq;
 use tokio::net::{TcpListener, UnixListener};
 use tokio::signal::unix::{signal, SignalKind};
@@ -259,14 +259,18 @@ impl Bot {
 
     /// Applies one write. `Ok` carries the answer's body; the version is bumped only when the
     /// state changed.
-    fn apply(&mut self, id: &str, write: Write, now: u64) -> Result<(Value, Effect), Refusal> {
+    fn apply(&mut self, id: &str, write: Write, now: u64) -> Result<(Answer, Effect), Refusal> {
         if let Write::Starter { starter } = &write {
             if starter != "deploy" {
                 return Err(refuse(StatusCode::NOT_FOUND, "no such starter"));
             }
             let id = self.start_deploy(now);
             self.version += 1;
-            return Ok((json!({ "conversation": id }), Effect::None));
+            let made = Answer {
+                conversation: Some(id),
+                ..Answer::default()
+            };
+            return Ok((made, Effect::None));
         }
         let Some(at) = self.conversations.iter().position(|c| c.id == id) else {
             return Err(refuse(StatusCode::NOT_FOUND, "no such conversation"));
@@ -279,7 +283,7 @@ impl Bot {
             self.conversations[at] = c;
             self.version += 1;
         }
-        Ok((json!({}), effect))
+        Ok((Answer::default(), effect))
     }
 
     fn write(&mut self, c: &mut Conversation, write: Write, now: u64) -> Result<Effect, Refusal> {
@@ -479,8 +483,32 @@ fn reply(status: StatusCode, body: Bytes) -> Reply {
     r
 }
 
+/// The body of every answer to a write: `{}`, the conversation a starter made, or a refusal's
+/// reason.
+#[derive(Serialize, Default)]
+struct Answer {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    conversation: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+impl Answer {
+    fn refusal(message: &str) -> Answer {
+        Answer {
+            error: Some(message.to_owned()),
+            ..Answer::default()
+        }
+    }
+
+    fn bytes(&self) -> Bytes {
+        // A struct of two optional strings always serializes.
+        Bytes::from(serde_json::to_vec(self).unwrap_or_default())
+    }
+}
+
 fn error(status: StatusCode, message: &str) -> Reply {
-    reply(status, Bytes::from(json!({ "error": message }).to_string()))
+    reply(status, Answer::refusal(message).bytes())
 }
 
 async fn handle(app: Arc<App>, caller: Caller, req: Request<Incoming>) -> Reply {
@@ -606,10 +634,10 @@ async fn write(
             }
         }
         let (status, body, effect) = match bot.apply(id, write, now_ms()) {
-            Ok((value, effect)) => (StatusCode::OK, value, effect),
-            Err((status, message)) => (status, json!({ "error": message }), Effect::None),
+            Ok((answer, effect)) => (StatusCode::OK, answer, effect),
+            Err((status, message)) => (status, Answer::refusal(&message), Effect::None),
         };
-        let body = Bytes::from(body.to_string());
+        let body = body.bytes();
         if let Some(request) = request {
             if bot.recent.len() == RECENT_REQUESTS {
                 bot.recent.pop_front();
