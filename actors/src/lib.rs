@@ -20,4 +20,5 @@ pub mod redact;
 pub mod slot;
 pub mod store;
 pub mod supervisor;
+pub mod tools;
 pub mod walky;

@@ -68,11 +68,18 @@ pub enum AuditEventKind {
     DurableReopen,
     /// `durable.starter`: a device's starter to a durable agent (SPEC §10.3; never typed text).
     DurableStarter,
+    /// `sent.discard`: lines discarded from the sent log (SPEC §11: a count, never the line).
+    SentDiscard,
+    /// `command.run`: a one-shot command (SPEC §11: its first word and length only).
+    CommandRun,
+    /// `tool.<name>`: a tool call (SPEC §11: paths, sizes, exit codes — never contents).
+    Tool(crate::tools::ToolName),
 }
 
 impl AuditEventKind {
-    /// Every event, in the order of SPEC §7.
-    pub const ALL: [Self; 28] = [
+    /// Every event but the `tool.*` family, in the order of SPEC §7 (the tools are
+    /// [`ToolName::ALL`](crate::tools::ToolName::ALL)).
+    pub const ALL: [Self; 30] = [
         Self::DevicePaired,
         Self::DeviceRevoked,
         Self::DeviceExpiry,
@@ -101,6 +108,8 @@ impl AuditEventKind {
         Self::DurableClose,
         Self::DurableReopen,
         Self::DurableStarter,
+        Self::SentDiscard,
+        Self::CommandRun,
     ];
 
     /// The event's name as written in the `event` member of a line.
@@ -134,6 +143,9 @@ impl AuditEventKind {
             Self::DurableClose => "durable.close",
             Self::DurableReopen => "durable.reopen",
             Self::DurableStarter => "durable.starter",
+            Self::SentDiscard => "sent.discard",
+            Self::CommandRun => "command.run",
+            Self::Tool(tool) => tool.event_name(),
         }
     }
 }
@@ -163,6 +175,7 @@ impl FromStr for AuditEventKind {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Self::ALL
             .into_iter()
+            .chain(crate::tools::ToolName::ALL.map(Self::Tool))
             .find(|kind| kind.as_str() == s)
             .ok_or_else(|| AuditError::UnknownEvent(s.to_owned()))
     }
@@ -242,7 +255,12 @@ mod tests {
             assert!(seen.insert(kind.as_str()), "duplicate name {kind}");
             assert_eq!(kind.as_str().parse::<AuditEventKind>().ok(), Some(kind));
         }
-        assert_eq!(seen.len(), 28);
+        assert_eq!(seen.len(), 30);
+        for tool in crate::tools::ToolName::ALL {
+            let kind = AuditEventKind::Tool(tool);
+            assert!(seen.insert(kind.as_str()), "duplicate name {kind}");
+            assert_eq!(kind.as_str().parse::<AuditEventKind>().ok(), Some(kind));
+        }
     }
 
     #[test]
@@ -279,6 +297,8 @@ mod tests {
                 "durable.close",
                 "durable.reopen",
                 "durable.starter",
+                "sent.discard",
+                "command.run",
             ]
         );
     }
