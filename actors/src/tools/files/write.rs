@@ -1,0 +1,175 @@
+//! `write_file`: write (or append to) a file atomically.
+//!
+//! `rewrite` puts the content in a temp file in the same folder and renames it over the path: a
+//! reader sees the old file or the new one, never a mix. `append` does the same with the old bytes
+//! followed by the new ones (copy, append, rename), and checks before the rename that the old file
+//! did not change meanwhile (else `conflict`). An existing file keeps its permissions; a new file
+//! is 0644 less the umask (decision 0030). The folder must exist (`create_directory` makes it).
+
+use std::os::unix::fs::MetadataExt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::atomic::{replace, Replace};
+use super::open::{open_regular, read_capped, sha256, Stamp};
+use super::{shown, WRITE_CAP};
+use crate::tools::workspace::{Last, Workspaces};
+use crate::tools::{Done, ToolError};
+
+/// How `write_file` treats an existing file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WriteMode {
+    /// Replace the whole file (the default).
+    #[default]
+    Rewrite,
+    /// Add the content at the end.
+    Append,
+}
+
+/// `write_file`'s arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteFileArgs {
+    /// The file: absolute, `~/…`, or relative to the first workspace folder. Its folder must exist.
+    pub path: String,
+    /// The text to write (at most 16 MiB, and the file at most 16 MiB after an append).
+    pub content: String,
+    /// `rewrite` (default) or `append`.
+    #[serde(default)]
+    pub mode: WriteMode,
+}
+
+/// What `write_file` answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WriteFileAnswer {
+    /// The file, resolved.
+    pub path: String,
+    /// The mode used.
+    pub mode: WriteMode,
+    /// Whether the file was new.
+    pub created: bool,
+    /// The file's size in bytes now.
+    pub size: u64,
+    /// The new content's fingerprint (hex SHA-256).
+    pub fingerprint: String,
+}
+
+/// Writes or appends to a file, atomically.
+pub fn write_file(ws: &Workspaces, a: WriteFileArgs) -> Result<Done<WriteFileAnswer>, ToolError> {
+    write_file_with(ws, a, &mut || {})
+}
+
+/// [`write_file`] with a hook run just before the final check (tests change the file there).
+pub(super) fn write_file_with(
+    ws: &Workspaces,
+    a: WriteFileArgs,
+    before_commit: &mut dyn FnMut(),
+) -> Result<Done<WriteFileAnswer>, ToolError> {
+    if a.content.len() as u64 > WRITE_CAP {
+        return Err(ToolError::ResourceLimit("write size"));
+    }
+    let r = ws.resolve_with(&a.path, Last::Follow)?;
+    if a.path.ends_with('/') || a.path.ends_with("/.") {
+        return Err(ToolError::WrongKind("a folder, not a file".to_owned()));
+    }
+    if !ws.allows_write(&r.path) {
+        return Err(ToolError::PathNotAllowed);
+    }
+    if r.missing > 1 {
+        return Err(ToolError::NoSuchFile);
+    }
+    let created = r.missing == 1;
+    let path = r.path;
+    let (bytes, stamp) = if created {
+        (a.content.into_bytes(), None)
+    } else {
+        match a.mode {
+            WriteMode::Rewrite => {
+                let meta = std::fs::metadata(&path).map_err(|e| ToolError::io("stat", &e))?;
+                if meta.is_dir() {
+                    return Err(ToolError::WrongKind("a folder, not a file".to_owned()));
+                }
+                if !meta.is_file() {
+                    return Err(ToolError::WrongKind("not a regular file".to_owned()));
+                }
+                let keep = Stamp {
+                    size: meta.len(),
+                    modified: None,
+                    sha256: [0; 32],
+                    mode: meta.mode() & 0o7777,
+                    uid: meta.uid(),
+                    gid: meta.gid(),
+                };
+                (a.content.into_bytes(), Some((keep, false)))
+            }
+            WriteMode::Append => {
+                let (mut file, meta) = open_regular(&path)?;
+                let room = WRITE_CAP - a.content.len() as u64;
+                let mut old = read_capped(&mut file, &meta, room, "write size")?;
+                let stamp = Stamp::of(&meta, &old);
+                old.extend_from_slice(a.content.as_bytes());
+                (old, Some((stamp, true)))
+            }
+        }
+    };
+    replace(
+        Replace {
+            target: &path,
+            bytes: &bytes,
+            expect: stamp.as_ref().filter(|(_, check)| *check).map(|(s, _)| s),
+            keep: stamp.as_ref().map(|(s, _)| s),
+        },
+        before_commit,
+    )?;
+    let shown_path = shown(&path);
+    let size = bytes.len() as u64;
+    Ok(Done::new(WriteFileAnswer {
+        path: shown_path.clone(),
+        mode: a.mode,
+        created,
+        size,
+        fingerprint: hex::encode(sha256(&bytes)),
+    })
+    .with("path", shown_path)
+    .with(
+        "mode",
+        if a.mode == WriteMode::Append {
+            "append"
+        } else {
+            "rewrite"
+        },
+    )
+    .with("created", created)
+    .with("size", size))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::workspace::Guarded;
+
+    /// An append whose file changes between the copy and the rename is a conflict: the other
+    /// writer's line stays and no temp file is left.
+    #[test]
+    fn an_append_racing_a_writer_is_a_conflict() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let ws =
+            Workspaces::new(vec![dir.path().to_path_buf()], Guarded::default()).expect("workspace");
+        let f = dir.path().join("log.txt");
+        std::fs::write(&f, "a\n").expect("write");
+        let r = write_file_with(
+            &ws,
+            WriteFileArgs {
+                path: "log.txt".to_owned(),
+                content: "b\n".to_owned(),
+                mode: WriteMode::Append,
+            },
+            &mut || std::fs::write(&f, "a\nother\n").expect("write meanwhile"),
+        );
+        assert_eq!(r.map(|_| ()), Err(ToolError::Conflict));
+        assert_eq!(std::fs::read_to_string(&f).expect("read"), "a\nother\n");
+        assert_eq!(std::fs::read_dir(dir.path()).expect("ls").count(), 1);
+    }
+}
