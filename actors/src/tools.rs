@@ -20,6 +20,7 @@
 pub mod error;
 pub mod exec;
 pub mod files;
+pub mod git_diff;
 pub mod processes;
 pub mod registry;
 pub mod search;
