@@ -35,6 +35,9 @@ use collie_actors::store::Store;
 use collie_actors::supervisor::{
     BridgeSupervisor, ChildSpec, ExitReason, SupervisorArgs, SupervisorMsg,
 };
+use collie_actors::tools::search::SearchLimits;
+use collie_actors::tools::toolbox::{Toolbox, ToolboxConfig};
+use collie_actors::tools::workspace::{Guarded, Workspaces};
 use collie_actors::walky::actor::{WalkyActor, WalkyArgs, WalkyMsg};
 use ractor::{Actor, ActorRef};
 use tokio::task::JoinHandle;
@@ -145,6 +148,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         }
     }
 
+    let toolbox = toolbox(&settings)?;
     let root = CancellationToken::new();
     let tasks = TaskTracker::new();
     let open_audit_breaks = Arc::new(AtomicU64::new(0));
@@ -170,6 +174,8 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         durable: durable_slot.clone(),
         screens: screens_slot.clone(),
         push: push_slot.clone(),
+        toolbox,
+        crew_tools: settings.crew_tools,
         hold: settings.hold,
         tmux_sockets: Arc::new(tmux_sockets),
         masker: Arc::clone(&masker),
@@ -233,6 +239,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         relay_streams,
         lead_link,
         uplink_streams,
+        serve_tools: settings.crew_tools,
     };
     let walky_args = WalkyArgs {
         dir: settings.state_dir.join("walky"),
@@ -335,6 +342,8 @@ impl RunningBridge {
     /// actors (the supervisor stops them in reverse start order and waits), wait for the tasks,
     /// remove the ephemeral files. Each wait is capped at 5 s.
     async fn stop(self) {
+        // Sessions first: their processes must not outlive the bridge (SPEC §11).
+        self.ctx.stop_tools().await;
         let RunningBridge {
             supervisor,
             mut join,
@@ -395,6 +404,31 @@ where
             })
         }),
     }
+}
+
+/// The tools' workspaces, bounds and process launcher (SPEC §11). Without a home folder there is
+/// no workspace, and every file tool refuses every path.
+fn toolbox(settings: &Settings) -> Result<Toolbox> {
+    let paths = &settings.tool_paths;
+    let guarded = Guarded {
+        state_dirs: paths.state_dirs.clone(),
+        config_dirs: vec![settings.config_dir.clone()],
+        agent_settings_dirs: paths.agent_settings_dirs.clone(),
+    };
+    let workspaces = match &paths.home {
+        Some(home) => match Workspaces::new(vec![home.clone()], guarded) {
+            Ok(ws) => Some(ws.with_home(home.clone())),
+            Err(e) => {
+                tracing::warn!(home = %home.display(), error = %e, "no workspace for the file tools");
+                None
+            }
+        },
+        None => None,
+    };
+    Ok(Toolbox::new(ToolboxConfig {
+        workspaces,
+        search: SearchLimits::default(),
+    }))
 }
 
 /// The host part of the configured public URL, lowercased.

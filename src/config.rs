@@ -152,6 +152,9 @@ pub const MAX_HOLD: Duration = Duration::from_secs(24 * 60 * 60);
 pub struct CrewConfig {
     /// The address (`HOST:PORT`) members dial, put in invites by default.
     pub address: Option<String>,
+    /// `tools = false`: as a member, this machine does not serve the tools of SPEC §11 to its lead
+    /// (it leaves the `tools` capability out of its hello and refuses a relayed tool call).
+    pub tools: Option<bool>,
 }
 
 /// `[tmux]` in `config.toml`.
@@ -196,6 +199,23 @@ pub struct Settings {
     pub hold: Duration,
     /// `[push] services`: the self-hosted push services phones may subscribe with.
     pub push_services: Vec<Service>,
+    /// Where the file tools may go and where none may (SPEC §11).
+    pub tool_paths: ToolPaths,
+    /// `[crew] tools`: whether this machine serves its tools to its lead (default true).
+    pub crew_tools: bool,
+}
+
+/// The folders that bound the tools (SPEC §11): the workspace (the home folder until an applied
+/// configuration names others) and the places no tool may read or write.
+#[derive(Debug, Clone, Default)]
+pub struct ToolPaths {
+    /// `$HOME`, if set (without it the file tools have no workspace and refuse every path).
+    pub home: Option<PathBuf>,
+    /// Collie's state folders: this instance's, and the base one it lives under.
+    pub state_dirs: Vec<PathBuf>,
+    /// The folders the agents read their hook settings from: `$CLAUDE_CONFIG_DIR` and
+    /// `$CODEX_HOME` when set, and `~/.claude` and `~/.codex` always.
+    pub agent_settings_dirs: Vec<PathBuf>,
 }
 
 /// Flags that override the environment (only `collie bridge` has them).
@@ -246,6 +266,7 @@ impl Settings {
                 ".local/state",
             )?,
         };
+        let base_state_dir = state_dir.clone();
         if let Some(instance) = get("COLLIE_INSTANCE") {
             if !valid_name(&instance) {
                 bail!("COLLIE_INSTANCE must be 1-32 of a-z, 0-9 and -, got {instance:?}");
@@ -317,7 +338,26 @@ impl Settings {
                 seen_vars.insert(k.clone(), v.clone());
             }
         }
+        let mut agent_settings_dirs: Vec<PathBuf> = ["CLAUDE_CONFIG_DIR", "CODEX_HOME"]
+            .iter()
+            .filter_map(|k| process_env.get(*k).filter(|v| !v.is_empty()))
+            .map(PathBuf::from)
+            .collect();
+        if let Some(h) = &home {
+            agent_settings_dirs.extend([h.join(".claude"), h.join(".codex")]);
+        }
+        let tool_paths = ToolPaths {
+            home: home.clone(),
+            state_dirs: if base_state_dir == state_dir {
+                vec![state_dir.clone()]
+            } else {
+                vec![state_dir.clone(), base_state_dir]
+            },
+            agent_settings_dirs,
+        };
         Ok(Settings {
+            tool_paths,
+            crew_tools: file.crew.tools.unwrap_or(true),
             state_dir,
             config_dir,
             host,

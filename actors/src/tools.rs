@@ -25,6 +25,7 @@ pub mod processes;
 pub mod registry;
 pub mod search;
 pub mod sessions;
+pub mod toolbox;
 pub mod workspace;
 
 pub use self::error::ToolError;

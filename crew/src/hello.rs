@@ -86,6 +86,8 @@ pub enum Capability {
     Cards,
     /// Durable agents: listing them and writing to them (SPEC §10.3).
     Durable,
+    /// Tools under tiers: files, search and processes (SPEC §11).
+    Tools,
     /// A capability this build does not know (declared by a newer peer); never satisfies a request.
     #[serde(other)]
     Unknown,
@@ -94,7 +96,7 @@ pub enum Capability {
 impl Capability {
     /// Every capability this build knows (what a member running this build declares, unless its
     /// configuration turns some off).
-    pub const ALL: [Capability; 10] = [
+    pub const ALL: [Capability; 11] = [
         Capability::PaneList,
         Capability::PaneRead,
         Capability::PaneStream,
@@ -105,6 +107,7 @@ impl Capability {
         Capability::Walky,
         Capability::Cards,
         Capability::Durable,
+        Capability::Tools,
     ];
 }
 

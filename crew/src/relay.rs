@@ -131,6 +131,15 @@ pub enum RelayKind {
         /// The write, as the JSON of the durable wire's `Write` (tagged by `verb`).
         write: String,
     },
+    /// A device's call of one of the member's tools (SPEC §11), relayed by the lead after its own
+    /// tier gate; answered [`RelayOk::Tool`]. The member validates, audits and runs it as for a
+    /// local caller.
+    Tool {
+        /// The tool's registry name (`read_file`, …).
+        tool: String,
+        /// The arguments as JSON object text, without `machine`.
+        args: String,
+    },
     /// A kind this side does not know (sent by a newer peer); answered [`RelayError::UnknownKind`].
     #[serde(other)]
     Unknown,
@@ -148,6 +157,7 @@ impl RelayKind {
                 | RelayKind::Walky { .. }
                 | RelayKind::CardAnswer { .. }
                 | RelayKind::DurableWrite { .. }
+                | RelayKind::Tool { .. }
         )
     }
 
@@ -173,6 +183,7 @@ impl RelayKind {
             RelayKind::CardAnswer { .. } => matches!(ok, RelayOk::CardAnswer(_)),
             RelayKind::Durable => matches!(ok, RelayOk::Durable(_)),
             RelayKind::DurableWrite { .. } => matches!(ok, RelayOk::DurableWrite(_)),
+            RelayKind::Tool { .. } => matches!(ok, RelayOk::Tool(_)),
             RelayKind::Unsubscribe { .. }
             | RelayKind::Input { .. }
             | RelayKind::Rename { .. }
@@ -218,6 +229,8 @@ pub enum RelayOk {
     Durable(String),
     /// A durable write was taken; a starter names the conversation it made.
     DurableWrite(Option<String>),
+    /// A tool's answer as JSON object text, already masked by the member (the lead masks again).
+    Tool(String),
     /// An outcome this side does not know (from a newer member); the lead treats it as unreadable.
     #[serde(other)]
     Unknown,
@@ -286,6 +299,15 @@ pub enum RelayError {
     /// The member's durable agent could not be reached (502).
     #[error("durable agent unreachable")]
     DurableUnreachable,
+    /// A tool refused the call: the HTTP status and the error string the member's tool answered
+    /// (the lead maps it back to its own fixed strings where it has one).
+    #[error("{error}")]
+    Tool {
+        /// The status (400, 403, 404, 409, 503).
+        status: u16,
+        /// The error string.
+        error: String,
+    },
     /// An error this side does not know (from a newer member); shown as unreadable.
     #[serde(other)]
     #[error("member response unreadable")]

@@ -3,6 +3,7 @@
 //! phone (those go to the log, and to the machine's own user on the control socket).
 
 use collie_actors::slot::CallError;
+use collie_actors::tools::ToolError;
 use collie_crew::relay::RelayError;
 
 /// An error answer of the phone API.
@@ -99,14 +100,20 @@ pub enum AppError {
     #[error("internal error")]
     Backend(String),
     /// 413: the request body is over the limit.
-    #[error("request body too large: at most 512 KiB")]
-    BodyTooLarge,
+    #[error("request body too large: at most {0}")]
+    BodyTooLarge(&'static str),
     /// 408: the request body did not arrive in time.
     #[error("request body too slow")]
     BodyTimeout,
     /// 405: the route exists, the method does not.
     #[error("method not allowed")]
     MethodNotAllowed,
+    /// 404: the tool registry has no tool of that name (SPEC §11).
+    #[error("no such tool")]
+    NoSuchTool,
+    /// A tool's refusal in its own words (SPEC §11): 400, 403, 404, 409, 503 or 500.
+    #[error(transparent)]
+    Tool(ToolError),
 }
 
 impl AppError {
@@ -124,9 +131,18 @@ impl AppError {
             CapabilityMissing => 501,
             BadRequest(_) => 400,
             Internal | Backend(_) => 500,
-            BodyTooLarge => 413,
+            BodyTooLarge(_) => 413,
             BodyTimeout => 408,
             MethodNotAllowed => 405,
+            NoSuchTool => 404,
+            Tool(e) => match e {
+                ToolError::BadArgument(_) | ToolError::WrongKind(_) => 400,
+                ToolError::OutsideWorkspace | ToolError::PathNotAllowed => 403,
+                ToolError::NoSuchFile | ToolError::NoSuchSession | ToolError::NoSuchSearch => 404,
+                ToolError::Conflict | ToolError::AlreadyExists => 409,
+                ToolError::ResourceLimit(_) => 503,
+                _ => 500,
+            },
         }
     }
 
@@ -184,6 +200,10 @@ impl From<AppError> for RelayError {
             AppError::DurableRefused(m) => RelayError::DurableRefused(m.to_owned()),
             AppError::DurableUnreachable => RelayError::DurableUnreachable,
             AppError::Internal | AppError::Backend(_) => RelayError::Internal,
+            AppError::NoSuchTool | AppError::Tool(_) => RelayError::Tool {
+                status: e.status(),
+                error: e.to_string(),
+            },
             other => {
                 tracing::warn!(error = %other, "relayed request failed");
                 RelayError::Restarting

@@ -21,6 +21,7 @@ pub mod machine;
 pub mod panes;
 pub mod push;
 pub mod status;
+pub mod tools;
 pub mod walky;
 
 use std::net::IpAddr;
@@ -38,6 +39,7 @@ use collie_actors::panes::PanesMsg;
 use collie_actors::push::actor::PushMsg;
 use collie_actors::redact::Masker;
 use collie_actors::slot::Slot;
+use collie_actors::tools::toolbox::Toolbox;
 use collie_actors::walky::actor::WalkyMsg;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -86,6 +88,10 @@ pub struct Wiring {
     pub screens: Slot<ScreensMsg>,
     /// The push actor (SPEC §10.4).
     pub push: Slot<PushMsg>,
+    /// The tools' workspaces, searches and sessions (SPEC §11).
+    pub toolbox: Toolbox,
+    /// `[crew] tools`: whether a lead may call this machine's tools.
+    pub crew_tools: bool,
     /// How long a held permission waits for a tap (SPEC §10.2: 10 minutes by default).
     pub hold: std::time::Duration,
     /// The tmux sockets the bridge mirrors, in pane-id index order (the default socket first).
@@ -167,6 +173,10 @@ pub struct Parts {
     screens: Slot<ScreensMsg>,
     /// The push actor.
     push: Slot<PushMsg>,
+    /// The tools' workspaces, searches and sessions.
+    toolbox: Toolbox,
+    /// Whether a lead may call this machine's tools.
+    crew_tools: bool,
     /// How long a held permission waits for a tap.
     hold: std::time::Duration,
     /// The tmux sockets the bridge mirrors, in pane-id index order (the default socket first).
@@ -215,6 +225,8 @@ impl App {
             durable: w.durable,
             screens: w.screens,
             push: w.push,
+            toolbox: w.toolbox,
+            crew_tools: w.crew_tools,
             hold: w.hold,
             tmux_sockets: w.tmux_sockets,
             masker: w.masker,
@@ -247,6 +259,16 @@ impl App {
     /// This machine's name now.
     pub fn machine_name(&self) -> String {
         self.machine.get()
+    }
+
+    /// The host names (without port) this bridge answers for.
+    pub fn allowed_host_names(&self) -> Vec<String> {
+        self.allowed_hosts.as_ref().clone()
+    }
+
+    /// Cancelled when the bridge stops (for servers the application hands out).
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
     }
 
     /// Whether `host` (lowercased, without port) is one this bridge answers for.

@@ -16,6 +16,18 @@ use crate::app::AppError;
 
 /// Largest request body the API reads (input text is at most 64 KiB, JSON-escaped).
 pub const MAX_BODY: usize = 512 * 1024;
+/// Largest body of a tool call (`POST /api/tools/{tool}`): a `write_file` of up to 16 MiB,
+/// JSON-escaped.
+pub const MAX_TOOL_BODY: usize = super::mcp::MAX_MCP_BODY;
+
+/// The limit of the request to `path`, and how an answer names it.
+fn limit_of(path: &str) -> (usize, &'static str) {
+    if path.starts_with("/api/tools/") {
+        (MAX_TOOL_BODY, "24 MiB")
+    } else {
+        (MAX_BODY, "512 KiB")
+    }
+}
 /// How long a whole body may take to arrive.
 pub const BODY_TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -29,15 +41,16 @@ pub async fn read_whole(req: Request<Body>, next: Next) -> Response {
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
-    if declared.is_some_and(|n| n > MAX_BODY as u64) {
-        return AppError::BodyTooLarge.into_response();
+    let (limit, named) = limit_of(req.uri().path());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return AppError::BodyTooLarge(named).into_response();
     }
     let (parts, body) = req.into_parts();
-    let collected = tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, MAX_BODY).collect());
+    let collected = tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, limit).collect());
     let bytes = match collected.await {
         Ok(Ok(collected)) => collected.to_bytes(),
         Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
-            return AppError::BodyTooLarge.into_response()
+            return AppError::BodyTooLarge(named).into_response()
         }
         // The client broke the body off.
         Ok(Err(_)) => {

@@ -28,7 +28,8 @@ pub async fn security_headers(
     next: Next,
 ) -> Response {
     let https = arrived_over_https(req.headers(), peer);
-    let is_api = req.uri().path().starts_with("/api/");
+    // `/mcp` answers carry file contents and command output like the API's.
+    let is_api = req.uri().path().starts_with("/api/") || req.uri().path() == "/mcp";
     let mut resp = match check_host_and_origin(&ctx, req.method(), req.uri(), req.headers()) {
         Ok(()) => next.run(req).await,
         Err(e) => {

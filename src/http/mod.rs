@@ -11,6 +11,7 @@ pub mod body;
 pub mod error;
 pub mod extract;
 pub mod headers;
+pub mod mcp;
 mod routes;
 pub mod serve;
 pub mod tiers;
@@ -28,8 +29,12 @@ pub fn router(ctx: App) -> Router {
         .fallback(|| async { AppError::NotFound })
         .layer(middleware::from_fn(body::read_whole))
         .layer(middleware::from_fn_with_state(ctx.clone(), auth::authorize));
+    let mcp = Router::new()
+        .route_service("/mcp", mcp::service(ctx.clone(), ctx.allowed_host_names()))
+        .layer(middleware::from_fn_with_state(ctx.clone(), mcp::authorize));
     Router::new()
         .merge(api)
+        .merge(mcp)
         .merge(routes::web())
         .layer(middleware::from_fn_with_state(
             ctx.clone(),

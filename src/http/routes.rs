@@ -9,6 +9,7 @@ mod meta;
 mod panes;
 mod push;
 mod stream;
+mod tools;
 mod walky;
 
 use axum::body::Bytes;
@@ -20,7 +21,7 @@ use axum::Router;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::body::MAX_BODY;
+use super::body::MAX_TOOL_BODY;
 use crate::app::{App, AppError};
 
 /// The `/api` routes. Every one of them must be listed in [`super::tiers::ROUTES`].
@@ -57,7 +58,8 @@ pub(super) fn api() -> Router<App> {
                 .post(push::subscribe)
                 .delete(push::unsubscribe),
         )
-        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .route("/api/tools/{tool}", post(tools::call))
+        .layer(DefaultBodyLimit::max(MAX_TOOL_BODY))
 }
 
 /// The phone web app (SPEC §3.3): `/` and every file of [`crate::web::ASSETS`].

@@ -66,6 +66,13 @@ pub const ROUTES: &[(Method, &str, Access)] = &[
         "/api/push/subscribe",
         Access::Device(Tier::Read),
     ),
+    // Tools (SPEC §11): any paired device reaches the door; the tool's own tier, from the tool
+    // registry, is checked first thing in `App::call_tool` (before the machine or the arguments).
+    (
+        Method::POST,
+        "/api/tools/{tool}",
+        Access::Device(Tier::Read),
+    ),
     (Method::POST, "/api/panes", Access::Device(Tier::Full)),
     (
         Method::GET,

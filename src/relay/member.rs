@@ -136,6 +136,9 @@ impl Handler for Served {
                     .await?;
                 RelayOk::DurableWrite(done.conversation)
             }
+            RelayKind::Tool { tool, args } => {
+                RelayOk::Tool(app.relayed_tool(&caller, &tool, &args).await?)
+            }
             RelayKind::WalkyCard { id } => RelayOk::WalkyCard(
                 walky::inbox::card_of(app, &id)
                     .await?

@@ -63,6 +63,8 @@ pub struct CrewArgs {
     pub lead_link: LeadLink,
     /// Where the lead hands the streams members open after their hello.
     pub uplink_streams: mpsc::Sender<UplinkStream>,
+    /// Whether this machine, as a member, serves its tools to its lead (the `tools` capability).
+    pub serve_tools: bool,
 }
 
 /// Messages of the crew actor.

@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use collie_crew::hello::{
-    validate_name, CrewSecret, HelloConfig, JoinError, JoinReply, JoinRequest,
+    validate_name, Capability, CrewSecret, HelloConfig, JoinError, JoinReply, JoinRequest,
 };
 use collie_crew::identity::Identity;
 use collie_crew::pin::Pin;
@@ -46,7 +46,10 @@ impl CrewState {
         };
         // From here on this machine is called what it joined as, everywhere (SPEC §3.1).
         self.args.machine.set(start.name.clone());
-        let config = HelloConfig::new(start.name.clone(), VERSION.to_owned(), start.secret);
+        let mut config = HelloConfig::new(start.name.clone(), VERSION.to_owned(), start.secret);
+        if !self.args.serve_tools {
+            config.capabilities.remove(&Capability::Tools);
+        }
         self.tasks.spawn(link::member_loop(
             MemberLink {
                 endpoint: Arc::clone(&endpoint),

@@ -21,6 +21,7 @@ pub fn requires(kind: &RelayKind) -> Capability {
             Capability::Cards
         }
         RelayKind::Durable | RelayKind::DurableWrite { .. } => Capability::Durable,
+        RelayKind::Tool { .. } => Capability::Tools,
         RelayKind::Unknown => Capability::Unknown,
     }
 }

@@ -143,6 +143,8 @@ fn an_unknown_kind_from_a_newer_lead_decodes_as_unknown() {
         #[allow(dead_code)]
         M3,
         #[allow(dead_code)]
+        M4,
+        #[allow(dead_code)]
         N,
         Resize {
             cols: u16,
