@@ -6,9 +6,10 @@
 mod support;
 
 use std::path::Path;
+use std::time::Duration;
 
 use serde_json::{json, Value};
-use support::{Opts, TestBridge};
+use support::{crew_bridge, wait_for, Opts, TestBridge};
 
 /// A bridge without tmux.
 fn bridge() -> TestBridge {
@@ -338,7 +339,10 @@ fn file_tools_work_inside_the_workspace_and_the_answer_is_masked() {
     let edits = audited(&b, "tool.edit_block");
     assert_eq!(edits.len(), 3, "{edits:?}");
     assert_eq!(
-        edits.iter().filter(|l| l["detail"]["phase"] == "done").count(),
+        edits
+            .iter()
+            .filter(|l| l["detail"]["phase"] == "done")
+            .count(),
         1,
         "{edits:?}"
     );
@@ -452,4 +456,123 @@ fn no_path_leaves_the_workspace_or_reaches_collies_own_files() {
     assert!(audited(&b, "security.denied")
         .iter()
         .any(|l| l["detail"]["reason"] == "path not allowed"));
+}
+
+/// Calls `name` through the lead until the member is reachable (it joined a moment ago).
+fn tool_via(lead: &TestBridge, token: &str, name: &str, args: Value) -> (u16, Value) {
+    wait_for(Duration::from_secs(15), || {
+        let (status, body) = tool(lead, token, name, args.clone());
+        (body["error"] != "member unreachable").then_some((status, body))
+    })
+    .expect("the member came online")
+}
+
+#[test]
+fn one_client_reaches_every_machine_of_the_crew_and_a_member_may_decline() {
+    let lead = crew_bridge(false, &[]);
+    let member = crew_bridge(false, &[]);
+    let mut shy = crew_bridge(false, &[]);
+    // `shy` serves no tools to its lead.
+    write(
+        &shy.dir.path().join("config/config.toml"),
+        "[crew]\ntools = false\n",
+    );
+    shy.stop();
+    shy.launch();
+    lead.cli_ok(&["crew", "init"]);
+    member.cli_ok(&["crew", "join", &lead.invite(), "--name", "web-1"]);
+    shy.cli_ok(&["crew", "join", &lead.invite(), "--name", "web-2"]);
+    let phone = lead.pair("phone", "files");
+    let reader = lead.pair("reader", "read");
+    let token = format!("ghp_{}", "Z9y8X7w6V5".repeat(4));
+    write(
+        &home(&member).join("m.txt"),
+        &format!("on the member {token}\n"),
+    );
+    write(&home(&lead).join("m.txt"), "on the lead\n");
+
+    // The same tool, the same arguments, another machine: the member's file, masked by both.
+    let (status, body) = tool_via(
+        &lead,
+        &phone,
+        "read_file",
+        json!({"path": "m.txt", "machine": "web-1"}),
+    );
+    assert_eq!(status, 200, "{body}");
+    let content = body["content"].as_str().expect("content");
+    assert!(content.starts_with("on the member ghp_"), "{content}");
+    assert!(!content.contains(&token), "{content}");
+    let here = tool_ok(&lead, &phone, "read_file", json!({"path": "m.txt"}));
+    assert_eq!(here["content"], "on the lead\n");
+    // MCP: one client, every machine.
+    let (is_error, text, structured) = mcp_call(
+        &lead,
+        &phone,
+        "read_file",
+        json!({"path": "m.txt", "machine": "web-1"}),
+    );
+    assert!(!is_error, "{text}");
+    assert_eq!(structured["content"], body["content"]);
+
+    // A relayed write is audited on both machines with one request id; the member's line names
+    // the lead and the device.
+    let (status, body) = tool(
+        &lead,
+        &phone,
+        "write_file",
+        json!({"path": "from-phone.txt", "content": "hello", "machine": "web-1"}),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        std::fs::read_to_string(home(&member).join("from-phone.txt")).expect("written"),
+        "hello"
+    );
+    assert!(!home(&lead).join("from-phone.txt").exists());
+    let on_lead = audited(&lead, "tool.write_file");
+    let on_member = audited(&member, "tool.write_file");
+    assert_eq!(on_lead.len(), 1, "{on_lead:?}");
+    assert_eq!(on_lead[0]["detail"]["machine"], "web-1");
+    assert!(!on_member.is_empty());
+    assert_eq!(on_member[0]["request_id"], on_lead[0]["request_id"]);
+    assert_eq!(on_member[0]["device"], "phone");
+    assert_eq!(on_member[0]["detail"]["via"], "relay");
+
+    // The tier gate is the lead's, before the relay: a read device never reaches the member.
+    let (status, body) = tool(
+        &lead,
+        &reader,
+        "write_file",
+        json!({"path": "r.txt", "content": "x", "machine": "web-1"}),
+    );
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (403, Some("insufficient tier"))
+    );
+    assert!(!home(&member).join("r.txt").exists());
+
+    // A member that declines tools: capability missing, and nothing written there.
+    let (status, body) = tool_via(
+        &lead,
+        &phone,
+        "write_file",
+        json!({"path": "x.txt", "content": "x", "machine": "web-2"}),
+    );
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (501, Some("capability missing")),
+        "{body}"
+    );
+    assert!(!home(&shy).join("x.txt").exists());
+    assert!(audited(&shy, "tool.write_file").is_empty());
+    // Unknown machines.
+    let (status, body) = tool(
+        &lead,
+        &phone,
+        "read_file",
+        json!({"path": "m.txt", "machine": "nope"}),
+    );
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (404, Some("no such machine"))
+    );
 }
