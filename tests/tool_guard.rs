@@ -115,7 +115,7 @@ fn sigkill_of_the_group_with_the_parent_alive_leaves_no_orphan() {
 fn sigterm_to_the_group_ends_even_a_command_that_ignores_it() {
     // `trap '' TERM` makes the shell and the sleep it starts ignore SIGTERM: the guard must
     // escalate to SIGKILL after its grace.
-    let mut guard = Command::new(collie_bin())
+    let guard = Command::new(collie_bin())
         .args(["__tool-guard", &procs::me().to_string(), "--"])
         .args(["sh", "-c", "trap '' TERM; sleep 1000; echo survived"])
         .stdout(Stdio::piped())

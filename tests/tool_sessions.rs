@@ -213,7 +213,10 @@ async fn another_owners_session_is_answered_like_a_missing_one() {
         Err(ToolError::BadArgument(_))
     ));
     // Alice's process did not notice any of it.
-    let sleeps = procs::live_in_group(guard).iter().filter(|p| p.comm == "sleep").count();
+    let sleeps = procs::live_in_group(guard)
+        .iter()
+        .filter(|p| p.comm == "sleep")
+        .count();
     assert_eq!(sleeps, 1);
     assert_eq!(t.list("alice").answer.sessions.len(), 1);
     t.shutdown().await;
@@ -477,7 +480,10 @@ async fn exec_answers_exit_code_and_both_outputs() {
     assert_eq!(done.meta.get("command"), Some(&serde_json::json!("echo")));
     assert_eq!(done.meta.get("exit_code"), Some(&serde_json::json!(3)));
     let meta = serde_json::to_string(&done.meta).expect("json");
-    assert!(!meta.contains("out") && !meta.contains("err"), "{meta}");
+    assert!(
+        !meta.contains("out\\n") && !meta.contains("err\\n"),
+        "{meta}"
+    );
 
     // stdin is /dev/null: `cat` ends at once.
     let done = t

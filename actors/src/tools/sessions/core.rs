@@ -245,7 +245,7 @@ impl Core {
     }
 
     /// The ids of `owner`'s sessions, oldest first.
-    pub(crate) fn owned_by<'a>(&'a self, owner: &'a str) -> Vec<(&'a String, &'a Entry)> {
+    pub(crate) fn owned_by(&self, owner: &str) -> Vec<(&String, &Entry)> {
         let mut v: Vec<_> = self
             .sessions
             .iter()
