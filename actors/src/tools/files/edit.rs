@@ -177,9 +177,8 @@ mod tests {
         assert_eq!(names(dir.path()), ["a.txt"]);
     }
 
-    /// Same size and content but a new modification time (a rewrite with the same bytes) still
-    /// counts as a change only when the bytes differ or the size/mtime do: here the bytes are
-    /// the same length and differ in one byte with the mtime restored — the hash catches it.
+    /// A same-size change with the old modification time put back: only the hash can tell, and
+    /// it does.
     #[test]
     fn a_same_size_change_with_the_old_mtime_is_caught_by_the_hash() {
         let (dir, ws) = setup();

@@ -85,11 +85,17 @@ pub struct ReadMultipleFilesAnswer {
 /// Reads a text file, or a slice of its lines.
 pub fn read_file(ws: &Workspaces, a: ReadFileArgs) -> Result<Done<ReadFileAnswer>, ToolError> {
     let answer = read_one(ws, &a.path, a.offset, a.length, READ_CAP)?;
-    Ok(Done::new(answer.clone())
-        .with("path", answer.path)
-        .with("size", answer.size)
-        .with("lines", answer.lines)
-        .with("binary", answer.binary))
+    let (path, size, lines, binary) = (
+        answer.path.clone(),
+        answer.size,
+        answer.lines,
+        answer.binary,
+    );
+    Ok(Done::new(answer)
+        .with("path", path)
+        .with("size", size)
+        .with("lines", lines)
+        .with("binary", binary))
 }
 
 /// Reads several files, each answered or refused on its own, within one total cap: a file that
@@ -174,7 +180,13 @@ fn read_one(
         });
     }
     let s = slice_lines(&bytes, offset, length);
-    let content = String::from_utf8_lossy(&bytes[s.start..s.end]).into_owned();
+    // Cut the buffer down to the slice in place: a whole UTF-8 file becomes the answer's string
+    // without a copy.
+    let mut bytes = bytes;
+    bytes.truncate(s.end);
+    bytes.drain(..s.start);
+    let content = String::from_utf8(bytes)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     Ok(ReadFileAnswer {
         path,
         content: Some(content),

@@ -172,4 +172,35 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&f).expect("read"), "a\nother\n");
         assert_eq!(std::fs::read_dir(dir.path()).expect("ls").count(), 1);
     }
+
+    /// The rename itself fails (a folder with an entry took the file's place after the temp file
+    /// was written): the error is answered and the temp file is gone.
+    #[test]
+    fn a_failed_rename_leaves_no_temp_file() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let ws =
+            Workspaces::new(vec![dir.path().to_path_buf()], Guarded::default()).expect("workspace");
+        let f = dir.path().join("f.txt");
+        std::fs::write(&f, "old\n").expect("write");
+        let r = write_file_with(
+            &ws,
+            WriteFileArgs {
+                path: "f.txt".to_owned(),
+                content: "new\n".to_owned(),
+                mode: WriteMode::Rewrite,
+            },
+            &mut || {
+                std::fs::remove_file(&f).expect("rm");
+                std::fs::create_dir(&f).expect("mkdir");
+                std::fs::write(f.join("inside"), "x").expect("write inside");
+            },
+        );
+        assert!(matches!(r, Err(ToolError::WrongKind(_))), "{r:?}");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("ls")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(names, ["f.txt"]);
+        assert!(f.join("inside").exists());
+    }
 }
