@@ -528,8 +528,8 @@ async fn audit_meta_has_counts_never_contents() {
 /// A FIFO is never opened (an open would wait for a writer): a tracked file turned FIFO is gone as
 /// far as a diff goes, an untracked one is not listed, and a `.gitignore` that is a FIFO keeps its
 /// folder out of the untracked listing instead of hanging the walk.
-#[tokio::test]
-async fn fifos_are_never_opened() {
+#[test]
+fn fifos_are_never_opened() {
     let r = Repo::new();
     r.write("pipe", "was a file\n");
     r.write("sub/kept.txt", "k\n");
@@ -543,14 +543,47 @@ async fn fifos_are_never_opened() {
         assert!(made.success());
     }
     r.write("sub/untracked.txt", "u\n");
-    // Bounded so that a regression fails instead of hanging the suite.
-    let a = tokio::time::timeout(std::time::Duration::from_secs(60), diff(&r.path()))
-        .await
-        .expect("git_diff does not hang on a FIFO");
+    // A runtime of its own: a regression leaves a blocking thread waiting on a FIFO, and a
+    // `#[tokio::test]` runtime would wait for that thread on drop, hanging instead of failing.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let answer = rt.block_on(git_diff(r.path(), all(), GitDiffArgs::default()));
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    let a = answer
+        .expect("git_diff answers without waiting on a FIFO")
+        .answer;
     assert_eq!(paths(&a), ["pipe"]);
     assert_eq!(file(&a, "pipe").status, FileStatus::Deleted);
     assert!(
         a.truncated,
         "the skipped folder makes the answer incomplete"
     );
+}
+
+/// A tracked folder swapped for a symlink to somewhere else: its files are gone as far as git
+/// goes, and nothing of the place the link points to is read — even a file there with the very
+/// name the repository tracks.
+#[tokio::test]
+async fn a_folder_swapped_for_a_symlink_is_not_followed() {
+    let r = Repo::new();
+    r.write("conf/app.ini", "setting = 1\n");
+    r.commit_all();
+    let outside = tempfile::tempdir().expect("outside");
+    std::fs::write(outside.path().join("app.ini"), "OUTSIDE-SECRET\n").expect("secret");
+    std::fs::remove_dir_all(r.path().join("conf")).expect("rm");
+    std::os::unix::fs::symlink(outside.path(), r.path().join("conf")).expect("swap");
+
+    let a = diff(&r.path()).await;
+    let json = serde_json::to_string(&a).expect("json");
+    assert!(!json.contains("OUTSIDE-SECRET"), "{json}");
+    assert_eq!(file(&a, "conf/app.ini").status, FileStatus::Deleted);
+    assert_eq!(
+        file(&a, "conf/app.ini").diff,
+        "@@ -1 +0,0 @@\n-setting = 1\n"
+    );
+    // The link itself is a new, untracked file whose text is its target.
+    assert_eq!(file(&a, "conf").status, FileStatus::Untracked);
+    assert_eq!(paths(&a), ["conf", "conf/app.ini"]);
 }

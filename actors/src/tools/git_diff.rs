@@ -7,7 +7,8 @@
 //! clean/smudge filters, textconv drivers, an external diff). So git itself never looks at the
 //! working tree here. `git.rs` runs only `rev-parse`, `ls-tree` and `cat-file --batch` (objects and
 //! refs, no filters); `index.rs` reads the index file in Rust; `worktree.rs` finds the changed files
-//! by reading them (stat data, size, then git's blob id); `text.rs` computes the diff with the
+//! by reading them (stat data, size, then git's blob id), each reached through `beneath.rs`
+//! (one folder at a time from the top, never through a symlink); `text.rs` computes the diff with the
 //! `similar` crate. Decision 0034 has the reasoning and the limits.
 //!
 //! Only the folder asked for is looked at (a subfolder of a repository gives that subfolder's
@@ -20,13 +21,13 @@
 //! own limit and are killed on timeout). Past a bound the answer says `truncated`. The answer's
 //! strings are masked by the caller; the audit metadata holds the root, the scope and counts.
 
+mod beneath;
 mod git;
 mod index;
 mod text;
 mod worktree;
 
-use std::ffi::OsStr;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -261,30 +262,35 @@ enum Side {
 }
 
 async fn new_side(root: &Path, change: &Change) -> Side {
-    let path = root.join(OsStr::from_bytes(&change.path));
-    match change.new {
-        None => Side::Bytes(Vec::new()),
-        Some(Kind::Link) => match tokio::fs::read_link(&path).await {
-            Ok(target) => Side::Bytes(target.into_os_string().into_vec()),
-            Err(_) => Side::Unread,
-        },
-        Some(Kind::File(len)) if len > MAX_FILE_BYTES => Side::TooLarge,
-        Some(Kind::File(_)) => {
-            let read = tokio::task::spawn_blocking(move || {
-                use std::io::Read;
-                let f = worktree::open_no_follow(&path)?;
+    let Some(kind) = change.new else {
+        return Side::Bytes(Vec::new());
+    };
+    if matches!(kind, Kind::File(len) if len > MAX_FILE_BYTES) {
+        return Side::TooLarge;
+    }
+    let (root, rel) = (root.to_path_buf(), change.path.clone());
+    let read = tokio::task::spawn_blocking(move || {
+        use std::io::Read;
+        let mut files = beneath::Beneath::new(&root)?;
+        match kind {
+            Kind::Link => files.read_link(&rel),
+            Kind::File(_) => {
                 let mut bytes = Vec::new();
                 // The size was checked from the stat; `take` holds the cap if it grew since.
-                f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).ok()?;
+                files
+                    .open(&rel)?
+                    .take(MAX_FILE_BYTES + 1)
+                    .read_to_end(&mut bytes)
+                    .ok()?;
                 Some(bytes)
-            })
-            .await;
-            match read {
-                Ok(Some(b)) if b.len() as u64 > MAX_FILE_BYTES => Side::TooLarge,
-                Ok(Some(b)) => Side::Bytes(b),
-                _ => Side::Unread,
             }
         }
+    })
+    .await;
+    match read {
+        Ok(Some(b)) if b.len() as u64 > MAX_FILE_BYTES => Side::TooLarge,
+        Ok(Some(b)) => Side::Bytes(b),
+        _ => Side::Unread,
     }
 }
 

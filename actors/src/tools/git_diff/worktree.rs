@@ -6,21 +6,21 @@
 //! new as the index itself), else when its size and then its blob id equal HEAD's. Untracked
 //! files come from `ignore`'s walker, which honours `.gitignore`, `.git/info/exclude` and the
 //! user's global excludes as git does. Every path is offered to the caller's `allowed` first; a
-//! refused path is not read, not listed, and (for a folder) not entered.
+//! refused path is not read, not listed, and (for a folder) not entered. Files are stat'ed and read
+//! only through [`Beneath`], never by a path that could pass through a symlink.
 //!
 //! This runs on a blocking thread: it is file I/O and hashing.
 
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsStr;
-use std::fs::Metadata;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::beneath::{Beneath, Stat};
 use super::git::TreeEntry;
 use super::index::Index;
 use super::text::{BlobHasher, ObjectFormat};
@@ -102,72 +102,76 @@ fn abs(root: &Path, path: &[u8]) -> PathBuf {
     root.join(OsStr::from_bytes(path))
 }
 
-/// What is at `path` now, without following a symlink; `None` when nothing (or a folder, which
-/// a file cannot be diffed against) is there.
-fn kind_of(path: &Path) -> Option<(Kind, Metadata)> {
-    let m = std::fs::symlink_metadata(path).ok()?;
-    let ft = m.file_type();
-    if ft.is_symlink() {
-        Some((Kind::Link, m))
-    } else if ft.is_file() {
-        Some((Kind::File(m.len()), m))
-    } else {
-        None
-    }
-}
-
 /// Whether the index's stat data vouches that the file is still the index's object.
-fn stat_clean(e: &super::index::Entry, m: &Metadata, index_mtime: (i64, i64)) -> bool {
+fn stat_clean(e: &super::index::Entry, st: &Stat, index_mtime: (i64, i64)) -> bool {
+    let Kind::File(size) = st.kind else {
+        return false;
+    };
     // Git truncates these to 32 bits; compare the same way.
-    let same = e.ctime == (m.ctime() as u32, m.ctime_nsec() as u32)
-        && e.mtime == (m.mtime() as u32, m.mtime_nsec() as u32)
-        && e.ino == m.ino() as u32
-        && e.size == m.len() as u32;
+    let same = e.ctime == (st.ctime.0 as u32, st.ctime.1 as u32)
+        && e.mtime == (st.mtime.0 as u32, st.mtime.1 as u32)
+        && e.ino == st.ino as u32
+        && e.size == size as u32;
     // A file changed in the same instant the index was written can keep identical stat data
     // (git's "racy clean"): trust only entries strictly older than the index file.
     let racy = (i64::from(e.mtime.0), i64::from(e.mtime.1)) >= index_mtime;
     same && !racy
 }
 
-/// The blob id of the file or link at `path` as it is now, or `None` if it cannot be read.
-fn blob_id_now(path: &Path, kind: Kind, format: ObjectFormat) -> Option<String> {
+/// What hashing the working file gave.
+enum Hashed {
+    /// Its blob id.
+    Id(String),
+    /// It could not be read whole (gone, grown, unreadable): not HEAD's blob.
+    Unreadable,
+    /// The deadline passed while reading.
+    OutOfTime,
+}
+
+/// The blob id of the file or link at `rel` as it is now.
+fn blob_id_now(
+    tree: &mut Beneath,
+    rel: &[u8],
+    kind: Kind,
+    format: ObjectFormat,
+    deadline: Instant,
+) -> Hashed {
     match kind {
-        Kind::Link => {
-            let target = std::fs::read_link(path).ok()?;
-            Some(super::text::blob_id(format, target.as_os_str().as_bytes()))
-        }
+        Kind::Link => match tree.read_link(rel) {
+            Some(target) => Hashed::Id(super::text::blob_id(format, &target)),
+            None => Hashed::Unreadable,
+        },
         Kind::File(len) => {
-            // `O_NOFOLLOW`-like: a file swapped for a link since the stat is not followed.
-            let f = open_no_follow(path)?;
+            let Some(f) = tree.open(rel) else {
+                return Hashed::Unreadable;
+            };
             let mut h = BlobHasher::new(format, len);
             let mut buf = vec![0u8; 64 << 10];
             let mut left = len;
             let mut r = f.take(len + 1);
             loop {
-                let n = r.read(&mut buf).ok()?;
-                if n == 0 {
-                    break;
+                if Instant::now() > deadline {
+                    return Hashed::OutOfTime;
                 }
+                let n = match r.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(_) => return Hashed::Unreadable,
+                };
                 h.update(&buf[..n]);
-                left = left.checked_sub(n as u64)?; // grew since the stat: not HEAD's blob
+                // Grown since the stat: not HEAD's blob either way.
+                let Some(l) = left.checked_sub(n as u64) else {
+                    return Hashed::Unreadable;
+                };
+                left = l;
             }
-            (left == 0).then(|| h.hex())
+            if left == 0 {
+                Hashed::Id(h.hex())
+            } else {
+                Hashed::Unreadable
+            }
         }
     }
-}
-
-/// Opens a regular file for reading, never through a symlink in its last component and never
-/// anything else: a file swapped since its stat for a link, a FIFO (whose open would wait for a
-/// writer) or a device is not opened or not read.
-pub(super) fn open_no_follow(path: &Path) -> Option<std::fs::File> {
-    use nix::fcntl::OFlag;
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
-        .open(path)
-        .ok()?;
-    f.metadata().ok()?.is_file().then_some(f)
 }
 
 /// Finds the changes.
@@ -186,6 +190,12 @@ pub(super) fn scan(input: Input) -> Scan {
     let mut truncated = false;
     let mut tracked: HashSet<Vec<u8>> = HashSet::new();
     let full = |found: &BTreeMap<Vec<u8>, Change>| found.len() >= max_files;
+    let Some(mut files) = Beneath::new(&root) else {
+        return Scan {
+            changes: Vec::new(),
+            truncated: true,
+        };
+    };
 
     for entry in tree {
         tracked.insert(entry.path.clone());
@@ -210,7 +220,7 @@ pub(super) fn scan(input: Input) -> Scan {
         if staged.is_some_and(|(e, _)| e.skip_worktree) {
             continue; // sparse checkout: absent on purpose
         }
-        let Some((kind, meta)) = kind_of(&path) else {
+        let Some(st) = files.stat(&entry.path) else {
             found.insert(
                 entry.path.clone(),
                 Change {
@@ -223,6 +233,7 @@ pub(super) fn scan(input: Input) -> Scan {
             continue;
         };
         let was_link = entry.mode == 0o120000;
+        let kind = st.kind;
         let changed = match kind {
             Kind::Link if !was_link => true,
             Kind::File(_) if was_link => true,
@@ -232,9 +243,20 @@ pub(super) fn scan(input: Input) -> Scan {
                     e.stage == 0
                         && hex::encode(&e.oid) == entry.oid
                         && e.mode & 0o170000 == entry.mode & 0o170000
-                        && stat_clean(e, &meta, index_mtime)
+                        && stat_clean(e, &st, index_mtime)
                 });
-                !clean && blob_id_now(&path, kind, format).as_deref() != Some(entry.oid.as_str())
+                if clean {
+                    false
+                } else {
+                    match blob_id_now(&mut files, &entry.path, kind, format, deadline) {
+                        Hashed::Id(id) => id != entry.oid,
+                        Hashed::Unreadable => true,
+                        Hashed::OutOfTime => {
+                            truncated = true;
+                            continue;
+                        }
+                    }
+                }
             }
         };
         if changed {
@@ -272,7 +294,7 @@ pub(super) fn scan(input: Input) -> Scan {
                 continue;
             }
             // Staged then removed again: nothing differs from HEAD.
-            if let Some((kind, _)) = kind_of(&path) {
+            if let Some(Stat { kind, .. }) = files.stat(p) {
                 found.insert(
                     p.clone(),
                     Change {
@@ -287,9 +309,15 @@ pub(super) fn scan(input: Input) -> Scan {
     }
 
     if !truncated {
-        truncated = walk_untracked(
-            &root, &scope, &tracked, &allowed, max_files, deadline, &mut found,
-        );
+        let walk = Walk {
+            root: &root,
+            scope: &scope,
+            tracked: &tracked,
+            allowed: &allowed,
+            max_files,
+            deadline,
+        };
+        truncated = walk_untracked(walk, &mut files, &mut found);
     }
     Scan {
         changes: found.into_values().collect(),
@@ -297,16 +325,30 @@ pub(super) fn scan(input: Input) -> Scan {
     }
 }
 
-/// Adds the untracked files under the scope; answers whether it had to stop early.
-fn walk_untracked(
-    root: &Path,
-    scope: &[u8],
-    tracked: &HashSet<Vec<u8>>,
-    allowed: &Allowed,
+/// What the untracked walk works from.
+struct Walk<'a> {
+    root: &'a Path,
+    scope: &'a [u8],
+    tracked: &'a HashSet<Vec<u8>>,
+    allowed: &'a Allowed,
     max_files: usize,
     deadline: Instant,
+}
+
+/// Adds the untracked files under the scope; answers whether it had to stop early.
+fn walk_untracked(
+    walk: Walk<'_>,
+    files: &mut Beneath,
     found: &mut BTreeMap<Vec<u8>, Change>,
 ) -> bool {
+    let Walk {
+        root,
+        scope,
+        tracked,
+        allowed,
+        max_files,
+        deadline,
+    } = walk;
     let start = abs(root, scope);
     // The walker opens every `.gitignore` on its way (and those of the folders above the scope,
     // and `.git/info/exclude`): one that is a FIFO would block it for good, one that leads to a
@@ -370,7 +412,7 @@ fn walk_untracked(
         if tracked.contains(&rel) || found.contains_key(&rel) {
             continue;
         }
-        let Some((kind, _)) = kind_of(entry.path()) else {
+        let Some(Stat { kind, .. }) = files.stat(&rel) else {
             continue;
         };
         if found.len() >= max_files {
