@@ -36,6 +36,7 @@ use collie_actors::supervisor::{
     BridgeSupervisor, ChildSpec, ExitReason, SupervisorArgs, SupervisorMsg,
 };
 use collie_actors::tools::search::SearchLimits;
+use collie_actors::tools::sessions::{Launcher, SessionLimits, TOOL_GUARD};
 use collie_actors::tools::toolbox::{Toolbox, ToolboxConfig};
 use collie_actors::tools::workspace::{Guarded, Workspaces};
 use collie_actors::walky::actor::{WalkyActor, WalkyArgs, WalkyMsg};
@@ -425,9 +426,15 @@ fn toolbox(settings: &Settings) -> Result<Toolbox> {
         },
         None => None,
     };
+    let program = std::env::current_exe().context("finding this program for the tools' guard")?;
     Ok(Toolbox::new(ToolboxConfig {
         workspaces,
         search: SearchLimits::default(),
+        sessions: SessionLimits::default(),
+        launcher: Launcher {
+            program,
+            args: vec![TOOL_GUARD.into()],
+        },
     }))
 }
 

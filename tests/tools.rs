@@ -576,3 +576,212 @@ fn one_client_reaches_every_machine_of_the_crew_and_a_member_may_decline() {
         (404, Some("no such machine"))
     );
 }
+
+/// Pids of live processes whose command line starts with `needle` (zombies count as gone; the
+/// shells and guards that name the command in their arguments do not count).
+fn alive_with(needle: &str) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|d| d.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let zombie = stat
+                .rfind(')')
+                .is_some_and(|i| stat[i + 1..].trim_start().starts_with('Z'));
+            !zombie
+                && String::from_utf8_lossy(&cmd)
+                    .replace('\0', " ")
+                    .starts_with(needle)
+        })
+        .collect()
+}
+
+/// A number no other test uses, for a command line to be found by in `/proc`.
+fn marker() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!("{}", 90_000 + (nanos % 9_000) + std::process::id() % 1000)
+}
+
+#[test]
+fn sessions_belong_to_their_device_and_die_with_the_bridge_even_when_it_is_killed() {
+    let mut b = bridge();
+    let alice = b.pair("alice", "full");
+    let bob = b.pair("bob", "full");
+    let reader = b.pair("reader", "read");
+    let n = marker();
+    // A session whose shell leaves a grandchild in the background.
+    let started = tool_ok(
+        &b,
+        &alice,
+        "start_process",
+        json!({"command": format!("sleep {n}1 & sleep {n}2; echo done")}),
+    );
+    let session = started["session"].as_str().expect("session").to_owned();
+    assert_eq!(session.len(), 32, "128 bits in hex: {session}");
+    let both = wait_for(Duration::from_secs(5), || {
+        (alive_with(&format!("sleep {n}")).len() == 2).then_some(())
+    });
+    assert!(
+        both.is_some(),
+        "{started} {n} {:?}",
+        alive_with("sleep")
+            .iter()
+            .map(|p| std::fs::read_to_string(format!("/proc/{p}/cmdline")).unwrap_or_default())
+            .collect::<Vec<_>>()
+    );
+    let pids: Vec<i32> = alive_with(&format!("sleep {n}"));
+    assert!(
+        !started.to_string().contains(&pids[0].to_string()) || pids[0] < 100,
+        "a pid in the answer"
+    );
+
+    // Bob cannot see, read, write to or kill Alice's session: it does not exist for him.
+    assert_eq!(
+        tool_ok(&b, &bob, "list_sessions", json!({}))["sessions"],
+        json!([])
+    );
+    for (name, args) in [
+        ("read_process_output", json!({"session": session})),
+        (
+            "interact_with_process",
+            json!({"session": session, "input": "x\n"}),
+        ),
+        ("kill_process", json!({"session": session})),
+        ("force_terminate", json!({"session": session})),
+    ] {
+        let (status, body) = tool(&b, &bob, name, args);
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (404, Some("no such session")),
+            "{name}"
+        );
+    }
+    // A read device may read only its own sessions (it can start none).
+    let (status, _) = tool(
+        &b,
+        &reader,
+        "read_process_output",
+        json!({"session": session}),
+    );
+    assert_eq!(status, 404);
+    // A pid is not a session: as it is (not an id at all) or dressed up as one.
+    let (status, _) = tool(
+        &b,
+        &alice,
+        "kill_process",
+        json!({"session": pids[0].to_string()}),
+    );
+    assert_eq!(status, 400);
+    let (status, _) = tool(
+        &b,
+        &alice,
+        "kill_process",
+        json!({"session": format!("{:032x}", pids[0])}),
+    );
+    assert_eq!(status, 404);
+    let (status, body) = tool(&b, &alice, "kill_process", json!({"pid": 1}));
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(
+        alive_with(&format!("sleep {n}")).len(),
+        2,
+        "nothing was signalled"
+    );
+    // Alice's own session is hers.
+    let listed = tool_ok(&b, &alice, "list_sessions", json!({}));
+    assert_eq!(listed["sessions"][0]["session"], session.as_str());
+
+    // The bridge is SIGKILLed: no cleanup of its own, yet the whole group goes with it.
+    b.kill_hard();
+    let gone = wait_for(Duration::from_secs(10), || {
+        alive_with(&format!("sleep {n}")).is_empty().then_some(())
+    });
+    assert!(
+        gone.is_some(),
+        "left behind: {:?}",
+        alive_with(&format!("sleep {n}"))
+    );
+
+    // After a restart the old session is no more, for anyone.
+    b.launch();
+    let (status, body) = tool(
+        &b,
+        &alice,
+        "read_process_output",
+        json!({"session": session}),
+    );
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (404, Some("no such session"))
+    );
+    assert_eq!(
+        tool_ok(&b, &alice, "list_sessions", json!({}))["sessions"],
+        json!([])
+    );
+}
+
+#[test]
+fn exec_runs_to_its_end_within_the_devices_limits() {
+    let b = bridge();
+    let full = b.pair("owner", "full");
+    let other = b.pair("other", "full");
+    let ran = tool_ok(
+        &b,
+        &full,
+        "exec_command",
+        json!({"command": "echo hi; echo TOKEN=hunter2 >&2; exit 3"}),
+    );
+    assert_eq!(ran["exit_code"], 3);
+    assert_eq!(ran["stdout"], "hi\n");
+    // The audit holds the first word and the length, then the exit code — not the command.
+    let lines = audited(&b, "tool.exec_command");
+    assert_eq!(lines[0]["detail"]["command_first_word"], "echo");
+    assert!(
+        lines.iter().any(|l| l["detail"]["exit_code"] == 3),
+        "{lines:?}"
+    );
+    let log = std::fs::read_to_string(b.state().join("audit.log")).expect("audit.log");
+    assert!(!log.contains("hunter2") && !log.contains("echo hi"));
+
+    // The per-device concurrency limit: the device's fifth concurrent exec is refused, another
+    // device is not held up by it, and the refusal is audited resource.denied.
+    let limit = 4;
+    let n = marker();
+    let running: Vec<_> = (0..limit)
+        .map(|_| {
+            let url = b.url("/api/tools/exec_command");
+            let token = full.clone();
+            let command = format!("sleep {n}.5");
+            std::thread::spawn(move || {
+                ureq::post(&url)
+                    .set("Authorization", &format!("Bearer {token}"))
+                    .send_json(json!({"command": command, "timeout_ms": 4000}))
+                    .map(|r| r.status())
+                    .unwrap_or_else(|e| match e {
+                        ureq::Error::Status(s, _) => s,
+                        _ => 0,
+                    })
+            })
+        })
+        .collect();
+    let all_running = wait_for(Duration::from_secs(10), || {
+        (alive_with(&format!("sleep {n}.5")).len() == limit).then_some(())
+    });
+    assert!(all_running.is_some(), "{:?}", alive_with("sleep"));
+    let (status, body) = tool(&b, &full, "exec_command", json!({"command": "true"}));
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (503, Some("resource limit"))
+    );
+    tool_ok(&b, &other, "exec_command", json!({"command": "true"}));
+    assert!(audited(&b, "resource.denied")
+        .iter()
+        .any(|l| l["device"] == "owner" && l["detail"]["tool"] == "exec_command"));
+    for t in running {
+        assert_eq!(t.join().expect("exec thread"), 200);
+    }
+}

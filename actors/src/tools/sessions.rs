@@ -49,6 +49,9 @@ pub use self::wire::{
 };
 use super::{Done, ToolError};
 
+/// The hidden first argument of `collie` that runs the tool guard instead of the CLI.
+pub const TOOL_GUARD: &str = "__tool-guard";
+
 /// The longest command line a tool runs.
 pub(crate) const MAX_COMMAND: usize = 64 * 1024;
 /// The most bytes a read answers.

@@ -16,8 +16,9 @@ use serde_json::{Map, Value};
 use super::files;
 use super::git_diff;
 use super::search::{self, SearchLimits, Searches};
+use super::sessions::{self, Launcher, SessionLimits, Sessions};
 use super::workspace::Workspaces;
-use super::{Done, ToolError, ToolName};
+use super::{exec, processes, Done, ToolError, ToolName};
 
 /// What a bridge's toolbox is made of.
 #[derive(Debug, Clone)]
@@ -27,6 +28,10 @@ pub struct ToolboxConfig {
     pub workspaces: Option<Workspaces>,
     /// Search bounds.
     pub search: SearchLimits,
+    /// Session and exec bounds.
+    pub sessions: SessionLimits,
+    /// How a process is started under the guard that ties it to the bridge's life.
+    pub launcher: Launcher,
 }
 
 /// The tools' shared state; cheap to clone.
@@ -34,6 +39,7 @@ pub struct ToolboxConfig {
 pub struct Toolbox {
     workspaces: Option<Arc<Workspaces>>,
     searches: Searches,
+    sessions: Sessions,
 }
 
 /// Decodes a tool's arguments strictly.
@@ -57,6 +63,7 @@ impl Toolbox {
         Toolbox {
             workspaces: config.workspaces.map(Arc::new),
             searches: Searches::new(config.search),
+            sessions: Sessions::new(config.sessions, config.launcher),
         }
     }
 
@@ -95,13 +102,39 @@ impl Toolbox {
                 let dir = self.cwd(a.path.as_deref())?;
                 encode(git_diff::git_diff(dir, allowed(self.ws()?), a).await?)
             }
-            _ => Err(ToolError::Internal(format!("{tool} has no implementation"))),
+            ListProcesses => {
+                let a = decode(args)?;
+                encode(
+                    tokio::task::spawn_blocking(move || processes::list_processes(a))
+                        .await
+                        .map_err(|e| ToolError::Internal(format!("list_processes: {e}")))??,
+                )
+            }
+            ListSessions => {
+                let _: Empty = decode(args)?;
+                encode(self.sessions.list(owner))
+            }
+            ReadProcessOutput => encode(self.sessions.read_output(owner, decode(args)?)?),
+            ExecCommand => {
+                let a: exec::ExecCommandArgs = decode(args)?;
+                let cwd = self.cwd(a.cwd.as_deref())?;
+                encode(self.sessions.exec(owner, cwd, a).await?)
+            }
+            StartProcess => {
+                let a: sessions::StartProcessArgs = decode(args)?;
+                let cwd = self.cwd(None)?;
+                encode(self.sessions.start_process(owner, cwd, a).await?)
+            }
+            InteractWithProcess => encode(self.sessions.interact(owner, decode(args)?).await?),
+            KillProcess => encode(self.sessions.kill(owner, decode(args)?, false).await?),
+            ForceTerminate => encode(self.sessions.kill(owner, decode(args)?, true).await?),
         }
     }
 
     /// Ends every search and kills every session (the bridge stops).
     pub async fn shutdown(&self) {
         self.searches.stop_all();
+        self.sessions.shutdown().await;
     }
 
     /// Runs a file tool on the blocking pool.
@@ -164,7 +197,13 @@ pub fn input_schema(tool: ToolName) -> Map<String, Value> {
         GetMoreSearchResults => schemars::schema_for!(search::GetMoreSearchResultsArgs),
         StopSearch => schemars::schema_for!(search::StopSearchArgs),
         GitDiff => schemars::schema_for!(git_diff::GitDiffArgs),
-        _ => schemars::schema_for!(Empty),
+        ListProcesses => schemars::schema_for!(processes::ListProcessesArgs),
+        ListSessions => schemars::schema_for!(Empty),
+        ReadProcessOutput => schemars::schema_for!(sessions::ReadProcessOutputArgs),
+        ExecCommand => schemars::schema_for!(exec::ExecCommandArgs),
+        StartProcess => schemars::schema_for!(sessions::StartProcessArgs),
+        InteractWithProcess => schemars::schema_for!(sessions::InteractWithProcessArgs),
+        KillProcess | ForceTerminate => schemars::schema_for!(sessions::KillProcessArgs),
     };
     let mut map = match schema.to_value() {
         Value::Object(map) => map,
