@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use collie_actors::tools::search::{SearchLimits, Searches, StartSearchArgs};
 use serde_json::json;
-use support::{cpu_model, cpus, met, Stats};
+use support::{cpu_model, cpus, load_average, met, Stats};
 
 const NEEDLE: &str = "COLLIE_NEEDLE_4217";
 const TOP: usize = 100;
@@ -182,9 +182,10 @@ fn main() {
         .unwrap_or(7)
         .max(1);
     println!(
-        "search bench: {} CPUs ({}), {runs} timed runs each",
+        "search bench: {} CPUs ({}), load {}, {runs} timed runs each",
         cpus(),
-        cpu_model()
+        cpu_model(),
+        load_average()
     );
     let dir = tempfile::TempDir::new().expect("temp dir");
     let root = dir.path().join("tree");
