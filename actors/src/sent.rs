@@ -7,7 +7,7 @@
 //! audit log is the record. So the rules here err towards keeping nothing — a line that might
 //! hold a secret ([`rules::check`]) leaves no entry, no count and no log line with its text.
 //!
-//! The pure parts are [`rules`], [`lines`], [`entry`] and [`recent`]; [`file`] reads and writes
+//! The pure parts are [`rules`], [`lines`], [`entry`] and [`recent`]; [`mod@file`] reads and writes
 //! the two files (created 0600, tightened when wider, rewritten atomically). The binary's
 //! application layer owns the custody (one writer at a time) and the audit lines.
 

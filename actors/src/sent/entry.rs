@@ -1,5 +1,5 @@
 //! One line of `sent.jsonl` and the edits of the log: append (with the size bound), discard one
-//! line, clear. Pure: the file is read and written by [`super::file`].
+//! line, clear. Pure: the file is read and written by [`mod@super::file`].
 
 use serde::{Deserialize, Serialize};
 
