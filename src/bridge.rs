@@ -192,6 +192,11 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         )),
         audit_content: Arc::new(settings.audit_content.clone()),
         streams: Arc::default(),
+        sent: Arc::new(crate::app::sent::Sent::new(
+            &settings.state_dir,
+            settings.sent,
+            settings.phone_run,
+        )),
         tasks: tasks.clone(),
         shutdown: root.child_token(),
         #[cfg(feature = "fault-injection")]

@@ -59,6 +59,17 @@ pub struct ConfigFile {
     /// `[push]` table.
     #[serde(default)]
     pub push: PushConfig,
+    /// `[phone]` table.
+    #[serde(default)]
+    pub phone: PhoneConfig,
+}
+
+/// `[phone]` in `config.toml` (SPEC §11, §12): what a paired phone may do besides panes.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhoneConfig {
+    /// Whether a `full` device may run one-shot commands (default true).
+    pub run: Option<bool>,
 }
 
 /// `[push]` in `config.toml` (SPEC §10.4, §12): self-hosted push services a phone may subscribe
@@ -203,6 +214,10 @@ pub struct Settings {
     pub tool_paths: ToolPaths,
     /// `[crew] tools`: whether this machine serves its tools to its lead (default true).
     pub crew_tools: bool,
+    /// `COLLIE_SENT`: whether the sent log records lines (SPEC §11).
+    pub sent: bool,
+    /// `[phone] run`: whether a `full` device may run one-shot commands (SPEC §11).
+    pub phone_run: bool,
 }
 
 /// The folders that bound the tools (SPEC §11): the workspace (the home folder until an applied
@@ -315,6 +330,11 @@ impl Settings {
             Some("off") => false,
             Some(other) => bail!("COLLIE_WALKY must be on or off, got {other:?}"),
         };
+        let sent = match get("COLLIE_SENT").as_deref() {
+            None | Some("on") => true,
+            Some("off") => false,
+            Some(other) => bail!("COLLIE_SENT must be on or off, got {other:?}"),
+        };
         let audit_content = get("COLLIE_AUDIT_CONTENT").unwrap_or_else(|| "preview".into());
         if audit_content != "preview" && audit_content != "none" {
             bail!("COLLIE_AUDIT_CONTENT must be preview or none, got {audit_content:?}");
@@ -373,6 +393,8 @@ impl Settings {
             seen_vars,
             hold,
             push_services,
+            sent,
+            phone_run: file.phone.run.unwrap_or(true),
         })
     }
 
@@ -505,6 +527,26 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn phone_run_and_sent() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cfg = dir.path().to_string_lossy().to_string();
+        let base = env(&[("COLLIE_CONFIG_DIR", &cfg), ("COLLIE_STATE_DIR", "/s")]);
+        let s = Settings::resolve(&Overrides::default(), &base).expect("resolve");
+        assert!(s.phone_run && s.sent, "both on by default");
+        std::fs::write(dir.path().join("config.toml"), "[phone]\nrun = false\n").expect("write");
+        let mut e = base.clone();
+        e.insert("COLLIE_SENT".into(), "off".into());
+        let s = Settings::resolve(&Overrides::default(), &e).expect("resolve");
+        assert!(!s.phone_run && !s.sent);
+        e.insert("COLLIE_SENT".into(), "no".into());
+        assert!(Settings::resolve(&Overrides::default(), &e).is_err());
+        std::fs::write(dir.path().join("config.toml"), "[phone]\nrun = 1\n").expect("write");
+        assert!(Settings::resolve(&Overrides::default(), &base).is_err());
+        std::fs::write(dir.path().join("config.toml"), "[phone]\nwalk = true\n").expect("write");
+        assert!(Settings::resolve(&Overrides::default(), &base).is_err());
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod panes;
 pub mod private_socket;
 pub mod push;
 pub mod redact;
+pub mod sent;
 pub mod slot;
 pub mod store;
 pub mod supervisor;

@@ -80,6 +80,9 @@ pub enum AppError {
     /// The durable agent could not be reached or answered badly.
     #[error("durable agent unreachable")]
     DurableUnreachable,
+    /// 404: the sent log holds no line of that number.
+    #[error("no such line")]
+    NoSuchLine,
     /// 404 for an unknown device label.
     #[error("no such device")]
     NoSuchDevice,
@@ -126,7 +129,8 @@ impl AppError {
             CardClosed => 410,
             TooManyAttempts { .. } => 429,
             PairingUnavailable | AuditUnavailable | ResourceLimit | Restarting => 503,
-            NoSuchMachine | NoSuchPane | NoSuchAgent | NoSuchDevice | NoLogEntry | NotFound => 404,
+            NoSuchMachine | NoSuchPane | NoSuchAgent | NoSuchDevice | NoLogEntry | NoSuchLine
+            | NotFound => 404,
             MemberUnreachable | MemberUnreadable | DurableUnreachable => 502,
             CapabilityMissing => 501,
             BadRequest(_) => 400,

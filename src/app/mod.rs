@@ -11,6 +11,7 @@ mod audit;
 pub mod authn;
 mod caller;
 pub mod cards;
+pub mod commands;
 pub mod counters;
 pub mod crew;
 pub mod devices;
@@ -20,6 +21,7 @@ pub mod follow;
 pub mod machine;
 pub mod panes;
 pub mod push;
+pub mod sent;
 pub mod status;
 pub mod tools;
 pub mod walky;
@@ -106,6 +108,8 @@ pub struct Wiring {
     pub public_url: Arc<String>,
     /// Open SSE streams, capped per device and in all.
     pub streams: Arc<follow::StreamSlots>,
+    /// The sent log and the one-shot commands (SPEC §11).
+    pub sent: Arc<sent::Sent>,
     /// The bridge's background work: every task the application starts is tracked here and ends
     /// with `shutdown` (a child of the bridge's root token), so none outlives the bridge.
     pub tasks: TaskTracker,
@@ -191,6 +195,8 @@ pub struct Parts {
     public_url: Arc<String>,
     /// Open SSE streams, capped per device and in all.
     streams: Arc<follow::StreamSlots>,
+    /// The sent log and the one-shot commands (SPEC §11).
+    sent: Arc<sent::Sent>,
     /// The bridge's background work: every task the application starts is tracked here and ends
     /// with `shutdown` (a child of the bridge's root token), so none outlives the bridge.
     tasks: TaskTracker,
@@ -234,6 +240,7 @@ impl App {
             audit_content: w.audit_content,
             public_url: w.public_url,
             streams: w.streams,
+            sent: w.sent,
             tasks: w.tasks,
             shutdown: w.shutdown,
             #[cfg(feature = "fault-injection")]

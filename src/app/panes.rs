@@ -226,15 +226,21 @@ impl App {
                     &keys,
                 );
                 self.audit(rec).await?;
-                Ok(self
-                    .panes
+                // The sent log's lines, if a shell at its prompt is about to read them (asked
+                // before typing: once Enter is pressed the command is in the foreground).
+                let sent = self.lines_for_shell(&info.pane, &text, &keys).await;
+                self.panes
                     .call(|r| PanesMsg::Input {
                         pane,
                         text,
                         keys,
                         reply: r,
                     })
-                    .await??)
+                    .await??;
+                if !sent.is_empty() {
+                    self.record_sent(&info.pane, sent).await;
+                }
+                Ok(())
             }
             Machine::Member(member) => {
                 let rec = input_record(

@@ -57,6 +57,10 @@ pub struct SettingsView {
     pub walky: bool,
     /// The tiers a device can hold.
     pub tiers: [&'static str; 3],
+    /// Whether this machine records sent lines (`COLLIE_SENT`; SPEC §11).
+    pub sent: bool,
+    /// Whether a `full` device may run one-shot commands here (`[phone] run`; SPEC §11).
+    pub run: bool,
 }
 
 /// The control socket's status, for `collie doctor`.
@@ -114,6 +118,8 @@ impl App {
             audit_content: self.audit_content.as_str().to_owned(),
             walky: self.walky_on,
             tiers: ["read", "files", "full"],
+            sent: self.sent.keeps(),
+            run: self.sent.runs(),
         }
     }
 

@@ -16,6 +16,7 @@ mod mcp;
 mod pair;
 mod panes;
 mod redact;
+mod sent;
 mod walky;
 
 use std::process::ExitCode;
@@ -66,6 +67,9 @@ enum Command {
     /// Attach, list and detach durable agents (programs whose questions reach the phone).
     #[command(subcommand)]
     Durable(durable::Cmd),
+    /// The shell lines sent through Collie to this machine: list, discard N, clear.
+    #[command(subcommand)]
+    Sent(sent::Cmd),
     /// Check this machine's Collie setup, one line per check.
     Doctor,
     /// The hook an agent runs at a permission dialog: asks the phone, prints its decision.
@@ -94,6 +98,7 @@ pub fn main() -> ExitCode {
         Command::Mcp => mcp::run(),
         Command::Cards(args) => cards::run(args),
         Command::Durable(cmd) => durable::run(cmd),
+        Command::Sent(cmd) => sent::run(cmd),
         Command::Doctor => doctor::run(),
         Command::Hook(args) => hook::run(args),
         Command::Version => {

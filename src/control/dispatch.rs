@@ -147,6 +147,9 @@ async fn answer(app: &App, req: Request) -> Result<Value, AppError> {
         Request::Cards => data(app.crew_cards(&Caller::cli()).await?),
         Request::Durable => data(app.local_durable().await?),
         Request::DurableReload => data(app.durable_reload().await?),
+        Request::SentList => data(app.sent_list(&cli).await?),
+        Request::SentDiscard { id } => data(app.sent_discard(&cli, "local", Some(id)).await?),
+        Request::SentClear => data(app.sent_discard(&cli, "local", None).await?),
         #[cfg(feature = "fault-injection")]
         Request::TestReplayWalky { to } => data(walky::send::replay_last(app, &to).await?),
     }

@@ -146,6 +146,15 @@ pub enum Request {
     Durable,
     /// Read `sources.json` again (after `collie durable attach|detach` changed it).
     DurableReload,
+    /// This machine's sent log (SPEC §11).
+    SentList,
+    /// Discard line `id` of this machine's sent log.
+    SentDiscard {
+        /// The line's number.
+        id: u64,
+    },
+    /// Discard this machine's whole sent log.
+    SentClear,
     /// Test-only (feature `fault-injection`): replay the last walky message this lead forwarded
     /// to member `to`.
     #[cfg(feature = "fault-injection")]

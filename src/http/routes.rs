@@ -8,6 +8,7 @@ mod durable;
 mod meta;
 mod panes;
 mod push;
+mod sent;
 mod stream;
 mod tools;
 mod walky;
@@ -59,6 +60,11 @@ pub(super) fn api() -> Router<App> {
                 .delete(push::unsubscribe),
         )
         .route("/api/tools/{tool}", post(tools::call))
+        .route("/api/sent", get(sent::list))
+        .route("/api/sent/{m}", delete(sent::clear))
+        .route("/api/sent/{m}/{id}", delete(sent::discard))
+        .route("/api/commands", post(sent::run))
+        .route("/api/commands/recent", get(sent::recent))
         .layer(DefaultBodyLimit::max(MAX_TOOL_BODY))
 }
 

@@ -99,6 +99,22 @@ pub const ROUTES: &[(Method, &str, Access)] = &[
         "/api/panes/{m}/{p}/rename",
         Access::Device(Tier::Full),
     ),
+    // The sent log (SPEC §11): any paired device reads it (it reads the panes too); discarding
+    // needs `files` (docs/decisions/0033: it edits a file on the machine, which `read` never
+    // does); one-shot commands and their recent list need `full`.
+    (Method::GET, "/api/sent", Access::Device(Tier::Read)),
+    (Method::DELETE, "/api/sent/{m}", Access::Device(Tier::Files)),
+    (
+        Method::DELETE,
+        "/api/sent/{m}/{id}",
+        Access::Device(Tier::Files),
+    ),
+    (Method::POST, "/api/commands", Access::Device(Tier::Full)),
+    (
+        Method::GET,
+        "/api/commands/recent",
+        Access::Device(Tier::Full),
+    ),
 ];
 
 /// The access a route requires, or `None` for a route the registry does not know (refused).

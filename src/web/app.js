@@ -1,6 +1,6 @@
 // Collie's phone app: routing between the screens, theme, the unpaired state and the service
 // worker. Routes: `#/` panes, `#/pane/<machine>/<pane>`, `#/cards`, `#/walky` (messages),
-// `#/agents` (durable agents), `#/agents/<machine>/<agent>/<conversation>`, `#/settings`,
+// `#/agents` (durable agents), `#/agents/<machine>/<agent>/<conversation>`, `#/sent`, `#/settings`,
 // `#pair=CODE`. On every screen but pairing and Cards itself, a pill links to Cards
 // with the number of cards waiting (asked every 5 s while the app is visible).
 
@@ -14,6 +14,7 @@ import { forgetPairing, getDevice, getPref, getToken } from './store.js';
 import { panesView } from './views/panes.js';
 import { pairView } from './views/pair.js';
 import { paneView } from './views/pane.js';
+import { sentView } from './views/sent.js';
 import { settingsView } from './views/settings.js';
 import { walkyView } from './views/walky.js';
 import { forgetCards } from './walky.js';
@@ -60,6 +61,7 @@ function parseRoute() {
   if (hash === '/settings') return { name: 'settings' };
   if (hash === '/walky') return { name: 'walky' };
   if (hash === '/cards') return { name: 'cards' };
+  if (hash === '/sent') return { name: 'sent' };
   return { name: 'panes' };
 }
 
@@ -102,6 +104,9 @@ function render() {
   } else if (route.name === 'conversation') {
     document.title = `${route.conversation} · Collie`;
     cleanup = conversationView(screen, route);
+  } else if (route.name === 'sent') {
+    document.title = 'Sent · Collie';
+    cleanup = sentView(screen);
   } else if (route.name === 'walky') {
     document.title = 'Messages · Collie';
     cleanup = walkyView(screen);

@@ -11,6 +11,7 @@ import { decider } from '../decide.js';
 import { clear, h, when } from '../dom.js';
 import * as kept from '../kept.js';
 import { applyEvent, earlierCount, HISTORY_MAX, scrolledOff } from '../screen.js';
+import { openSentSheet } from '../sent.js';
 import { PaneStream, UNREACHABLE } from '../stream.js';
 import { getDevice, getDraft, getToken, keepText, setDevice, setDraft } from '../store.js';
 import { HeaderMarks } from '../walky.js';
@@ -424,10 +425,22 @@ export function paneView(root, { machine, pane }) {
         onmousedown: keep,
         onclick: () => post({ keys: [key] }),
       }, glyph)));
+    // The Sent sheet: this machine's kept lines; a tap puts one in the field (never sends it).
+    const sentBtn = h('button', {
+      type: 'button',
+      class: 'ghost sent-open',
+      onclick: () => openSentSheet(machine, (line) => {
+        if (!field) return;
+        field.value = line;
+        saveDraft(line);
+        field.focus({ preventScroll: true });
+      }),
+    }, 'Sent');
     return [
       h('div', { class: 'input-row' },
         h('label', { for: 'pane-input', class: 'visually-hidden' }, 'Type to pane'),
         field,
+        sentBtn,
         sendBtn),
       sendError,
       keyBar,

@@ -3,7 +3,7 @@
 // "Panes"). Refreshed every 5 s while visible, which is also how a member going offline or coming
 // back shows. When the bridge cannot be reached and nothing was loaded yet, the kept copies are
 // listed instead, marked as such. The header links to Cards, Agents (durable agents), Messages
-// (walky-talky) and Settings.
+// (walky-talky), Sent (sent lines and one-shot commands) and Settings.
 
 import { api } from '../client.js';
 import { ago, clear, h, when } from '../dom.js';
@@ -85,6 +85,7 @@ export function panesView(root) {
         h('a', { href: '#/cards', class: 'bar-link' }, 'Cards'),
         h('a', { href: '#/agents', class: 'bar-link' }, 'Agents'),
         h('a', { href: '#/walky', class: 'bar-link' }, 'Messages'),
+        h('a', { href: '#/sent', class: 'bar-link' }, 'Sent'),
         h('a', { href: '#/settings', class: 'bar-link' }, 'Settings'))),
     h('main', { class: 'page' }, status, list));
 

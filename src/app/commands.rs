@@ -1,0 +1,200 @@
+//! One-shot commands (SPEC §11, seed 002): a `full` device runs a typed line in a fresh shell on
+//! this machine, when `[phone] run` is on (the default).
+//!
+//! **What "a fresh shell" is** (docs/decisions/0033): a new hosted pane running the user's shell,
+//! with the line typed into it and Enter pressed — exactly what a paired phone can already do by
+//! opening a shell and typing, so the feature grants nothing new; the pane stays open, so its
+//! output can be read and the phone can open it. The pane obeys the pane caps and is audited
+//! `pane.create` like any other.
+//!
+//! **Order**: authorize (tier `full`, `[phone] run`), validate (one line: 1 to 4,096 characters,
+//! no control characters — the free-text rules), audit `command.run` with only the first word
+//! (an assignment's value dropped) and the length — refused when that line cannot be written —
+//! then open the pane and type. Afterwards the line joins `commands-recent.json` (the last 12
+//! distinct lines, newest first) and the sent log (pane `command`), each only if the sent log's
+//! rules let it. Unpairing a device leaves the recent list: running a line again needs a paired
+//! device anyway.
+//!
+//! A member's one-shot command needs a relay kind this version does not have: `501 capability
+//! missing`.
+
+use collie_actors::audit::AuditEventKind;
+use collie_actors::pairing::Tier;
+use collie_actors::panes::actor::PaneInfo;
+use collie_actors::panes::keys::NamedKey;
+use collie_actors::panes::PanesMsg;
+use collie_actors::sent::rules::MAX_LINE_CHARS;
+use collie_actors::sent::{file, COMMAND_PANE};
+use serde::{Deserialize, Serialize};
+
+use super::machine::Machine;
+use super::panes::Launch;
+use super::sent::blocking;
+use super::{App, AppError, Caller, Who};
+
+/// The name of a one-shot command's pane.
+pub const RUN_PANE_NAME: &str = "run";
+
+/// What `POST /api/commands` answers: the pane the line runs in.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CommandRan {
+    /// The machine.
+    pub machine: String,
+    /// The new pane (open it to read the output).
+    pub pane: PaneInfo,
+}
+
+/// `GET /api/commands/recent`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecentCommands {
+    /// The last distinct lines, newest first, masked.
+    pub commands: Vec<String>,
+}
+
+/// Checks a command line: one line of 1 to 4,096 characters without control characters, not
+/// only blanks.
+pub fn validate_command(line: &str) -> Result<(), AppError> {
+    if line.trim().is_empty() {
+        return Err(AppError::BadRequest("command: type a command".into()));
+    }
+    if line.chars().take(MAX_LINE_CHARS + 1).count() > MAX_LINE_CHARS {
+        return Err(AppError::BadRequest(
+            "command: at most 4096 characters".into(),
+        ));
+    }
+    if line.chars().any(char::is_control) {
+        return Err(AppError::BadRequest(
+            "command: one line without control characters (no line breaks or tabs)".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// What the audit line keeps of `line`: its first word — only the name when that word sets a
+/// variable (`TOKEN=abc deploy` → `TOKEN=`).
+pub fn first_word(line: &str) -> String {
+    let word = line.split_whitespace().next().unwrap_or_default();
+    match word.split_once('=') {
+        Some((name, _)) => format!("{name}="),
+        None => word.to_owned(),
+    }
+}
+
+/// Only a `full` device (or the lead relaying one) runs a command.
+fn runner(caller: &Caller) -> Result<(), AppError> {
+    match caller.who() {
+        Who::Device {
+            tier: Tier::Full, ..
+        }
+        | Who::Relay { .. } => Ok(()),
+        Who::Device { .. } | Who::LocalSecret => Err(AppError::InsufficientTier),
+        Who::Cli | Who::Open => Err(AppError::NotPaired),
+    }
+}
+
+impl App {
+    /// Runs `command` in a fresh shell on `machine` (this one when `None`).
+    pub async fn run_command(
+        &self,
+        caller: &Caller,
+        machine: Option<&str>,
+        command: String,
+    ) -> Result<CommandRan, AppError> {
+        runner(caller)?;
+        if let Machine::Member(_) = self.machine(machine.unwrap_or("local"))? {
+            return Err(AppError::CapabilityMissing);
+        }
+        if !self.sent.runs() {
+            return Err(AppError::Forbidden(
+                "one-shot commands are off on this machine ([phone] run = false)",
+            ));
+        }
+        validate_command(&command)?;
+        let rec = caller
+            .record(self, AuditEventKind::CommandRun)
+            .with_detail("word", first_word(&command))
+            .with_detail("length", command.chars().count() as u64);
+        self.audit(rec).await?;
+        let pane = self
+            .create_pane(
+                caller,
+                "local",
+                Some(RUN_PANE_NAME.to_owned()),
+                Launch::Shell,
+            )
+            .await?;
+        let id = pane.pane.clone();
+        self.panes
+            .call(|r| PanesMsg::Input {
+                pane: id,
+                text: command.clone(),
+                keys: vec![NamedKey::Enter],
+                reply: r,
+            })
+            .await??;
+        if self.sent.may_keep(&command) {
+            self.remember_command(command.clone()).await;
+        }
+        self.record_sent(COMMAND_PANE, vec![command]).await;
+        Ok(CommandRan {
+            machine: self.machine_name(),
+            pane,
+        })
+    }
+
+    /// Puts `line` first in `commands-recent.json`; a file that cannot be written is logged
+    /// (without the line) and the command has run anyway.
+    async fn remember_command(&self, line: String) {
+        let _held = self.sent.lock().lock().await;
+        let path = self.sent.recent_path().to_owned();
+        let saved = blocking(move || {
+            // An unreadable list is started afresh rather than blocking every later command.
+            let mut recent = file::load_recent(&path).unwrap_or_default();
+            recent.push(&line);
+            file::save_recent(&path, &recent)
+        })
+        .await;
+        if saved.is_err() {
+            tracing::warn!("the recent commands could not be saved (see the error above)");
+        }
+    }
+
+    /// The recent one-shot commands, masked.
+    pub async fn recent_commands(&self, caller: &Caller) -> Result<RecentCommands, AppError> {
+        runner(caller)?;
+        let path = self.sent.recent_path().to_owned();
+        let recent = {
+            let _held = self.sent.lock().lock().await;
+            blocking(move || file::load_recent(&path)).await?
+        };
+        Ok(RecentCommands {
+            commands: recent
+                .commands
+                .into_iter()
+                .map(|c| self.masker.mask_string(c))
+                .collect(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_audit_keeps_a_word_never_a_value() {
+        assert_eq!(first_word("ls -la"), "ls");
+        assert_eq!(first_word("TOKEN=abc deploy"), "TOKEN=");
+        assert_eq!(first_word(""), "");
+    }
+
+    #[test]
+    fn a_command_is_one_line() {
+        assert!(validate_command("ls").is_ok());
+        for bad in ["", "   ", "a\nb", "a\tb", "a\u{1b}[2J"] {
+            assert!(validate_command(bad).is_err(), "{bad:?}");
+        }
+        assert!(validate_command(&"x".repeat(4097)).is_err());
+        assert!(validate_command(&"x".repeat(4096)).is_ok());
+    }
+}

@@ -1,0 +1,322 @@
+//! The sent log (SPEC §11, seed 002): the shell lines this machine's devices send, kept in
+//! `<state>/sent.jsonl` so the phone can find one again and re-send it — recorded, listed,
+//! discarded, cleared.
+//!
+//! **What is recorded.** A device's input to a pane whose foreground is a shell at its prompt
+//! (the foreground read from `/proc` just before the text is typed, the way walky tells a prompt:
+//! a hosted pane and a tmux pane alike; a pane whose foreground cannot be read is not recorded),
+//! split into lines by [`collie_actors::sent::lines`], and every one-shot command. Each line
+//! passes [`collie_actors::sent::rules`] first; a line they refuse leaves nothing — no entry, no
+//! count, no log line with its text. `COLLIE_SENT=off` records nothing at all.
+//!
+//! **Custody.** One writer at a time: [`Sent`] holds the files' paths behind one lock, and the
+//! file work runs off the async threads. The file is the truth (it is read for each list and
+//! edit, so `collie sent` editing it while the bridge is stopped is seen at the next request);
+//! only the next id is remembered, so a discarded number is never handed out again while the
+//! bridge runs.
+//!
+//! **Discarding** one line or a whole machine's works with `COLLIE_SENT=off` too, is audited
+//! `sent.discard` with a count (never the line) before the file is rewritten, and is refused
+//! (503 `audit unavailable`) when that line cannot be written.
+
+use std::path::{Path, PathBuf};
+
+use collie_actors::audit::AuditEventKind;
+use collie_actors::pairing::Tier;
+use collie_actors::redact::Masker;
+use collie_actors::sent::entry::{self, Entry};
+use collie_actors::sent::{file, rules, SentError, RECENT_FILE, SENT_FILE};
+use serde::{Deserialize, Serialize};
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+use tokio::sync::Mutex;
+
+use super::machine::Machine;
+use super::{App, AppError, Caller, Who};
+
+/// The sent log's and the recent commands' custody, and the two settings that govern them.
+pub struct Sent {
+    /// `<state>/sent.jsonl`.
+    log: PathBuf,
+    /// `<state>/commands-recent.json`.
+    recent: PathBuf,
+    /// `COLLIE_SENT`: whether lines are recorded at all.
+    keep: bool,
+    /// `[phone] run`: whether a `full` device may run one-shot commands.
+    run: bool,
+    /// A masker that is always on: the rules' "matches a masking shape" holds even where
+    /// `COLLIE_REDACT=off` leaves screens unmasked.
+    shapes: Masker,
+    /// Held for every read-modify-write of either file; holds the next id once it is known.
+    lock: Mutex<Option<u64>>,
+}
+
+impl Sent {
+    /// The custody of the files in `state_dir`.
+    pub fn new(state_dir: &Path, keep: bool, run: bool) -> Sent {
+        Sent {
+            log: state_dir.join(SENT_FILE),
+            recent: state_dir.join(RECENT_FILE),
+            keep,
+            run,
+            shapes: Masker::new(true),
+            lock: Mutex::new(None),
+        }
+    }
+
+    /// Whether `COLLIE_SENT` is on.
+    pub fn keeps(&self) -> bool {
+        self.keep
+    }
+
+    /// Whether `[phone] run` is on.
+    pub fn runs(&self) -> bool {
+        self.run
+    }
+
+    /// Whether `line` may be kept (in the log, or in the recent commands).
+    pub(super) fn may_keep(&self, line: &str) -> bool {
+        rules::check(line, &self.shapes).is_ok()
+    }
+
+    /// The recent commands' file.
+    pub(super) fn recent_path(&self) -> &Path {
+        &self.recent
+    }
+
+    /// The lock every edit of either file holds.
+    pub(super) fn lock(&self) -> &Mutex<Option<u64>> {
+        &self.lock
+    }
+}
+
+/// Runs blocking file work off the async threads.
+pub(super) async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, SentError> + Send + 'static,
+) -> Result<T, AppError> {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(AppError::backend("sent log", e)),
+        Err(e) => Err(AppError::backend("sent log", e)),
+    }
+}
+
+/// One line as `GET /api/sent` and `collie sent list` show it (masked).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SentLine {
+    /// The machine whose shell it went to.
+    pub machine: String,
+    /// Its number there (what a discard names).
+    pub id: u64,
+    /// When (RFC 3339).
+    pub ts: String,
+    /// The pane id, or `command` for a one-shot command.
+    pub pane: String,
+    /// The line, masked.
+    pub line: String,
+}
+
+/// `GET /api/sent`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SentList {
+    /// Whether this machine records lines (`COLLIE_SENT`).
+    pub recording: bool,
+    /// Every machine's lines, newest first.
+    pub lines: Vec<SentLine>,
+    /// Crew members whose lines are not in `lines` (this version does not fetch a member's log).
+    pub unavailable: Vec<String>,
+}
+
+/// What a discard did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Discarded {
+    /// The machine.
+    pub machine: String,
+    /// How many lines went.
+    pub discarded: usize,
+}
+
+/// The time now, as the log writes it.
+pub(super) fn now_rfc3339() -> String {
+    OffsetDateTime::now_utc()
+        .format(&Rfc3339)
+        .unwrap_or_else(|_| "1970-01-01T00:00:00Z".to_owned())
+}
+
+impl App {
+    /// The sent log's custody.
+    pub fn sent(&self) -> &Sent {
+        &self.sent
+    }
+
+    /// Records the lines of an input that went to `pane` while its shell was at its prompt; each
+    /// line that passes the rules becomes an entry. Never fails the input: a log that cannot be
+    /// written is logged (without the line) and the line is lost.
+    pub(super) async fn record_sent(&self, pane: &str, lines: Vec<String>) {
+        if !self.sent.keep {
+            return;
+        }
+        let lines: Vec<String> = lines
+            .into_iter()
+            .filter(|l| self.sent.may_keep(l))
+            .collect();
+        if lines.is_empty() {
+            return;
+        }
+        let mut next = self.sent.lock.lock().await;
+        let path = self.sent.log.clone();
+        let machine = self.machine_name();
+        let pane = pane.to_owned();
+        let known = *next;
+        let wrote = blocking(move || {
+            let mut entries = file::load_log(&path)?;
+            let mut id = known.unwrap_or(0).max(entry::next_id(&entries));
+            for line in lines {
+                let e = Entry {
+                    id,
+                    ts: now_rfc3339(),
+                    machine: machine.clone(),
+                    pane: pane.clone(),
+                    line,
+                };
+                file::append_log(&path, &e)?;
+                entries.push(e);
+                id += 1;
+            }
+            if entry::trim(&mut entries) > 0 {
+                file::rewrite_log(&path, &entries)?;
+            }
+            Ok(id)
+        })
+        .await;
+        match wrote {
+            Ok(id) => *next = Some(id),
+            Err(_) => tracing::warn!("a sent line could not be recorded (see the error above)"),
+        }
+    }
+
+    /// Every machine's lines, newest first, masked.
+    pub async fn sent_list(&self, caller: &Caller) -> Result<SentList, AppError> {
+        reader(caller)?;
+        let path = self.sent.log.clone();
+        let entries = {
+            let _held = self.sent.lock.lock().await;
+            blocking(move || file::load_log(&path)).await?
+        };
+        let lines = entries
+            .into_iter()
+            .rev()
+            .map(|e| SentLine {
+                machine: e.machine,
+                id: e.id,
+                ts: e.ts,
+                pane: e.pane,
+                line: self.masker.mask_string(e.line),
+            })
+            .collect();
+        let mut unavailable: Vec<String> = self
+            .crew_view
+            .load()
+            .members
+            .iter()
+            .map(|m| m.name.clone())
+            .filter(|m| !self.machine.is(m))
+            .collect();
+        unavailable.sort();
+        Ok(SentList {
+            recording: self.sent.keep,
+            lines,
+            unavailable,
+        })
+    }
+
+    /// Discards line `id` of `machine`'s log, or all of it when `id` is `None`: audited
+    /// `sent.discard` with the count first, then the file rewritten atomically.
+    pub async fn sent_discard(
+        &self,
+        caller: &Caller,
+        machine: &str,
+        id: Option<u64>,
+    ) -> Result<Discarded, AppError> {
+        discarder(caller)?;
+        if let Machine::Member(_) = self.machine(machine)? {
+            // Reading or editing a member's log needs a relay kind this version does not have.
+            return Err(AppError::CapabilityMissing);
+        }
+        let mut next = self.sent.lock.lock().await;
+        let path = self.sent.log.clone();
+        let mut entries = blocking(move || file::load_log(&path)).await?;
+        *next = Some(next.unwrap_or(0).max(entry::next_id(&entries)));
+        let discarded = match id {
+            Some(id) => entry::discard(&mut entries, id),
+            None => std::mem::take(&mut entries).len(),
+        };
+        if id.is_some() && discarded == 0 {
+            return Err(AppError::NoSuchLine);
+        }
+        let mut rec = caller
+            .record(self, AuditEventKind::SentDiscard)
+            .with_detail("count", discarded as u64)
+            .with_detail("scope", if id.is_some() { "line" } else { "machine" });
+        if let Some(id) = id {
+            rec = rec.with_detail("id", id);
+        }
+        self.audit(rec).await?;
+        let path = self.sent.log.clone();
+        blocking(move || file::rewrite_log(&path, &entries)).await?;
+        Ok(Discarded {
+            machine: self.machine_name(),
+            discarded,
+        })
+    }
+}
+
+/// Anyone who may read panes may read the log: a paired device, this machine's CLI.
+fn reader(caller: &Caller) -> Result<(), AppError> {
+    match caller.who() {
+        Who::Open => Err(AppError::NotPaired),
+        _ => Ok(()),
+    }
+}
+
+/// A discard needs tier `files` (docs/decisions/0033), or this machine's CLI.
+fn discarder(caller: &Caller) -> Result<(), AppError> {
+    match caller.who() {
+        Who::Device { tier, .. } if *tier >= Tier::Files => Ok(()),
+        Who::Device { .. } | Who::LocalSecret => Err(AppError::InsufficientTier),
+        Who::Cli | Who::Relay { .. } => Ok(()),
+        Who::Open => Err(AppError::NotPaired),
+    }
+}
+
+impl App {
+    /// The lines of an input the sent log would record for `pane`: none when `COLLIE_SENT=off`,
+    /// when the input holds no line, or when the pane's foreground is not a shell at its prompt
+    /// (or cannot be read — then nothing is recorded rather than a line an agent was sent).
+    pub(super) async fn lines_for_shell(
+        &self,
+        pane: &str,
+        text: &str,
+        keys: &[collie_actors::panes::keys::NamedKey],
+    ) -> Vec<String> {
+        if !self.sent.keep {
+            return Vec::new();
+        }
+        let lines: Vec<String> = collie_actors::sent::lines::sent_lines(text, keys)
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        if lines.is_empty() {
+            return lines;
+        }
+        let pane = pane.to_owned();
+        let foreground = self
+            .panes
+            .call(|reply| collie_actors::panes::PanesMsg::Foreground { pane, reply })
+            .await;
+        match foreground {
+            Ok(Ok(Some(names))) if collie_actors::panes::foreground::at_prompt(&names) => lines,
+            _ => Vec::new(),
+        }
+    }
+}

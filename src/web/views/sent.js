@@ -1,0 +1,115 @@
+// Sent (docs/guide/phone-app.md, "Sent"): the shell lines the crew's machines kept, per machine,
+// and — for a `full` device, when the bridge says `[phone] run` is on — a one-shot command field
+// with the recent commands. A tap on a sent or recent line puts it in the command field (it
+// never runs it); Run opens the new pane the command runs in.
+
+import { api } from '../client.js';
+import { h } from '../dom.js';
+import { renderSent } from '../sent.js';
+import { getDevice } from '../store.js';
+import { paneHref } from './panes.js';
+
+export function sentView(root) {
+  let gone = false;
+  const note = h('p', { role: 'alert', class: 'alert small' });
+  const box = h('div', { class: 'machines sent-box' }, h('p', { class: 'muted' }, 'Loading…'));
+  const runBox = h('section', { class: 'run', 'aria-label': 'Run a command', hidden: true });
+  let field = null;
+
+  root.append(
+    h('header', { class: 'bar' },
+      h('a', { href: '#/', class: 'bar-link back' }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '‹'), 'Back'),
+      h('h1', { tabindex: '-1' }, 'Sent')),
+    h('main', { class: 'page' }, runBox, note, box));
+
+  function fill(line) {
+    if (!field) return;
+    field.value = line;
+    field.focus({ preventScroll: true });
+  }
+
+  async function loadLines() {
+    try {
+      const list = await api('/api/sent');
+      if (gone) return;
+      renderSent(box, list, {
+        pick: field ? fill : null,
+        changed: loadLines,
+        say: (t) => { note.textContent = t; },
+      });
+    } catch (err) {
+      if (gone || (err.status === 403 && err.code !== 'insufficient tier')) return;
+      note.textContent = err.offline ? 'Cannot reach the bridge.' : `The bridge answered: ${err.code}.`;
+    }
+  }
+
+  async function loadRecent(list) {
+    try {
+      const { commands } = await api('/api/commands/recent');
+      if (gone) return;
+      list.replaceChildren(...(commands || []).map((c) => h('li', {},
+        h('button', { type: 'button', class: 'sent-line', title: 'Put this command in the field', onclick: () => fill(c) }, c))));
+    } catch {
+      // the field works without the list
+    }
+  }
+
+  async function buildRun() {
+    if (getDevice()?.tier !== 'full') return;
+    let settings;
+    try {
+      settings = await api('/api/settings');
+    } catch {
+      return;
+    }
+    if (gone || !settings?.run) return;
+    const runNote = h('p', { role: 'status', class: 'note small', hidden: true });
+    field = h('input', {
+      id: 'command-input',
+      type: 'text',
+      class: 'type',
+      autocomplete: 'off',
+      autocorrect: 'off',
+      autocapitalize: 'off',
+      spellcheck: false,
+      enterkeyhint: 'go',
+      placeholder: 'A command for a fresh shell',
+    });
+    const recent = h('ul', { class: 'sent-lines recent', 'aria-label': 'Recent commands' });
+    async function run() {
+      const command = field.value;
+      if (!command.trim()) return;
+      runNote.hidden = true;
+      try {
+        const res = await api('/api/commands', { method: 'POST', body: { command } });
+        if (gone) return;
+        location.hash = paneHref(res.machine, res.pane.pane).slice(1);
+      } catch (err) {
+        runNote.hidden = false;
+        runNote.textContent = err.offline ? 'Not run: cannot reach the bridge.' : `Not run: ${err.code}.`;
+      }
+    }
+    field.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && !e.isComposing) {
+        e.preventDefault();
+        run();
+      }
+    });
+    runBox.append(
+      h('h2', {}, 'Run a command'),
+      h('div', { class: 'input-row' },
+        h('label', { for: 'command-input', class: 'visually-hidden' }, 'Command'),
+        field,
+        h('button', { type: 'button', class: 'primary', onclick: run }, 'Run')),
+      runNote,
+      h('p', { class: 'muted small' }, 'It runs in a new pane on this bridge\u2019s machine; a tap on a line below puts it here.'),
+      recent);
+    runBox.hidden = false;
+    loadRecent(recent);
+  }
+
+  buildRun().then(loadLines);
+  return () => {
+    gone = true;
+  };
+}
