@@ -21,5 +21,6 @@ pub mod sent;
 pub mod slot;
 pub mod store;
 pub mod supervisor;
+pub mod tier;
 pub mod tools;
 pub mod walky;

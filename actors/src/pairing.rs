@@ -33,7 +33,7 @@ pub mod limiter;
 pub mod pending;
 pub mod policy;
 pub mod published;
-pub mod tier;
+pub use crate::tier;
 pub mod token;
 
 pub use self::actor::PairingMsg;

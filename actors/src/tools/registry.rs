@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use crate::pairing::Tier;
+use crate::tier::Tier;
 
 /// Every tool, by its wire name (Desktop Commander's where a tool shares one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

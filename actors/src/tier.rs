@@ -1,4 +1,5 @@
-//! Device tiers (SPEC §11): what a paired device may do.
+//! Device tiers (SPEC §11): what a paired device may do — read by the pairing policy and by the
+//! tools registry, so it lives beside both rather than inside either.
 //!
 //! `read` (seed 003's Low) < `files` (Medium) < `full` (High). A route or tool names the least tier
 //! it needs; a device may use it when its own tier is at least that. The order is the derive order of
