@@ -396,6 +396,9 @@ fn no_path_leaves_the_workspace_or_reaches_collies_own_files() {
         "proj/.claude/settings.json",
         "proj/.codex/hooks.json",
         ".codex/config.toml",
+        ".claude.json",
+        ".codex/auth.json",
+        ".claude/.credentials.json",
     ] {
         let (status, body) = tool(
             &b,

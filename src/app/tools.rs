@@ -108,6 +108,11 @@ pub fn arguments_meta(args: &Map<String, Value>) -> Meta {
             }
             (Kept::FirstWord, Value::String(s)) => {
                 let first = s.split_whitespace().next().unwrap_or("");
+                // `TOKEN=abc deploy`: an assignment's value is the secret, so only its name stays.
+                let first = match first.split_once('=') {
+                    Some((name, _)) => format!("{name}="),
+                    None => first.to_owned(),
+                };
                 let first: String = first.chars().take(64).collect();
                 meta.insert(format!("{name}_first_word"), first.into());
                 meta.insert(format!("{name}_bytes"), s.len().into());
@@ -378,8 +383,8 @@ mod tests {
         }
         assert_eq!(meta["path"], "/h/a.txt");
         assert_eq!(meta["content_bytes"], 16);
-        assert_eq!(meta["command_first_word"], "TOKEN=abc");
-        assert_eq!(meta["command_bytes"], 23);
+        assert_eq!(meta["command_first_word"], "TOKEN=");
+        assert_eq!(meta["command_bytes"], 22);
         assert_eq!(meta["paths_count"], 2);
         assert_eq!(meta["offset"], 3);
         assert!(!meta.contains_key("risk"));

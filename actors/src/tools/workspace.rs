@@ -28,7 +28,7 @@ mod walk;
 
 use std::path::{Path, PathBuf};
 
-pub use self::guard::{Guarded, AGENT_SETTINGS_FILES, STATE_FILE_NAMES};
+pub use self::guard::{Guarded, AGENT_FILE_NAMES, AGENT_SETTINGS_FILES, STATE_FILE_NAMES};
 use self::walk::walk;
 use super::ToolError;
 

@@ -22,15 +22,22 @@ pub const STATE_FILE_NAMES: [&str; 8] = [
     "hooks.sock",
 ];
 
-/// The agents' settings that hold their hooks and permissions, as (folder name, file name): refused
-/// in any folder of that name, and by file name alone directly inside a
+/// The agents' settings that hold their hooks and permissions, and their login tokens, as (folder
+/// name, file name): refused in any folder of that name, and by file name alone directly inside a
 /// [`Guarded::agent_settings_dirs`] folder (`$CLAUDE_CONFIG_DIR` need not be called `.claude`).
-pub const AGENT_SETTINGS_FILES: [(&str, &str); 4] = [
+/// The credentials are here too: a `read` device must not lift an agent's login (decision 0030).
+pub const AGENT_SETTINGS_FILES: [(&str, &str); 6] = [
     (".claude", "settings.json"),
     (".claude", "settings.local.json"),
+    (".claude", ".credentials.json"),
     (".codex", "hooks.json"),
     (".codex", "config.toml"),
+    (".codex", "auth.json"),
 ];
+
+/// Agent files refused by name wherever they lie: Claude Code's `~/.claude.json` keeps each
+/// project's allowed tools and MCP servers, so writing it would raise an agent's own permissions.
+pub const AGENT_FILE_NAMES: [&str; 1] = [".claude.json"];
 
 /// Paths no tool may touch, whatever the workspace.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -81,7 +88,11 @@ impl Guarded {
         let Some(name) = back.next() else {
             return false;
         };
-        if STATE_FILE_NAMES.iter().any(|n| is_name(name, n)) {
+        if STATE_FILE_NAMES
+            .iter()
+            .chain(&AGENT_FILE_NAMES)
+            .any(|n| is_name(name, n))
+        {
             return true;
         }
         if let Some(parent) = back.next() {
