@@ -165,9 +165,8 @@ impl Walk {
             // Refused entries are neither listed, nor read, nor descended into: the walker
             // asks before it queues a folder (so before reading its .gitignore) or a file.
             .filter_entry(move |e| e.file_name() != ".git" && allowed(e.path()));
-        if matches!(self.plan.target, Target::Content { .. }) {
-            builder.max_filesize(Some(self.limits.max_file_size));
-        }
+        // The file size cap is checked on the opened file (`search_file`), not by the walker:
+        // its check is one more `stat` by path for every entry.
         let walker = builder.build_parallel();
         walker.run(|| {
             let mut worker = Worker::new(&self);
@@ -187,6 +186,7 @@ struct Worker {
     io: Arc<IoGate>,
     searcher: Searcher,
     max_line_len: usize,
+    max_file_size: u64,
     _live: Live,
 }
 
@@ -211,6 +211,7 @@ impl Worker {
             io: walk.io.clone(),
             searcher,
             max_line_len: walk.limits.max_line_len,
+            max_file_size: walk.limits.max_file_size,
             _live: Live::new(&walk.live),
         }
     }
@@ -267,16 +268,27 @@ impl Worker {
         let Some(_permit) = self.io.acquire(|| run.should_stop()) else {
             return;
         };
+        // Opened once: the size is the open file's (no second lookup by path), and what is read
+        // is what was measured.
+        let Ok(file) = std::fs::File::open(path) else {
+            self.run.skipped.fetch_add(1, Ordering::Relaxed);
+            return;
+        };
+        if file.metadata().map_or(true, |m| m.len() > self.max_file_size) {
+            self.run.skipped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
         let mut sink = Collect {
             run: &self.run,
-            file: path.to_string_lossy().into_owned(),
+            path,
+            file: None,
             hits: Vec::new(),
             before: Vec::new(),
-            room: self.run.room(),
+            room: None,
             max_line_len: self.max_line_len,
             binary: false,
         };
-        let read = self.searcher.search_path(matcher, path, &mut sink);
+        let read = self.searcher.search_file(matcher, &file, &mut sink);
         if read.is_err() || sink.binary {
             self.run.skipped.fetch_add(1, Ordering::Relaxed);
             return;
@@ -290,10 +302,13 @@ impl Worker {
 /// read and found not binary.
 struct Collect<'a> {
     run: &'a Run,
-    file: String,
+    path: &'a Path,
+    /// The path as text, made at the first match (most files have none).
+    file: Option<String>,
     hits: Vec<SearchHit>,
     before: Vec<String>,
-    room: usize,
+    /// How many results the search still takes, read at the first match.
+    room: Option<usize>,
     max_line_len: usize,
     binary: bool,
 }
@@ -302,14 +317,21 @@ impl Sink for Collect<'_> {
     type Error = std::io::Error;
 
     fn matched(&mut self, _: &Searcher, m: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+        let path = self.path;
+        let file = self
+            .file
+            .get_or_insert_with(|| path.to_string_lossy().into_owned())
+            .clone();
+        let run = self.run;
+        let room = *self.room.get_or_insert_with(|| run.room());
         self.hits.push(SearchHit {
-            file: self.file.clone(),
+            file,
             line: m.line_number(),
             text: Some(line_text(m.bytes(), self.max_line_len)),
             before: std::mem::take(&mut self.before),
             after: vec![],
         });
-        Ok(self.hits.len() < self.room && !self.run.should_stop())
+        Ok(self.hits.len() < room && !self.run.should_stop())
     }
 
     fn context(&mut self, _: &Searcher, c: &SinkContext<'_>) -> Result<bool, Self::Error> {
