@@ -80,7 +80,7 @@ fn build_tree(root: &Path) -> usize {
                     }
                     text.push('\n');
                     line += 1;
-                    if line == 3 && n % 1_000 == 0 {
+                    if line == 3 && n.is_multiple_of(1_000) {
                         text.push_str(&format!("here is {NEEDLE} once\n"));
                     }
                 }
@@ -91,7 +91,7 @@ fn build_tree(root: &Path) -> usize {
                 } else {
                     format!("f{f}.txt")
                 };
-                if !ignored_dir && !name.ends_with(".gen") && n % 1_000 == 0 {
+                if !ignored_dir && !name.ends_with(".gen") && n.is_multiple_of(1_000) {
                     expected += 1;
                 }
                 std::fs::write(dir.join(name), text).expect("write");

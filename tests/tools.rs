@@ -338,7 +338,10 @@ fn file_tools_work_inside_the_workspace_and_the_answer_is_masked() {
     let edits = audited(&b, "tool.edit_block");
     assert_eq!(edits.len(), 3, "{edits:?}");
     assert_eq!(
-        edits.iter().filter(|l| l["detail"]["phase"] == "done").count(),
+        edits
+            .iter()
+            .filter(|l| l["detail"]["phase"] == "done")
+            .count(),
         1,
         "{edits:?}"
     );

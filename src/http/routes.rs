@@ -2,9 +2,11 @@
 //! `ApiPath`/`ApiQuery`), calls [`crate::app`] with the [`Caller`] the auth middleware named, and
 //! encodes a typed answer; no rule lives here.
 
+mod blobs;
 mod cards;
 mod devices;
 mod durable;
+mod files;
 mod meta;
 mod panes;
 mod push;
@@ -59,6 +61,11 @@ pub(super) fn api() -> Router<App> {
                 .delete(push::unsubscribe),
         )
         .route("/api/tools/{tool}", post(tools::call))
+        .route("/api/files/{m}/list", get(files::list))
+        .route("/api/files/{m}/read", get(files::read))
+        .route("/api/files/{m}/changes", get(files::changes))
+        .route("/api/blobs", post(blobs::upload))
+        .route("/api/blobs/{id}", get(blobs::blob))
         .layer(DefaultBodyLimit::max(MAX_TOOL_BODY))
 }
 

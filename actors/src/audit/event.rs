@@ -74,6 +74,9 @@ pub enum AuditEventKind {
     CommandRun,
     /// `tool.<name>`: a tool call (SPEC §11: paths, sizes, exit codes — never contents).
     Tool(crate::tools::ToolName),
+    /// `tool.upload`: a file uploaded from the phone into a pane's folder (SPEC §11: its path,
+    /// name and size — never its bytes). Of the open `tool.*` family, though not a registry tool.
+    Upload,
 }
 
 impl AuditEventKind {
@@ -146,6 +149,7 @@ impl AuditEventKind {
             Self::SentDiscard => "sent.discard",
             Self::CommandRun => "command.run",
             Self::Tool(tool) => tool.event_name(),
+            Self::Upload => "tool.upload",
         }
     }
 }
