@@ -510,10 +510,71 @@ fn uploads_land_in_the_panes_folder_private_and_never_overwriting() {
     assert!(ups
         .iter()
         .any(|l| l["detail"]["phase"] == "done" && l["detail"]["blob"] == id.as_str()));
+    // The log with its `tool.upload` lines still verifies.
+    b.cli_ok(&["audit", "verify"]);
     let all = serde_json::to_string(&lines).unwrap();
     assert!(!all.contains("secret-pixels"));
     assert!(!all.contains("alert(1)"));
     assert!(lines
         .iter()
         .any(|l| l["event"] == "security.denied" && l["detail"]["upload"] == "pane folder"));
+}
+
+#[test]
+fn a_members_files_come_through_the_lead_masked_and_without_git() {
+    let lead = support::crew_bridge(false, &[]);
+    let member = support::crew_bridge(false, &[]);
+    lead.cli_ok(&["crew", "init"]);
+    member.cli_ok(&["crew", "join", &lead.invite(), "--name", "web-1"]);
+    // The member is reachable once the lead lists it online.
+    let online = support::wait_for(Duration::from_secs(10), || {
+        let status = support::json_of(&lead.cli_ok(&["crew", "status", "--json"]));
+        status["members"]
+            .as_array()?
+            .iter()
+            .any(|m| m["name"] == "web-1" && m["online"] == true)
+            .then_some(())
+    });
+    assert!(online.is_some(), "web-1 never came online");
+    let proj = project(&member);
+    let files = lead.pair("phone", "files");
+    let p = proj.display().to_string();
+
+    let (status, headers, listing) = get(
+        &lead,
+        &files,
+        &format!("/api/files/web-1/list?path={}", q(&p)),
+    );
+    assert_eq!(status, 200, "{listing}");
+    assert_eq!(header(&headers, "cache-control"), Some("private, no-store"));
+    let shown = names(&listing);
+    assert!(shown.contains(&"notes.txt".to_owned()), "{listing}");
+    assert!(!shown.iter().any(|n| n == ".git"), "{listing}");
+
+    let (status, _, file) = get(
+        &lead,
+        &files,
+        &format!(
+            "/api/files/web-1/read?path={}",
+            q(&format!("{p}/notes.txt"))
+        ),
+    );
+    assert_eq!(status, 200, "{file}");
+    let text = file["content"].as_str().expect("content");
+    assert!(!text.contains(TOKEN) && text.contains("ghp_A•"), "{text}");
+
+    let (status, _, body) = get(
+        &lead,
+        &files,
+        &format!(
+            "/api/files/web-1/read?path={}",
+            q(&format!("{p}/gitlink/config"))
+        ),
+    );
+    assert_eq!(status, 403, "{body}");
+
+    // Uploads to a member's pane need a relay kind that does not exist yet (decision 0035).
+    let (status, body) = upload(&lead, &files, "web-1", "t0-0", "a.txt", b"x");
+    assert_eq!(status, 501, "{body}");
+    assert_eq!(body["error"], "capability missing");
 }

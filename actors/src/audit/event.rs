@@ -180,6 +180,7 @@ impl FromStr for AuditEventKind {
         Self::ALL
             .into_iter()
             .chain(crate::tools::ToolName::ALL.map(Self::Tool))
+            .chain([Self::Upload])
             .find(|kind| kind.as_str() == s)
             .ok_or_else(|| AuditError::UnknownEvent(s.to_owned()))
     }
@@ -305,6 +306,13 @@ mod tests {
                 "command.run",
             ]
         );
+    }
+
+    #[test]
+    fn an_upload_reads_back() {
+        let kind: AuditEventKind = "tool.upload".parse().expect("known");
+        assert_eq!(kind, AuditEventKind::Upload);
+        assert_eq!(kind.as_str(), "tool.upload");
     }
 
     #[test]
