@@ -177,6 +177,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         push: push_slot.clone(),
         toolbox,
         crew_tools: settings.crew_tools,
+        blobs_dir: settings.state_dir.join("blobs"),
         hold: settings.hold,
         tmux_sockets: Arc::new(tmux_sockets),
         masker: Arc::clone(&masker),

@@ -52,6 +52,7 @@ pub const ASSETS: &[Asset] = &[
     asset!("/views/agents.js", "views/agents.js", JS),
     asset!("/views/cards.js", "views/cards.js", JS),
     asset!("/views/conversation.js", "views/conversation.js", JS),
+    asset!("/views/files.js", "views/files.js", JS),
     asset!("/views/pair.js", "views/pair.js", JS),
     asset!("/views/pane.js", "views/pane.js", JS),
     asset!("/views/panes.js", "views/panes.js", JS),

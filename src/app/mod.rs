@@ -9,6 +9,7 @@
 
 mod audit;
 pub mod authn;
+pub mod blobs;
 mod caller;
 pub mod cards;
 pub mod commands;
@@ -17,6 +18,7 @@ pub mod crew;
 pub mod devices;
 pub mod durable;
 mod error;
+pub mod files;
 pub mod follow;
 pub mod machine;
 pub mod panes;
@@ -94,6 +96,8 @@ pub struct Wiring {
     pub toolbox: Toolbox,
     /// `[crew] tools`: whether a lead may call this machine's tools.
     pub crew_tools: bool,
+    /// `<state>/blobs/`: the uploads kept to be served back (SPEC §2, §11).
+    pub blobs_dir: std::path::PathBuf,
     /// How long a held permission waits for a tap (SPEC §10.2: 10 minutes by default).
     pub hold: std::time::Duration,
     /// The tmux sockets the bridge mirrors, in pane-id index order (the default socket first).
@@ -181,6 +185,8 @@ pub struct Parts {
     toolbox: Toolbox,
     /// Whether a lead may call this machine's tools.
     crew_tools: bool,
+    /// `<state>/blobs/`: the uploads kept to be served back.
+    blobs_dir: std::path::PathBuf,
     /// How long a held permission waits for a tap.
     hold: std::time::Duration,
     /// The tmux sockets the bridge mirrors, in pane-id index order (the default socket first).
@@ -233,6 +239,7 @@ impl App {
             push: w.push,
             toolbox: w.toolbox,
             crew_tools: w.crew_tools,
+            blobs_dir: w.blobs_dir,
             hold: w.hold,
             tmux_sockets: w.tmux_sockets,
             masker: w.masker,

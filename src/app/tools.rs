@@ -91,7 +91,7 @@ const KEPT: &[(&str, Kept)] = &[
     ("command", Kept::FirstWord),
 ];
 
-/// What an audit line says about a call's arguments: the members of [`KEPT`], each as its rule
+/// What an audit line says about a call's arguments: the members of `KEPT`, each as its rule
 /// says. A path is a path (it names what was touched); a string that is contents becomes a length.
 pub fn arguments_meta(args: &Map<String, Value>) -> Meta {
     let mut meta = Meta::new();

@@ -20,10 +20,15 @@ pub const MAX_BODY: usize = 512 * 1024;
 /// JSON-escaped.
 pub const MAX_TOOL_BODY: usize = super::mcp::MAX_MCP_BODY;
 
+/// Largest upload (`POST /api/blobs`, SPEC §11).
+pub const MAX_UPLOAD_BODY: usize = crate::app::blobs::MAX_UPLOAD;
+
 /// The limit of the request to `path`, and how an answer names it.
 fn limit_of(path: &str) -> (usize, &'static str) {
     if path.starts_with("/api/tools/") {
         (MAX_TOOL_BODY, "24 MiB")
+    } else if path == "/api/blobs" {
+        (MAX_UPLOAD_BODY, "10 MiB")
     } else {
         (MAX_BODY, "512 KiB")
     }

@@ -2,9 +2,11 @@
 //! `ApiPath`/`ApiQuery`), calls [`crate::app`] with the [`Caller`] the auth middleware named, and
 //! encodes a typed answer; no rule lives here.
 
+mod blobs;
 mod cards;
 mod devices;
 mod durable;
+mod files;
 mod meta;
 mod panes;
 mod push;
@@ -65,6 +67,11 @@ pub(super) fn api() -> Router<App> {
         .route("/api/sent/{m}/{id}", delete(sent::discard))
         .route("/api/commands", post(sent::run))
         .route("/api/commands/recent", get(sent::recent))
+        .route("/api/files/{m}/list", get(files::list))
+        .route("/api/files/{m}/read", get(files::read))
+        .route("/api/files/{m}/changes", get(files::changes))
+        .route("/api/blobs", post(blobs::upload))
+        .route("/api/blobs/{id}", get(blobs::blob))
         .layer(DefaultBodyLimit::max(MAX_TOOL_BODY))
 }
 

@@ -73,6 +73,24 @@ pub const ROUTES: &[(Method, &str, Access)] = &[
         "/api/tools/{tool}",
         Access::Device(Tier::Read),
     ),
+    // The Files and Changes views and uploads (SPEC §11: "Both need tier files").
+    (
+        Method::GET,
+        "/api/files/{m}/list",
+        Access::Device(Tier::Files),
+    ),
+    (
+        Method::GET,
+        "/api/files/{m}/read",
+        Access::Device(Tier::Files),
+    ),
+    (
+        Method::GET,
+        "/api/files/{m}/changes",
+        Access::Device(Tier::Files),
+    ),
+    (Method::POST, "/api/blobs", Access::Device(Tier::Files)),
+    (Method::GET, "/api/blobs/{id}", Access::Device(Tier::Files)),
     (Method::POST, "/api/panes", Access::Device(Tier::Full)),
     (
         Method::GET,

@@ -1,6 +1,6 @@
 // Collie's phone app: routing between the screens, theme, the unpaired state and the service
 // worker. Routes: `#/` panes, `#/pane/<machine>/<pane>`, `#/cards`, `#/walky` (messages),
-// `#/agents` (durable agents), `#/agents/<machine>/<agent>/<conversation>`, `#/sent`, `#/settings`,
+// `#/agents` (durable agents), `#/files`, `#/changes` (tier files), `#/agents/<machine>/<agent>/<conversation>`, `#/sent`, `#/settings`,
 // `#pair=CODE`. On every screen but pairing and Cards itself, a pill links to Cards
 // with the number of cards waiting (asked every 5 s while the app is visible).
 
@@ -9,6 +9,7 @@ import { agentsView } from './views/agents.js';
 import { conversationView } from './views/conversation.js';
 import { forgetPush } from './push.js';
 import { cardsView } from './views/cards.js';
+import { changesView, filesView } from './views/files.js';
 import { clear, h } from './dom.js';
 import { forgetPairing, getDevice, getPref, getToken } from './store.js';
 import { panesView } from './views/panes.js';
@@ -57,11 +58,21 @@ function parseRoute() {
       return { name: 'agents' };
     }
   }
+  const changes = /^\/changes\/([^/]+)\/([^/]+)$/.exec(hash);
+  if (changes) {
+    try {
+      return { name: 'changes', machine: decodeURIComponent(changes[1]), pane: decodeURIComponent(changes[2]) };
+    } catch {
+      return { name: 'changes' };
+    }
+  }
   if (hash === '/agents') return { name: 'agents' };
   if (hash === '/settings') return { name: 'settings' };
   if (hash === '/walky') return { name: 'walky' };
   if (hash === '/cards') return { name: 'cards' };
   if (hash === '/sent') return { name: 'sent' };
+  if (hash === '/files') return { name: 'files' };
+  if (hash === '/changes') return { name: 'changes' };
   return { name: 'panes' };
 }
 
@@ -107,6 +118,12 @@ function render() {
   } else if (route.name === 'sent') {
     document.title = 'Sent · Collie';
     cleanup = sentView(screen);
+  } else if (route.name === 'files') {
+    document.title = 'Files · Collie';
+    cleanup = filesView(screen);
+  } else if (route.name === 'changes') {
+    document.title = 'Changes · Collie';
+    cleanup = changesView(screen, route);
   } else if (route.name === 'walky') {
     document.title = 'Messages · Collie';
     cleanup = walkyView(screen);

@@ -26,6 +26,7 @@ const SHELL = [
   '/views/agents.js',
   '/views/cards.js',
   '/views/conversation.js',
+  '/views/files.js',
   '/views/pair.js',
   '/views/pane.js',
   '/views/panes.js',

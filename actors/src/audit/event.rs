@@ -74,6 +74,9 @@ pub enum AuditEventKind {
     CommandRun,
     /// `tool.<name>`: a tool call (SPEC §11: paths, sizes, exit codes — never contents).
     Tool(crate::tools::ToolName),
+    /// `tool.upload`: a file uploaded from the phone into a pane's folder (SPEC §11: its path,
+    /// name and size — never its bytes). Of the open `tool.*` family, though not a registry tool.
+    Upload,
 }
 
 impl AuditEventKind {
@@ -146,6 +149,7 @@ impl AuditEventKind {
             Self::SentDiscard => "sent.discard",
             Self::CommandRun => "command.run",
             Self::Tool(tool) => tool.event_name(),
+            Self::Upload => "tool.upload",
         }
     }
 }
@@ -176,6 +180,7 @@ impl FromStr for AuditEventKind {
         Self::ALL
             .into_iter()
             .chain(crate::tools::ToolName::ALL.map(Self::Tool))
+            .chain([Self::Upload])
             .find(|kind| kind.as_str() == s)
             .ok_or_else(|| AuditError::UnknownEvent(s.to_owned()))
     }
@@ -301,6 +306,13 @@ mod tests {
                 "command.run",
             ]
         );
+    }
+
+    #[test]
+    fn an_upload_reads_back() {
+        let kind: AuditEventKind = "tool.upload".parse().expect("known");
+        assert_eq!(kind, AuditEventKind::Upload);
+        assert_eq!(kind.as_str(), "tool.upload");
     }
 
     #[test]

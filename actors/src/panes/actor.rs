@@ -135,6 +135,14 @@ pub enum PanesMsg {
         /// The answer.
         reply: Reply<Option<Vec<String>>>,
     },
+    /// The folder the pane's foreground process works in, read now (`None`: it cannot be read) —
+    /// what tmux shows as `#{pane_current_path}`; an upload lands there (SPEC §11).
+    Cwd {
+        /// Pane id.
+        pane: String,
+        /// The answer.
+        reply: Reply<Option<PathBuf>>,
+    },
     /// Type a walky header and Enter, unless the pane's foreground process is a shell.
     Deliver {
         /// Pane id.
@@ -280,6 +288,9 @@ impl Actor for PanesActor {
             }
             PanesMsg::Foreground { pane, reply } => {
                 let _ = reply.send(state.foreground(PaneRef::parse(&pane)));
+            }
+            PanesMsg::Cwd { pane, reply } => {
+                let _ = reply.send(state.cwd(PaneRef::parse(&pane)));
             }
             PanesMsg::Deliver { pane, line, reply } => {
                 let _ = reply.send(state.deliver(PaneRef::parse(&pane), &line).await);
@@ -441,6 +452,15 @@ impl PanesState {
             PaneRef::Tmux(id) => Some(self.tmux.info(id).ok_or(PaneError::NoSuchPane)?.pid),
         };
         Ok(pid.and_then(|pid| Processes::scan().foreground_of(pid)))
+    }
+
+    /// The working folder of the pane's foreground process, read now.
+    fn cwd(&self, pane: PaneRef<'_>) -> Result<Option<PathBuf>, PaneError> {
+        let pid = match pane {
+            PaneRef::Hosted(n) => self.hosted_pane(n)?.pane.pid(),
+            PaneRef::Tmux(id) => Some(self.tmux.info(id).ok_or(PaneError::NoSuchPane)?.pid),
+        };
+        Ok(pid.and_then(super::foreground::cwd_of))
     }
 
     /// Types one line and Enter into `pane` only if its foreground process is not a shell — a

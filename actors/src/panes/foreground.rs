@@ -85,6 +85,20 @@ pub fn ancestry(pid: u32) -> Vec<u32> {
     chain
 }
 
+/// The working folder of the foreground process group of the terminal `pid` runs on — the
+/// group's leader, as tmux's `#{pane_current_path}` reads it — or of `pid` itself when the
+/// terminal has no foreground group; `None` when neither can be read.
+pub fn cwd_of(pid: u32) -> Option<std::path::PathBuf> {
+    let tpgid = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|l| parse_stat(&l))
+        .map(|s| s.tpgid)
+        .filter(|t| *t > 0);
+    tpgid
+        .and_then(|t| std::fs::read_link(format!("/proc/{t}/cwd")).ok())
+        .or_else(|| std::fs::read_link(format!("/proc/{pid}/cwd")).ok())
+}
+
 /// One reading of every process: enough to answer for many panes at once.
 #[derive(Debug, Default)]
 pub struct Processes {

@@ -4,7 +4,7 @@
 //! The application layer owns authorization, audit and masking; the toolbox decodes the arguments
 //! strictly (an unknown field is a `BadArgument` naming it, so `{"risk":"high"}` is refused, never
 //! ignored), resolves every path through the [`Workspaces`], runs the tool (blocking file work on
-//! tokio's blocking pool) and answers a JSON object with the tool's audit [`Meta`].
+//! tokio's blocking pool) and answers a JSON object with the tool's audit [`Meta`](super::Meta).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -65,6 +65,12 @@ impl Toolbox {
             searches: Searches::new(config.search),
             sessions: Sessions::new(config.sessions, config.launcher),
         }
+    }
+
+    /// The workspaces file tools stay in (`None`: there is none), for the application's own
+    /// file operations that follow the same rules (uploads, SPEC §11).
+    pub fn workspaces(&self) -> Option<Arc<Workspaces>> {
+        self.workspaces.clone()
     }
 
     /// The workspaces, or `outside the workspace` for every path when there are none.

@@ -15,6 +15,7 @@ import { openSentSheet } from '../sent.js';
 import { PaneStream, UNREACHABLE } from '../stream.js';
 import { getDevice, getDraft, getToken, keepText, setDevice, setDraft } from '../store.js';
 import { HeaderMarks } from '../walky.js';
+import { filesAllowed, uploadFile } from './files.js';
 
 const SCROLLBACK_OPEN = 500;
 const SCROLLBACK_STEP = 500;
@@ -69,7 +70,11 @@ export function paneView(root, { machine, pane }) {
     h('header', { class: 'bar' },
       h('a', { href: '#/', class: 'bar-link back' }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '‹'), 'Back'),
       heading,
-      status),
+      status,
+      // The Changes of this pane's folder (tier files, SPEC §11).
+      filesAllowed()
+        ? h('a', { href: `#/changes/${encodeURIComponent(machine)}/${encodeURIComponent(pane)}`, class: 'bar-link pane-changes' }, 'Changes')
+        : null),
     note,
     reach,
     prompts,
@@ -436,9 +441,40 @@ export function paneView(root, { machine, pane }) {
         field.focus({ preventScroll: true });
       }),
     }, 'Sent');
+    // Attach (tier files, SPEC §11): the file goes into the pane's folder, and its path is put
+    // into the input — not sent: the person sends it.
+    let attach = null;
+    if (filesAllowed()) {
+      const picker = h('input', { type: 'file', class: 'visually-hidden', id: 'pane-attach', tabindex: '-1' });
+      picker.addEventListener('change', async () => {
+        const file = picker.files?.[0];
+        picker.value = '';
+        if (!file) return;
+        sendError.textContent = 'Uploading…';
+        try {
+          const up = await uploadFile(machine, pane, file);
+          if (gone || !field) return;
+          sendError.textContent = '';
+          const sep = field.value && !field.value.endsWith(' ') ? ' ' : '';
+          field.value = `${field.value}${sep}${up.path}`;
+          saveDraft(field.value);
+          field.focus({ preventScroll: true });
+        } catch (err) {
+          if (!gone) sendError.textContent = err.offline ? 'Not uploaded: cannot reach the bridge.' : `Not uploaded: ${err.code}.`;
+        }
+      });
+      attach = [picker, h('button', {
+        type: 'button',
+        class: 'attach',
+        'aria-label': 'Attach a file',
+        title: 'Attach a file',
+        onclick: () => picker.click(),
+      }, '📎')];
+    }
     return [
       h('div', { class: 'input-row' },
         h('label', { for: 'pane-input', class: 'visually-hidden' }, 'Type to pane'),
+        attach,
         field,
         sentBtn,
         sendBtn),

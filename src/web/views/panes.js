@@ -9,6 +9,7 @@ import { api } from '../client.js';
 import { ago, clear, h, when } from '../dom.js';
 import * as kept from '../kept.js';
 import { keepText } from '../store.js';
+import { filesAllowed } from './files.js';
 
 const REFRESH_MS = 5000;
 
@@ -86,6 +87,9 @@ export function panesView(root) {
         h('a', { href: '#/agents', class: 'bar-link' }, 'Agents'),
         h('a', { href: '#/walky', class: 'bar-link' }, 'Messages'),
         h('a', { href: '#/sent', class: 'bar-link' }, 'Sent'),
+        // Files and Changes need tier files (SPEC §11): not offered to a `read` device.
+        filesAllowed() ? h('a', { href: '#/files', class: 'bar-link' }, 'Files') : null,
+        filesAllowed() ? h('a', { href: '#/changes', class: 'bar-link' }, 'Changes') : null,
         h('a', { href: '#/settings', class: 'bar-link' }, 'Settings'))),
     h('main', { class: 'page' }, status, list));
 

@@ -1,0 +1,394 @@
+//! Uploads (SPEC §11): an image or file from the phone into a pane's folder, for the agent in that
+//! pane to read.
+//!
+//! The request names the pane and the file's name; the bytes are the body (at most
+//! [`MAX_UPLOAD`], refused by the body limit before more is read). The pane's folder is its
+//! foreground process's working folder, read now (tmux's `#{pane_current_path}`; a hosted pane's
+//! the same way), and it must pass the tools' [`Workspaces`](collie_actors::tools::workspace::Workspaces) rules — inside a workspace, not
+//! guarded, not in a `.git` folder — or the upload is refused and audited `security.denied`. The
+//! file is written under a hidden `.collie-uploads/` folder there (created 0700) as 0600,
+//! atomically (a temp file linked into place, so a reader never sees half a file) and never over
+//! an existing file: a taken name gets a `-1`, `-2`… suffix. A copy is kept as
+//! `<state>/blobs/<id>` (0600 in a 0700 folder) and served back by id.
+//!
+//! The upload is audited `tool.upload` before anything is written (a line that cannot be written
+//! refuses it) with the pane, the folder, the name and the size; the written path and the blob id
+//! follow in a `"phase": "done"` line. The bytes are never in a line.
+//!
+//! Only this machine's panes take uploads: a member's pane would need a relay kind of its own, and
+//! is refused with `capability missing` (decision 0035).
+
+use std::fs::{self, DirBuilder, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use collie_actors::audit::{AuditEventKind, AuditRecord};
+use collie_actors::tools::ToolError;
+use rand::RngCore;
+use serde::Serialize;
+
+use super::files::in_git_folder;
+use super::machine::Machine;
+use super::{App, AppError, Caller};
+
+/// The largest upload, in bytes (10 MiB).
+pub const MAX_UPLOAD: usize = 10 << 20;
+/// The most all kept blobs may take together; past it an upload is `resource limit`.
+pub const MAX_BLOBS_TOTAL: u64 = 512 << 20;
+/// The folder, in the pane's folder, uploads are written to.
+pub const UPLOADS_DIR: &str = ".collie-uploads";
+/// The longest file name, in bytes.
+pub const MAX_NAME: usize = 128;
+/// How many suffixes are tried for a taken name.
+const MAX_SUFFIX: u32 = 999;
+
+/// What an upload answers.
+#[derive(Debug, Clone, Serialize)]
+pub struct Uploaded {
+    /// The blob's id (`GET /api/blobs/{id}`).
+    pub id: String,
+    /// The file's absolute path on the machine (what the phone inserts into the input).
+    pub path: String,
+    /// The name it got (the asked one, or with a suffix when that was taken).
+    pub name: String,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// A blob served back: its bytes and the content type it may be served as.
+#[derive(Debug)]
+pub struct Blob {
+    /// The bytes.
+    pub bytes: Vec<u8>,
+    /// `Some("image/…")` for an image recognised by its first bytes; `None`: serve it as an
+    /// attachment of type `application/octet-stream`.
+    pub image: Option<&'static str>,
+}
+
+/// Checks an upload's file name: 1 to [`MAX_NAME`] bytes, one plain component (no `/`, no
+/// leading dot, not `..`), no control characters, not a `.git` name.
+pub fn validate_name(name: &str) -> Result<(), AppError> {
+    let bad = name.is_empty()
+        || name.len() > MAX_NAME
+        || name.starts_with('.')
+        || name.contains('/')
+        || name.contains('\\')
+        || name.chars().any(char::is_control)
+        || in_git_folder(name);
+    if bad {
+        return Err(AppError::BadRequest(format!(
+            "invalid name: 1-{MAX_NAME} bytes, no slash, no leading dot, no control characters"
+        )));
+    }
+    Ok(())
+}
+
+/// The `n`th name tried for `name`: `name` itself, then `stem-n.ext`.
+pub fn candidate(name: &str, n: u32) -> String {
+    if n == 0 {
+        return name.to_owned();
+    }
+    match name.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() => format!("{stem}-{n}.{ext}"),
+        _ => format!("{name}-{n}"),
+    }
+}
+
+/// The image type of `bytes` by its first bytes (never by the name the phone gave); SVG is not
+/// an image here, since it can hold script.
+pub fn image_type(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if bytes.starts_with(&[0xff, 0xd8, 0xff]) {
+        Some("image/jpeg")
+    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
+/// A blob id: 128 random bits as 32 lowercase hex digits.
+fn new_id() -> String {
+    let mut raw = [0u8; 16];
+    rand::rngs::OsRng.fill_bytes(&mut raw);
+    hex::encode(raw)
+}
+
+/// Whether `id` has the shape of a new id, 32 lowercase hex digits (so it can never name another
+/// file).
+pub fn valid_id(id: &str) -> bool {
+    id.len() == 32 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// A folder of ours: created 0700 when missing; an existing one must be a real folder (not a
+/// link), and is tightened to 0700.
+fn own_dir(dir: &Path) -> std::io::Result<()> {
+    match fs::symlink_metadata(dir) {
+        Ok(m) if m.is_dir() => {
+            if m.permissions().mode() & 0o777 != 0o700 {
+                fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+            }
+            Ok(())
+        }
+        Ok(_) => Err(std::io::Error::other("not a folder")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            DirBuilder::new().mode(0o700).create(dir)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Writes `bytes` as a new 0600 file in `dir` under the first free [`candidate`] of `name`:
+/// written whole to a temp file first, then hard-linked into place (a link never replaces an
+/// existing entry), then the temp name removed. Answers the path and the name it got.
+fn write_new(dir: &Path, name: &str, bytes: &[u8]) -> Result<(PathBuf, String), AppError> {
+    let tmp = dir.join(format!(".upload-{}", new_id()));
+    let written = (|| -> std::io::Result<()> {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(nix::libc::O_NOFOLLOW)
+            .open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()
+    })();
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        tracing::error!(error = %e, "cannot write an upload");
+        return Err(AppError::Internal);
+    }
+    let mut placed = None;
+    for n in 0..=MAX_SUFFIX {
+        let name = candidate(name, n);
+        let path = dir.join(&name);
+        match fs::hard_link(&tmp, &path) {
+            Ok(()) => {
+                placed = Some((path, name));
+                break;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot place an upload");
+                break;
+            }
+        }
+    }
+    let _ = fs::remove_file(&tmp);
+    placed.ok_or(AppError::Internal)
+}
+
+impl App {
+    /// Uploads `bytes` as `name` into the folder of `pane` on `machine` (see the module docs).
+    pub async fn upload(
+        &self,
+        caller: &Caller,
+        machine: &str,
+        pane: &str,
+        name: &str,
+        bytes: Vec<u8>,
+    ) -> Result<Uploaded, AppError> {
+        validate_name(name)?;
+        if bytes.is_empty() {
+            return Err(AppError::BadRequest("the file is empty".into()));
+        }
+        if bytes.len() > MAX_UPLOAD {
+            return Err(AppError::BodyTooLarge("10 MiB"));
+        }
+        if let Machine::Member(_) = self.machine(machine)? {
+            return Err(AppError::CapabilityMissing);
+        }
+        let cwd = self.pane_folder(pane).await?;
+        let folder = self.upload_folder(caller, &cwd)?;
+        let size = bytes.len() as u64;
+        self.blobs_room(size)?;
+        let rec = caller
+            .record(self, AuditEventKind::Upload)
+            .with_detail("pane", pane.to_owned())
+            .with_detail("folder", folder.display().to_string())
+            .with_detail("name", name.to_owned())
+            .with_detail("size", size);
+        self.audit(rec).await?;
+
+        let blobs = self.blobs_dir.clone();
+        let name = name.to_owned();
+        let id = new_id();
+        let blob_id = id.clone();
+        let (path, name) = tokio::task::spawn_blocking(move || {
+            let uploads = folder.join(UPLOADS_DIR);
+            own_dir(&uploads).map_err(|e| {
+                tracing::error!(error = %e, "cannot make the uploads folder");
+                AppError::Internal
+            })?;
+            let placed = write_new(&uploads, &name, &bytes)?;
+            own_dir(&blobs).map_err(|e| {
+                tracing::error!(error = %e, "cannot make the blobs folder");
+                AppError::Internal
+            })?;
+            write_new(&blobs, &blob_id, &bytes)?;
+            Ok::<_, AppError>(placed)
+        })
+        .await
+        .map_err(|_| AppError::Internal)??;
+        let done = caller
+            .record(self, AuditEventKind::Upload)
+            .with_detail("phase", "done")
+            .with_detail("path", path.display().to_string())
+            .with_detail("blob", id.clone());
+        if let Err(e) = self.audit(done).await {
+            tracing::error!(error = %e, "cannot audit an upload's outcome");
+        }
+        let mut path = path.display().to_string();
+        self.mask_in_place(&mut path);
+        Ok(Uploaded {
+            id,
+            path,
+            name,
+            size,
+        })
+    }
+
+    /// A kept blob by id; `no such file` for an id that is malformed or unknown.
+    pub async fn blob(&self, id: &str) -> Result<Blob, AppError> {
+        if !valid_id(id) {
+            return Err(AppError::Tool(ToolError::NoSuchFile));
+        }
+        let path = self.blobs_dir.join(id);
+        let bytes = tokio::task::spawn_blocking(move || {
+            let f = OpenOptions::new()
+                .read(true)
+                .custom_flags(nix::libc::O_NOFOLLOW)
+                .open(&path)?;
+            let len = f.metadata()?.len();
+            if len > MAX_UPLOAD as u64 {
+                return Err(std::io::Error::other("blob larger than an upload"));
+            }
+            let mut bytes = Vec::with_capacity(len as usize);
+            std::io::Read::read_to_end(&mut std::io::Read::take(f, MAX_UPLOAD as u64), &mut bytes)?;
+            Ok(bytes)
+        })
+        .await
+        .map_err(|_| AppError::Internal)?
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                AppError::Tool(ToolError::NoSuchFile)
+            } else {
+                tracing::error!(error = %e, "cannot read a blob");
+                AppError::Internal
+            }
+        })?;
+        let image = image_type(&bytes);
+        Ok(Blob { bytes, image })
+    }
+
+    /// The pane's folder as the workspace rules see it, or the refusal (audited
+    /// `security.denied`, as a file tool's).
+    fn upload_folder(&self, caller: &Caller, cwd: &Path) -> Result<PathBuf, AppError> {
+        let checked = (|| -> Result<PathBuf, ToolError> {
+            let ws = self
+                .toolbox
+                .workspaces()
+                .ok_or(ToolError::OutsideWorkspace)?;
+            let cwd = cwd.to_str().ok_or(ToolError::PathNotAllowed)?;
+            let folder = ws.resolve(cwd)?;
+            let target = folder.join(UPLOADS_DIR);
+            if !folder.is_dir() || !ws.allows_write(&target) || in_git_folder(cwd) {
+                return Err(ToolError::PathNotAllowed);
+            }
+            Ok(folder)
+        })();
+        checked.map_err(|e| {
+            if matches!(e, ToolError::OutsideWorkspace | ToolError::PathNotAllowed) {
+                let mut rec = AuditRecord::new(AuditEventKind::SecurityDenied, self.machine_name())
+                    .with_request_id(caller.request_id().to_owned())
+                    .with_detail("upload", "pane folder");
+                if let Some(device) = caller.audit_name() {
+                    rec = rec.with_device(device);
+                }
+                self.deny(caller.source(), &e.to_string(), rec);
+            }
+            AppError::Tool(e)
+        })
+    }
+
+    /// Refuses an upload that would take the kept blobs past [`MAX_BLOBS_TOTAL`].
+    fn blobs_room(&self, size: u64) -> Result<(), AppError> {
+        let used: u64 = fs::read_dir(&self.blobs_dir)
+            .map(|dir| {
+                dir.flatten()
+                    .filter_map(|e| e.metadata().ok())
+                    .map(|m| m.len())
+                    .sum()
+            })
+            .unwrap_or(0);
+        if used.saturating_add(size) > MAX_BLOBS_TOTAL {
+            return Err(AppError::ResourceLimit);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_one_plain_component() {
+        for ok in ["shot.png", "notes 1.txt", "Ünïcode.md", "a"] {
+            assert!(validate_name(ok).is_ok(), "{ok}");
+        }
+        let long = "x".repeat(MAX_NAME + 1);
+        for bad in [
+            "", ".", "..", ".hidden", "a/b", "../x", "a\\b", "a\nb", ".git", &long,
+        ] {
+            assert!(validate_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn taken_names_get_a_suffix_before_the_extension() {
+        assert_eq!(candidate("shot.png", 0), "shot.png");
+        assert_eq!(candidate("shot.png", 2), "shot-2.png");
+        assert_eq!(candidate("README", 1), "README-1");
+        assert_eq!(candidate("a.tar.gz", 1), "a.tar-1.gz");
+    }
+
+    #[test]
+    fn images_are_told_by_their_bytes() {
+        assert_eq!(image_type(b"\x89PNG\r\n\x1a\nrest"), Some("image/png"));
+        assert_eq!(image_type(&[0xff, 0xd8, 0xff, 0xe0]), Some("image/jpeg"));
+        assert_eq!(image_type(b"<svg onload=alert(1)>"), None);
+        assert_eq!(image_type(b"<html>"), None);
+    }
+
+    #[test]
+    fn ids_cannot_name_another_file() {
+        assert!(valid_id(&new_id()));
+        for bad in [
+            "",
+            "../x",
+            "ABCDEF0123456789abcdef0123456789",
+            "0".repeat(33).as_str(),
+        ] {
+            assert!(!valid_id(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_taken_name_is_never_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("a.txt"), b"old").unwrap();
+        let (path, name) = write_new(dir.path(), "a.txt", b"new").unwrap();
+        assert_eq!(name, "a-1.txt");
+        assert_eq!(fs::read(dir.path().join("a.txt")).unwrap(), b"old");
+        assert_eq!(fs::read(&path).unwrap(), b"new");
+        let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        // No temp file is left behind.
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+}
