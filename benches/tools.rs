@@ -21,11 +21,17 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::{agent, cpu_model, cpus, load_average, mib, wait_for, wait_rss_stable, Bridge, Stats};
+use support::{
+    agent, cpu_model, cpus, load_average, mib, wait_for, wait_rss_stable, Bridge, Stats,
+};
 
 /// POSTs `body` to `url`; the status and the body.
 fn post(agent: &ureq::Agent, url: &str, auth: &str, body: &Value) -> (u16, Vec<u8>) {
-    let resp = match agent.post(url).set("Authorization", auth).send_json(body.clone()) {
+    let resp = match agent
+        .post(url)
+        .set("Authorization", auth)
+        .send_json(body.clone())
+    {
         Ok(r) => r,
         Err(ureq::Error::Status(_, r)) => r,
         Err(e) => panic!("POST {url}: {e}"),
@@ -40,7 +46,12 @@ fn post(agent: &ureq::Agent, url: &str, auth: &str, body: &Value) -> (u16, Vec<u
 
 /// A tool call that must answer 200.
 fn call(agent: &ureq::Agent, bridge: &Bridge, auth: &str, tool: &str, args: &Value) -> Vec<u8> {
-    let (status, body) = post(agent, &bridge.url(&format!("/api/tools/{tool}")), auth, args);
+    let (status, body) = post(
+        agent,
+        &bridge.url(&format!("/api/tools/{tool}")),
+        auth,
+        args,
+    );
     assert_eq!(status, 200, "{tool}: {}", String::from_utf8_lossy(&body));
     body
 }
@@ -183,7 +194,10 @@ fn ssh_round_trips(ssh: &Ssh, n: usize) -> Stats {
 
 /// A text file of about `bytes` bytes of 100-character lines, with `marker` on one line.
 fn text_file(path: &Path, bytes: usize, marker: &str) {
-    let line = format!("{}\n", "the quick brown fox jumps over the lazy dog 0123456789 ".repeat(2));
+    let line = format!(
+        "{}\n",
+        "the quick brown fox jumps over the lazy dog 0123456789 ".repeat(2)
+    );
     let mut text = String::with_capacity(bytes + 200);
     while text.len() < bytes / 2 {
         text.push_str(&line);
@@ -280,7 +294,14 @@ fn main() {
     let mut answer = 0;
     for i in 0..12 {
         let start = Instant::now();
-        answer = call(&http, &bridge, &files, "read_file", &json!({"path": "ten-mib.txt"})).len();
+        answer = call(
+            &http,
+            &bridge,
+            &files,
+            "read_file",
+            &json!({"path": "ten-mib.txt"}),
+        )
+        .len();
         if i >= 2 {
             times.push(start.elapsed());
         }

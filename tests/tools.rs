@@ -788,3 +788,117 @@ fn exec_runs_to_its_end_within_the_devices_limits() {
         assert_eq!(t.join().expect("exec thread"), 200);
     }
 }
+
+#[test]
+fn an_unreadable_policy_denies_every_tool_at_every_door() {
+    use collie_actors::store::{Store, Table};
+    let mut b = bridge();
+    let token = b.pair("phone", "full");
+    write(&home(&b).join("a.txt"), "a");
+    b.stop();
+    {
+        let store = Store::open(&b.state().join("db")).expect("store");
+        store
+            .put(Table::Devices, "phone", b"{ half-written")
+            .expect("put");
+    }
+    b.launch();
+    // A broken policy never means "allow": every tool and MCP itself answer `pairing unavailable`.
+    for name in ["read_file", "write_file", "exec_command"] {
+        let (status, body) = tool(
+            &b,
+            &token,
+            name,
+            json!({"path": "a.txt", "content": "b", "command": "true"}),
+        );
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (503, Some("pairing unavailable")),
+            "{name}"
+        );
+    }
+    let (status, _) = mcp(&b, Some(&token), 1, "tools/list", json!({}));
+    assert_eq!(status, 503);
+    assert_eq!(
+        std::fs::read_to_string(home(&b).join("a.txt")).expect("a"),
+        "a"
+    );
+}
+
+#[test]
+fn tier_changes_racing_tool_calls_never_let_a_write_through_a_lower_tier() {
+    let b = bridge();
+    let token = b.pair("phone", "files");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // One thread flips the tier between `files` and `read` as fast as the CLI can.
+    let flipper = {
+        let stop = std::sync::Arc::clone(&stop);
+        let mut cmd = b.command();
+        cmd.args(["devices", "set-tier", "phone"]);
+        let base: Vec<String> = cmd
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let envs: Vec<(String, String)> = cmd
+            .get_envs()
+            .filter_map(|(k, v)| {
+                Some((
+                    k.to_string_lossy().into_owned(),
+                    v?.to_string_lossy().into_owned(),
+                ))
+            })
+            .collect();
+        std::thread::spawn(move || {
+            let mut flips = 0;
+            for tier in ["read", "files"].iter().cycle() {
+                if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    break;
+                }
+                let ok = std::process::Command::new(support::collie_bin())
+                    .env_clear()
+                    .envs(envs.iter().map(|(k, v)| (k, v)))
+                    .args(&base)
+                    .arg(tier)
+                    .output()
+                    .is_ok_and(|o| o.status.success());
+                assert!(ok, "set-tier {tier}");
+                flips += 1;
+            }
+            flips
+        })
+    };
+    // Meanwhile: writes, each answered 200 or `insufficient tier`, nothing else.
+    let mut answered = std::collections::BTreeMap::new();
+    for i in 0..60 {
+        let (status, body) = tool(
+            &b,
+            &token,
+            "write_file",
+            json!({"path": "race.txt", "content": i.to_string()}),
+        );
+        assert!(
+            status == 200 || (status == 403 && body["error"] == "insufficient tier"),
+            "{status} {body}"
+        );
+        *answered.entry(status).or_insert(0) += 1;
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let flips = flipper.join().expect("flipper");
+    assert!(flips >= 2, "the tier changed only {flips} times");
+    // Once the tier rests at `read`, no write passes.
+    b.cli_ok(&["devices", "set-tier", "phone", "read"]);
+    let before = std::fs::read_to_string(home(&b).join("race.txt")).unwrap_or_default();
+    let (status, _) = tool(
+        &b,
+        &token,
+        "write_file",
+        json!({"path": "race.txt", "content": "late"}),
+    );
+    assert_eq!(status, 403);
+    assert_eq!(
+        std::fs::read_to_string(home(&b).join("race.txt")).unwrap_or_default(),
+        before
+    );
+    // Every change of tier is audited (old, new, version) — as many lines as flips that changed it.
+    assert!(audited(&b, "device.tier").len() >= flips, "{answered:?}");
+}

@@ -274,7 +274,10 @@ impl Worker {
             self.run.skipped.fetch_add(1, Ordering::Relaxed);
             return;
         };
-        if file.metadata().map_or(true, |m| m.len() > self.max_file_size) {
+        if file
+            .metadata()
+            .map_or(true, |m| m.len() > self.max_file_size)
+        {
             self.run.skipped.fetch_add(1, Ordering::Relaxed);
             return;
         }
