@@ -12,9 +12,10 @@
 //! answer says where to read next and how many bytes the ring dropped in between. Nobody holds a
 //! connection, so there is nothing to reconnect: each call is authenticated afresh.
 //!
-//! The table and its caps are a pure core ([`core`]); this shell owns the processes, the pipes and
-//! one task per session that notices the exit, enforces the idle timeout and maximum lifetime, and
-//! reaps. A session past either limit is killed and forgotten; none survives the bridge:
+//! The table and its caps are a pure core (`sessions/core.rs`); this shell owns the processes, the
+//! pipes and one task per session that notices the exit, enforces the idle timeout and maximum
+//! lifetime, and reaps. A session past either limit is killed and forgotten; none survives the
+//! bridge:
 //! [`Sessions::shutdown`] (and, best effort, dropping the last handle) kills every group, and the
 //! guard kills its group when the bridge dies, even by SIGKILL.
 
