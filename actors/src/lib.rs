@@ -14,6 +14,7 @@ pub mod https;
 pub mod machine;
 pub mod pairing;
 pub mod panes;
+pub mod private_file;
 pub mod private_socket;
 pub mod push;
 pub mod redact;

@@ -51,3 +51,33 @@ export function when(iso, never = 'never') {
   if (Number.isNaN(t.getTime())) return iso;
   return t.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 }
+
+let dialogs = 0;
+
+/**
+ * Asks `question` in a modal dialog with `detail` below it; resolves true on `confirm` (the
+ * danger button), false on Cancel or Escape. Text is set as text.
+ */
+export function confirmDialog(question, detail, confirm) {
+  return new Promise((resolve) => {
+    const id = `dialog-title-${++dialogs}`;
+    const dialog = h('dialog', { 'aria-labelledby': id, class: 'dialog' },
+      h('p', { id, class: 'dialog-title' }, question),
+      h('p', { class: 'muted' }, detail),
+      h('div', { class: 'row end' },
+        h('button', { type: 'button', class: 'ghost', onclick: () => close(false) }, 'Cancel'),
+        h('button', { type: 'button', class: 'danger', onclick: () => close(true) }, confirm)));
+    dialog.setAttribute('role', 'dialog');
+    dialog.addEventListener('cancel', (e) => {
+      e.preventDefault();
+      close(false);
+    });
+    function close(ok) {
+      dialog.close();
+      dialog.remove();
+      resolve(ok);
+    }
+    document.body.append(dialog);
+    dialog.showModal();
+  });
+}

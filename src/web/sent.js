@@ -5,7 +5,7 @@
 // masked by the bridge and shown as text nodes.
 
 import { api } from './client.js';
-import { clear, h, when } from './dom.js';
+import { clear, confirmDialog, h, when } from './dom.js';
 import { getDevice } from './store.js';
 
 /** Whether this device may discard lines (tier `files` or `full`). */
@@ -16,27 +16,11 @@ export function canDiscard() {
 
 /** Asks "Clear sent lines of <machine>?" in a modal dialog; resolves true on Clear. */
 export function confirmClear(machine) {
-  return new Promise((resolve) => {
-    const title = h('p', { id: 'sent-dialog-title', class: 'dialog-title' }, `Clear sent lines of ${machine}?`);
-    const dialog = h('dialog', { 'aria-labelledby': 'sent-dialog-title', class: 'dialog' },
-      title,
-      h('p', { class: 'muted' }, 'Every line this machine kept goes. The audit log records how many, never the lines.'),
-      h('div', { class: 'row end' },
-        h('button', { type: 'button', class: 'ghost', onclick: () => close(false) }, 'Cancel'),
-        h('button', { type: 'button', class: 'danger', onclick: () => close(true) }, 'Clear')));
-    dialog.setAttribute('role', 'dialog');
-    dialog.addEventListener('cancel', (e) => {
-      e.preventDefault();
-      close(false);
-    });
-    function close(ok) {
-      dialog.close();
-      dialog.remove();
-      resolve(ok);
-    }
-    document.body.append(dialog);
-    dialog.showModal();
-  });
+  return confirmDialog(
+    `Clear sent lines of ${machine}?`,
+    'Every line this machine kept goes. The audit log records how many, never the lines.',
+    'Clear',
+  );
 }
 
 /**

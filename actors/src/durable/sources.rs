@@ -11,9 +11,9 @@
 //! **Names.** An agent's name is part of a card's source (`durable:<name>`), of API paths and of
 //! audit lines, so it is plain: 1–32 of `A-Z a-z 0-9 . _ -`, starting with a letter or digit.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::fs::{self, File};
+use std::io::Read;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -355,27 +355,8 @@ impl Sources {
             path: path.to_owned(),
             reason: e.to_string(),
         };
-        let dir = path.parent().unwrap_or(Path::new("."));
         let bytes = serde_json::to_vec_pretty(self).map_err(|e| io(std::io::Error::other(e)))?;
-        let temp = dir.join(format!(".{FILE}.{:016x}.tmp", rand::random::<u64>()));
-        let written = (|| {
-            let mut file = OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&temp)?;
-            file.write_all(&bytes)?;
-            file.sync_all()?;
-            fs::rename(&temp, path)
-        })();
-        if let Err(e) = written {
-            let _ = fs::remove_file(&temp);
-            return Err(io(e));
-        }
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
+        crate::private_file::write_atomic(path, &bytes).map_err(io)
     }
 
     /// Adds `source` (checked; its name must be new).

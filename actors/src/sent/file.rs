@@ -130,30 +130,7 @@ pub fn save_recent(path: &Path, recent: &Recent) -> Result<(), SentError> {
 /// Writes `bytes` to a fresh 0600 temp file beside `path`, syncs it, renames it over `path` and
 /// syncs the folder; on failure the temp file is removed and `path` is as it was.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), SentError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temp = dir.join(format!(".{name}.{:016x}.tmp", rand::random::<u64>()));
-    let written = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&temp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&temp, path)
-    })();
-    if let Err(e) = written {
-        let _ = fs::remove_file(&temp);
-        return Err(io(path)(e));
-    }
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+    crate::private_file::write_atomic(path, bytes).map_err(io(path))
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 // what the phone keeps, theme, paired devices with revoke (confirmed in a dialog), and unpairing.
 
 import { api } from '../client.js';
-import { ago, clear, h, when } from '../dom.js';
+import { ago, clear, confirmDialog, h, when } from '../dom.js';
 import * as kept from '../kept.js';
 import { disablePush, enablePush, pushState } from '../push.js';
 import { getDevice, getPref, keepText, setDevice, setPref } from '../store.js';
@@ -11,27 +11,11 @@ const TIERS = { read: 'read (watch only)', files: 'files', full: 'full (can type
 
 /** Asks "Revoke <label>?" in a modal dialog; resolves true on Confirm. */
 function confirmRevoke(label) {
-  return new Promise((resolve) => {
-    const title = h('p', { id: 'dialog-title', class: 'dialog-title' }, `Revoke ${label}?`);
-    const dialog = h('dialog', { 'aria-labelledby': 'dialog-title', class: 'dialog' },
-      title,
-      h('p', { class: 'muted' }, 'That device will no longer reach this bridge. It can be paired again later.'),
-      h('div', { class: 'row end' },
-        h('button', { type: 'button', class: 'ghost', onclick: () => close(false) }, 'Cancel'),
-        h('button', { type: 'button', class: 'danger', onclick: () => close(true) }, 'Confirm')));
-    dialog.setAttribute('role', 'dialog');
-    dialog.addEventListener('cancel', (e) => {
-      e.preventDefault();
-      close(false);
-    });
-    function close(ok) {
-      dialog.close();
-      dialog.remove();
-      resolve(ok);
-    }
-    document.body.append(dialog);
-    dialog.showModal();
-  });
+  return confirmDialog(
+    `Revoke ${label}?`,
+    'That device will no longer reach this bridge. It can be paired again later.',
+    'Confirm',
+  );
 }
 
 export function settingsView(root, { unpair, applyTheme }) {
