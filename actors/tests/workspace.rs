@@ -262,3 +262,22 @@ fn accepted_paths_are_inside_and_unguarded() {
         })
         .expect("no accepted path leaves the workspace");
 }
+
+/// A state folder that does not exist yet when the workspaces are made, under a symlinked parent:
+/// once it exists, a path into it is still refused (its existing part was canonicalized).
+#[test]
+fn a_guarded_folder_made_later_under_a_symlink_is_still_guarded() {
+    let t = Tree::new();
+    let guarded = Guarded {
+        state_dirs: vec![t.p("link_in/later-state")],
+        ..Guarded::default()
+    };
+    let ws = Workspaces::new(vec![t.root.clone()], guarded).expect("ws");
+    std::fs::create_dir(t.p("sub/later-state")).expect("mkdir");
+    std::fs::write(t.p("sub/later-state/x"), "x").expect("write");
+    assert_eq!(
+        ws.resolve("sub/later-state/x"),
+        Err(ToolError::PathNotAllowed)
+    );
+    assert_eq!(ws.resolve("sub/b.txt"), Ok(t.p("sub/b.txt")));
+}

@@ -51,8 +51,8 @@ pub struct Guarded {
 }
 
 impl Guarded {
-    /// The same folders, canonical where they exist (so a prefix test on a resolved path sees
-    /// them through any symlink), lexically clean where they do not yet.
+    /// The same folders, canonical (so a prefix test on a resolved path sees them through any
+    /// symlink); for one that does not exist yet, its existing part is.
     pub(super) fn canonical(self) -> Result<Guarded, ToolError> {
         let fix = |dirs: Vec<PathBuf>| -> Result<Vec<PathBuf>, ToolError> {
             dirs.into_iter()
@@ -63,7 +63,7 @@ impl Guarded {
                             d.display()
                         )));
                     }
-                    Ok(std::fs::canonicalize(&d).unwrap_or_else(|_| clean(&d)))
+                    Ok(canonical_prefix(&clean(&d)))
                 })
                 .collect()
         };
@@ -128,6 +128,20 @@ pub(super) fn is_name(c: Component<'_>, n: &str) -> bool {
         Component::Normal(s) => s.to_str().is_some_and(|s| s.eq_ignore_ascii_case(n)),
         _ => false,
     }
+}
+
+/// `p` with its longest existing ancestor canonicalized and the rest appended: a state folder
+/// that does not exist yet, under a symlinked `~/.local`, is still recognized once it does.
+fn canonical_prefix(p: &Path) -> PathBuf {
+    for base in p.ancestors() {
+        if let Ok(c) = std::fs::canonicalize(base) {
+            return match p.strip_prefix(base) {
+                Ok(rest) if !rest.as_os_str().is_empty() => c.join(rest),
+                _ => c,
+            };
+        }
+    }
+    p.to_path_buf()
 }
 
 /// `p` with `.` dropped and `..` folded lexically (only for folders that do not exist yet, where
