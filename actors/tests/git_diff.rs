@@ -587,3 +587,69 @@ async fn a_folder_swapped_for_a_symlink_is_not_followed() {
     assert_eq!(file(&a, "conf").status, FileStatus::Untracked);
     assert_eq!(paths(&a), ["conf", "conf/app.ini"]);
 }
+
+/// A HEAD crafted to track `.git/config` (git's own `mktree` writes such a tree): the repository's
+/// config — where a remote's URL can hold a token — is never read into an answer.
+#[tokio::test]
+async fn a_crafted_tree_cannot_reach_into_dot_git() {
+    let r = Repo::new();
+    r.git(&[
+        "config",
+        "remote.origin.url",
+        "https://user:TOKEN-IN-CONFIG@example.com/r.git",
+    ]);
+    let blob = |text: &str| {
+        let out = git_cmd(&r.path())
+            .args(["hash-object", "-w", "--stdin"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                use std::io::Write;
+                c.stdin.take().expect("stdin").write_all(text.as_bytes())?;
+                c.wait_with_output()
+            })
+            .expect("hash-object");
+        String::from_utf8(out.stdout)
+            .expect("oid")
+            .trim()
+            .to_owned()
+    };
+    let mktree = |listing: String| {
+        let out = git_cmd(&r.path())
+            .arg("mktree")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                use std::io::Write;
+                c.stdin
+                    .take()
+                    .expect("stdin")
+                    .write_all(listing.as_bytes())?;
+                c.wait_with_output()
+            })
+            .expect("mktree");
+        String::from_utf8(out.stdout)
+            .expect("oid")
+            .trim()
+            .to_owned()
+    };
+    let b = blob("old\n");
+    let dotgit = mktree(format!("100644 blob {b}\tconfig\n"));
+    let top = mktree(format!(
+        "040000 tree {dotgit}\t.git\n100644 blob {b}\tok.txt\n"
+    ));
+    let commit = r.git(&["commit-tree", "-m", "crafted", &top]);
+    r.git(&["update-ref", "HEAD", commit.trim()]);
+    assert!(
+        r.git(&["ls-tree", "-r", "HEAD"]).contains(".git/config"),
+        "the trap is set"
+    );
+    r.write("ok.txt", "old\n");
+
+    let a = diff(&r.path()).await;
+    let json = serde_json::to_string(&a).expect("json");
+    assert!(!json.contains("TOKEN-IN-CONFIG"), "{json}");
+    assert!(a.files.is_empty(), "{:?}", a.files);
+}

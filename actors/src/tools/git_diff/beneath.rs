@@ -45,13 +45,18 @@ const DIR: OFlags = OFlags::RDONLY
     .union(OFlags::NOFOLLOW)
     .union(OFlags::CLOEXEC);
 
-/// `rel` split into its folder and its name; `None` for an empty, `.` or `..` component (git
-/// never stores one; a path with one is not looked at).
+/// Whether `rel` has a component git would never check out: empty, `.`, `..`, or `.git` in any
+/// case. A crafted HEAD can still name one (`git mktree` writes a tree with `.git/config` in it);
+/// such a path is never looked at, so the repository's own config — where a remote's URL may hold
+/// a token — never reaches an answer.
+pub(super) fn unsafe_path(rel: &[u8]) -> bool {
+    rel.split(|&b| b == b'/')
+        .any(|c| c.is_empty() || c == b"." || c == b".." || c.eq_ignore_ascii_case(b".git"))
+}
+
+/// `rel` split into its folder and its name; `None` for an [`unsafe_path`].
 fn split(rel: &[u8]) -> Option<(&[u8], &OsStr)> {
-    if rel
-        .split(|&b| b == b'/')
-        .any(|c| c.is_empty() || c == b"." || c == b"..")
-    {
+    if unsafe_path(rel) {
         return None;
     }
     Some(match rel.iter().rposition(|&b| b == b'/') {
@@ -139,6 +144,11 @@ mod tests {
     fn paths_split_and_odd_components_are_refused() {
         assert_eq!(split(b"a/b/c"), Some((&b"a/b"[..], OsStr::new("c"))));
         assert_eq!(split(b"c"), Some((&b""[..], OsStr::new("c"))));
+        assert_eq!(
+            split(b".github/x"),
+            Some((&b".github"[..], OsStr::new("x")))
+        );
+        assert_eq!(split(b"a.git/x"), Some((&b"a.git"[..], OsStr::new("x"))));
         for bad in [
             &b""[..],
             b"/abs",
@@ -147,6 +157,9 @@ mod tests {
             b"a/../b",
             b"..",
             b"a/",
+            b".git/config",
+            b"sub/.GIT/config",
+            b"x/.Git",
         ] {
             assert_eq!(split(bad), None, "{}", String::from_utf8_lossy(bad));
         }

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::beneath::{Beneath, Stat};
+use super::beneath::{unsafe_path, Beneath, Stat};
 use super::git::TreeEntry;
 use super::index::Index;
 use super::text::{BlobHasher, ObjectFormat};
@@ -199,8 +199,9 @@ pub(super) fn scan(input: Input) -> Scan {
 
     for entry in tree {
         tracked.insert(entry.path.clone());
-        // A submodule is another repository: its changes are its own.
-        if entry.mode == 0o160000 || !in_scope(&scope, &entry.path) {
+        // A submodule is another repository: its changes are its own. A path git would never
+        // check out (`.git/config` in a crafted tree) is not looked at.
+        if entry.mode == 0o160000 || unsafe_path(&entry.path) || !in_scope(&scope, &entry.path) {
             continue;
         }
         if truncated {
@@ -282,7 +283,7 @@ pub(super) fn scan(input: Input) -> Scan {
         staged.sort();
         for p in staged {
             tracked.insert(p.clone());
-            if truncated || !in_scope(&scope, p) {
+            if truncated || unsafe_path(p) || !in_scope(&scope, p) {
                 continue;
             }
             if Instant::now() > deadline || full(&found) {
@@ -378,7 +379,7 @@ fn walk_untracked(
         .require_git(true)
         .follow_links(false)
         .filter_entry(move |e| {
-            if e.file_name() == ".git" {
+            if e.file_name().as_bytes().eq_ignore_ascii_case(b".git") {
                 return false;
             }
             let is_dir = e.file_type().is_some_and(|t| t.is_dir());
