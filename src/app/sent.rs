@@ -116,6 +116,23 @@ pub struct SentLine {
     pub line: String,
 }
 
+impl SentLine {
+    /// The log's entries as the phone and the CLI list them: newest first, each line masked.
+    pub fn newest_first(entries: Vec<Entry>, masker: &Masker) -> Vec<SentLine> {
+        entries
+            .into_iter()
+            .rev()
+            .map(|e| SentLine {
+                machine: e.machine,
+                id: e.id,
+                ts: e.ts,
+                pane: e.pane,
+                line: masker.mask_string(e.line),
+            })
+            .collect()
+    }
+}
+
 /// `GET /api/sent`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SentList {
@@ -203,17 +220,7 @@ impl App {
             let _held = self.sent.lock.lock().await;
             blocking(move || file::load_log(&path)).await?
         };
-        let lines = entries
-            .into_iter()
-            .rev()
-            .map(|e| SentLine {
-                machine: e.machine,
-                id: e.id,
-                ts: e.ts,
-                pane: e.pane,
-                line: self.masker.mask_string(e.line),
-            })
-            .collect();
+        let lines = SentLine::newest_first(entries, &self.masker);
         let mut unavailable: Vec<String> = self
             .crew_view
             .load()

@@ -42,17 +42,7 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
             let list = match client::ask::<SentList>(&socket, &Request::SentList) {
                 Err(ClientError::NotRunning) => {
                     let masker = Masker::new(settings.redact);
-                    let lines = file::load_log(&path)?
-                        .into_iter()
-                        .rev()
-                        .map(|e| SentLine {
-                            machine: e.machine,
-                            id: e.id,
-                            ts: e.ts,
-                            pane: e.pane,
-                            line: masker.mask_string(e.line),
-                        })
-                        .collect();
+                    let lines = SentLine::newest_first(file::load_log(&path)?, &masker);
                     SentList {
                         recording: settings.sent,
                         lines,
