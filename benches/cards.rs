@@ -30,7 +30,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::{agent, get_ok, wait_for, wait_rss_stable, Bridge, Stats};
+use support::{agent, env_number, get_ok, listing_only, wait_for, wait_rss_stable, Bridge, Stats};
 
 /// Claude Code's PermissionRequest input for one Bash call.
 fn request() -> Value {
@@ -48,16 +48,10 @@ fn main() {
         hold(&args[at + 1..]);
         return;
     }
-    if args
-        .iter()
-        .any(|a| a == "--list" || a.starts_with("--format"))
-    {
-        return; // `cargo bench -- --list` and friends: nothing to list.
+    if listing_only() {
+        return;
     }
-    let n: usize = std::env::var("COLLIE_BENCH_CARDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(200);
+    let n: usize = env_number("COLLIE_BENCH_CARDS", 200);
     let root = tempfile::Builder::new()
         .prefix("collie-cards-bench-")
         .tempdir()
@@ -105,10 +99,7 @@ fn report(how: &str, fire: &Stats, tap: &Stats) {
 }
 
 fn screen_n() -> usize {
-    std::env::var("COLLIE_BENCH_SCREENS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(40)
+    env_number("COLLIE_BENCH_SCREENS", 40)
 }
 
 fn report_screens(how: &str, seen: &Stats, typed: &Stats) {

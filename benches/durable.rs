@@ -19,6 +19,8 @@
 #[path = "../tests/support/durable_agent.rs"]
 mod durable_agent;
 mod support;
+#[path = "../tests/support/test_ca.rs"]
+mod test_ca;
 
 use std::os::unix::fs::PermissionsExt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use durable_agent::{Answer, Got, ScriptedAgent};
 use serde_json::{json, Value};
-use support::{agent, get_json, mib, wait_for, wait_rss_stable, Bridge};
+use support::{agent, env_number, get_json, listing_only, mib, wait_for, wait_rss_stable, Bridge};
 
 const AGENTS: usize = 20;
 const CONVERSATIONS: usize = 100;
@@ -105,17 +107,10 @@ fn cpu_window(pid: u32, secs: u64) -> (Duration, f64) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if args
-        .iter()
-        .any(|a| a == "--list" || a.starts_with("--format"))
-    {
+    if listing_only() {
         return;
     }
-    let secs: u64 = std::env::var("COLLIE_BENCH_DURABLE_SECS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(60);
+    let secs: u64 = env_number("COLLIE_BENCH_DURABLE_SECS", 60);
     let bridge = Bridge::options("bench").log("warn").start();
     let pid = bridge.pid();
     let token = format!("Bearer {}", bridge.pair("bench", "read"));

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use collie_actors::tools::search::{SearchLimits, Searches, StartSearchArgs};
 use serde_json::json;
-use support::{cpu_model, cpus, load_average, met, Stats};
+use support::{cpu_model, cpus, env_number, load_average, met, Stats};
 
 const NEEDLE: &str = "COLLIE_NEEDLE_4217";
 const TOP: usize = 100;
@@ -176,11 +176,7 @@ fn ms(d: Duration) -> String {
 }
 
 fn main() {
-    let runs: usize = std::env::var("COLLIE_BENCH_SEARCH_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(7)
-        .max(1);
+    let runs: usize = env_number("COLLIE_BENCH_SEARCH_RUNS", 7).max(1);
     println!(
         "search bench: {} CPUs ({}), load {}, {runs} timed runs each",
         cpus(),

@@ -24,7 +24,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use support::{
-    agent, cpu_model, cpus, load_average, mib, wait_for, wait_rss_stable, Bridge, Stats,
+    agent, cpu_model, cpus, env_number, listing_only, load_average, mib, wait_for, wait_rss_stable,
+    Bridge, Stats,
 };
 
 /// POSTs `body` to `url`; the status and the body.
@@ -213,17 +214,10 @@ fn text_file(path: &Path, bytes: usize, marker: &str) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if args
-        .iter()
-        .any(|a| a == "--list" || a.starts_with("--format"))
-    {
+    if listing_only() {
         return;
     }
-    let n: usize = std::env::var("COLLIE_BENCH_TOOLS_N")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(100);
+    let n: usize = env_number("COLLIE_BENCH_TOOLS_N", 100);
     println!(
         "machine: {} × {}, load {}",
         cpus(),

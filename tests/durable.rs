@@ -9,6 +9,8 @@ mod durable_agent;
 #[path = "support/push_service.rs"]
 mod push_service;
 mod support;
+#[path = "support/test_ca.rs"]
+mod test_ca;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -19,6 +21,7 @@ use std::time::Duration;
 use durable_agent::{Answer, Got, ScriptedAgent};
 use serde_json::{json, Value};
 use support::{wait_for, Opts, TestBridge};
+use test_ca::TestCa;
 
 fn chmod(p: &Path, mode: u32) {
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod");
@@ -1123,23 +1126,15 @@ fn the_reference_agent_works_over_both_transports() {
 
     // Over HTTPS with a bearer token, trusting the test CA.
     let dir = tempfile::tempdir().expect("tempdir");
-    let ca_key = rcgen::KeyPair::generate().expect("CA key");
-    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).expect("CA params");
-    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    let ca_cert = ca.self_signed(&ca_key).expect("CA cert");
-    let key = rcgen::KeyPair::generate().expect("key");
-    let cert = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
-        .expect("params")
-        .signed_by(&key, &ca_cert, &ca_key)
-        .expect("cert");
+    let pki = TestCa::issue("collie test reference CA", &["localhost"]);
     let (ca_file, cert_file, key_file) = (
         dir.path().join("ca.pem"),
         dir.path().join("cert.pem"),
         dir.path().join("key.pem"),
     );
-    std::fs::write(&ca_file, ca_cert.pem()).expect("ca");
-    std::fs::write(&cert_file, cert.pem()).expect("cert");
-    std::fs::write(&key_file, key.serialize_pem()).expect("key");
+    pki.write_ca(&ca_file);
+    std::fs::write(&cert_file, &pki.leaf_pem).expect("cert");
+    std::fs::write(&key_file, &pki.leaf_key_pem).expect("key");
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .expect("a free port")
         .local_addr()

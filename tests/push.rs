@@ -9,6 +9,8 @@ mod hook;
 #[path = "support/push_service.rs"]
 mod push_service;
 mod support;
+#[path = "support/test_ca.rs"]
+mod test_ca;
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 

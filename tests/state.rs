@@ -118,6 +118,30 @@ fn cli_without_a_bridge_says_so_in_one_line() {
 }
 
 #[test]
+fn a_reader_that_leaves_early_ends_the_output_quietly() {
+    // `collie devices list | head -1`: the reader is gone before everything is written. Rust
+    // ignores SIGPIPE, so the write fails with EPIPE; the command must stop there, quietly and
+    // successfully, rather than panic with "failed printing to stdout". The pipe's read end is
+    // closed before the command starts, so the first write already fails.
+    let b = TestBridge::start_with(Opts::default());
+    b.pair("phone", "read");
+    for args in [&["devices", "list"][..], &["version"], &["devices", "list", "--json"]] {
+        let (reader, writer) = std::io::pipe().expect("pipe");
+        drop(reader);
+        let out = b
+            .command()
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(writer)
+            .output()
+            .expect("run collie");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(err.is_empty(), "{args:?} says nothing: {err}");
+    }
+}
+
+#[test]
 fn tokens_and_pane_tokens_survive_a_restart() {
     let mut b = TestBridge::start();
     let token = b.pair("phone", "full");

@@ -11,6 +11,7 @@
 #![allow(dead_code)]
 
 mod bridge;
+mod harness;
 mod http;
 mod machine;
 mod procfs;
@@ -22,6 +23,8 @@ mod wait;
 // unused import: hence the `allow` on each.
 #[allow(unused_imports)]
 pub(crate) use bridge::Bridge;
+#[allow(unused_imports)]
+pub(crate) use harness::{env_number, listing_only};
 #[allow(unused_imports)]
 pub(crate) use http::{agent, get, get_json, get_ok, measure_get, HTTP_WARM_UP};
 #[allow(unused_imports)]

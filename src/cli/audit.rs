@@ -96,16 +96,16 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
     match cmd {
         Cmd::Tail { n } => {
             for line in audit::tail(&path, n.min(100_000))? {
-                println!("{line}");
+                outln!("{line}")?;
             }
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Verify { json } => {
             let checked = check(&settings)?;
             if json {
-                super::print_json(&Verified::of(&checked));
+                super::print_json(&Verified::of(&checked))?;
             } else {
-                print_checked(&checked);
+                print_checked(&checked)?;
             }
             Ok(if checked.is_ok() {
                 ExitCode::SUCCESS
@@ -117,7 +117,7 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
             let answer = super::ask::<Acknowledged>(&Request::AuditAcknowledge { seq });
             match answer {
                 Ok(_) => {
-                    println!("acknowledged the break at seq {seq}; it stays on record");
+                    outln!("acknowledged the break at seq {seq}; it stays on record")?;
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(code) => Ok(code),
@@ -152,45 +152,46 @@ impl<'a> Verified<'a> {
     }
 }
 
-fn print_checked(checked: &Checked) {
+fn print_checked(checked: &Checked) -> std::io::Result<()> {
     let report = &checked.report;
     let last = report
         .last_seq
         .map_or_else(|| "-".to_owned(), |s| s.to_string());
     let open = checked.open_breaks().count();
     match &report.failure {
-        None if open == 0 => println!(
+        None if open == 0 => outln!(
             "audit log ok: {} lines, last seq {last}",
             report.records
-        ),
-        None => println!(
+        )?,
+        None => outln!(
             "audit log NOT ok: the chain is intact ({} lines, last seq {last}), but {open} recorded break(s) are not acknowledged",
             report.records
-        ),
-        Some(f) => println!("audit log broken at {f}"),
+        )?,
+        Some(f) => outln!("audit log broken at {f}")?,
     }
     if !checked.anchored {
-        println!("no store found: the end of the log could not be checked");
+        outln!("no store found: the end of the log could not be checked")?;
     }
     if !report.interrupted.is_empty() {
         let lines: Vec<String> = report.interrupted.iter().map(u64::to_string).collect();
-        println!("interrupted writes skipped at line(s) {}", lines.join(", "));
+        outln!("interrupted writes skipped at line(s) {}", lines.join(", "))?;
     }
     for b in &checked.breaks {
         if b.acknowledged.is_some() {
-            println!("acknowledged {b}");
+            outln!("acknowledged {b}")?;
         } else {
-            println!("BROKEN: {b}");
-            println!(
+            outln!("BROKEN: {b}")?;
+            outln!(
                 "  look at the log and the machine, then: collie audit acknowledge {}",
                 b.seq
-            );
+            )?;
         }
     }
     if checked.kept > 0 {
-        println!(
+        outln!(
             "{} line(s) wait in the store until the log can be written",
             checked.kept
-        );
+        )?;
     }
+    Ok(())
 }

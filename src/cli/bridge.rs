@@ -41,13 +41,14 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
         .context("starting the runtime")?;
     rt.block_on(async move {
         let running = crate::bridge::start(settings.clone()).await?;
-        // Tests and scripts read this line to find the port.
-        println!(
+        // Tests and scripts read this line to find the port. A bridge whose stdout nobody reads
+        // (closed by a service manager, or a pipe whose reader left) serves all the same.
+        let _unread = outln!(
             "collie bridge `{}` listening on http://{}",
             running.ctx.machine_name(),
             running.http_addr
-        );
-        println!("state dir: {}", settings.state_dir.display());
+        )
+        .and_then(|()| outln!("state dir: {}", settings.state_dir.display()));
         match running.run_until_signal().await? {
             None => Ok(ExitCode::SUCCESS),
             Some(why) => {

@@ -34,26 +34,26 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
         Err(code) => return Ok(code),
     };
     if args.json {
-        print_json(&list);
+        print_json(&list)?;
         return Ok(ExitCode::SUCCESS);
     }
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
     if list.cards.is_empty() {
-        println!("no cards waiting");
+        outln!("no cards waiting")?;
     }
     for card in &list.cards {
         let place = match &card.pane_name {
             Some(name) => format!("{}/{name}", card.machine),
             None => card.machine.clone(),
         };
-        println!(
+        outln!(
             "waiting  {}  {place}  {}  (expires in {} s)",
             short(&card.id),
             card.title,
             card.expires.saturating_sub(now) / 1000
-        );
+        )?;
     }
     for r in &list.receipts {
         let state = serde_json::to_value(r.state)
@@ -64,13 +64,13 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
             (Some(option), Some(device)) => format!("{option} by {device}"),
             _ => state,
         };
-        println!(
+        outln!(
             "{:>3} s ago  {}  {}  {}  {by}",
             now.saturating_sub(r.at) / 1000,
             short(&r.card),
             r.machine,
             r.title
-        );
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

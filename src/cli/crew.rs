@@ -66,7 +66,7 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
         } => return invite(Request::CrewInvite { expires, address }, json),
         Cmd::Remove { name } => {
             match ask::<Message>(&Request::CrewRemove { name }) {
-                Ok(done) => println!("{}", done.message),
+                Ok(done) => outln!("{}", done.message)?,
                 Err(code) => return Ok(code),
             }
             return Ok(ExitCode::SUCCESS);
@@ -81,9 +81,9 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
         Err(code) => return Ok(code),
     };
     if json {
-        print_json(&view);
+        print_json(&view)?;
     } else {
-        print_status(&view);
+        print_status(&view)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -101,9 +101,9 @@ fn invite(req: Request, json: bool) -> anyhow::Result<ExitCode> {
         struct Out {
             invite: String,
         }
-        print_json(&Out { invite });
+        print_json(&Out { invite })?;
     } else {
-        println!("{invite}");
+        outln!("{invite}")?;
         eprintln!(
             "one-time invite, valid {expires_in_secs} s: run `collie crew join <invite>` on the new machine"
         );
@@ -145,20 +145,20 @@ fn members(json: bool) -> anyhow::Result<ExitCode> {
         members: rows.collect(),
     };
     if json {
-        print_json(&list);
+        print_json(&list)?;
         return Ok(ExitCode::SUCCESS);
     }
     if list.members.is_empty() {
-        println!("no members yet (invite one with `collie crew invite`)");
+        outln!("no members yet (invite one with `collie crew invite`)")?;
     }
     for m in list.members {
-        println!(
+        outln!(
             "{:<20} {:<7} {:<8} {}",
             m.machine.name,
             m.role.as_str(),
             online(m.machine.online),
             m.machine.pin,
-        );
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -171,28 +171,29 @@ fn online(up: bool) -> &'static str {
     }
 }
 
-fn print_status(v: &CrewView) {
-    println!("role:    {}", v.role.as_str());
-    println!("name:    {}", v.name);
+fn print_status(v: &CrewView) -> std::io::Result<()> {
+    outln!("role:    {}", v.role.as_str())?;
+    outln!("name:    {}", v.name)?;
     if let Some(pin) = &v.pin {
-        println!("pin:     {pin}");
+        outln!("pin:     {pin}")?;
     }
     if let Some(addr) = &v.address {
-        println!("address: {addr}");
+        outln!("address: {addr}")?;
     }
     if let Some(l) = &v.lead {
-        println!(
+        outln!(
             "lead:    {} at {} ({}), pin {}",
             l.name,
             l.address.as_deref().unwrap_or(""),
             online(l.online),
             l.pin,
-        );
+        )?;
     }
     if v.role == CrewRole::Lead {
-        println!("members: {}", v.members.len());
+        outln!("members: {}", v.members.len())?;
         for m in &v.members {
-            println!("  {:<20} {:<8} {}", m.name, online(m.online), m.pin);
+            outln!("  {:<20} {:<8} {}", m.name, online(m.online), m.pin)?;
         }
     }
+    Ok(())
 }

@@ -50,7 +50,7 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
         Cmd::SetTier { label, tier } => Request::DevicesSetTier { label, tier },
     };
     match ask::<Message>(&req) {
-        Ok(done) => println!("{}", done.message),
+        Ok(done) => outln!("{}", done.message)?,
         Err(code) => return Ok(code),
     }
     Ok(ExitCode::SUCCESS)
@@ -62,20 +62,20 @@ fn list(json: bool) -> anyhow::Result<ExitCode> {
         Err(code) => return Ok(code),
     };
     if json {
-        print_json(&Devices { devices });
+        print_json(&Devices { devices })?;
         return Ok(ExitCode::SUCCESS);
     }
     if devices.is_empty() {
-        println!("no paired devices (pair one with `collie pair`)");
+        outln!("no paired devices (pair one with `collie pair`)")?;
     }
     for d in devices {
-        println!(
+        outln!(
             "{:<24} {:<5} last seen {:<25} expires {}",
             d.label,
             d.tier.as_str(),
             d.last_seen.as_deref().unwrap_or("never"),
             d.expires_at.as_deref().unwrap_or("never"),
-        );
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -9,21 +9,29 @@ use crate::config::KNOWN_VARS;
 use crate::control::client;
 use crate::control::protocol::Request;
 
+/// The checks' outcome so far. A check prints its line as it finishes; a failed write (the reader
+/// of a pipe gone) is kept and returned once the checks are done, so each check reads as one call.
 #[derive(Default)]
 struct Report {
     failed: bool,
+    unwritten: Option<std::io::Error>,
 }
 
 impl Report {
     fn ok(&mut self, what: &str) {
-        println!("ok    {what}");
+        self.say(outln!("ok    {what}"));
     }
     fn warn(&mut self, what: &str, fix: &str) {
-        println!("warn  {what} — {fix}");
+        self.say(outln!("warn  {what} — {fix}"));
     }
     fn fail(&mut self, what: &str, fix: &str) {
         self.failed = true;
-        println!("FAIL  {what} — fix: {fix}");
+        self.say(outln!("FAIL  {what} — fix: {fix}"));
+    }
+    fn say(&mut self, written: std::io::Result<()>) {
+        if let Err(e) = written {
+            self.unwritten.get_or_insert(e);
+        }
     }
 }
 
@@ -136,6 +144,9 @@ pub(super) fn run() -> anyhow::Result<ExitCode> {
         }
     }
 
+    if let Some(e) = r.unwritten {
+        return Err(e.into());
+    }
     Ok(if r.failed {
         ExitCode::from(1)
     } else {

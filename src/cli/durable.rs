@@ -95,16 +95,16 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
             let mut all = Sources::load(&path)?;
             all.attach(source)?;
             all.save(&path)?;
-            println!("attached {}", args.name);
-            reload(&settings);
+            outln!("attached {}", args.name)?;
+            reload(&settings)?;
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Detach { name } => {
             let mut all = Sources::load(&path)?;
             all.detach(&name)?;
             all.save(&path)?;
-            println!("detached {name}");
-            reload(&settings);
+            outln!("detached {name}")?;
+            reload(&settings)?;
             Ok(ExitCode::SUCCESS)
         }
         Cmd::List { json } => {
@@ -112,14 +112,14 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
             let live: Option<DurableList> =
                 client::ask(&settings.control_socket(), &Request::Durable).ok();
             if json {
-                print_json(&listing(&all, live.as_ref()));
+                print_json(&listing(&all, live.as_ref()))?;
                 return Ok(ExitCode::SUCCESS);
             }
             if all.agents.is_empty() {
-                println!("no durable agents attached");
+                outln!("no durable agents attached")?;
             }
             for row in listing(&all, live.as_ref()) {
-                println!(
+                outln!(
                     "{}  {}  {}{}  {}{}",
                     row.name,
                     row.transport,
@@ -127,7 +127,7 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
                     if row.token { "  (token set)" } else { "" },
                     row.status,
                     row.error.map(|e| format!(": {e}")).unwrap_or_default()
-                );
+                )?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -174,12 +174,13 @@ fn listing(all: &Sources, live: Option<&DurableList>) -> Vec<Row> {
 }
 
 /// Tells a running bridge to read `sources.json` again; says so when none runs.
-fn reload(settings: &crate::config::Settings) {
+fn reload(settings: &crate::config::Settings) -> std::io::Result<()> {
     match client::ask::<usize>(&settings.control_socket(), &Request::DurableReload) {
-        Ok(_) => println!("the bridge reads it now"),
+        Ok(_) => outln!("the bridge reads it now")?,
         Err(ClientError::NotRunning) => {
-            println!("no bridge running: it is read when the bridge starts")
+            outln!("no bridge running: it is read when the bridge starts")?
         }
         Err(e) => eprintln!("collie: the bridge could not read it: {e}"),
     }
+    Ok(())
 }

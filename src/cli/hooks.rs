@@ -116,13 +116,13 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
             let hold = Settings::load(&Overrides::default())?.hold;
             let change = agent_hooks::install(agent, scope.into(), &paths, &exe, hold)
                 .map_err(nothing_changed)?;
-            say_installed(&change);
+            say_installed(&change)?;
         }
         Cmd::Uninstall { agent, scope } => {
             let paths = Paths::from_env().map_err(nothing_changed)?;
             let change = agent_hooks::uninstall(agent.into(), scope.into(), &paths)
                 .map_err(nothing_changed)?;
-            say_removed(&change);
+            say_removed(&change)?;
         }
         Cmd::Status { agent, json } => {
             let paths = Paths::from_env()?;
@@ -133,16 +133,16 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
                 .filter(|r| only.is_none_or(|a| a == r.agent))
                 .collect();
             if json {
-                print_json(&StatusJson { hooks });
+                print_json(&StatusJson { hooks })?;
             } else {
                 for r in hooks {
-                    println!(
+                    outln!(
                         "{:<6}  {:<7}  {}  {}",
                         r.agent,
                         r.scope,
                         r.path.display(),
                         r.state
-                    );
+                    )?;
                 }
             }
         }
@@ -157,31 +157,33 @@ fn nothing_changed(e: HooksError) -> anyhow::Error {
 }
 
 /// What `install` did.
-fn say_installed(change: &Change) {
+fn say_installed(change: &Change) -> std::io::Result<()> {
     let product = change.agent.product();
     let path = change.path.display();
     if change.kind == ChangeKind::Unchanged {
-        println!("Collie's hook for {product} is already in {path}; nothing changed");
-        return;
+        outln!("Collie's hook for {product} is already in {path}; nothing changed")?;
+        return Ok(());
     }
-    println!(
+    outln!(
         "installed Collie's {} hook for {product} in {path}: while `collie bridge` runs, \
          {product}'s permission dialogs wait for a tap on your phone first",
         change.agent.event()
-    );
+    )?;
     if change.agent == Agent::Codex {
-        println!("Codex runs a new hook only once you trust it: review it with /hooks in Codex");
+        outln!("Codex runs a new hook only once you trust it: review it with /hooks in Codex")?;
     }
-    println!("sessions already running may not see it until they restart");
+    outln!("sessions already running may not see it until they restart")?;
+    Ok(())
 }
 
 /// What `uninstall` did.
-fn say_removed(change: &Change) {
+fn say_removed(change: &Change) -> std::io::Result<()> {
     let product = change.agent.product();
     let path = change.path.display();
     if change.kind == ChangeKind::Unchanged {
-        println!("no Collie hook for {product} in {path}; nothing changed");
+        outln!("no Collie hook for {product} in {path}; nothing changed")?;
     } else {
-        println!("removed Collie's hook for {product} from {path}");
+        outln!("removed Collie's hook for {product} from {path}")?;
     }
+    Ok(())
 }

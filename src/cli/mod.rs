@@ -3,6 +3,10 @@
 //! Exit codes: 0 success, 1 a failure the user can fix, 2 a usage error (clap's own). Commands that
 //! need the running bridge talk to it over the control socket and say so in one line when none runs.
 
+// First, so that the printing macros are in scope in every command module below.
+#[macro_use]
+mod out;
+
 mod audit;
 mod bridge;
 mod cards;
@@ -101,13 +105,14 @@ pub fn main() -> ExitCode {
         Command::Sent(cmd) => sent::run(cmd),
         Command::Doctor => doctor::run(),
         Command::Hook(args) => hook::run(args),
-        Command::Version => {
-            println!("collie {}", env!("CARGO_PKG_VERSION"));
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Version => outln!("collie {}", env!("CARGO_PKG_VERSION"))
+            .map(|()| ExitCode::SUCCESS)
+            .map_err(anyhow::Error::from),
     };
     match result {
         Ok(code) => code,
+        // The reader of a pipe went away (`collie audit list | head`): it has what it wanted.
+        Err(e) if out::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("collie: {e:#}");
             ExitCode::from(1)
@@ -137,9 +142,10 @@ fn ask<T: serde::de::DeserializeOwned>(req: &Request) -> Result<T, ExitCode> {
 }
 
 /// Prints JSON data pretty, for `--json`.
-fn print_json(v: &impl serde::Serialize) {
+fn print_json(v: &impl serde::Serialize) -> std::io::Result<()> {
     match serde_json::to_string_pretty(v) {
-        Ok(text) => println!("{text}"),
+        Ok(text) => outln!("{text}")?,
         Err(e) => eprintln!("collie: cannot print JSON: {e}"),
     }
+    Ok(())
 }

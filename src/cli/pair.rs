@@ -40,23 +40,23 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
         print_json(&Out {
             code: &data.code,
             code_expires_at: data.code_expires_at.as_deref(),
-        });
+        })?;
         return Ok(ExitCode::SUCCESS);
     }
     let url = &data.pair_url;
-    println!("Pairing code: {}", data.code);
-    println!(
+    outln!("Pairing code: {}", data.code)?;
+    outln!(
         "Valid until {} (one use). Open this on the phone:",
         data.code_expires_at.as_deref().unwrap_or("?")
-    );
-    println!("{url}");
+    )?;
+    outln!("{url}")?;
     if let Ok(qr) = QrCode::new(url.as_bytes()) {
         let image = qr
             .render::<unicode::Dense1x2>()
             .dark_color(unicode::Dense1x2::Light)
             .light_color(unicode::Dense1x2::Dark)
             .build();
-        println!("{image}");
+        outln!("{image}")?;
     }
     Ok(ExitCode::SUCCESS)
 }

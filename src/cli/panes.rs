@@ -104,14 +104,14 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
                 Err(code) => return Ok(code),
             };
             if args.json {
-                print_json(&Panes { panes });
+                print_json(&Panes { panes })?;
                 return Ok(ExitCode::SUCCESS);
             }
             if panes.is_empty() {
-                println!("no panes (start tmux, or `collie panes new`)");
+                outln!("no panes (start tmux, or `collie panes new`)")?;
             }
             for p in panes {
-                println!(
+                outln!(
                     "{}/{}#{}  {:<24} {:<4} {}x{}{}",
                     p.machine,
                     p.pane,
@@ -121,7 +121,7 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
                     p.cols,
                     p.rows,
                     if p.alive { "" } else { "  (exited)" },
-                );
+                )?;
             }
         }
         Cmd::Read { .. } => {
@@ -130,11 +130,11 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
                 Err(code) => return Ok(code),
             };
             if args.json {
-                print_json(&screen);
+                print_json(&screen)?;
                 return Ok(ExitCode::SUCCESS);
             }
             for line in screen.scrollback.iter().chain(&screen.lines) {
-                println!("{line}");
+                outln!("{line}")?;
             }
         }
         Cmd::New { .. } => {
@@ -143,9 +143,9 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
                 Err(code) => return Ok(code),
             };
             if args.json {
-                print_json(&p);
+                print_json(&p)?;
             } else {
-                println!("{}/{}#{}", p.machine, p.pane, p.token);
+                outln!("{}/{}#{}", p.machine, p.pane, p.token)?;
             }
         }
         Cmd::Send { .. } | Cmd::Keys { .. } | Cmd::Rename { .. } | Cmd::Close { .. } => {
@@ -153,7 +153,7 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
                 return Ok(code);
             }
             if args.json {
-                print_json(&());
+                print_json(&())?;
             }
         }
     }

@@ -52,15 +52,19 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
                 other => other?,
             };
             if json {
-                print_json(&list);
+                print_json(&list)?;
             } else if list.lines.is_empty() {
-                println!("no sent lines");
+                outln!("no sent lines")?;
             } else {
                 for l in &list.lines {
-                    println!(
+                    outln!(
                         "{:>5}  {}  {}/{}  {}",
-                        l.id, l.ts, l.machine, l.pane, l.line
-                    );
+                        l.id,
+                        l.ts,
+                        l.machine,
+                        l.pane,
+                        l.line
+                    )?;
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -80,7 +84,7 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
                 }
                 other => other?.discarded,
             };
-            println!("discarded {done} line");
+            outln!("discarded {done} line")?;
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Clear => {
@@ -92,7 +96,7 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
                 }
                 other => other?.discarded,
             };
-            println!("discarded {done} line{}", if done == 1 { "" } else { "s" });
+            outln!("discarded {done} line{}", if done == 1 { "" } else { "s" })?;
             Ok(ExitCode::SUCCESS)
         }
     }

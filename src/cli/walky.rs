@@ -84,14 +84,14 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
                 Err(code) => return Ok(code),
             };
             if json {
-                print_json(&sent);
+                print_json(&sent)?;
             }
             if let Some(why) = sent.refusal() {
                 eprintln!("collie: {} to {}: {why}", sent.id, sent.to);
                 return Ok(ExitCode::from(1));
             }
             if !json {
-                println!("{} {} to {}", sent.outcome, sent.id, sent.to);
+                outln!("{} {} to {}", sent.outcome, sent.id, sent.to)?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -105,9 +105,9 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
                 Err(code) => return Ok(code),
             };
             if json {
-                print_json(&message);
+                print_json(&message)?;
             } else {
-                print!("{}", message.text);
+                out!("{}", message.text)?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -121,12 +121,12 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
                 Err(code) => return Ok(code),
             };
             if json {
-                print_json(&inbox);
+                print_json(&inbox)?;
             } else if inbox.messages.is_empty() {
-                println!("no messages");
+                outln!("no messages")?;
             } else {
                 for m in &inbox.messages {
-                    println!("{m}");
+                    outln!("{m}")?;
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -137,7 +137,7 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
                 Err(code) => return Ok(code),
             };
             if json {
-                print_json(&who);
+                print_json(&who)?;
             } else {
                 for p in &who.panes {
                     let shell = if p.at_shell {
@@ -145,10 +145,10 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
                     } else {
                         ""
                     };
-                    println!("{:<32} {}{shell}", p.address, p.name);
+                    outln!("{:<32} {}{shell}", p.address, p.name)?;
                 }
                 for m in &who.unreachable {
-                    println!("({m} not reachable)");
+                    outln!("({m} not reachable)")?;
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -159,10 +159,10 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
                 Err(code) => return Ok(code),
             };
             if json {
-                print_json(&log);
+                print_json(&log)?;
             } else {
                 for e in &log.entries {
-                    println!("{e}");
+                    outln!("{e}")?;
                 }
             }
             Ok(ExitCode::SUCCESS)

@@ -15,7 +15,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+// The includer brings `support/test_ca.rs` in as `test_ca` beside this module (one copy even
+// when it includes both HTTPS test services).
+use crate::test_ca::TestCa;
 
 /// One request the agent got.
 #[derive(Debug, Clone)]
@@ -142,37 +144,10 @@ impl ScriptedAgent {
         names: &[&str],
         script: impl Fn(&Got) -> Answer + Send + Sync + 'static,
     ) -> Self {
-        let ca_key = rcgen::KeyPair::generate().expect("CA key");
-        let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).expect("CA params");
-        ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        ca.distinguished_name
-            .push(rcgen::DnType::CommonName, "collie test durable CA");
-        let ca_cert = ca.self_signed(&ca_key).expect("CA cert");
-        let leaf_key = rcgen::KeyPair::generate().expect("leaf key");
-        let mut leaf = rcgen::CertificateParams::new(Vec::<String>::new()).expect("leaf params");
-        for name in names {
-            leaf.subject_alt_names.push(match name.parse() {
-                Ok(ip) => rcgen::SanType::IpAddress(ip),
-                Err(_) => rcgen::SanType::DnsName((*name).try_into().expect("dns name")),
-            });
-        }
-        let leaf_cert = leaf
-            .signed_by(&leaf_key, &ca_cert, &ca_key)
-            .expect("leaf cert");
+        let pki = TestCa::issue("collie test durable CA", names);
         let ca_file = dir.join("agent-ca.pem");
-        std::fs::write(&ca_file, ca_cert.pem()).expect("write CA");
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let config = Arc::new(
-            rustls::ServerConfig::builder_with_provider(provider)
-                .with_safe_default_protocol_versions()
-                .expect("versions")
-                .with_no_client_auth()
-                .with_single_cert(
-                    vec![leaf_cert.der().clone()],
-                    PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf_key.serialize_der())),
-                )
-                .expect("server config"),
-        );
+        pki.write_ca(&ca_file);
+        let config = pki.server_config();
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         listener.set_nonblocking(true).expect("nonblocking");
         let port = listener.local_addr().expect("addr").port();

@@ -16,8 +16,11 @@ use base64::Engine as _;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
-use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 use web_push_native::p256;
+
+// The includer brings `support/test_ca.rs` in as `test_ca` beside this module (one copy even
+// when it includes both HTTPS test services).
+use crate::test_ca::TestCa;
 
 /// One request the service got.
 #[derive(Debug, Clone)]
@@ -60,34 +63,10 @@ pub struct PushService {
 impl PushService {
     /// Starts the service; its CA certificate is written to `<dir>/push-ca.pem`.
     pub fn start(dir: &Path) -> PushService {
-        let ca_key = rcgen::KeyPair::generate().expect("CA key");
-        let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).expect("CA params");
-        ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        ca.distinguished_name
-            .push(rcgen::DnType::CommonName, "collie test push CA");
-        let ca_cert = ca.self_signed(&ca_key).expect("CA cert");
-        let leaf_key = rcgen::KeyPair::generate().expect("leaf key");
-        let mut leaf =
-            rcgen::CertificateParams::new(vec!["localhost".to_owned()]).expect("leaf params");
-        leaf.subject_alt_names
-            .push(rcgen::SanType::IpAddress("127.0.0.1".parse().expect("ip")));
-        let leaf_cert = leaf
-            .signed_by(&leaf_key, &ca_cert, &ca_key)
-            .expect("leaf cert");
+        let pki = TestCa::issue("collie test push CA", &["localhost", "127.0.0.1"]);
         let ca_file = dir.join("push-ca.pem");
-        std::fs::write(&ca_file, ca_cert.pem()).expect("write CA");
-
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let config = rustls::ServerConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .expect("versions")
-            .with_no_client_auth()
-            .with_single_cert(
-                vec![leaf_cert.der().clone()],
-                PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf_key.serialize_der())),
-            )
-            .expect("server config");
-        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        pki.write_ca(&ca_file);
+        let acceptor = tokio_rustls::TlsAcceptor::from(pki.server_config());
         let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         std_listener.set_nonblocking(true).expect("nonblocking");
         let addr = std_listener.local_addr().expect("addr");
