@@ -125,7 +125,11 @@ fn a_reader_that_leaves_early_ends_the_output_quietly() {
     // closed before the command starts, so the first write already fails.
     let b = TestBridge::start_with(Opts::default());
     b.pair("phone", "read");
-    for args in [&["devices", "list"][..], &["version"], &["devices", "list", "--json"]] {
+    for args in [
+        &["devices", "list"][..],
+        &["version"],
+        &["devices", "list", "--json"],
+    ] {
         let (reader, writer) = std::io::pipe().expect("pipe");
         drop(reader);
         let out = b

@@ -456,13 +456,7 @@ fn edit_block_replaces_exactly_what_was_asked() {
         std::fs::read_to_string(t.p("e.txt")).expect("read"),
         "1 2 2 three\n"
     );
-    assert_eq!(
-        Tree::names_under(&t.root)
-            .iter()
-            .filter(|n| n.contains(".collie-"))
-            .count(),
-        0
-    );
+    assert_eq!(t.temp_files_left(), 0);
 }
 
 #[test]
@@ -605,13 +599,7 @@ fn write_file_is_atomic_keeps_permissions_and_appends() {
         Err(ToolError::ResourceLimit("write size"))
     );
     assert!(!t.p("huge.txt").exists());
-    assert_eq!(
-        Tree::names_under(&t.root)
-            .iter()
-            .filter(|n| n.contains(".collie-"))
-            .count(),
-        0
-    );
+    assert_eq!(t.temp_files_left(), 0);
 }
 
 #[test]

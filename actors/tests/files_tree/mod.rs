@@ -91,6 +91,15 @@ impl Tree {
         self.root.join(rel).to_string_lossy().into_owned()
     }
 
+    /// How many of the tools' temporary files (`.collie-…`, written then renamed) are left in the
+    /// tree: none after any write, whether it landed or was refused.
+    pub fn temp_files_left(&self) -> usize {
+        Self::names_under(&self.root)
+            .iter()
+            .filter(|n| n.contains(".collie-"))
+            .count()
+    }
+
     /// Every file name under `dir` (recursive, relative), sorted: to show nothing else appeared.
     pub fn names_under(dir: &Path) -> Vec<String> {
         let mut out = Vec::new();
