@@ -48,7 +48,8 @@ use tokio_util::task::TaskTracker;
 use self::servers::{HttpActor, HttpArgs};
 use crate::app::counters::Counters;
 use crate::app::{App, Wiring};
-use crate::config::Settings;
+use crate::applied::{ResolveEnv, Snapshot};
+use crate::config::{Access, Settings};
 use crate::state;
 
 /// How long each step of the shutdown may take.
@@ -89,6 +90,9 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     for change in state::prepare_state_dir(&settings.state_dir)? {
         tracing::warn!("{change}");
     }
+    // SPEC §12: nothing runs unless the configuration is exactly what `collie apply` pinned.
+    let resolve_env = ResolveEnv::for_settings(&settings, std::env::var("PATH").ok());
+    let applied = crate::applied::check(&settings, &resolve_env).map_err(anyhow::Error::new)?;
     let store = Store::open(&settings.state_dir.join("db"))
         .with_context(|| format!("opening the store in {}", settings.state_dir.display()))?;
     let local_secret = state::write_local_secret(&settings.state_dir)?;
@@ -149,7 +153,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         }
     }
 
-    let toolbox = toolbox(&settings)?;
+    let toolbox = toolbox(&settings, applied.as_ref())?;
     let root = CancellationToken::new();
     let tasks = TaskTracker::new();
     let open_audit_breaks = Arc::new(AtomicU64::new(0));
@@ -415,22 +419,44 @@ where
 
 /// The tools' workspaces, bounds and process launcher (SPEC §11). Without a home folder there is
 /// no workspace, and every file tool refuses every path.
-fn toolbox(settings: &Settings) -> Result<Toolbox> {
+/// The tools' toolbox. Their workspaces are the applied configuration's (SPEC §12), or the home
+/// folder when nothing is configured (SPEC §11).
+fn toolbox(settings: &Settings, applied: Option<&Snapshot>) -> Result<Toolbox> {
     let paths = &settings.tool_paths;
     let guarded = Guarded {
         state_dirs: paths.state_dirs.clone(),
         config_dirs: vec![settings.config_dir.clone()],
         agent_settings_dirs: paths.agent_settings_dirs.clone(),
     };
-    let workspaces = match &paths.home {
-        Some(home) => match Workspaces::new(vec![home.clone()], guarded) {
-            Ok(ws) => Some(ws.with_home(home.clone())),
+    let (roots, read_only): (Vec<PathBuf>, Vec<PathBuf>) = match applied {
+        Some(snapshot) => {
+            let ws = &snapshot.resolved.workspaces;
+            (
+                ws.iter().map(|w| w.path.clone()).collect(),
+                ws.iter()
+                    .filter(|w| w.access == Access::Read)
+                    .map(|w| w.path.clone())
+                    .collect(),
+            )
+        }
+        None => (paths.home.iter().cloned().collect(), Vec::new()),
+    };
+    let workspaces = if roots.is_empty() {
+        None
+    } else {
+        match Workspaces::new(roots, guarded) {
+            Ok(ws) => {
+                let ws = ws.with_read_only(&read_only);
+                Some(match &paths.home {
+                    Some(home) => ws.with_home(home.clone()),
+                    None => ws,
+                })
+            }
             Err(e) => {
-                tracing::warn!(home = %home.display(), error = %e, "no workspace for the file tools");
+                tracing::warn!(error = %e, "no workspace for the file tools");
                 None
             }
-        },
-        None => None,
+        }
     };
     let program = std::env::current_exe().context("finding this program for the tools' guard")?;
     Ok(Toolbox::new(ToolboxConfig {

@@ -11,7 +11,15 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use collie_actors::push::endpoint::Service;
-use serde::Deserialize;
+
+mod file;
+mod migrate;
+
+pub use file::{
+    parse as parse_config, Access, ConfigFile, ConfigFileError, CrewConfig, HooksConfig,
+    PhoneConfig, PushConfig, PushServiceEntry, PushServiceTable, StarterEntry, TmuxConfig,
+    WorkspaceEntry, WorkspaceTable, MAX_CONFIG_BYTES, SCHEMA_VERSION,
+};
 
 /// Default HTTP port of the phone API.
 pub const DEFAULT_PORT: u16 = 7420;
@@ -38,77 +46,6 @@ pub const KNOWN_VARS: &[&str] = &[
 
 /// The hook socket's file name in the state dir.
 pub const HOOK_SOCKET: &str = "hooks.sock";
-
-/// `config.toml`, as far as this version reads it.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ConfigFile {
-    /// This bridge's machine name.
-    pub name: Option<String>,
-    /// The public URL phones open (used in the pairing QR code and the Host check).
-    pub public_url: Option<String>,
-    /// `[tmux]` table.
-    #[serde(default)]
-    pub tmux: TmuxConfig,
-    /// `[crew]` table.
-    #[serde(default)]
-    pub crew: CrewConfig,
-    /// `[hooks]` table.
-    #[serde(default)]
-    pub hooks: HooksConfig,
-    /// `[push]` table.
-    #[serde(default)]
-    pub push: PushConfig,
-    /// `[phone]` table.
-    #[serde(default)]
-    pub phone: PhoneConfig,
-}
-
-/// `[phone]` in `config.toml` (SPEC §11, §12): what a paired phone may do besides panes.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PhoneConfig {
-    /// Whether a `full` device may run one-shot commands (default true).
-    pub run: Option<bool>,
-}
-
-/// `[push]` in `config.toml` (SPEC §10.4, §12): self-hosted push services a phone may subscribe
-/// with, besides the known ones.
-///
-/// ```toml
-/// [push]
-/// services = ["ntfy.example.org", { host = "push.home.arpa", ca_file = "/etc/ssl/home-ca.pem" }]
-/// ca_file = "/etc/ssl/home-ca.pem"   # for the listed services that name none
-/// ```
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PushConfig {
-    /// Host names (or IP addresses) of listed services, each with an optional CA file.
-    #[serde(default)]
-    pub services: Vec<PushServiceEntry>,
-    /// The CA file of the listed services that do not name their own.
-    pub ca_file: Option<PathBuf>,
-}
-
-/// One entry of `[push] services`: a host, or `{ host, ca_file }`.
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-pub enum PushServiceEntry {
-    /// Just the host.
-    Host(String),
-    /// The host and its CA file.
-    Table(PushServiceTable),
-}
-
-/// `{ host = "…", ca_file = "…" }`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PushServiceTable {
-    /// Host name or IP address, without scheme or port.
-    pub host: String,
-    /// PEM file of the CA(s) the service's certificate chains to.
-    pub ca_file: Option<PathBuf>,
-}
 
 /// `[push]` resolved: hosts lowercased and checked, each with its CA file.
 fn push_services(c: &PushConfig) -> Result<Vec<Service>> {
@@ -144,38 +81,10 @@ fn push_services(c: &PushConfig) -> Result<Vec<Service>> {
     Ok(out)
 }
 
-/// `[hooks]` in `config.toml`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HooksConfig {
-    /// How long a held permission waits for a tap, in seconds (default 600, at most 86,400).
-    pub hold: Option<u64>,
-}
-
 /// The hold deadline when `[hooks] hold` is not set (SPEC §10.2: 10 minutes).
 pub const DEFAULT_HOLD: Duration = Duration::from_secs(600);
 /// The longest `[hooks] hold` (SPEC §10.2: 24 hours).
 pub const MAX_HOLD: Duration = Duration::from_secs(24 * 60 * 60);
-
-/// `[crew]` in `config.toml`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CrewConfig {
-    /// The address (`HOST:PORT`) members dial, put in invites by default.
-    pub address: Option<String>,
-    /// `tools = false`: as a member, this machine does not serve the tools of SPEC §11 to its lead
-    /// (it leaves the `tools` capability out of its hello and refuses a relayed tool call).
-    pub tools: Option<bool>,
-}
-
-/// `[tmux]` in `config.toml`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TmuxConfig {
-    /// Extra tmux sockets to serve besides the default one.
-    #[serde(default)]
-    pub sockets: Vec<PathBuf>,
-}
 
 /// Everything the bridge and the CLI need to know about their environment.
 #[derive(Debug, Clone)]
@@ -461,17 +370,47 @@ fn read_dotenv(path: &Path) -> Result<BTreeMap<String, String>> {
     Ok(out)
 }
 
+/// `config.toml`'s text, or `None` when there is none (the built-in defaults). Bounded before it
+/// is read: a configuration is small.
+pub fn read_config_text(path: &Path) -> Result<Option<String>> {
+    use std::io::Read as _;
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    let mut text = String::new();
+    file.take(MAX_CONFIG_BYTES + 1)
+        .read_to_string(&mut text)
+        .with_context(|| format!("reading {}", path.display()))?;
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        bail!(
+            "{} is larger than {} KiB; a configuration is a few lines",
+            path.display(),
+            MAX_CONFIG_BYTES / 1024
+        );
+    }
+    Ok(Some(text))
+}
+
 fn read_config_file(path: &Path) -> Result<ConfigFile> {
-    match std::fs::read_to_string(path) {
-        Ok(t) => toml::from_str(&t).with_context(|| format!("reading {}", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ConfigFile::default()),
-        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    match read_config_text(path)? {
+        Some(text) => parse_config(&text).with_context(|| format!("reading {}", path.display())),
+        None => Ok(ConfigFile::default()),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Writes `config.toml` of schema 1 with `body` after the version line.
+    fn write_config(dir: &Path, body: impl AsRef<str>) -> std::io::Result<()> {
+        std::fs::write(
+            dir.join("config.toml"),
+            format!("schema_version = 1\n{}", body.as_ref()),
+        )
+    }
 
     fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs
@@ -493,9 +432,7 @@ mod tests {
             .self_signed(&key)
             .expect("cert");
         std::fs::write(&ca, cert.pem()).expect("write");
-        std::fs::write(
-            dir.path().join("config.toml"),
-            format!(
+        write_config(dir.path(), format!(
                 "[push]\nservices = [\"NTFY.example.org\", {{ host = \"127.0.0.1\", ca_file = {ca:?} }}]\nca_file = {ca:?}\n"
             ),
         )
@@ -521,7 +458,7 @@ mod tests {
             "[push]\nurl = \"x\"\n",
             "[push]\nservices = [{ host = \"a\", ca_file = \"/no/such/ca.pem\" }]\n",
         ] {
-            std::fs::write(dir.path().join("config.toml"), bad).expect("write");
+            write_config(dir.path(), bad).expect("write");
             assert!(
                 Settings::resolve(&Overrides::default(), &e).is_err(),
                 "{bad}"
@@ -536,16 +473,16 @@ mod tests {
         let base = env(&[("COLLIE_CONFIG_DIR", &cfg), ("COLLIE_STATE_DIR", "/s")]);
         let s = Settings::resolve(&Overrides::default(), &base).expect("resolve");
         assert!(s.phone_run && s.sent, "both on by default");
-        std::fs::write(dir.path().join("config.toml"), "[phone]\nrun = false\n").expect("write");
+        write_config(dir.path(), "[phone]\nrun = false\n").expect("write");
         let mut e = base.clone();
         e.insert("COLLIE_SENT".into(), "off".into());
         let s = Settings::resolve(&Overrides::default(), &e).expect("resolve");
         assert!(!s.phone_run && !s.sent);
         e.insert("COLLIE_SENT".into(), "no".into());
         assert!(Settings::resolve(&Overrides::default(), &e).is_err());
-        std::fs::write(dir.path().join("config.toml"), "[phone]\nrun = 1\n").expect("write");
+        write_config(dir.path(), "[phone]\nrun = 1\n").expect("write");
         assert!(Settings::resolve(&Overrides::default(), &base).is_err());
-        std::fs::write(dir.path().join("config.toml"), "[phone]\nwalk = true\n").expect("write");
+        write_config(dir.path(), "[phone]\nwalk = true\n").expect("write");
         assert!(Settings::resolve(&Overrides::default(), &base).is_err());
     }
 
@@ -566,11 +503,7 @@ mod tests {
         ];
         let s = Settings::resolve(&Overrides::default(), &env(&base)).expect("resolve");
         assert_eq!((s.crew_port, s.crew_address), (DEFAULT_CREW_PORT, None));
-        std::fs::write(
-            dir.path().join("config.toml"),
-            "[crew]\naddress = \"laptop.lan:7421\"\n",
-        )
-        .expect("write");
+        write_config(dir.path(), "[crew]\naddress = \"laptop.lan:7421\"\n").expect("write");
         let e = env(&[base[0], base[1], ("COLLIE_CREW_PORT", "0")]);
         let s = Settings::resolve(&Overrides::default(), &e).expect("resolve");
         assert_eq!(s.crew_port, 0);
@@ -587,8 +520,8 @@ mod tests {
             "COLLIE_PORT=9000\nCOLLIE_REDACT=off\n",
         )
         .expect("write");
-        std::fs::write(
-            dir.path().join("config.toml"),
+        write_config(
+            dir.path(),
             "name = \"from-file\"\n[tmux]\nsockets = [\"/a\"]\n",
         )
         .expect("write");

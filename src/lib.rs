@@ -3,6 +3,7 @@
 
 pub mod agent_hooks;
 pub mod app;
+pub mod applied;
 pub mod bridge;
 pub mod cli;
 pub mod config;

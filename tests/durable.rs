@@ -960,19 +960,11 @@ fn a_members_agents_reach_the_leads_phone_through_the_relay() {
 fn a_durable_question_is_pushed_once_and_without_its_text() {
     let config = tempfile::tempdir().expect("tempdir");
     let service = push_service::PushService::start(config.path());
-    std::fs::write(
-        config.path().join("config.toml"),
-        format!(
+    let b = TestBridge::start_with(Opts {
+        config: Some(format!(
             "[push]\nservices = [{{ host = \"127.0.0.1\", ca_file = \"{}\" }}]\n",
             service.ca_file.display()
-        ),
-    )
-    .expect("config");
-    let b = TestBridge::start_with(Opts {
-        env: vec![(
-            "COLLIE_CONFIG_DIR".into(),
-            config.path().display().to_string(),
-        )],
+        )),
         ..Opts::default()
     });
     let phone = b.pair("pixel", "read");

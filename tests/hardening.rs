@@ -102,6 +102,7 @@ fn every_rejection_is_json_and_internals_stay_in_the_log() {
         // A shell that does not exist: the pty's spawn error is the bridge's problem, not the
         // phone's to read.
         env: vec![("SHELL".into(), "/nonexistent/collie-test-shell".into())],
+        config: None,
     });
     let token = b.pair("phone", "full");
     // A walky day file the bridge will find at start (and that the test breaks later).

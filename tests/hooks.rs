@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use hook::Hook;
 use serde_json::{json, Value};
-use support::{crew_bridge, json_of, wait_for, Opts, TestBridge};
+use support::{crew_bridge, crew_bridge_configured, json_of, wait_for, Opts, TestBridge};
 
 /// Claude Code's PermissionRequest hook input for a Bash call (the fields it sends, as recorded
 /// from a real session: see docs/guide/hooks.md).
@@ -358,14 +358,9 @@ fn every_failure_prints_nothing_and_exits_zero() {
 #[test]
 fn the_hold_deadline_lets_the_agent_ask_in_its_terminal() {
     // A bridge whose config holds permissions for 2 s.
-    let config_dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(config_dir.path().join("config.toml"), "[hooks]\nhold = 2\n").expect("config");
     let b = TestBridge::start_with(Opts {
         with_tmux: true,
-        env: vec![(
-            "COLLIE_CONFIG_DIR".to_owned(),
-            config_dir.path().display().to_string(),
-        )],
+        config: Some("[hooks]\nhold = 2\n".to_owned()),
         ..Opts::default()
     });
     let phone = b.pair("pixel", "full");
@@ -601,12 +596,12 @@ fn no_party_but_a_full_device_s_tap_answers_a_card() {
 
 /// A crew member that joined `lead` as `name` and is online.
 fn joined(lead: &TestBridge, name: &str) -> TestBridge {
-    joined_with(lead, name, &[])
+    joined_with(lead, name, None)
 }
 
 /// As [`joined`], with extra environment for the member's bridge.
-fn joined_with(lead: &TestBridge, name: &str, env: &[(&str, &str)]) -> TestBridge {
-    let member = crew_bridge(true, env);
+fn joined_with(lead: &TestBridge, name: &str, config: Option<&str>) -> TestBridge {
+    let member = crew_bridge_configured(true, &[], config);
     member.cli_ok(&["crew", "join", &lead.invite(), "--name", name]);
     wait_for(Duration::from_secs(10), || {
         let status = json_of(&lead.cli_ok(&["crew", "status", "--json"]));
@@ -891,10 +886,7 @@ fn a_hook_under_an_agent_s_shared_server_is_not_answered() {
 fn a_member_s_deadline_outside_a_pane_and_stopped_bridge_through_the_lead() {
     let lead = crew_bridge(false, &[]);
     lead.cli_ok(&["crew", "init"]);
-    let config_dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(config_dir.path().join("config.toml"), "[hooks]\nhold = 2\n").expect("config");
-    let config = config_dir.path().display().to_string();
-    let mut web1 = joined_with(&lead, "web-1", &[("COLLIE_CONFIG_DIR", config.as_str())]);
+    let mut web1 = joined_with(&lead, "web-1", Some("[hooks]\nhold = 2\n"));
     let phone = lead.pair("pixel", "full");
 
     // The deadline.

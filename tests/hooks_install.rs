@@ -323,7 +323,11 @@ fn the_installed_timeout_follows_the_configured_hold() {
     let s = Sandbox::new();
     let config = s.dir.path().join("config");
     fs::create_dir(&config).expect("config dir");
-    fs::write(config.join("config.toml"), "[hooks]\nhold = 3600\n").expect("config");
+    fs::write(
+        config.join("config.toml"),
+        "schema_version = 1\n[hooks]\nhold = 3600\n",
+    )
+    .expect("config");
     s.ok(&["hooks", "install", "claude", "--hold-permissions"]);
     let settings = read_json(&s.home().join(".claude/settings.json"));
     assert_eq!(
@@ -331,7 +335,11 @@ fn the_installed_timeout_follows_the_configured_hold() {
         3660
     );
     // A shorter hold rewrites Collie's entry in place.
-    fs::write(config.join("config.toml"), "[hooks]\nhold = 60\n").expect("config");
+    fs::write(
+        config.join("config.toml"),
+        "schema_version = 1\n[hooks]\nhold = 60\n",
+    )
+    .expect("config");
     s.ok(&["hooks", "install", "claude", "--hold-permissions"]);
     let settings = read_json(&s.home().join(".claude/settings.json"));
     let groups = settings["hooks"]["PermissionRequest"]

@@ -33,20 +33,18 @@ fn bridge_for(
     config: &tempfile::TempDir,
     env: &[(&str, &str)],
 ) -> TestBridge {
-    let config = config.path();
-    std::fs::write(
-        config.join("config.toml"),
-        format!(
-            "[push]\nservices = [{{ host = \"127.0.0.1\", ca_file = \"{}\" }}]\n",
-            service.ca_file.display()
-        ),
-    )
-    .expect("config");
-    let mut all = vec![("COLLIE_CONFIG_DIR".to_owned(), config.display().to_string())];
+    let mut all = vec![(
+        "COLLIE_CONFIG_DIR".to_owned(),
+        config.path().display().to_string(),
+    )];
     all.extend(env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
     TestBridge::start_with(Opts {
         with_tmux: true,
         env: all,
+        config: Some(format!(
+            "[push]\nservices = [{{ host = \"127.0.0.1\", ca_file = \"{}\" }}]\n",
+            service.ca_file.display()
+        )),
         ..Opts::default()
     })
 }

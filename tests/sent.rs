@@ -24,6 +24,7 @@ fn bridge(env: &[(&str, &str)]) -> TestBridge {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect(),
+        config: None,
     })
 }
 
@@ -517,11 +518,7 @@ fn one_shot_commands_are_refused_below_full_and_when_run_is_off() {
     );
 
     b.stop();
-    std::fs::write(
-        b.dir.path().join("config/config.toml"),
-        "[phone]\nrun = false\n",
-    )
-    .expect("config");
+    b.configure("[phone]\nrun = false\n");
     b.launch();
     let full = b.pair("phone", "full");
     let (s, v) = b.post("/api/commands", Some(&full), &body);

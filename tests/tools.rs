@@ -476,10 +476,7 @@ fn one_client_reaches_every_machine_of_the_crew_and_a_member_may_decline() {
     let member = crew_bridge(false, &[]);
     let mut shy = crew_bridge(false, &[]);
     // `shy` serves no tools to its lead.
-    write(
-        &shy.dir.path().join("config/config.toml"),
-        "[crew]\ntools = false\n",
-    );
+    shy.configure("[crew]\ntools = false\n");
     shy.stop();
     shy.launch();
     lead.cli_ok(&["crew", "init"]);

@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Bridge, launchBrowser, openPage, openPane, pairInApp, Scope, session, waitFor } from './support.mjs';
 
@@ -135,7 +135,7 @@ test('each tier sees only what it may use, and run = false hides the command fie
     }
 
     await bridge.stop();
-    await writeFile(path.join(bridge.dir, 'config', 'config.toml'), '[phone]\nrun = false\n');
+    await bridge.configure('[phone]\nrun = false\n');
     await bridge.launch(0);
     const { context, page } = await openPage(browser);
     scope.add(null, () => context.close());

@@ -7,7 +7,7 @@
 // --all-features` first), or `$COLLIE_BIN`.
 
 import { spawn, execFile } from 'node:child_process';
-import { mkdtemp, mkdir, rm, access } from 'node:fs/promises';
+import { mkdtemp, mkdir, rm, access, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -231,6 +231,15 @@ export class Bridge {
     const out = await this.cli(args);
     if (out.code !== 0) throw new Error(`collie ${args.join(' ')} failed (${out.code}): ${out.stderr}`);
     return out.stdout;
+  }
+
+  /**
+   * Writes `config.toml` (`schema_version = 1`, then `body`) and applies it with `collie apply
+   * --yes`, as a person does before starting the bridge (SPEC §12).
+   */
+  async configure(body) {
+    await writeFile(path.join(this.dir, 'config', 'config.toml'), `schema_version = 1\n${body}`);
+    await this.cliOk(['apply', '--yes']);
   }
 
   /** This bridge's (a lead's) view of crew member `name` from `crew status --json`, or undefined. */

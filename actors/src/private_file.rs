@@ -11,6 +11,17 @@ use std::path::Path;
 /// syncs the folder. A reader sees the old file or the new one, never half of one; on failure the
 /// temp file is removed and `path` is as it was.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomic_then(path, bytes, || {})
+}
+
+/// [`write_atomic`], running `before_rename` once the new bytes are durable in their temp file and
+/// before they take `path`'s name: the one moment a crash would leave both files, which the crash
+/// test of `collie apply` interrupts (a process killed there leaves `path` as it was).
+pub fn write_atomic_then(
+    path: &Path,
+    bytes: &[u8],
+    before_rename: impl FnOnce(),
+) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()
@@ -25,6 +36,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
             .open(&temp)?;
         file.write_all(bytes)?;
         file.sync_all()?;
+        before_rename();
         fs::rename(&temp, path)
     })();
     if let Err(e) = written {

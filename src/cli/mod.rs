@@ -7,6 +7,7 @@
 #[macro_use]
 mod out;
 
+mod apply;
 mod audit;
 mod bridge;
 mod cards;
@@ -21,6 +22,7 @@ mod pair;
 mod panes;
 mod redact;
 mod sent;
+mod show;
 mod walky;
 
 use std::process::ExitCode;
@@ -78,6 +80,10 @@ enum Command {
     Doctor,
     /// The hook an agent runs at a permission dialog: asks the phone, prints its decision.
     Hook(hook::Args),
+    /// Resolve config.toml, show the difference from the applied configuration, and apply it.
+    Apply(apply::Args),
+    /// Show the desired, resolved and applied configuration and the permissions in effect.
+    Show(show::Args),
     /// Print the version.
     Version,
 }
@@ -105,6 +111,8 @@ pub fn main() -> ExitCode {
         Command::Sent(cmd) => sent::run(cmd),
         Command::Doctor => doctor::run(),
         Command::Hook(args) => hook::run(args),
+        Command::Apply(args) => apply::run(args),
+        Command::Show(args) => show::run(args),
         Command::Version => outln!("collie {}", env!("CARGO_PKG_VERSION"))
             .map(|()| ExitCode::SUCCESS)
             .map_err(anyhow::Error::from),

@@ -150,6 +150,13 @@ async fn answer(app: &App, req: Request) -> Result<Value, AppError> {
         Request::SentList => data(app.sent_list(&cli).await?),
         Request::SentDiscard { id } => data(app.sent_discard(&cli, "local", Some(id)).await?),
         Request::SentClear => data(app.sent_discard(&cli, "local", None).await?),
+        Request::ConfigApplied { snapshot, changes } => {
+            let changes = usize::try_from(changes).unwrap_or(usize::MAX);
+            let record =
+                crate::applied::record::config_applied(&app.machine_name(), &snapshot, changes);
+            app.audit(record).await?;
+            data(true)
+        }
         #[cfg(feature = "fault-injection")]
         Request::TestReplayWalky { to } => data(walky::send::replay_last(app, &to).await?),
     }

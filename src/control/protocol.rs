@@ -155,6 +155,14 @@ pub enum Request {
     },
     /// Discard this machine's whole sent log.
     SentClear,
+    /// `collie apply` replaced the applied configuration: audit it (`config.applied`). The
+    /// running bridge keeps the configuration it started with until it is restarted.
+    ConfigApplied {
+        /// What was applied.
+        snapshot: Box<crate::applied::Snapshot>,
+        /// How many differences it made.
+        changes: u64,
+    },
     /// Test-only (feature `fault-injection`): replay the last walky message this lead forwarded
     /// to member `to`.
     #[cfg(feature = "fault-injection")]

@@ -26,11 +26,21 @@ pub fn json_of(out: &str) -> Value {
 /// A bridge for crew tests: its crew port chosen by the OS, a private tmux server if `with_tmux`,
 /// and `env` besides.
 pub fn crew_bridge(with_tmux: bool, env: &[(&str, &str)]) -> TestBridge {
+    crew_bridge_configured(with_tmux, env, None)
+}
+
+/// [`crew_bridge`] with `config.toml` applied before it starts (see [`Opts::config`]).
+pub fn crew_bridge_configured(
+    with_tmux: bool,
+    env: &[(&str, &str)],
+    config: Option<&str>,
+) -> TestBridge {
     let mut all = vec![("COLLIE_CREW_PORT".to_owned(), "0".to_owned())];
     all.extend(env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
     TestBridge::start_with(Opts {
         with_tmux,
         env: all,
+        config: config.map(str::to_owned),
         ..Opts::default()
     })
 }
@@ -120,6 +130,8 @@ pub struct Opts {
     pub env: Vec<(String, String)>,
     /// Send the bridge's log (stderr) to `<dir>/bridge.log` instead of the test's stderr.
     pub log_to_file: bool,
+    /// `config.toml` to apply before the bridge starts (what follows `schema_version = 1`).
+    pub config: Option<String>,
 }
 
 impl TestBridge {
@@ -149,8 +161,35 @@ impl TestBridge {
             extra_env: opts.env,
             log_to_file: opts.log_to_file,
         };
+        if let Some(body) = &opts.config {
+            b.configure(body);
+        }
         b.launch();
         b
+    }
+
+    /// The config dir every collie process of this test reads (`COLLIE_CONFIG_DIR`).
+    pub fn config_dir(&self) -> PathBuf {
+        self.extra_env
+            .iter()
+            .find(|(k, _)| k == "COLLIE_CONFIG_DIR")
+            .map(|(_, v)| PathBuf::from(v))
+            .unwrap_or_else(|| self.dir.path().join("config"))
+    }
+
+    /// Writes `config.toml` (`schema_version = 1`, then `body`) and applies it with `collie apply
+    /// --yes`, as a person does before starting the bridge (SPEC §12). A running bridge keeps its
+    /// configuration until it is restarted.
+    pub fn configure(&self, body: &str) {
+        let path = self.config_dir().join("config.toml");
+        std::fs::write(&path, format!("schema_version = 1\n{body}")).expect("write config.toml");
+        let out = self.cli(&["apply", "--yes"]);
+        assert!(
+            out.status.success(),
+            "collie apply: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     /// Starts (or restarts) the bridge process on the same state dir.

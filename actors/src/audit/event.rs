@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::AuditError;
 
 /// The audited events of SPEC §7. Their names (see [`AuditEventKind::as_str`]) are part of the log
-/// format and never change. `durable.*`, `tool.*`, `sent.discard` and `command.run` come with the
+/// format and never change. `durable.*`, `tool.*`, `config.applied`, `sent.discard` and `command.run` come with the
 /// features that emit them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -68,6 +68,9 @@ pub enum AuditEventKind {
     DurableReopen,
     /// `durable.starter`: a device's starter to a durable agent (SPEC §10.3; never typed text).
     DurableStarter,
+    /// `config.applied`: `collie apply` replaced the applied configuration (SPEC §12: how it was
+    /// confirmed, the file's hash, counts of what changed).
+    ConfigApplied,
     /// `sent.discard`: lines discarded from the sent log (SPEC §11: a count, never the line).
     SentDiscard,
     /// `command.run`: a one-shot command (SPEC §11: its first word and length only).
@@ -82,7 +85,7 @@ pub enum AuditEventKind {
 impl AuditEventKind {
     /// Every event but the `tool.*` family, in the order of SPEC §7 (the tools are
     /// [`ToolName::ALL`](crate::tools::ToolName::ALL)).
-    pub const ALL: [Self; 30] = [
+    pub const ALL: [Self; 31] = [
         Self::DevicePaired,
         Self::DeviceRevoked,
         Self::DeviceExpiry,
@@ -111,6 +114,7 @@ impl AuditEventKind {
         Self::DurableClose,
         Self::DurableReopen,
         Self::DurableStarter,
+        Self::ConfigApplied,
         Self::SentDiscard,
         Self::CommandRun,
     ];
@@ -146,6 +150,7 @@ impl AuditEventKind {
             Self::DurableClose => "durable.close",
             Self::DurableReopen => "durable.reopen",
             Self::DurableStarter => "durable.starter",
+            Self::ConfigApplied => "config.applied",
             Self::SentDiscard => "sent.discard",
             Self::CommandRun => "command.run",
             Self::Tool(tool) => tool.event_name(),
@@ -302,6 +307,7 @@ mod tests {
                 "durable.close",
                 "durable.reopen",
                 "durable.starter",
+                "config.applied",
                 "sent.discard",
                 "command.run",
             ]

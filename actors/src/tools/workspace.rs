@@ -39,6 +39,8 @@ pub const MAX_PATH_LEN: usize = 4096;
 #[derive(Debug, Clone)]
 pub struct Workspaces {
     roots: Vec<PathBuf>,
+    /// The roots the file tools may only read (`access = "read"` in the applied configuration).
+    read_only: Vec<PathBuf>,
     guarded: Guarded,
     home: Option<PathBuf>,
 }
@@ -89,9 +91,23 @@ impl Workspaces {
         }
         Ok(Workspaces {
             roots: canonical,
+            read_only: Vec::new(),
             guarded: guarded.canonical()?,
             home: None,
         })
+    }
+
+    /// The same workspaces with the roots in `read_only` readable only: nothing under them is
+    /// written unless a deeper root that is writable holds it (a workspace inside another may
+    /// widen it, never narrow it — `collie apply` refuses the narrowing kind).
+    #[must_use]
+    pub fn with_read_only(mut self, read_only: &[PathBuf]) -> Workspaces {
+        self.read_only = read_only
+            .iter()
+            .map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.clone()))
+            .filter(|r| self.roots.contains(r))
+            .collect();
+        self
     }
 
     /// The same workspaces with `~` meaning `home` (canonicalized when it exists). Without a home,
@@ -161,7 +177,18 @@ impl Workspaces {
     /// Whether a tool may change `resolved` (already allowed): nothing inside a `.git` folder —
     /// nor a `.git` entry itself — is writable, since a repository's config runs commands.
     pub fn allows_write(&self, resolved: &Path) -> bool {
-        self.allows(resolved) && !resolved.components().any(|c| guard::is_name(c, ".git"))
+        self.allows(resolved)
+            && !resolved.components().any(|c| guard::is_name(c, ".git"))
+            && self.writable_root(resolved)
+    }
+
+    /// Whether the deepest root holding `resolved` is writable.
+    fn writable_root(&self, resolved: &Path) -> bool {
+        self.roots
+            .iter()
+            .filter(|r| resolved.starts_with(r))
+            .max_by_key(|r| r.components().count())
+            .is_some_and(|r| !self.read_only.contains(r))
     }
 
     /// Whether moving `resolved` away would carry a root or a guarded folder with it.

@@ -1,0 +1,23 @@
+//! The `config.applied` audit line (SPEC §7, §12): how the change was confirmed, the applied
+//! file's hash, and how many things changed — never the file's contents.
+
+use collie_actors::audit::{AuditEventKind, AuditRecord};
+
+use super::snapshot::Snapshot;
+
+/// The line for `snapshot`, applied on `machine` with `changes` differences.
+pub fn config_applied(machine: &str, snapshot: &Snapshot, changes: usize) -> AuditRecord {
+    let resolved = &snapshot.resolved;
+    AuditRecord::new(AuditEventKind::ConfigApplied, machine)
+        .with_detail("confirmed", snapshot.confirmed.as_str())
+        .with_detail(
+            "sha256",
+            resolved
+                .config
+                .as_ref()
+                .map_or("none".to_owned(), |c| c.sha256.clone()),
+        )
+        .with_detail("changes", changes as u64)
+        .with_detail("workspaces", resolved.workspaces.len() as u64)
+        .with_detail("starters", resolved.starters.len() as u64)
+}
