@@ -261,6 +261,10 @@ fn a_tier_change_that_cannot_be_audited_is_undone_in_the_store() {
         ..Opts::default()
     });
     let phone = b.pair("phone", "read");
+    // The phone's first request records when it was last seen (a lazy store write of the whole
+    // record, at most once a minute); made now, it cannot later write the old record back and
+    // hide a missing undo.
+    assert_eq!(mcp_tools(&b, &phone).len(), 11);
     let log = b.state().join("audit.log");
     let kept = std::fs::read(&log).expect("audit.log");
     std::fs::remove_file(&log).expect("remove the log");
