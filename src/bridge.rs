@@ -206,6 +206,8 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         shutdown: root.child_token(),
         #[cfg(feature = "fault-injection")]
         last_forwarded: Arc::default(),
+        #[cfg(feature = "fault-injection")]
+        store: store.clone(),
         public_url: Arc::new(
             settings
                 .public_url

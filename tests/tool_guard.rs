@@ -2,8 +2,6 @@
 //! everything it started die with the guard's parent, also when the parent is SIGKILLed, and a
 //! signal to the guard's group leaves no orphan.
 
-#[path = "support/procs.rs"]
-mod procs;
 mod support;
 
 use std::io::{BufRead, BufReader};
@@ -11,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 
 use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
-use procs::DEADLINE;
+use support::procs::{self, DEADLINE};
 use support::{collie_bin, wait_for};
 
 /// Kills what a test started, pass or fail: the parent and the guard's group (only while the

@@ -2,8 +2,6 @@
 //! of the built `collie` binary: ownership, the output ring and caps under endless output, time
 //! limits, kill scope, and that no process outlives its session or the table.
 
-#[path = "support/procs.rs"]
-mod procs;
 mod support;
 
 use std::ffi::OsString;
@@ -16,8 +14,8 @@ use collie_actors::tools::sessions::{
     Sessions, StartProcessArgs,
 };
 use collie_actors::tools::ToolError;
-use procs::DEADLINE;
 use support::collie_bin;
+use support::procs::{self, DEADLINE};
 
 /// A table whose commands run under the real guard. Its `Drop` (the last handle) kills every
 /// group a failing test left.

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use support::{crew_bridge, wait_for, Opts, TestBridge};
+use support::{crew_bridge, procs, wait_for, Opts, TestBridge};
 
 /// A bridge without tmux.
 fn bridge() -> TestBridge {
@@ -577,27 +577,6 @@ fn one_client_reaches_every_machine_of_the_crew_and_a_member_may_decline() {
     );
 }
 
-/// Pids of live processes whose command line starts with `needle` (zombies count as gone; the
-/// shells and guards that name the command in their arguments do not count).
-fn alive_with(needle: &str) -> Vec<i32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(|d| d.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let zombie = stat
-                .rfind(')')
-                .is_some_and(|i| stat[i + 1..].trim_start().starts_with('Z'));
-            !zombie
-                && String::from_utf8_lossy(&cmd)
-                    .replace('\0', " ")
-                    .starts_with(needle)
-        })
-        .collect()
-}
-
 /// A number no other test uses, for a command line to be found by in `/proc`.
 fn marker() -> String {
     let nanos = std::time::SystemTime::now()
@@ -624,17 +603,17 @@ fn sessions_belong_to_their_device_and_die_with_the_bridge_even_when_it_is_kille
     let session = started["session"].as_str().expect("session").to_owned();
     assert_eq!(session.len(), 32, "128 bits in hex: {session}");
     let both = wait_for(Duration::from_secs(5), || {
-        (alive_with(&format!("sleep {n}")).len() == 2).then_some(())
+        (procs::live_starting_with(&format!("sleep {n}")).len() == 2).then_some(())
     });
     assert!(
         both.is_some(),
         "{started} {n} {:?}",
-        alive_with("sleep")
+        procs::live_starting_with("sleep")
             .iter()
-            .map(|p| std::fs::read_to_string(format!("/proc/{p}/cmdline")).unwrap_or_default())
+            .map(|p| procs::cmdline(*p))
             .collect::<Vec<_>>()
     );
-    let pids: Vec<i32> = alive_with(&format!("sleep {n}"));
+    let pids: Vec<i32> = procs::live_starting_with(&format!("sleep {n}"));
     assert!(
         !started.to_string().contains(&pids[0].to_string()) || pids[0] < 100,
         "a pid in the answer"
@@ -687,7 +666,7 @@ fn sessions_belong_to_their_device_and_die_with_the_bridge_even_when_it_is_kille
     let (status, body) = tool(&b, &alice, "kill_process", json!({"pid": 1}));
     assert_eq!(status, 400, "{body}");
     assert_eq!(
-        alive_with(&format!("sleep {n}")).len(),
+        procs::live_starting_with(&format!("sleep {n}")).len(),
         2,
         "nothing was signalled"
     );
@@ -698,12 +677,14 @@ fn sessions_belong_to_their_device_and_die_with_the_bridge_even_when_it_is_kille
     // The bridge is SIGKILLed: no cleanup of its own, yet the whole group goes with it.
     b.kill_hard();
     let gone = wait_for(Duration::from_secs(10), || {
-        alive_with(&format!("sleep {n}")).is_empty().then_some(())
+        procs::live_starting_with(&format!("sleep {n}"))
+            .is_empty()
+            .then_some(())
     });
     assert!(
         gone.is_some(),
         "left behind: {:?}",
-        alive_with(&format!("sleep {n}"))
+        procs::live_starting_with(&format!("sleep {n}"))
     );
 
     // After a restart the old session is no more, for anyone.
@@ -769,9 +750,13 @@ fn exec_runs_to_its_end_within_the_devices_limits() {
         })
         .collect();
     let all_running = wait_for(Duration::from_secs(10), || {
-        (alive_with(&format!("sleep {n}.5")).len() == limit).then_some(())
+        (procs::live_starting_with(&format!("sleep {n}.5")).len() == limit).then_some(())
     });
-    assert!(all_running.is_some(), "{:?}", alive_with("sleep"));
+    assert!(
+        all_running.is_some(),
+        "{:?}",
+        procs::live_starting_with("sleep")
+    );
     let (status, body) = tool(&b, &full, "exec_command", json!({"command": "true"}));
     assert_eq!(
         (status, body["error"].as_str()),

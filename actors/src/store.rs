@@ -26,6 +26,10 @@ pub enum StoreError {
         /// What was wrong with it.
         reason: String,
     },
+    /// Test-only (feature `fault-injection`): a write a test told the store to fail.
+    #[cfg(feature = "fault-injection")]
+    #[error("store unavailable: injected write failure")]
+    Injected,
 }
 
 /// Named trees of the store.
@@ -83,6 +87,10 @@ fn is_lock_held(e: &sled::Error) -> bool {
 #[derive(Clone)]
 pub struct Store {
     db: sled::Db,
+    /// Test-only (feature `fault-injection`): the table whose durable writes fail, shared by
+    /// every clone (decision 0037).
+    #[cfg(feature = "fault-injection")]
+    failing: std::sync::Arc<std::sync::Mutex<Option<Table>>>,
 }
 
 impl Store {
@@ -101,7 +109,13 @@ impl Store {
                 .mode(sled::Mode::HighThroughput)
                 .open()
             {
-                Ok(db) => return Ok(Store { db }),
+                Ok(db) => {
+                    return Ok(Store {
+                        db,
+                        #[cfg(feature = "fault-injection")]
+                        failing: std::sync::Arc::default(),
+                    })
+                }
                 Err(e) if is_lock_held(&e) && std::time::Instant::now() < deadline => {
                     std::thread::sleep(LOCK_RETRY);
                 }
@@ -112,6 +126,28 @@ impl Store {
 
     fn tree(&self, table: Table) -> Result<sled::Tree, StoreError> {
         Ok(self.db.open_tree(table.name())?)
+    }
+
+    /// Test-only (feature `fault-injection`): from now on every durable write to `table` (a
+    /// `put`, `remove` or `apply`) fails with [`StoreError::Injected`] and changes nothing, until
+    /// called again with `None`. Reads and lazy writes are not affected. It stands for a disk that
+    /// refuses the write (full, or failing), which a test cannot produce for sled's already open
+    /// files (decision 0037).
+    #[cfg(feature = "fault-injection")]
+    pub fn fail_writes_to(&self, table: Option<Table>) {
+        if let Ok(mut failing) = self.failing.lock() {
+            *failing = table;
+        }
+    }
+
+    /// Whether a durable write to `table` must fail now (always `Ok` without the feature).
+    fn writable(&self, table: Table) -> Result<(), StoreError> {
+        #[cfg(feature = "fault-injection")]
+        if self.failing.lock().is_ok_and(|f| *f == Some(table)) {
+            return Err(StoreError::Injected);
+        }
+        let _ = table;
+        Ok(())
     }
 
     /// All entries of a table, in key order.
@@ -126,6 +162,7 @@ impl Store {
 
     /// Writes one value and returns once it is durable.
     pub fn put(&self, table: Table, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.writable(table)?;
         self.tree(table)?.insert(key, value)?;
         self.db.flush()?;
         Ok(())
@@ -133,6 +170,7 @@ impl Store {
 
     /// Removes one value and returns once the removal is durable.
     pub fn remove(&self, table: Table, key: &str) -> Result<(), StoreError> {
+        self.writable(table)?;
         self.tree(table)?.remove(key)?;
         self.db.flush()?;
         Ok(())
@@ -159,6 +197,7 @@ impl Store {
     /// Applies several puts and removes to one table as a single atomic batch (all or none, also
     /// across a crash) and returns once it is durable.
     pub fn apply(&self, table: Table, changes: &[Change]) -> Result<(), StoreError> {
+        self.writable(table)?;
         self.apply_lazy(table, changes)?;
         self.flush()
     }

@@ -61,7 +61,13 @@ impl From<PairingError> for AppError {
             PairingError::InvalidLabel => AppError::BadRequest("invalid label".into()),
             PairingError::NoSuchDevice => AppError::NoSuchDevice,
             PairingError::AuditUnavailable => AppError::AuditUnavailable,
-            PairingError::Store(_) | PairingError::Unavailable => AppError::PairingUnavailable,
+            PairingError::Store(e) => {
+                // The caller learns only that pairing is unavailable (SPEC §3.2); why goes to
+                // the bridge's log.
+                tracing::error!(error = %e, "the device store refused a change; nothing changed");
+                AppError::PairingUnavailable
+            }
+            PairingError::Unavailable => AppError::PairingUnavailable,
             _ => AppError::Internal,
         }
     }

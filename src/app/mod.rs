@@ -123,6 +123,10 @@ pub struct Wiring {
     /// member, so a test can replay it the way a compromised lead could.
     #[cfg(feature = "fault-injection")]
     pub last_forwarded: Arc<std::sync::Mutex<Option<(String, collie_crew::walky::Forwarded)>>>,
+    /// Test-only (feature `fault-injection`): the store, so a test can make its device writes
+    /// fail (decision 0037).
+    #[cfg(feature = "fault-injection")]
+    pub store: collie_actors::store::Store,
 }
 
 /// The application every adapter calls: the actors' slots, the policy snapshot and a few settings,
@@ -212,6 +216,9 @@ pub struct Parts {
     /// member, so a test can replay it the way a compromised lead could.
     #[cfg(feature = "fault-injection")]
     last_forwarded: Arc<std::sync::Mutex<Option<(String, collie_crew::walky::Forwarded)>>>,
+    /// Test-only: see [`Wiring::store`].
+    #[cfg(feature = "fault-injection")]
+    store: collie_actors::store::Store,
 }
 
 impl App {
@@ -252,6 +259,8 @@ impl App {
             shutdown: w.shutdown,
             #[cfg(feature = "fault-injection")]
             last_forwarded: w.last_forwarded,
+            #[cfg(feature = "fault-injection")]
+            store: w.store,
         }))
     }
 
@@ -302,6 +311,15 @@ impl App {
             self.public_url.trim_end_matches('/'),
             code.replace('-', "")
         )
+    }
+
+    /// Test-only (feature `fault-injection`): makes every durable write to the device table fail
+    /// (`true`) or work again (`false`) — a disk refusing the pairing actor's writes.
+    #[cfg(feature = "fault-injection")]
+    pub fn fail_device_writes(&self, fail: bool) {
+        self.0
+            .store
+            .fail_writes_to(fail.then_some(collie_actors::store::Table::Devices));
     }
 
     /// Test-only (feature `fault-injection`): makes the panes actor fail its next snapshot, once

@@ -159,5 +159,10 @@ async fn answer(app: &App, req: Request) -> Result<Value, AppError> {
         }
         #[cfg(feature = "fault-injection")]
         Request::TestReplayWalky { to } => data(walky::send::replay_last(app, &to).await?),
+        #[cfg(feature = "fault-injection")]
+        Request::TestFailDeviceWrites { fail } => {
+            app.fail_device_writes(fail);
+            data(serde_json::json!({ "failing": fail }))
+        }
     }
 }

@@ -170,6 +170,13 @@ pub enum Request {
         /// The member.
         to: String,
     },
+    /// Test-only (feature `fault-injection`): make every durable write to the device table fail
+    /// (`fail: true`) or work again (decision 0037).
+    #[cfg(feature = "fault-injection")]
+    TestFailDeviceWrites {
+        /// Fail from now on, or stop failing.
+        fail: bool,
+    },
 }
 
 /// One reply: `{"ok":true,"data":…}` or `{"ok":false,"error":"…"}`.

@@ -16,8 +16,8 @@ use crate::app::AppError;
 
 /// Largest request body the API reads (input text is at most 64 KiB, JSON-escaped).
 pub const MAX_BODY: usize = 512 * 1024;
-/// Largest body of a tool call (`POST /api/tools/{tool}`): a `write_file` of up to 16 MiB,
-/// JSON-escaped.
+/// Largest body of a tool call (`POST /api/tools/{tool}` and `POST /mcp`): a `write_file` of up
+/// to 16 MiB, JSON-escaped.
 pub const MAX_TOOL_BODY: usize = super::mcp::MAX_MCP_BODY;
 
 /// Largest upload (`POST /api/blobs`, SPEC §11).
@@ -25,7 +25,7 @@ pub const MAX_UPLOAD_BODY: usize = crate::app::blobs::MAX_UPLOAD;
 
 /// The limit of the request to `path`, and how an answer names it.
 fn limit_of(path: &str) -> (usize, &'static str) {
-    if path.starts_with("/api/tools/") {
+    if path.starts_with("/api/tools/") || path == "/mcp" {
         (MAX_TOOL_BODY, "24 MiB")
     } else if path == "/api/blobs" {
         (MAX_UPLOAD_BODY, "10 MiB")

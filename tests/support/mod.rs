@@ -11,6 +11,7 @@ use serde_json::Value;
 
 pub mod loopback;
 pub mod model_api;
+pub mod procs;
 pub mod responses_api;
 
 /// The `collie` binary under test.

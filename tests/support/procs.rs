@@ -1,5 +1,6 @@
-//! Reading `/proc` in tests: which processes are alive in a process group, and which tool guards a
-//! process started. Zombies are dead (only not yet reaped) and are left out.
+//! Reading `/proc` in tests — the one reader every test uses: which processes are alive in a
+//! process group or with a given command line, which tool guards a process started, and how much
+//! memory a process holds. Zombies are dead (only not yet reaped) and are left out.
 #![allow(dead_code, unreachable_pub)]
 
 use std::time::Duration;
@@ -49,6 +50,28 @@ pub fn cmdline(pid: i32) -> String {
     std::fs::read(format!("/proc/{pid}/cmdline"))
         .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
         .unwrap_or_default()
+}
+
+/// The live processes whose command line (arguments joined by spaces) starts with `prefix`.
+pub fn live_starting_with(prefix: &str) -> Vec<i32> {
+    all()
+        .into_iter()
+        .filter(|p| p.state != 'Z' && cmdline(p.pid).starts_with(prefix))
+        .map(|p| p.pid)
+        .collect()
+}
+
+/// A process's resident memory in KiB (`VmRSS` of `/proc/<pid>/status`), `None` once it is gone.
+pub fn rss_kib(pid: i32) -> Option<u64> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// The live tool guards whose parent is `parent`.

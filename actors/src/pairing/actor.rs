@@ -2,10 +2,11 @@
 //!
 //! Who sends what: the HTTP layer sends `Claim` (phones) and `Touch`; the control socket sends
 //! `NewCode` and the device management messages (the CLI). Every change follows one path: the pure
-//! cores decide → the audit line is appended (refused if it cannot be) → the store write is flushed
-//! → the registry is updated → a new [`PolicySnapshot`] with the next version is published. A failed
-//! store write leaves the old snapshot in place, so the request path never sees a change that is not
-//! durable.
+//! cores decide → the store write is flushed → the audit line is appended → the registry is
+//! updated → a new [`PolicySnapshot`] with the next version is published. A failed store write
+//! leaves the old snapshot in place and writes no audit line, so neither the request path nor the
+//! log ever sees a change that is not durable; an audit line that cannot be appended undoes the
+//! store write and refuses the change (decision 0037).
 //!
 //! If the actor fails it is restarted: the registry is rebuilt from the store; the pending code and
 //! the rate-limit counters (memory only, SPEC §4) start afresh.
@@ -417,20 +418,24 @@ impl PairingState {
             .core
             .claim(&self.registry, &mut OsRng, code, label, source, now)?;
         let paired = claimed.paired;
+        let mut lines = Vec::with_capacity(2);
         if let Some(old) = &paired.replaced {
             // Label takeover of an expired device: its token is revoked, and that is audited.
-            let rec = AuditRecord::new(AuditEventKind::DeviceRevoked, self.args.machine.get())
-                .with_device(old.label.as_str())
-                .with_detail("label", old.label.as_str())
-                .with_detail("reason", "label taken over after expiry");
-            self.audit(rec).await?;
+            lines.push(
+                AuditRecord::new(AuditEventKind::DeviceRevoked, self.args.machine.get())
+                    .with_device(old.label.as_str())
+                    .with_detail("label", old.label.as_str())
+                    .with_detail("reason", "label taken over after expiry"),
+            );
         }
-        let rec = AuditRecord::new(AuditEventKind::DevicePaired, self.args.machine.get())
-            .with_device(paired.device.label.as_str())
-            .with_detail("label", paired.device.label.as_str())
-            .with_detail("tier", paired.device.tier.as_str());
+        lines.push(
+            AuditRecord::new(AuditEventKind::DevicePaired, self.args.machine.get())
+                .with_device(paired.device.label.as_str())
+                .with_detail("label", paired.device.label.as_str())
+                .with_detail("tier", paired.device.tier.as_str()),
+        );
         let write = paired.write();
-        self.commit(rec, write).await?;
+        self.commit_lines(lines, write).await?;
         Ok(ClaimedDevice {
             token: claimed.token,
             device: paired.device,
@@ -466,42 +471,70 @@ impl PairingState {
         }
     }
 
-    /// Audit, then persist (flushed), then apply and publish. Any failure leaves registry and
-    /// snapshot as they were.
+    /// Persist (flushed), then audit, then apply and publish (see [`commit_lines`](Self::commit_lines)).
     async fn commit(&mut self, rec: AuditRecord, write: Write) -> Result<(), PairingError> {
-        self.audit(rec).await?;
-        self.persist(write)
+        self.commit_lines(vec![rec], write).await
+    }
+
+    /// Makes `write` durable, then appends `lines`, then applies and publishes it. A store write
+    /// that fails changes nothing and leaves no line: the log never claims a change the store
+    /// does not hold (SPEC §7, "a line is written for what happened"). A line that cannot be
+    /// appended undoes the store write and refuses the change with `audit unavailable` (SPEC §7,
+    /// "a write whose audit line cannot be appended is refused"). Either way the registry and the
+    /// published snapshot are as they were.
+    async fn commit_lines(
+        &mut self,
+        lines: Vec<AuditRecord>,
+        write: Write,
+    ) -> Result<(), PairingError> {
+        let undo = self.registry.undo_of(&write);
+        self.store_write(&write)?;
+        for rec in lines {
+            if let Err(e) = self.audit(rec).await {
+                self.undo(undo);
+                return Err(e);
+            }
+        }
+        self.publish(write);
+        Ok(())
     }
 
     /// [`commit`](Self::commit) for a change that only takes power away (a revocation, SPEC §7):
     /// it must take effect even while the audit log cannot be written, so its line is appended
     /// if possible and otherwise kept in the store, to be appended as soon as the log is writable.
     /// Only a store that cannot be written refuses it (and then the change itself could not be
-    /// made durable either).
+    /// made durable either, and no line claims it).
     async fn commit_always(&mut self, rec: AuditRecord, write: Write) -> Result<(), PairingError> {
-        match self
+        let undo = self.registry.undo_of(&write);
+        self.store_write(&write)?;
+        let kept = match self
             .args
             .audit
             .call(|r| AuditMsg::AppendOrKeep(rec.clone(), r))
             .await
         {
-            Ok(Ok(_)) => {}
+            Ok(Ok(_)) => Ok(()),
             Ok(Err(e)) => {
                 tracing::error!(error = %e, "the revocation's audit line could not be kept");
-                return Err(PairingError::AuditUnavailable);
+                Err(PairingError::AuditUnavailable)
             }
             // The audit actor is restarting: keep the line in the store ourselves; it appends
             // kept lines when it is back.
-            Err(_) => {
-                crate::audit::stored::keep(&self.args.store, &rec, OffsetDateTime::now_utc())?;
-            }
+            Err(_) => crate::audit::stored::keep(&self.args.store, &rec, OffsetDateTime::now_utc())
+                .map(|_| ())
+                .map_err(PairingError::from),
+        };
+        if let Err(e) = kept {
+            self.undo(undo);
+            return Err(e);
         }
-        self.persist(write)
+        self.publish(write);
+        Ok(())
     }
 
-    /// Persist (flushed), then apply and publish.
-    fn persist(&mut self, write: Write) -> Result<(), PairingError> {
-        match &write {
+    /// Writes one change to the store and returns once it is durable.
+    fn store_write(&self, write: &Write) -> Result<(), PairingError> {
+        match write {
             Write::Put(device) => {
                 let bytes = serde_json::to_vec(device).map_err(|e| StoreError::Corrupt {
                     key: device.label.as_str().to_string(),
@@ -513,11 +546,34 @@ impl PairingState {
             }
             Write::Delete(label) => self.args.store.remove(Table::Devices, label.as_str())?,
         }
+        Ok(())
+    }
+
+    /// Puts back in the store what the registry holds, after a change was written but could not
+    /// be audited. If even that fails, the store may hold an unaudited change the registry does
+    /// not: the actor then answers `pairing unavailable` and reads the store again at the next
+    /// message, rather than go on from a registry the store no longer matches.
+    fn undo(&mut self, undo: Write) {
+        if let Err(e) = self.store_write(&undo) {
+            tracing::error!(
+                error = %e,
+                "a device change could not be audited and the store could not be put back; \
+                 answering `pairing unavailable` until the store is read again"
+            );
+            self.available = false;
+            self.version += 1;
+            self.args
+                .policy
+                .publish(PolicySnapshot::unavailable(self.version));
+        }
+    }
+
+    /// Applies a durable change to the registry and publishes the next snapshot.
+    fn publish(&mut self, write: Write) {
         self.registry.apply(write);
         self.version += 1;
         self.args
             .policy
             .publish(PolicySnapshot::build(self.version, self.registry.iter()));
-        Ok(())
     }
 }

@@ -267,6 +267,20 @@ impl DeviceRegistry {
         }
     }
 
+    /// The write that puts the store back as this registry holds it, for `write`'s label: the
+    /// record now there, or its removal if there is none. The pairing actor makes it durable when
+    /// a change it already wrote cannot be audited (decision 0037).
+    pub fn undo_of(&self, write: &Write) -> Write {
+        let label = match write {
+            Write::Put(device) => &device.label,
+            Write::Delete(label) => label,
+        };
+        match self.devices.get(label) {
+            Some(device) => Write::Put(device.clone()),
+            None => Write::Delete(label.clone()),
+        }
+    }
+
     fn existing(&self, label: &str) -> Result<&Device, DeviceError> {
         self.devices.get(label).ok_or(DeviceError::NoSuchDevice)
     }
@@ -316,6 +330,26 @@ mod tests {
             .expect("free label");
         r.apply(p.write());
         r
+    }
+
+    #[test]
+    fn the_undo_of_a_write_restores_what_the_registry_holds() {
+        let r = with_device("phone", Tier::Read, None);
+        let raised = r.set_tier("phone", Tier::Full).expect("known").write();
+        assert_eq!(
+            r.undo_of(&raised),
+            Write::Put(r.get("phone").expect("there").clone())
+        );
+        let new = DeviceRegistry::new()
+            .pair(label("tablet"), Tier::Files, hash("tablet"), None, T0)
+            .expect("free")
+            .write();
+        assert_eq!(r.undo_of(&new), Write::Delete(label("tablet")));
+        let gone = Write::Delete(label("phone"));
+        let mut after = r.clone();
+        after.apply(gone.clone());
+        after.apply(r.undo_of(&gone));
+        assert_eq!(after, r);
     }
 
     #[test]
