@@ -35,6 +35,10 @@ use crate::transport::{Connection, RecvFrames, SendFrames, TransportError};
 /// offline member answers within 2 s, so this leaves room for the phone's own round trip).
 pub const ANSWER_WITHIN: Duration = Duration::from_millis(1_500);
 
+/// An upload carries up to 10 MiB, which a slow link cannot move in [`ANSWER_WITHIN`]; it gets
+/// this long instead. A member that is offline is still found at once (its link is gone).
+pub const TRANSFER_WITHIN: Duration = Duration::from_secs(30);
+
 /// Per-member bounds of a [`RelayClient`].
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -44,6 +48,8 @@ pub struct Limits {
     pub max_streams: usize,
     /// How long a request may wait for its answer.
     pub answer_within: Duration,
+    /// How long an upload ([`RelayKind::Blob`]) may take, its bytes' transfer included.
+    pub transfer_within: Duration,
 }
 
 impl Default for Limits {
@@ -52,6 +58,7 @@ impl Default for Limits {
             max_requests: 64,
             max_streams: 16,
             answer_within: ANSWER_WITHIN,
+            transfer_within: TRANSFER_WITHIN,
         }
     }
 }
@@ -173,7 +180,11 @@ impl<C: Connection> RelayClient<C> {
             request_id: on.request_id.to_owned(),
             kind,
         };
-        let answered = tokio::time::timeout(self.limits.answer_within, async {
+        let within = match request.kind {
+            RelayKind::Blob { .. } => self.limits.transfer_within,
+            _ => self.limits.answer_within,
+        };
+        let answered = tokio::time::timeout(within, async {
             let (mut send, mut recv) = self.conn.open_bi().await.map_err(unreachable)?;
             send.send_message(&request).await.map_err(unreachable)?;
             let message = recv

@@ -277,6 +277,7 @@ async fn a_silent_member_is_unreachable_at_the_deadline_and_holds_no_slot_after(
         max_requests: 1,
         max_streams: 1,
         answer_within: Duration::from_millis(200),
+        ..Limits::default()
     };
     let client = RelayClient::new(link.lead_side.clone(), all(), limits);
     let first = within("the deadline", client.call(ON, RelayKind::PaneList)).await;
@@ -298,6 +299,7 @@ async fn the_request_limit_refuses_past_the_bound() {
         max_requests: 2,
         max_streams: 1,
         answer_within: Duration::from_secs(5),
+        ..Limits::default()
     };
     let client = Arc::new(RelayClient::new(link.lead_side.clone(), all(), limits));
     let hanging: Vec<_> = (0..2)
