@@ -247,7 +247,9 @@ impl App {
                     }));
                 }
                 Ok(_) => tracing::info!(member = %member.name(), "member sent log unreadable"),
-                Err(e) => tracing::info!(member = %member.name(), error = %e, "member sent log missing"),
+                Err(e) => {
+                    tracing::info!(member = %member.name(), error = %e, "member sent log missing")
+                }
             }
         }
         // Newest first across machines; each machine's own order is kept for equal times.

@@ -146,9 +146,9 @@ impl Handler for Served {
             RelayKind::SentDiscard { id } => RelayOk::Discarded(
                 app.sent_discard(&caller, HERE, Some(id)).await?.discarded as u64,
             ),
-            RelayKind::SentClear => RelayOk::Discarded(
-                app.sent_discard(&caller, HERE, None).await?.discarded as u64,
-            ),
+            RelayKind::SentClear => {
+                RelayOk::Discarded(app.sent_discard(&caller, HERE, None).await?.discarded as u64)
+            }
             RelayKind::Command { command } => {
                 RelayOk::Created(app.run_command(&caller, None, command).await?.pane)
             }

@@ -218,7 +218,11 @@ fn the_largest_upload_fits_a_frame_and_crosses_the_wire_whole() {
         },
     };
     let frame = encode(&request).unwrap();
-    assert!(frame.len() <= crate::wire::MAX_FRAME, "{} bytes", frame.len());
+    assert!(
+        frame.len() <= crate::wire::MAX_FRAME,
+        "{} bytes",
+        frame.len()
+    );
     // One length and the bytes, not a sequence of elements: the frame is barely larger.
     assert!(frame.len() < MAX_BLOB + 1024, "{} bytes", frame.len());
     assert_eq!(decode::<RelayRequest>(&frame).unwrap(), request);
@@ -252,5 +256,8 @@ fn the_sent_log_and_commands_round_trip_and_fit_only_their_kinds() {
         id: 5,
         result: Err(RelayError::Forbidden("off".to_owned())),
     });
-    assert_eq!(decode::<MemberMessage>(&encode(&err).unwrap()).unwrap(), err);
+    assert_eq!(
+        decode::<MemberMessage>(&encode(&err).unwrap()).unwrap(),
+        err
+    );
 }
