@@ -18,6 +18,11 @@
 //! **Discarding** one line or a whole machine's works with `COLLIE_SENT=off` too, is audited
 //! `sent.discard` with a count (never the line) before the file is rewritten, and is refused
 //! (503 `audit unavailable`) when that line cannot be written.
+//!
+//! **A member's log** is read and edited through the lead (capability `sent`, decision 0036): the
+//! lead asks every online member at once and masks their lines again; a discard is gated and
+//! audited on the lead (with the member's name) before it is relayed, and counted, audited and
+//! done by the member as for its own caller.
 
 use std::path::{Path, PathBuf};
 
