@@ -8,8 +8,8 @@
 //! is dropped, and the member sees it stopped).
 //!
 //! **Bounds.** A [`RelayClient`] allows at most [`Limits::max_requests`] requests waiting for their
-//! answer and [`Limits::max_streams`] subscriptions open at once; past either the request is
-//! refused at once with `resource limit`. Each frame a member sends is at most 16 MiB (the codec's
+//! answer, [`Limits::max_streams`] subscriptions and [`Limits::max_transfers`] uploads open at
+//! once; past any of them the request is refused at once with `resource limit`. Each frame a member sends is at most 16 MiB (the codec's
 //! limit, checked before allocation), and QUIC's receive windows (`crate::tls::config`) bound what a
 //! member can have in flight towards the lead, so neither a slow phone nor a chatty member grows the
 //! lead's memory past those bounds.
@@ -50,6 +50,9 @@ pub struct Limits {
     pub answer_within: Duration,
     /// How long an upload ([`RelayKind::Blob`]) may take, its bytes' transfer included.
     pub transfer_within: Duration,
+    /// Uploads in flight at once: each holds up to 10 MiB twice (the bytes and their frame)
+    /// until the member answers, so they are bounded apart from the other requests.
+    pub max_transfers: usize,
 }
 
 impl Default for Limits {
@@ -59,6 +62,7 @@ impl Default for Limits {
             max_streams: 16,
             answer_within: ANSWER_WITHIN,
             transfer_within: TRANSFER_WITHIN,
+            max_transfers: 2,
         }
     }
 }
@@ -72,6 +76,7 @@ pub struct RelayClient<C: Connection> {
     limits: Limits,
     requests: Arc<Semaphore>,
     streams: Arc<Semaphore>,
+    transfers: Semaphore,
     next_id: AtomicU64,
 }
 
@@ -92,6 +97,7 @@ impl<C: Connection> RelayClient<C> {
             capabilities,
             requests: Arc::new(Semaphore::new(limits.max_requests)),
             streams: Arc::new(Semaphore::new(limits.max_streams)),
+            transfers: Semaphore::new(limits.max_transfers),
             limits,
             next_id: AtomicU64::new(1),
         }
@@ -173,16 +179,23 @@ impl<C: Connection> RelayClient<C> {
             .requests
             .try_acquire()
             .map_err(|_| RelayError::ResourceLimit)?;
+        let (_transfer, within) = match kind {
+            RelayKind::Blob { .. } => (
+                Some(
+                    self.transfers
+                        .try_acquire()
+                        .map_err(|_| RelayError::ResourceLimit)?,
+                ),
+                self.limits.transfer_within,
+            ),
+            _ => (None, self.limits.answer_within),
+        };
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let request = RelayRequest {
             id,
             device: on.device.to_owned(),
             request_id: on.request_id.to_owned(),
             kind,
-        };
-        let within = match request.kind {
-            RelayKind::Blob { .. } => self.limits.transfer_within,
-            _ => self.limits.answer_within,
         };
         let answered = tokio::time::timeout(within, async {
             let (mut send, mut recv) = self.conn.open_bi().await.map_err(unreachable)?;

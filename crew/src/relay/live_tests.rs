@@ -324,6 +324,47 @@ async fn the_request_limit_refuses_past_the_bound() {
 }
 
 #[tokio::test]
+async fn uploads_past_the_transfer_bound_are_refused_and_other_requests_still_pass() {
+    let member = Arc::new(Member::default());
+    member.silent.store(true, Ordering::SeqCst);
+    let link = link(Arc::clone(&member)).await;
+    let limits = Limits {
+        max_transfers: 1,
+        transfer_within: Duration::from_secs(5),
+        ..Limits::default()
+    };
+    let client = Arc::new(RelayClient::new(link.lead_side.clone(), all(), limits));
+    let blob = || RelayKind::Blob {
+        pane: "p1".to_owned(),
+        name: "a.bin".to_owned(),
+        bytes: vec![7; 1024],
+    };
+    let c = Arc::clone(&client);
+    let hanging = tokio::spawn(async move { c.call(ON, blob()).await });
+    within("the upload reaches the member", async {
+        while member.seen.lock().unwrap().is_empty() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await;
+    assert_eq!(
+        client.call(ON, blob()).await,
+        Err(RelayError::ResourceLimit)
+    );
+    // The bound is the uploads' own: a pane list still goes (and waits, the member is silent).
+    let c = Arc::clone(&client);
+    let list = tokio::spawn(async move { c.call(ON, RelayKind::PaneList).await });
+    within("the pane list reaches the member", async {
+        while member.seen.lock().unwrap().len() < 2 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await;
+    hanging.abort();
+    list.abort();
+}
+
+#[tokio::test]
 async fn an_answer_that_does_not_fit_the_request_is_unreadable() {
     let member = Arc::new(Member::default());
     member.wrong_shape.store(true, Ordering::SeqCst);
