@@ -1,7 +1,8 @@
 //! A byte buffer on the wire as one length-prefixed run of bytes (serde's `bytes`), rather than
 //! a sequence of `u8` elements: the codec then copies a 10 MiB upload in one piece instead of
 //! ten million calls. The length is checked against the frame's limit before anything is
-//! allocated, as for every buffer (`crate::wire`).
+//! allocated, as for every buffer (`crate::wire`), and a buffer past one upload's cap does not
+//! decode.
 
 use std::fmt;
 
@@ -28,10 +29,12 @@ impl<'de> Visitor<'de> for Bytes {
     }
 
     fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Vec<u8>, E> {
+        within_cap(v.len())?;
         Ok(v.to_vec())
     }
 
     fn visit_byte_buf<E: de::Error>(self, v: Vec<u8>) -> Result<Vec<u8>, E> {
+        within_cap(v.len())?;
         Ok(v)
     }
 
@@ -40,8 +43,18 @@ impl<'de> Visitor<'de> for Bytes {
         // length allocates no more than one upload.
         let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(super::MAX_BLOB));
         while let Some(b) = seq.next_element::<u8>()? {
+            within_cap(out.len() + 1)?;
             out.push(b);
         }
         Ok(out)
     }
+}
+
+/// Refuses more than one upload's bytes: a frame may hold 16 MiB, an upload only
+/// [`super::MAX_BLOB`], so a request past it does not decode (the member never sees it).
+fn within_cap<E: de::Error>(len: usize) -> Result<(), E> {
+    if len > super::MAX_BLOB {
+        return Err(E::invalid_length(len, &"at most 10 MiB"));
+    }
+    Ok(())
 }

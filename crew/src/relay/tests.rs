@@ -261,3 +261,21 @@ fn the_sent_log_and_commands_round_trip_and_fit_only_their_kinds() {
         err
     );
 }
+
+#[test]
+fn an_upload_past_the_cap_does_not_decode_though_it_fits_a_frame() {
+    let request = RelayRequest {
+        id: 1,
+        device: "d".to_owned(),
+        request_id: "r".to_owned(),
+        kind: RelayKind::Blob {
+            pane: "p1".to_owned(),
+            name: "big.bin".to_owned(),
+            bytes: vec![0; MAX_BLOB + 1],
+        },
+    };
+    // Only a lead that skipped its own check sends this; the member refuses it unread.
+    let frame = encode(&request).unwrap();
+    assert!(frame.len() <= crate::wire::MAX_FRAME);
+    assert!(decode::<RelayRequest>(&frame).is_err());
+}
