@@ -8,6 +8,7 @@ mod support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -126,9 +127,31 @@ fn declared_only(b: &TestBridge, token: &str, pane: &str, length: usize) -> Stri
 /// A hosted pane on the member whose foreground process sits in `dir`; its id once the lead
 /// lists it for `web-1`.
 fn member_pane_in(lead: &TestBridge, member: &TestBridge, token: &str, dir: &Path) -> String {
-    let script = format!("cd '{}' && exec sleep 600", dir.display());
+    // A duration no other process of this machine has, so the pane's process can be found.
+    static PANES: AtomicUsize = AtomicUsize::new(0);
+    let tag = format!(
+        "600.{}{}",
+        std::process::id(),
+        PANES.fetch_add(1, Ordering::Relaxed)
+    );
+    let script = format!("cd '{}' && exec sleep {tag}", dir.display());
     let info = member.hosted("work", &["sh", "-c", &script]);
     let pane = info["pane"].as_str().expect("pane id").to_owned();
+    // The pane's folder is read when a file comes: wait until its shell has changed folder.
+    let real = std::fs::canonicalize(dir).expect("canonical");
+    let moved = wait_for(WAIT, || {
+        std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            let wanted = format!("sleep\0{tag}\0");
+            (cmdline == wanted.as_bytes() && std::fs::read_link(e.path().join("cwd")).ok()? == real)
+                .then_some(())
+        })
+    });
+    assert!(
+        moved.is_some(),
+        "the pane's shell never reached {}",
+        dir.display()
+    );
     let listed = wait_for(WAIT, || {
         let (s, v) = lead.get("/api/panes", Some(token));
         (s == 200).then_some(())?;
@@ -281,7 +304,7 @@ fn delete(b: &TestBridge, path: &str, token: &str) -> (u16, Value) {
 fn a_members_sent_log_is_listed_masked_discarded_and_cleared_through_the_lead() {
     // The member does not mask (`COLLIE_REDACT=off`), so what the phone sees masked the lead
     // masked.
-    let (lead, member) = crew(&[("COLLIE_REDACT", "off")], None);
+    let (lead, mut member) = crew(&[("COLLIE_REDACT", "off")], None);
     // A log from before, as the bridge writes it; the hand-edited second line holds a token.
     let old = [
         (1, "2026-01-01T00:00:01Z", "echo one".to_owned()),
@@ -365,6 +388,17 @@ fn a_members_sent_log_is_listed_masked_discarded_and_cleared_through_the_lead() 
     for line in on_lead.iter().chain(&on_member) {
         assert!(!line.to_string().contains("echo"), "{line}");
     }
+
+    // A member that is gone: the list still answers, naming it; a discard is `member unreachable`.
+    member.kill_hard();
+    let (status, list) = lead.get("/api/sent", Some(&read));
+    assert_eq!(status, 200, "{list}");
+    assert_eq!(list["unavailable"], json!(["web-1"]), "{list}");
+    let (status, body) = delete(&lead, "/api/sent/web-1", &files);
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (502, Some("member unreachable"))
+    );
 }
 
 #[test]
