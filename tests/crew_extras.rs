@@ -316,6 +316,10 @@ fn a_members_sent_log_is_listed_masked_discarded_and_cleared_through_the_lead() 
     })
     .join("\n");
     std::fs::write(sent_path(&member), format!("{old}\n")).expect("write");
+    // One of the lead's own, written between the member's second and third (fractional seconds:
+    // the lines are ordered by time, not by text).
+    let own = json!({"id": 1, "ts": "2026-01-01T00:00:02.5Z", "machine": "testbox", "pane": "t0-0", "line": "echo lead"});
+    std::fs::write(sent_path(&lead), format!("{own}\n")).expect("write");
     let read = lead.pair("watch", "read");
     let files = lead.pair("tablet", "files");
 
@@ -335,6 +339,18 @@ fn a_members_sent_log_is_listed_masked_discarded_and_cleared_through_the_lead() 
         .collect();
     assert_eq!(theirs.len(), 3, "{list}");
     assert_eq!(theirs[0], (3, "echo three".to_owned()), "newest first");
+    let all: Vec<&str> = list["lines"]
+        .as_array()
+        .expect("lines")
+        .iter()
+        .filter_map(|l| l["line"].as_str())
+        .collect();
+    assert_eq!(
+        all[..2],
+        ["echo three", "echo lead"],
+        "newest first across machines"
+    );
+    assert_eq!(all.len(), 4, "{list}");
     assert!(!list.to_string().contains(TOKEN), "{list}");
     assert!(theirs[1].1.starts_with("echo ghp_A•"), "{theirs:?}");
     assert_eq!(list["unavailable"], json!([]), "{list}");

@@ -257,8 +257,10 @@ impl App {
                 }
             }
         }
-        // Newest first across machines; each machine's own order is kept for equal times.
-        lines.sort_by(|a, b| b.ts.cmp(&a.ts));
+        // Newest first across machines, by the time each machine wrote (an unreadable time sorts
+        // last); each machine's own order is kept for equal times.
+        lines
+            .sort_by_cached_key(|l| std::cmp::Reverse(OffsetDateTime::parse(&l.ts, &Rfc3339).ok()));
         let mut unavailable: Vec<String> = self
             .crew_view
             .load()
