@@ -121,7 +121,8 @@ pub struct Settings {
     pub push_services: Vec<Service>,
     /// Where the file tools may go and where none may (SPEC §11).
     pub tool_paths: ToolPaths,
-    /// `[crew] tools`: whether this machine serves its tools to its lead (default true).
+    /// `[crew] tools`: whether this machine serves its tools, and takes uploads, for its lead
+    /// (default true).
     pub crew_tools: bool,
     /// `COLLIE_SENT`: whether the sent log records lines (SPEC §11).
     pub sent: bool,

@@ -573,8 +573,9 @@ fn a_members_files_come_through_the_lead_masked_and_without_git() {
     );
     assert_eq!(status, 403, "{body}");
 
-    // Uploads to a member's pane need a relay kind that does not exist yet (decision 0035).
+    // Uploads reach the member's panes through the lead (decision 0036; tests/crew_extras.rs):
+    // this member has no such pane, and says so.
     let (status, body) = upload(&lead, &files, "web-1", "t0-0", "a.txt", b"x");
-    assert_eq!(status, 501, "{body}");
-    assert_eq!(body["error"], "capability missing");
+    assert_eq!(status, 404, "{body}");
+    assert_eq!(body["error"], "no such pane");
 }

@@ -88,6 +88,12 @@ pub enum Capability {
     Durable,
     /// Tools under tiers: files, search and processes (SPEC §11).
     Tools,
+    /// Uploads into a pane's folder (SPEC §11); left out with the tools (`[crew] tools = false`).
+    Uploads,
+    /// The sent log: listing, discarding and clearing it (SPEC §11).
+    Sent,
+    /// One-shot commands (SPEC §11), under the member's own `[phone] run`.
+    Commands,
     /// A capability this build does not know (declared by a newer peer); never satisfies a request.
     #[serde(other)]
     Unknown,
@@ -96,7 +102,7 @@ pub enum Capability {
 impl Capability {
     /// Every capability this build knows (what a member running this build declares, unless its
     /// configuration turns some off).
-    pub const ALL: [Capability; 11] = [
+    pub const ALL: [Capability; 14] = [
         Capability::PaneList,
         Capability::PaneRead,
         Capability::PaneStream,
@@ -108,6 +114,9 @@ impl Capability {
         Capability::Cards,
         Capability::Durable,
         Capability::Tools,
+        Capability::Uploads,
+        Capability::Sent,
+        Capability::Commands,
     ];
 }
 

@@ -14,6 +14,7 @@
 //! Kinds and errors end in a `#[serde(other)] Unknown` variant, and `kind`/`result` are the last
 //! fields of their messages, so a newer peer's additions decode as `Unknown` (see `crate::wire`).
 
+mod bytes;
 mod capability;
 pub mod client;
 pub mod server;
@@ -140,6 +141,35 @@ pub enum RelayKind {
         /// The arguments as JSON object text, without `machine`.
         args: String,
     },
+    /// An upload into a member pane's folder (SPEC §11), relayed by the lead after its own tier
+    /// gate and size cap; answered [`RelayOk::Stored`]. The member checks the size again
+    /// ([`MAX_BLOB`]) and writes, audits and keeps it as for a local upload.
+    Blob {
+        /// Pane id.
+        pane: String,
+        /// The file's name (one plain component; the member checks it).
+        name: String,
+        /// The file's bytes, at most [`MAX_BLOB`] (a frame's 16 MiB limit bounds what is
+        /// allocated before that check).
+        #[serde(with = "bytes")]
+        bytes: Vec<u8>,
+    },
+    /// The member's sent log (SPEC §11); answered [`RelayOk::SentLines`], each line masked by the
+    /// member (the lead masks again).
+    SentList,
+    /// Discard line `id` of the member's sent log; answered [`RelayOk::Discarded`].
+    SentDiscard {
+        /// The line's number on the member.
+        id: u64,
+    },
+    /// Clear the member's sent log; answered [`RelayOk::Discarded`].
+    SentClear,
+    /// A one-shot command in a fresh shell on the member (SPEC §11), under the member's own
+    /// `[phone] run`; answered [`RelayOk::Created`] with the pane it runs in.
+    Command {
+        /// The line, as typed.
+        command: String,
+    },
     /// A kind this side does not know (sent by a newer peer); answered [`RelayError::UnknownKind`].
     #[serde(other)]
     Unknown,
@@ -158,6 +188,10 @@ impl RelayKind {
                 | RelayKind::CardAnswer { .. }
                 | RelayKind::DurableWrite { .. }
                 | RelayKind::Tool { .. }
+                | RelayKind::Blob { .. }
+                | RelayKind::SentDiscard { .. }
+                | RelayKind::SentClear
+                | RelayKind::Command { .. }
         )
     }
 
@@ -184,6 +218,12 @@ impl RelayKind {
             RelayKind::Durable => matches!(ok, RelayOk::Durable(_)),
             RelayKind::DurableWrite { .. } => matches!(ok, RelayOk::DurableWrite(_)),
             RelayKind::Tool { .. } => matches!(ok, RelayOk::Tool(_)),
+            RelayKind::Blob { .. } => matches!(ok, RelayOk::Stored(_)),
+            RelayKind::SentList => matches!(ok, RelayOk::SentLines(_)),
+            RelayKind::SentDiscard { .. } | RelayKind::SentClear => {
+                matches!(ok, RelayOk::Discarded(_))
+            }
+            RelayKind::Command { .. } => matches!(ok, RelayOk::Created(_)),
             RelayKind::Unsubscribe { .. }
             | RelayKind::Input { .. }
             | RelayKind::Rename { .. }
@@ -231,6 +271,12 @@ pub enum RelayOk {
     DurableWrite(Option<String>),
     /// A tool's answer as JSON object text, already masked by the member (the lead masks again).
     Tool(String),
+    /// Where an upload landed on the member.
+    Stored(Stored),
+    /// The member's sent log.
+    SentLines(SentLines),
+    /// How many sent lines a discard or a clear removed.
+    Discarded(u64),
     /// An outcome this side does not know (from a newer member); the lead treats it as unreadable.
     #[serde(other)]
     Unknown,
@@ -308,10 +354,56 @@ pub enum RelayError {
         /// The error string.
         error: String,
     },
+    /// The member's sent log holds no line of that number (404).
+    #[error("no such line")]
+    NoSuchLine,
+    /// The member's configuration refuses the request (403; the lead passes on only the
+    /// refusals it knows, such as `[phone] run = false`).
+    #[error("{0}")]
+    Forbidden(String),
     /// An error this side does not know (from a newer member); shown as unreadable.
     #[serde(other)]
     #[error("member response unreadable")]
     Unknown,
+}
+
+/// The largest upload a [`RelayKind::Blob`] carries (10 MiB, the phone API's own cap), so the
+/// request fits a frame ([`crate::wire::MAX_FRAME`], 16 MiB) with room for the names.
+pub const MAX_BLOB: usize = 10 << 20;
+
+/// Where a relayed upload landed on the member (the shape of `POST /api/blobs`'s answer).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stored {
+    /// The blob's id on the member.
+    pub id: String,
+    /// The file's absolute path on the member, masked.
+    pub path: String,
+    /// The name it got.
+    pub name: String,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// A member's sent log (the shape of its part of `GET /api/sent`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SentLines {
+    /// Whether the member records lines (its own `COLLIE_SENT`).
+    pub recording: bool,
+    /// Its lines, newest first, masked by the member.
+    pub lines: Vec<SentEntry>,
+}
+
+/// One line of a member's sent log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SentEntry {
+    /// Its number on the member (what a discard names).
+    pub id: u64,
+    /// When (RFC 3339).
+    pub ts: String,
+    /// The pane id, or `command` for a one-shot command.
+    pub pane: String,
+    /// The line, masked.
+    pub line: String,
 }
 
 /// A change to a streamed screen (SPEC §3.2 stream events), already masked by the member.

@@ -15,8 +15,11 @@
 //! refuses it) with the pane, the folder, the name and the size; the written path and the blob id
 //! follow in a `"phase": "done"` line. The bytes are never in a line.
 //!
-//! Only this machine's panes take uploads: a member's pane would need a relay kind of its own, and
-//! is refused with `capability missing` (decision 0035).
+//! A member's pane takes uploads through the lead ([`RelayKind::Blob`], capability `uploads`;
+//! decision 0036): the lead checks the tier, the name and the size before anything is relayed,
+//! audits the upload with the member's name, and the member checks the size again, applies its
+//! own workspace rules and audits its own lines with the same request id. A member with
+//! `[crew] tools = false` leaves the capability out and refuses a relayed upload anyway.
 
 use std::fs::{self, DirBuilder, OpenOptions};
 use std::io::Write;
@@ -25,15 +28,18 @@ use std::path::{Path, PathBuf};
 
 use collie_actors::audit::{AuditEventKind, AuditRecord};
 use collie_actors::tools::ToolError;
+use collie_crew::relay::{RelayError, RelayKind, RelayOk, Stored, MAX_BLOB};
 use rand::RngCore;
 use serde::Serialize;
 
 use super::files::in_git_folder;
-use super::machine::Machine;
+use super::machine::{Machine, Member};
+use super::tools::relayed_refusal;
 use super::{App, AppError, Caller};
 
-/// The largest upload, in bytes (10 MiB).
-pub const MAX_UPLOAD: usize = 10 << 20;
+/// The largest upload, in bytes (10 MiB; the relay's own cap, so that a member's pane takes
+/// what this machine's does).
+pub const MAX_UPLOAD: usize = MAX_BLOB;
 /// The most all kept blobs may take together; past it an upload is `resource limit`.
 pub const MAX_BLOBS_TOTAL: u64 = 512 << 20;
 /// The folder, in the pane's folder, uploads are written to.
@@ -199,8 +205,8 @@ impl App {
         if bytes.len() > MAX_UPLOAD {
             return Err(AppError::BodyTooLarge("10 MiB"));
         }
-        if let Machine::Member(_) = self.machine(machine)? {
-            return Err(AppError::CapabilityMissing);
+        if let Machine::Member(member) = self.machine(machine)? {
+            return self.member_upload(caller, &member, pane, name, bytes).await;
         }
         let cwd = self.pane_folder(pane).await?;
         let folder = self.upload_folder(caller, &cwd)?;
@@ -249,6 +255,92 @@ impl App {
             path,
             name,
             size,
+        })
+    }
+
+    /// An upload into a member pane's folder: checked here (the tier by the route, the name and
+    /// the size above), audited `tool.upload` here with the member's name before the bytes are
+    /// relayed ([`RelayKind::Blob`], capability `uploads`), then checked, written, kept and
+    /// audited by the member as its own upload with the same request id. The member's answer is
+    /// masked again; the kept copy is the member's (`GET /api/blobs/{id}` serves this machine's).
+    async fn member_upload(
+        &self,
+        caller: &Caller,
+        member: &Member,
+        pane: &str,
+        name: &str,
+        bytes: Vec<u8>,
+    ) -> Result<Uploaded, AppError> {
+        let size = bytes.len() as u64;
+        let kind = RelayKind::Blob {
+            pane: pane.to_owned(),
+            name: name.to_owned(),
+            bytes,
+        };
+        member.allows(&kind)?;
+        let rec = caller
+            .record(self, AuditEventKind::Upload)
+            .with_detail("machine", member.name().to_owned())
+            .with_detail("pane", pane.to_owned())
+            .with_detail("name", name.to_owned())
+            .with_detail("size", size);
+        self.audit(rec).await?;
+        let stored = match member.call(caller.on(), kind).await {
+            Ok(RelayOk::Stored(stored)) => stored,
+            Ok(_) => return Err(AppError::MemberUnreadable),
+            Err(RelayError::Tool { status, error }) => return Err(relayed_refusal(status, error)),
+            Err(e) => return Err(e.into()),
+        };
+        if !valid_id(&stored.id) || stored.size != size {
+            return Err(AppError::MemberUnreadable);
+        }
+        let Stored {
+            id,
+            mut path,
+            mut name,
+            size,
+        } = stored;
+        self.mask_in_place(&mut path);
+        self.mask_in_place(&mut name);
+        let done = caller
+            .record(self, AuditEventKind::Upload)
+            .with_detail("phase", "done")
+            .with_detail("machine", member.name().to_owned())
+            .with_detail("path", path.clone())
+            .with_detail("blob", id.clone());
+        if let Err(e) = self.audit(done).await {
+            tracing::error!(error = %e, "cannot audit an upload's outcome");
+        }
+        Ok(Uploaded {
+            id,
+            path,
+            name,
+            size,
+        })
+    }
+
+    /// On a member: an upload the lead relayed, after its own gate. `[crew] tools = false`
+    /// declines it (the hello left `uploads` out too); the size is checked again before
+    /// anything else.
+    pub async fn relayed_upload(
+        &self,
+        caller: &Caller,
+        pane: &str,
+        name: &str,
+        bytes: Vec<u8>,
+    ) -> Result<Stored, AppError> {
+        if !self.crew_tools {
+            return Err(AppError::CapabilityMissing);
+        }
+        if bytes.len() > MAX_BLOB {
+            return Err(AppError::BodyTooLarge("10 MiB"));
+        }
+        let up = self.upload(caller, "local", pane, name, bytes).await?;
+        Ok(Stored {
+            id: up.id,
+            path: up.path,
+            name: up.name,
+            size: up.size,
         })
     }
 

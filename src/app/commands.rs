@@ -15,8 +15,11 @@
 //! rules let it. Unpairing a device leaves the recent list: running a line again needs a paired
 //! device anyway.
 //!
-//! A member's one-shot command needs a relay kind this version does not have: `501 capability
-//! missing`.
+//! **A member's command** goes through the lead ([`RelayKind::Command`], capability `commands`):
+//! the lead's gate (tier `full`) and validation first, its own `command.run` line (with the
+//! member's name) before relaying; the member then applies its own `[phone] run` (its refusal
+//! reaches the phone in the same words), audits its own `command.run` with the same request id,
+//! and keeps the line in its own recent list and sent log.
 
 use collie_actors::audit::AuditEventKind;
 use collie_actors::pairing::Tier;
@@ -25,12 +28,16 @@ use collie_actors::panes::keys::NamedKey;
 use collie_actors::panes::PanesMsg;
 use collie_actors::sent::rules::MAX_LINE_CHARS;
 use collie_actors::sent::{file, COMMAND_PANE};
+use collie_crew::relay::{RelayKind, RelayOk};
 use serde::{Deserialize, Serialize};
 
-use super::machine::Machine;
+use super::machine::{Machine, Member};
 use super::panes::Launch;
 use super::sent::blocking;
 use super::{App, AppError, Caller, Who};
+
+/// The refusal when `[phone] run = false` (a lead passes a member's on in these words).
+pub const RUN_OFF: &str = "one-shot commands are off on this machine ([phone] run = false)";
 
 /// The name of a one-shot command's pane.
 pub const RUN_PANE_NAME: &str = "run";
@@ -101,13 +108,11 @@ impl App {
         command: String,
     ) -> Result<CommandRan, AppError> {
         runner(caller)?;
-        if let Machine::Member(_) = self.machine(machine.unwrap_or("local"))? {
-            return Err(AppError::CapabilityMissing);
+        if let Machine::Member(member) = self.machine(machine.unwrap_or("local"))? {
+            return self.member_command(caller, &member, command).await;
         }
         if !self.sent.runs() {
-            return Err(AppError::Forbidden(
-                "one-shot commands are off on this machine ([phone] run = false)",
-            ));
+            return Err(AppError::Forbidden(RUN_OFF));
         }
         validate_command(&command)?;
         let rec = caller
@@ -140,6 +145,35 @@ impl App {
             machine: self.machine_name(),
             pane,
         })
+    }
+
+    /// A one-shot command on a member: checked here as for a local one, audited `command.run`
+    /// here (with the member's name) before it is relayed, then run, audited and remembered by
+    /// the member under its own `[phone] run`, `COLLIE_SENT` and sent-log rules.
+    async fn member_command(
+        &self,
+        caller: &Caller,
+        member: &Member,
+        command: String,
+    ) -> Result<CommandRan, AppError> {
+        let kind = RelayKind::Command {
+            command: command.clone(),
+        };
+        member.allows(&kind)?;
+        validate_command(&command)?;
+        let rec = caller
+            .record(self, AuditEventKind::CommandRun)
+            .with_detail("machine", member.name().to_owned())
+            .with_detail("word", first_word(&command))
+            .with_detail("length", command.chars().count() as u64);
+        self.audit(rec).await?;
+        match member.call(caller.on(), kind).await? {
+            RelayOk::Created(pane) => Ok(CommandRan {
+                machine: member.name().to_owned(),
+                pane: member.own_pane(self, pane),
+            }),
+            _ => Err(AppError::MemberUnreadable),
+        }
     }
 
     /// Puts `line` first in `commands-recent.json`; a file that cannot be written is logged

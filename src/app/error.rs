@@ -183,6 +183,11 @@ impl From<RelayError> for AppError {
             RelayError::ScreenChanged => AppError::ScreenChanged,
             RelayError::DurableRefused(m) => AppError::DurableRefused(refusal(&m)),
             RelayError::DurableUnreachable => AppError::DurableUnreachable,
+            RelayError::NoSuchLine => AppError::NoSuchLine,
+            // Only a refusal this build knows passes, in this build's words.
+            RelayError::Forbidden(m) if m == super::commands::RUN_OFF => {
+                AppError::Forbidden(super::commands::RUN_OFF)
+            }
             _ => AppError::MemberUnreadable,
         }
     }
@@ -203,6 +208,9 @@ impl From<AppError> for RelayError {
             AppError::ScreenChanged => RelayError::ScreenChanged,
             AppError::DurableRefused(m) => RelayError::DurableRefused(m.to_owned()),
             AppError::DurableUnreachable => RelayError::DurableUnreachable,
+            AppError::NoSuchLine => RelayError::NoSuchLine,
+            AppError::Forbidden(m) => RelayError::Forbidden(m.to_owned()),
+            AppError::BodyTooLarge(_) => RelayError::BadInput(e.to_string()),
             AppError::Internal | AppError::Backend(_) => RelayError::Internal,
             AppError::NoSuchTool | AppError::Tool(_) => RelayError::Tool {
                 status: e.status(),

@@ -94,7 +94,7 @@ pub struct Wiring {
     pub push: Slot<PushMsg>,
     /// The tools' workspaces, searches and sessions (SPEC §11).
     pub toolbox: Toolbox,
-    /// `[crew] tools`: whether a lead may call this machine's tools.
+    /// `[crew] tools`: whether a lead may call this machine's tools and upload into its panes.
     pub crew_tools: bool,
     /// `<state>/blobs/`: the uploads kept to be served back (SPEC §2, §11).
     pub blobs_dir: std::path::PathBuf,

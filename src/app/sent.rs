@@ -18,6 +18,11 @@
 //! **Discarding** one line or a whole machine's works with `COLLIE_SENT=off` too, is audited
 //! `sent.discard` with a count (never the line) before the file is rewritten, and is refused
 //! (503 `audit unavailable`) when that line cannot be written.
+//!
+//! **A member's log** is read and edited through the lead (capability `sent`, decision 0036): the
+//! lead asks every online member at once and masks their lines again; a discard is gated and
+//! audited on the lead (with the member's name) before it is relayed, and counted, audited and
+//! done by the member as for its own caller.
 
 use std::path::{Path, PathBuf};
 
@@ -26,12 +31,14 @@ use collie_actors::pairing::Tier;
 use collie_actors::redact::Masker;
 use collie_actors::sent::entry::{self, Entry};
 use collie_actors::sent::{file, rules, SentError, RECENT_FILE, SENT_FILE};
+use collie_crew::relay::{RelayKind, RelayOk, SentEntry, SentLines};
+use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 use tokio::sync::Mutex;
 
-use super::machine::Machine;
+use super::machine::{Machine, Member};
 use super::{App, AppError, Caller, Who};
 
 /// The sent log's and the recent commands' custody, and the two settings that govern them.
@@ -140,7 +147,7 @@ pub struct SentList {
     pub recording: bool,
     /// Every machine's lines, newest first.
     pub lines: Vec<SentLine>,
-    /// Crew members whose lines are not in `lines` (this version does not fetch a member's log).
+    /// Crew members whose lines are not in `lines` (offline, older, or not answering in time).
     pub unavailable: Vec<String>,
 }
 
@@ -212,28 +219,89 @@ impl App {
         }
     }
 
-    /// Every machine's lines, newest first, masked.
+    /// Every machine's lines, newest first, masked: this machine's, and each online member's
+    /// that declared the `sent` capability (asked at once, masked again here). A member that is
+    /// offline, older or does not answer is listed under `unavailable`.
     pub async fn sent_list(&self, caller: &Caller) -> Result<SentList, AppError> {
         reader(caller)?;
-        let path = self.sent.log.clone();
-        let entries = {
-            let _held = self.sent.lock.lock().await;
-            blocking(move || file::load_log(&path)).await?
-        };
-        let lines = SentLine::newest_first(entries, &self.masker);
+        let members: Vec<Member> = self
+            .online_members()
+            .into_iter()
+            .filter(|m| m.allows(&RelayKind::SentList).is_ok())
+            .collect();
+        let (local, answers) = tokio::join!(
+            self.local_sent(),
+            join_all(
+                members
+                    .iter()
+                    .map(|m| async move { (m, m.call(caller.on(), RelayKind::SentList).await) })
+            )
+        );
+        let mut lines = local?;
+        let mut fetched = Vec::new();
+        for (member, answer) in answers {
+            match answer {
+                Ok(RelayOk::SentLines(theirs)) => {
+                    fetched.push(member.name().to_owned());
+                    lines.extend(theirs.lines.into_iter().map(|e| SentLine {
+                        machine: member.name().to_owned(),
+                        id: e.id,
+                        ts: e.ts,
+                        pane: self.masker.mask_string(e.pane),
+                        line: self.masker.mask_string(e.line),
+                    }));
+                }
+                Ok(_) => tracing::info!(member = %member.name(), "member sent log unreadable"),
+                Err(e) => {
+                    tracing::info!(member = %member.name(), error = %e, "member sent log missing")
+                }
+            }
+        }
+        // Newest first across machines, by the time each machine wrote (an unreadable time sorts
+        // last); each machine's own order is kept for equal times.
+        lines
+            .sort_by_cached_key(|l| std::cmp::Reverse(OffsetDateTime::parse(&l.ts, &Rfc3339).ok()));
         let mut unavailable: Vec<String> = self
             .crew_view
             .load()
             .members
             .iter()
             .map(|m| m.name.clone())
-            .filter(|m| !self.machine.is(m))
+            .filter(|m| !self.machine.is(m) && !fetched.contains(m))
             .collect();
         unavailable.sort();
         Ok(SentList {
             recording: self.sent.keep,
             lines,
             unavailable,
+        })
+    }
+
+    /// This machine's lines, newest first, masked.
+    async fn local_sent(&self) -> Result<Vec<SentLine>, AppError> {
+        let path = self.sent.log.clone();
+        let entries = {
+            let _held = self.sent.lock.lock().await;
+            blocking(move || file::load_log(&path)).await?
+        };
+        Ok(SentLine::newest_first(entries, &self.masker))
+    }
+
+    /// On a member: its own log for the lead (a relayed [`RelayKind::SentList`]).
+    pub async fn relayed_sent(&self, caller: &Caller) -> Result<SentLines, AppError> {
+        reader(caller)?;
+        let lines = self.local_sent().await?;
+        Ok(SentLines {
+            recording: self.sent.keep,
+            lines: lines
+                .into_iter()
+                .map(|l| SentEntry {
+                    id: l.id,
+                    ts: l.ts,
+                    pane: l.pane,
+                    line: l.line,
+                })
+                .collect(),
         })
     }
 
@@ -246,9 +314,8 @@ impl App {
         id: Option<u64>,
     ) -> Result<Discarded, AppError> {
         discarder(caller)?;
-        if let Machine::Member(_) = self.machine(machine)? {
-            // Reading or editing a member's log needs a relay kind this version does not have.
-            return Err(AppError::CapabilityMissing);
+        if let Machine::Member(member) = self.machine(machine)? {
+            return self.member_discard(caller, &member, id).await;
         }
         let mut next = self.sent.lock.lock().await;
         let path = self.sent.log.clone();
@@ -275,6 +342,38 @@ impl App {
             machine: self.machine_name(),
             discarded,
         })
+    }
+}
+
+impl App {
+    /// A discard on a member: gated here, audited here (`sent.discard` with the member's name and
+    /// the scope, before relaying), then counted, audited and done by the member.
+    async fn member_discard(
+        &self,
+        caller: &Caller,
+        member: &Member,
+        id: Option<u64>,
+    ) -> Result<Discarded, AppError> {
+        let kind = match id {
+            Some(id) => RelayKind::SentDiscard { id },
+            None => RelayKind::SentClear,
+        };
+        member.allows(&kind)?;
+        let mut rec = caller
+            .record(self, AuditEventKind::SentDiscard)
+            .with_detail("machine", member.name().to_owned())
+            .with_detail("scope", if id.is_some() { "line" } else { "machine" });
+        if let Some(id) = id {
+            rec = rec.with_detail("id", id);
+        }
+        self.audit(rec).await?;
+        match member.call(caller.on(), kind).await? {
+            RelayOk::Discarded(n) => Ok(Discarded {
+                machine: member.name().to_owned(),
+                discarded: usize::try_from(n).unwrap_or(usize::MAX),
+            }),
+            _ => Err(AppError::MemberUnreadable),
+        }
     }
 }
 

@@ -340,7 +340,7 @@ impl App {
 
 /// A member's tool refusal as this lead answers it: its own fixed strings where it has one, the
 /// member's message (a 400's field name) otherwise.
-fn relayed_refusal(status: u16, error: String) -> AppError {
+pub(super) fn relayed_refusal(status: u16, error: String) -> AppError {
     const FIXED: [ToolError; 9] = [
         ToolError::OutsideWorkspace,
         ToolError::PathNotAllowed,

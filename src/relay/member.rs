@@ -139,6 +139,19 @@ impl Handler for Served {
             RelayKind::Tool { tool, args } => {
                 RelayOk::Tool(app.relayed_tool(&caller, &tool, &args).await?)
             }
+            RelayKind::Blob { pane, name, bytes } => {
+                RelayOk::Stored(app.relayed_upload(&caller, &pane, &name, bytes).await?)
+            }
+            RelayKind::SentList => RelayOk::SentLines(app.relayed_sent(&caller).await?),
+            RelayKind::SentDiscard { id } => RelayOk::Discarded(
+                app.sent_discard(&caller, HERE, Some(id)).await?.discarded as u64,
+            ),
+            RelayKind::SentClear => {
+                RelayOk::Discarded(app.sent_discard(&caller, HERE, None).await?.discarded as u64)
+            }
+            RelayKind::Command { command } => {
+                RelayOk::Created(app.run_command(&caller, None, command).await?.pane)
+            }
             RelayKind::WalkyCard { id } => RelayOk::WalkyCard(
                 walky::inbox::card_of(app, &id)
                     .await?

@@ -80,7 +80,7 @@ export function renderSent(box, list, { only = null, pick = null, changed = () =
         }, 'Discard') : null)))));
   }
   for (const m of list?.unavailable || []) {
-    if (!only || only === m) box.append(h('p', { class: 'muted small' }, `${m}: its sent lines are not shown here yet.`));
+    if (!only || only === m) box.append(h('p', { class: 'muted small' }, `${m}: its sent lines cannot be read now (offline, or an older Collie).`));
   }
 }
 

@@ -63,7 +63,8 @@ pub struct CrewArgs {
     pub lead_link: LeadLink,
     /// Where the lead hands the streams members open after their hello.
     pub uplink_streams: mpsc::Sender<UplinkStream>,
-    /// Whether this machine, as a member, serves its tools to its lead (the `tools` capability).
+    /// Whether this machine, as a member, serves its tools and takes uploads for its lead (the
+    /// `tools` and `uploads` capabilities).
     pub serve_tools: bool,
 }
 

@@ -48,7 +48,9 @@ impl CrewState {
         self.args.machine.set(start.name.clone());
         let mut config = HelloConfig::new(start.name.clone(), VERSION.to_owned(), start.secret);
         if !self.args.serve_tools {
+            // `[crew] tools = false` declines the crew's file access, uploads included.
             config.capabilities.remove(&Capability::Tools);
+            config.capabilities.remove(&Capability::Uploads);
         }
         self.tasks.spawn(link::member_loop(
             MemberLink {

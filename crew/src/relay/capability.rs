@@ -22,6 +22,11 @@ pub fn requires(kind: &RelayKind) -> Capability {
         }
         RelayKind::Durable | RelayKind::DurableWrite { .. } => Capability::Durable,
         RelayKind::Tool { .. } => Capability::Tools,
+        RelayKind::Blob { .. } => Capability::Uploads,
+        RelayKind::SentList | RelayKind::SentDiscard { .. } | RelayKind::SentClear => {
+            Capability::Sent
+        }
+        RelayKind::Command { .. } => Capability::Commands,
         RelayKind::Unknown => Capability::Unknown,
     }
 }
@@ -111,6 +116,23 @@ mod tests {
                 Capability::PaneRename,
             ),
             (RelayKind::Close { pane: pane() }, Capability::PaneClose),
+            (
+                RelayKind::Blob {
+                    pane: pane(),
+                    name: "shot.png".to_owned(),
+                    bytes: vec![1],
+                },
+                Capability::Uploads,
+            ),
+            (RelayKind::SentList, Capability::Sent),
+            (RelayKind::SentDiscard { id: 4 }, Capability::Sent),
+            (RelayKind::SentClear, Capability::Sent),
+            (
+                RelayKind::Command {
+                    command: "ls".to_owned(),
+                },
+                Capability::Commands,
+            ),
             (RelayKind::Unknown, Capability::Unknown),
         ];
         for (kind, capability) in cases {

@@ -8,8 +8,8 @@
 //! is dropped, and the member sees it stopped).
 //!
 //! **Bounds.** A [`RelayClient`] allows at most [`Limits::max_requests`] requests waiting for their
-//! answer and [`Limits::max_streams`] subscriptions open at once; past either the request is
-//! refused at once with `resource limit`. Each frame a member sends is at most 16 MiB (the codec's
+//! answer, [`Limits::max_streams`] subscriptions and [`Limits::max_transfers`] uploads open at
+//! once; past any of them the request is refused at once with `resource limit`. Each frame a member sends is at most 16 MiB (the codec's
 //! limit, checked before allocation), and QUIC's receive windows (`crate::tls::config`) bound what a
 //! member can have in flight towards the lead, so neither a slow phone nor a chatty member grows the
 //! lead's memory past those bounds.
@@ -35,6 +35,10 @@ use crate::transport::{Connection, RecvFrames, SendFrames, TransportError};
 /// offline member answers within 2 s, so this leaves room for the phone's own round trip).
 pub const ANSWER_WITHIN: Duration = Duration::from_millis(1_500);
 
+/// An upload carries up to 10 MiB, which a slow link cannot move in [`ANSWER_WITHIN`]; it gets
+/// this long instead. A member that is offline is still found at once (its link is gone).
+pub const TRANSFER_WITHIN: Duration = Duration::from_secs(30);
+
 /// Per-member bounds of a [`RelayClient`].
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -44,6 +48,11 @@ pub struct Limits {
     pub max_streams: usize,
     /// How long a request may wait for its answer.
     pub answer_within: Duration,
+    /// How long an upload ([`RelayKind::Blob`]) may take, its bytes' transfer included.
+    pub transfer_within: Duration,
+    /// Uploads in flight at once: each holds up to 10 MiB twice (the bytes and their frame)
+    /// until the member answers, so they are bounded apart from the other requests.
+    pub max_transfers: usize,
 }
 
 impl Default for Limits {
@@ -52,6 +61,8 @@ impl Default for Limits {
             max_requests: 64,
             max_streams: 16,
             answer_within: ANSWER_WITHIN,
+            transfer_within: TRANSFER_WITHIN,
+            max_transfers: 2,
         }
     }
 }
@@ -65,6 +76,7 @@ pub struct RelayClient<C: Connection> {
     limits: Limits,
     requests: Arc<Semaphore>,
     streams: Arc<Semaphore>,
+    transfers: Semaphore,
     next_id: AtomicU64,
 }
 
@@ -85,6 +97,7 @@ impl<C: Connection> RelayClient<C> {
             capabilities,
             requests: Arc::new(Semaphore::new(limits.max_requests)),
             streams: Arc::new(Semaphore::new(limits.max_streams)),
+            transfers: Semaphore::new(limits.max_transfers),
             limits,
             next_id: AtomicU64::new(1),
         }
@@ -166,6 +179,17 @@ impl<C: Connection> RelayClient<C> {
             .requests
             .try_acquire()
             .map_err(|_| RelayError::ResourceLimit)?;
+        let (_transfer, within) = match kind {
+            RelayKind::Blob { .. } => (
+                Some(
+                    self.transfers
+                        .try_acquire()
+                        .map_err(|_| RelayError::ResourceLimit)?,
+                ),
+                self.limits.transfer_within,
+            ),
+            _ => (None, self.limits.answer_within),
+        };
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let request = RelayRequest {
             id,
@@ -173,7 +197,7 @@ impl<C: Connection> RelayClient<C> {
             request_id: on.request_id.to_owned(),
             kind,
         };
-        let answered = tokio::time::timeout(self.limits.answer_within, async {
+        let answered = tokio::time::timeout(within, async {
             let (mut send, mut recv) = self.conn.open_bi().await.map_err(unreachable)?;
             send.send_message(&request).await.map_err(unreachable)?;
             let message = recv

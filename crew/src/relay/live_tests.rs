@@ -277,6 +277,7 @@ async fn a_silent_member_is_unreachable_at_the_deadline_and_holds_no_slot_after(
         max_requests: 1,
         max_streams: 1,
         answer_within: Duration::from_millis(200),
+        ..Limits::default()
     };
     let client = RelayClient::new(link.lead_side.clone(), all(), limits);
     let first = within("the deadline", client.call(ON, RelayKind::PaneList)).await;
@@ -298,6 +299,7 @@ async fn the_request_limit_refuses_past_the_bound() {
         max_requests: 2,
         max_streams: 1,
         answer_within: Duration::from_secs(5),
+        ..Limits::default()
     };
     let client = Arc::new(RelayClient::new(link.lead_side.clone(), all(), limits));
     let hanging: Vec<_> = (0..2)
@@ -319,6 +321,47 @@ async fn the_request_limit_refuses_past_the_bound() {
     for h in hanging {
         h.abort();
     }
+}
+
+#[tokio::test]
+async fn uploads_past_the_transfer_bound_are_refused_and_other_requests_still_pass() {
+    let member = Arc::new(Member::default());
+    member.silent.store(true, Ordering::SeqCst);
+    let link = link(Arc::clone(&member)).await;
+    let limits = Limits {
+        max_transfers: 1,
+        transfer_within: Duration::from_secs(5),
+        ..Limits::default()
+    };
+    let client = Arc::new(RelayClient::new(link.lead_side.clone(), all(), limits));
+    let blob = || RelayKind::Blob {
+        pane: "p1".to_owned(),
+        name: "a.bin".to_owned(),
+        bytes: vec![7; 1024],
+    };
+    let c = Arc::clone(&client);
+    let hanging = tokio::spawn(async move { c.call(ON, blob()).await });
+    within("the upload reaches the member", async {
+        while member.seen.lock().unwrap().is_empty() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await;
+    assert_eq!(
+        client.call(ON, blob()).await,
+        Err(RelayError::ResourceLimit)
+    );
+    // The bound is the uploads' own: a pane list still goes (and waits, the member is silent).
+    let c = Arc::clone(&client);
+    let list = tokio::spawn(async move { c.call(ON, RelayKind::PaneList).await });
+    within("the pane list reaches the member", async {
+        while member.seen.lock().unwrap().len() < 2 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await;
+    hanging.abort();
+    list.abort();
 }
 
 #[tokio::test]

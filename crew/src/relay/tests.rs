@@ -145,6 +145,16 @@ fn an_unknown_kind_from_a_newer_lead_decodes_as_unknown() {
         #[allow(dead_code)]
         M4,
         #[allow(dead_code)]
+        M5,
+        #[allow(dead_code)]
+        M6,
+        #[allow(dead_code)]
+        M7,
+        #[allow(dead_code)]
+        M8,
+        #[allow(dead_code)]
+        M9,
+        #[allow(dead_code)]
         N,
         Resize {
             cols: u16,
@@ -192,4 +202,80 @@ fn an_outcome_fits_only_its_own_kind_of_request() {
     ] {
         assert!(!kind.fits(&RelayOk::Unknown), "{kind:?}");
     }
+}
+
+#[test]
+fn the_largest_upload_fits_a_frame_and_crosses_the_wire_whole() {
+    let bytes: Vec<u8> = (0..MAX_BLOB).map(|i| (i % 251) as u8).collect();
+    let request = RelayRequest {
+        id: 1,
+        device: "d".repeat(64),
+        request_id: "r".repeat(64),
+        kind: RelayKind::Blob {
+            pane: "p".repeat(64),
+            name: "n".repeat(128),
+            bytes,
+        },
+    };
+    let frame = encode(&request).unwrap();
+    assert!(
+        frame.len() <= crate::wire::MAX_FRAME,
+        "{} bytes",
+        frame.len()
+    );
+    // One length and the bytes, not a sequence of elements: the frame is barely larger.
+    assert!(frame.len() < MAX_BLOB + 1024, "{} bytes", frame.len());
+    assert_eq!(decode::<RelayRequest>(&frame).unwrap(), request);
+}
+
+#[test]
+fn the_sent_log_and_commands_round_trip_and_fit_only_their_kinds() {
+    let lines = RelayOk::SentLines(SentLines {
+        recording: true,
+        lines: vec![SentEntry {
+            id: 3,
+            ts: "2026-12-02T07:00:00Z".to_owned(),
+            pane: "p1".to_owned(),
+            line: "ls -la".to_owned(),
+        }],
+    });
+    let m = MemberMessage::Response(ok(2, lines.clone()));
+    assert_eq!(decode::<MemberMessage>(&encode(&m).unwrap()).unwrap(), m);
+    assert!(RelayKind::SentList.fits(&lines));
+    assert!(!RelayKind::SentClear.fits(&lines));
+    assert!(RelayKind::SentClear.fits(&RelayOk::Discarded(4)));
+    assert!(RelayKind::SentDiscard { id: 1 }.fits(&RelayOk::Discarded(1)));
+    assert!(!RelayKind::SentList.fits(&RelayOk::Discarded(1)));
+    let command = RelayKind::Command {
+        command: "make".to_owned(),
+    };
+    assert!(command.is_write());
+    assert!(!RelayKind::SentList.is_write());
+    assert!(!command.fits(&RelayOk::Done));
+    let err = MemberMessage::Response(RelayResponse {
+        id: 5,
+        result: Err(RelayError::Forbidden("off".to_owned())),
+    });
+    assert_eq!(
+        decode::<MemberMessage>(&encode(&err).unwrap()).unwrap(),
+        err
+    );
+}
+
+#[test]
+fn an_upload_past_the_cap_does_not_decode_though_it_fits_a_frame() {
+    let request = RelayRequest {
+        id: 1,
+        device: "d".to_owned(),
+        request_id: "r".to_owned(),
+        kind: RelayKind::Blob {
+            pane: "p1".to_owned(),
+            name: "big.bin".to_owned(),
+            bytes: vec![0; MAX_BLOB + 1],
+        },
+    };
+    // Only a lead that skipped its own check sends this; the member refuses it unread.
+    let frame = encode(&request).unwrap();
+    assert!(frame.len() <= crate::wire::MAX_FRAME);
+    assert!(decode::<RelayRequest>(&frame).is_err());
 }

@@ -66,6 +66,34 @@ export function paneView(root, { machine, pane }) {
   const promptNote = h('p', { class: 'note pane-note', role: 'status', hidden: true });
   const decide = decider(() => loadPrompts());
   let promptIds = [];
+  // Attach for a `files` device (SPEC §11; decision 0036): it has no input bar, so the pane's bar
+  // holds the control, and the path the file got is shown as text to copy. A `full` device's
+  // input bar has its own, which puts the path into the input.
+  const uploadNote = h('p', { role: 'status', class: 'note pane-note pane-upload', hidden: true });
+  function barAttach() {
+    if (!filesAllowed() || getDevice()?.tier === 'full') return null;
+    const picker = h('input', { type: 'file', class: 'visually-hidden', id: 'pane-bar-attach', tabindex: '-1' });
+    picker.addEventListener('change', async () => {
+      const file = picker.files?.[0];
+      picker.value = '';
+      if (!file) return;
+      uploadNote.hidden = false;
+      uploadNote.textContent = 'Uploading…';
+      try {
+        const up = await uploadFile(machine, pane, file);
+        if (!gone) uploadNote.textContent = `Uploaded to ${up.path}`;
+      } catch (err) {
+        if (!gone) uploadNote.textContent = err.offline ? 'Not uploaded: cannot reach the bridge.' : `Not uploaded: ${err.code}.`;
+      }
+    });
+    return [picker, h('button', {
+      type: 'button',
+      class: 'bar-link ghost pane-attach',
+      'aria-label': 'Attach a file',
+      title: 'Attach a file to this pane\u2019s folder',
+      onclick: () => picker.click(),
+    }, 'Attach')];
+  }
   const view = h('div', { class: 'pane-view' },
     h('header', { class: 'bar' },
       h('a', { href: '#/', class: 'bar-link back' }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '‹'), 'Back'),
@@ -74,8 +102,10 @@ export function paneView(root, { machine, pane }) {
       // The Changes of this pane's folder (tier files, SPEC §11).
       filesAllowed()
         ? h('a', { href: `#/changes/${encodeURIComponent(machine)}/${encodeURIComponent(pane)}`, class: 'bar-link pane-changes' }, 'Changes')
-        : null),
+        : null,
+      barAttach()),
     note,
+    uploadNote,
     reach,
     prompts,
     promptNote,

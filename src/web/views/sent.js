@@ -1,6 +1,6 @@
 // Sent (docs/guide/phone-app.md, "Sent"): the shell lines the crew's machines kept, per machine,
-// and — for a `full` device, when the bridge says `[phone] run` is on — a one-shot command field
-// with the recent commands. A tap on a sent or recent line puts it in the command field (it
+// and — for a `full` device, when `[phone] run` is on here or a member is online — a one-shot
+// command field, with a machine picker when the crew has members, and the recent commands. A tap on a sent or recent line puts it in the command field (it
 // never runs it); Run opens the new pane the command runs in.
 
 import { api } from '../client.js';
@@ -62,7 +62,21 @@ export function sentView(root) {
     } catch {
       return;
     }
-    if (gone || !settings?.run) return;
+    if (gone) return;
+    // Where a command may run: this machine when its `[phone] run` is on, and each online
+    // member (its own `[phone] run` decides there, and its refusal is shown as said).
+    let members = [];
+    try {
+      members = ((await api('/api/machines'))?.machines || [])
+        .filter((m) => m.role === 'member' && m.online)
+        .map((m) => m.name);
+    } catch {
+      // this machine only
+    }
+    if (gone || (!settings?.run && members.length === 0)) return;
+    const machine = h('select', { id: 'command-machine', 'aria-label': 'Machine' },
+      settings?.run ? h('option', { value: 'local' }, 'this machine') : null,
+      members.map((m) => h('option', { value: m }, m)));
     const runNote = h('p', { role: 'status', class: 'note small', hidden: true });
     field = h('input', {
       id: 'command-input',
@@ -81,7 +95,8 @@ export function sentView(root) {
       if (!command.trim()) return;
       runNote.hidden = true;
       try {
-        const res = await api('/api/commands', { method: 'POST', body: { command } });
+        const body = machine.value === 'local' ? { command } : { command, machine: machine.value };
+        const res = await api('/api/commands', { method: 'POST', body });
         if (gone) return;
         location.hash = paneHref(res.machine, res.pane.pane).slice(1);
       } catch (err) {
@@ -99,10 +114,13 @@ export function sentView(root) {
       h('h2', {}, 'Run a command'),
       h('div', { class: 'input-row' },
         h('label', { for: 'command-input', class: 'visually-hidden' }, 'Command'),
+        members.length ? machine : null,
         field,
         h('button', { type: 'button', class: 'primary', onclick: run }, 'Run')),
       runNote,
-      h('p', { class: 'muted small' }, 'It runs in a new pane on this bridge\u2019s machine; a tap on a line below puts it here.'),
+      h('p', { class: 'muted small' }, members.length
+        ? 'It runs in a new pane on the machine chosen; a tap on a line below puts it here.'
+        : 'It runs in a new pane on this bridge\u2019s machine; a tap on a line below puts it here.'),
       recent);
     runBox.hidden = false;
     loadRecent(recent);
