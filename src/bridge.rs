@@ -202,6 +202,12 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
             settings.sent,
             settings.phone_run,
         )),
+        starters: Arc::new(
+            applied
+                .as_ref()
+                .map(|a| a.resolved.starters.clone())
+                .unwrap_or_default(),
+        ),
         tasks: tasks.clone(),
         shutdown: root.child_token(),
         #[cfg(feature = "fault-injection")]

@@ -31,10 +31,7 @@ fn crew(member_env: &[(&str, &str)], member_config: Option<&str>) -> (TestBridge
     if let Some(config) = member_config {
         // The setting is read at start: restart the member with it.
         member.stop();
-        let path = member.dir.path().join("config/config.toml");
-        let mut text = std::fs::read_to_string(&path).unwrap_or_default();
-        text.push_str(config);
-        std::fs::write(&path, text).expect("write the member's config");
+        member.configure(config);
         member.launch();
     }
     wait_online(&lead);
@@ -477,11 +474,7 @@ fn a_one_shot_command_runs_on_the_member_under_its_own_run_setting() {
 
     // The member's `[phone] run = false` refuses, in its own words, and runs nothing.
     member.stop();
-    std::fs::write(
-        member.dir.path().join("config/config.toml"),
-        "[phone]\nrun = false\n",
-    )
-    .expect("write the member's config");
+    member.configure("[phone]\nrun = false\n");
     member.launch();
     wait_online(&lead);
     let marker2 = member.dir.path().join("must-not-run");

@@ -114,6 +114,8 @@ pub struct Wiring {
     pub streams: Arc<follow::StreamSlots>,
     /// The sent log and the one-shot commands (SPEC §11).
     pub sent: Arc<sent::Sent>,
+    /// The applied configuration's starters (SPEC §12; none without a configuration).
+    pub starters: Arc<Vec<crate::applied::ResolvedStarter>>,
     /// The bridge's background work: every task the application starts is tracked here and ends
     /// with `shutdown` (a child of the bridge's root token), so none outlives the bridge.
     pub tasks: TaskTracker,
@@ -207,6 +209,8 @@ pub struct Parts {
     streams: Arc<follow::StreamSlots>,
     /// The sent log and the one-shot commands (SPEC §11).
     sent: Arc<sent::Sent>,
+    /// The applied starters.
+    starters: Arc<Vec<crate::applied::ResolvedStarter>>,
     /// The bridge's background work: every task the application starts is tracked here and ends
     /// with `shutdown` (a child of the bridge's root token), so none outlives the bridge.
     tasks: TaskTracker,
@@ -255,6 +259,7 @@ impl App {
             public_url: w.public_url,
             streams: w.streams,
             sent: w.sent,
+            starters: w.starters,
             tasks: w.tasks,
             shutdown: w.shutdown,
             #[cfg(feature = "fault-injection")]
