@@ -91,7 +91,12 @@ test('the Changes view of a pane\'s repository: added green, removed red, per fi
     await waitFor('the pane to be in the repository', async () =>
       (await bridge.tmux.run(['display', '-p', '-t', 'main:0', '#{pane_current_path}'])).stdout.trim() === dir);
     await openPane(page, WINDOW);
-    await page.getByRole('link', { name: 'Changes', exact: true }).click();
+    // The pane's Changes sit in its actions sheet (a `files` device gets no Rename or Close there).
+    await page.getByRole('button', { name: 'Pane actions', exact: true }).click();
+    const sheet = page.getByRole('dialog', { name: WINDOW, exact: true });
+    assert.equal(await sheet.getByRole('button', { name: 'Rename', exact: true }).count(), 0);
+    assert.equal(await sheet.getByRole('button', { name: 'Close pane', exact: true }).count(), 0);
+    await sheet.getByRole('link', { name: 'Changes', exact: true }).click();
     await page.getByRole('heading', { name: 'Changes', exact: true }).waitFor();
     const added = page.locator('.diff-line.add', { hasText: 'new line' });
     const removed = page.locator('.diff-line.del', { hasText: 'old line' });
@@ -145,6 +150,8 @@ test('a read device sees no Files, Changes or attach', T, () =>
     assert.equal(await page.getByRole('link', { name: 'Changes', exact: true }).count(), 0);
     await openPane(page, WINDOW);
     assert.equal(await page.getByRole('button', { name: 'Attach a file' }).count(), 0);
+    // No actions sheet either, so no way to the pane's Changes.
+    assert.equal(await page.getByRole('button', { name: 'Pane actions' }).count(), 0);
     // And the bridge refuses the routes anyway.
     const status = await page.evaluate(async () => {
       const token = localStorage.getItem('collie.token') || '';

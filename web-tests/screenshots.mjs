@@ -1,6 +1,7 @@
 // Takes the README's screenshots of the phone app at 390×844 (CSS px, scale 1) into docs/screenshots/:
-// the pairing screen (opened from a QR link), the pane list and a pane view, against a real bridge and
-// a real private tmux pane. Run on demand (not part of `node --test`):
+// the pairing screen (opened from a QR link), the pane list, a pane view, the New pane page and a
+// pane's actions sheet, against a real bridge and a real private tmux pane. Run on demand (not part
+// of `node --test`):
 //
 //   cargo build --workspace --all-features && node web-tests/screenshots.mjs
 //
@@ -48,10 +49,21 @@ try {
     await waitFor('status Live', async () => (await page.getByRole('status').innerText()).includes('Live'));
     await page.getByLabel('Type to pane', { exact: true }).fill('git status');
     await page.screenshot({ path: path.join(out, 'pane.png') });
+
+    await page.getByRole('button', { name: 'Pane actions', exact: true }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Rename', exact: true }).waitFor();
+    await page.screenshot({ path: path.join(out, 'pane-actions.png') });
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel', exact: true }).click();
+
+    await page.getByRole('link', { name: 'Back', exact: true }).click();
+    await page.getByRole('link', { name: 'New pane', exact: true }).click();
+    await page.getByRole('button', { name: 'Shell', exact: true }).waitFor();
+    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('build');
+    await page.screenshot({ path: path.join(out, 'new.png') });
   } finally {
     await context.close();
   }
-  console.log(`wrote ${['pairing.png', 'panes.png', 'pane.png'].map((f) => path.join('docs/screenshots', f)).join(', ')}`);
+  console.log(`wrote ${['pairing.png', 'panes.png', 'pane.png', 'pane-actions.png', 'new.png'].map((f) => path.join('docs/screenshots', f)).join(', ')}`);
 } finally {
   await browser?.close();
   await bridge.close();

@@ -1,5 +1,5 @@
 // Collie's phone app: routing between the screens, theme, the unpaired state and the service
-// worker. Routes: `#/` panes, `#/pane/<machine>/<pane>`, `#/cards`, `#/walky` (messages),
+// worker. Routes: `#/` panes, `#/new` (a new pane), `#/pane/<machine>/<pane>`, `#/cards`, `#/walky` (messages),
 // `#/agents` (durable agents), `#/files`, `#/changes` (tier files), `#/agents/<machine>/<agent>/<conversation>`, `#/sent`, `#/settings`,
 // `#pair=CODE`. On every screen but pairing and Cards itself, a pill links to Cards
 // with the number of cards waiting (asked every 5 s while the app is visible).
@@ -12,6 +12,7 @@ import { cardsView } from './views/cards.js';
 import { changesView, filesView } from './views/files.js';
 import { clear, h } from './dom.js';
 import { forgetPairing, getDevice, getPref, getToken } from './store.js';
+import { newView } from './views/new.js';
 import { panesView } from './views/panes.js';
 import { pairView } from './views/pair.js';
 import { paneView } from './views/pane.js';
@@ -66,6 +67,7 @@ function parseRoute() {
       return { name: 'changes' };
     }
   }
+  if (hash === '/new') return { name: 'new' };
   if (hash === '/agents') return { name: 'agents' };
   if (hash === '/settings') return { name: 'settings' };
   if (hash === '/walky') return { name: 'walky' };
@@ -103,6 +105,9 @@ function render() {
     });
   } else if (route.name === 'pane') {
     cleanup = paneView(screen, route);
+  } else if (route.name === 'new') {
+    document.title = 'New pane · Collie';
+    cleanup = newView(screen);
   } else if (route.name === 'settings') {
     document.title = 'Settings · Collie';
     cleanup = settingsView(screen, { unpair, applyTheme });

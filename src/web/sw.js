@@ -6,7 +6,7 @@
 // question, the machine, the pane's name and a count — never the question — and opening the
 // notification opens the Cards view, which reads the card from the bridge.
 
-const VERSION = '3';
+const VERSION = '4';
 const CACHE = `collie-shell-v${VERSION}`;
 const SHELL = [
   '/',
@@ -16,6 +16,7 @@ const SHELL = [
   '/dom.js',
   '/durable.js',
   '/kept.js',
+  '/manage.js',
   '/markdown.js',
   '/push.js',
   '/screen.js',
@@ -27,6 +28,7 @@ const SHELL = [
   '/views/cards.js',
   '/views/conversation.js',
   '/views/files.js',
+  '/views/new.js',
   '/views/pair.js',
   '/views/pane.js',
   '/views/panes.js',

@@ -4,16 +4,19 @@
 // instead of taking the pane for closed. Walky headers on the screen get a mark (a card, or "no
 // log entry on this machine") laid over the grid by walky.js, never woven into the screen's text.
 // Questions waiting for this pane (a permission dialog on its screen, a held permission) show
-// above the screen as cards with their buttons (decide.js), asked for every 2 s.
+// above the screen as cards with their buttons (decide.js), asked for every 2 s. Devices of tier
+// `files` and `full` get `Pane actions` in the header: a sheet with the pane's Changes and, for
+// `full`, Rename and Close (manage.js).
 
 import { api, KEYS, panePath } from '../client.js';
 import { decider } from '../decide.js';
 import { clear, h, when } from '../dom.js';
 import * as kept from '../kept.js';
+import { actionsSheet, canManage, closePane, confirmClose, refreshTier, refusal, renameDialog, unpaired } from '../manage.js';
 import { applyEvent, earlierCount, HISTORY_MAX, scrolledOff } from '../screen.js';
 import { openSentSheet } from '../sent.js';
 import { PaneStream, UNREACHABLE } from '../stream.js';
-import { getDevice, getDraft, getToken, keepText, setDevice, setDraft } from '../store.js';
+import { getDevice, getDraft, getToken, keepText, setDraft } from '../store.js';
 import { HeaderMarks } from '../walky.js';
 import { filesAllowed, uploadFile } from './files.js';
 
@@ -65,6 +68,18 @@ export function paneView(root, { machine, pane }) {
   const prompts = h('section', { class: 'pane-prompts', hidden: true, 'aria-label': 'Waiting for your answer' });
   const promptNote = h('p', { class: 'note pane-note', role: 'status', hidden: true });
   const decide = decider(() => loadPrompts());
+  // The pane's Changes (tier files, SPEC §11), rename and close (tier full, §3.2): one button
+  // opens a sheet with them, so the header keeps room for the pane's name on a 360 px phone.
+  const actionsBtn = h('button', {
+    type: 'button',
+    class: 'ghost bar-button pane-actions',
+    'aria-label': 'Pane actions',
+    title: 'Pane actions',
+    'aria-haspopup': 'dialog',
+    hidden: !filesAllowed() && !canManage(),
+    onclick: openActions,
+  }, h('span', { 'aria-hidden': 'true' }, '⋯'));
+  const actionNote = h('p', { role: 'alert', class: 'alert pane-note' });
   let promptIds = [];
   // Attach for a `files` device (SPEC §11; decision 0036): it has no input bar, so the pane's bar
   // holds the control, and the path the file got is shown as text to copy. A `full` device's
@@ -99,13 +114,11 @@ export function paneView(root, { machine, pane }) {
       h('a', { href: '#/', class: 'bar-link back' }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '‹'), 'Back'),
       heading,
       status,
-      // The Changes of this pane's folder (tier files, SPEC §11).
-      filesAllowed()
-        ? h('a', { href: `#/changes/${encodeURIComponent(machine)}/${encodeURIComponent(pane)}`, class: 'bar-link pane-changes' }, 'Changes')
-        : null,
+      actionsBtn,
       barAttach()),
     note,
     uploadNote,
+    actionNote,
     reach,
     prompts,
     promptNote,
@@ -355,6 +368,30 @@ export function paneView(root, { machine, pane }) {
     }
   }
 
+  // ---- rename and close (tier full) ----
+  async function openActions() {
+    actionNote.textContent = '';
+    const action = await actionsSheet(name, {
+      changes: filesAllowed() ? `#/changes/${encodeURIComponent(machine)}/${encodeURIComponent(pane)}` : null,
+      manage: canManage(),
+    });
+    if (gone || !action || action === 'changes') return;
+    if (action === 'rename') {
+      const renamed = await renameDialog(machine, pane, name, recheckTier);
+      if (renamed !== null && !gone) setTitle(renamed);
+      return;
+    }
+    if (!(await confirmClose(name, machine)) || gone) return;
+    try {
+      await closePane(machine, pane);
+      if (!gone) location.hash = '#/';
+    } catch (err) {
+      if (gone || unpaired(err)) return;
+      actionNote.textContent = refusal('Not closed', err);
+      if (err.code === 'insufficient tier') recheckTier();
+    }
+  }
+
   // ---- input (tier full) ----
   function canType() {
     return getDevice()?.tier === 'full' && live && !keptShown;
@@ -379,7 +416,7 @@ export function paneView(root, { machine, pane }) {
       sendError.textContent = err.offline
         ? 'Not sent: cannot reach the bridge.'
         : `Not sent: ${err.code}.`;
-      if (err.code === 'insufficient tier') refreshTier();
+      if (err.code === 'insufficient tier') recheckTier();
       return false;
     }
   }
@@ -525,16 +562,12 @@ export function paneView(root, { machine, pane }) {
     if (stick) toBottom();
   }
 
-  async function refreshTier() {
-    try {
-      const { devices } = await api('/api/devices');
-      const me = (devices || []).find((d) => d.current);
-      if (me && !gone) {
-        setDevice(me);
-        renderControls();
-      }
-    } catch {
-      // keep the stored tier
+  /** Asks the bridge for this phone's tier again, and shows the controls it allows. */
+  async function recheckTier() {
+    const tier = await refreshTier();
+    if (tier && !gone) {
+      renderControls();
+      actionsBtn.hidden = !filesAllowed() && !canManage();
     }
   }
 
@@ -579,7 +612,7 @@ export function paneView(root, { machine, pane }) {
   loadPrompts();
   loadScrollback();
   check();
-  refreshTier();
+  recheckTier();
 
   /** `forgetting`: the pairing is being forgotten, so nothing may be written any more. */
   return (forgetting = false) => {

@@ -3,11 +3,13 @@
 // "Panes"). Refreshed every 5 s while visible, which is also how a member going offline or coming
 // back shows. When the bridge cannot be reached and nothing was loaded yet, the kept copies are
 // listed instead, marked as such. The header links to Cards, Agents (durable agents), Messages
-// (walky-talky), Sent (sent lines and one-shot commands) and Settings.
+// (walky-talky), Sent (sent lines and one-shot commands) and Settings. A `full` device also gets
+// `New pane`, a round `+` at the bottom right, where a thumb reaches it (views/new.js).
 
 import { api } from '../client.js';
 import { ago, clear, h, when } from '../dom.js';
 import * as kept from '../kept.js';
+import { canManage, refreshTier } from '../manage.js';
 import { keepText } from '../store.js';
 import { filesAllowed } from './files.js';
 
@@ -77,6 +79,10 @@ export function panesView(root) {
   let loaded = false;
   let timer = null;
   let gone = false;
+  // Creating a pane needs tier full (SPEC §3.2): the link is there only for such a device, and the
+  // tier is asked again once per visit, so a lowered tier takes it away.
+  const newLink = h('a', { href: '#/new', class: 'fab', 'aria-label': 'New pane', title: 'New pane', hidden: !canManage() },
+    h('span', { 'aria-hidden': 'true' }, '+'));
 
   root.append(
     h('header', { class: 'bar home' },
@@ -91,7 +97,11 @@ export function panesView(root) {
         filesAllowed() ? h('a', { href: '#/files', class: 'bar-link' }, 'Files') : null,
         filesAllowed() ? h('a', { href: '#/changes', class: 'bar-link' }, 'Changes') : null,
         h('a', { href: '#/settings', class: 'bar-link' }, 'Settings'))),
-    h('main', { class: 'page' }, status, list));
+    h('main', { class: 'page' }, status, list),
+    newLink);
+  refreshTier().then(() => {
+    if (!gone) newLink.hidden = !canManage();
+  });
 
   function render(machines, panes, unreachable, now) {
     const focused = document.activeElement?.getAttribute?.('href');

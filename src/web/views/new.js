@@ -1,0 +1,154 @@
+// New pane (`#/new`, from the `New pane` button of the Panes screen; docs/guide/phone-app.md, "New
+// pane"): pick a machine of the crew, optionally name the pane, tap what to start. Today that is a
+// shell hosted by the machine's bridge (`POST /api/panes {machine, name?}`); the starters of SPEC §12
+// will be listed above it, in the same list, once the bridge lists them to phones. A created pane
+// opens at once. Tier `full` only: other devices are told so and get no controls.
+
+import { api } from '../client.js';
+import { clear, h } from '../dom.js';
+import { canManage, createShell, nameProblem, refreshTier, refusal, unpaired } from '../manage.js';
+import { getDevice } from '../store.js';
+import { paneHref } from './panes.js';
+
+/**
+ * The rows above `Shell`: one per starter (SPEC §12 "Starters": a tap opens a pane running the
+ * starter in a chosen workspace folder, with `POST /api/panes {machine, name?, starter}`). The
+ * bridge has no route that lists starters to a phone yet, so there are none; when it has, this is
+ * the one place that builds their rows, each a button like `Shell`'s.
+ */
+function starterRows() {
+  return [];
+}
+
+/** One option per machine, this bridge first; an offline member is listed but cannot be picked. */
+function machineOptions(machines) {
+  return machines.map((m) => {
+    const off = m.online === false;
+    const role = m.role && m.role !== 'solo' ? ` (${m.role}${off ? ', offline' : ''})` : off ? ' (offline)' : '';
+    return h('option', { value: m.name, disabled: off }, `${m.name}${role}`);
+  });
+}
+
+export function newView(root) {
+  let gone = false;
+  const body = h('div', { class: 'new-body' });
+  root.append(
+    h('header', { class: 'bar' },
+      h('a', { href: '#/', class: 'bar-link back' }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '‹'), 'Back'),
+      h('h1', { tabindex: '-1' }, 'New pane')),
+    h('main', { class: 'page' }, body));
+
+  function notAllowed() {
+    clear(body);
+    const tier = getDevice()?.tier || 'unknown';
+    body.append(h('p', { class: 'note' },
+      `Opening a pane needs a device of tier full; this phone is ${tier}. `
+        + 'Run collie devices set-tier on the computer to change it.'));
+  }
+
+  async function load() {
+    clear(body);
+    body.append(h('p', { class: 'muted' }, 'Loading…'));
+    let machines;
+    try {
+      machines = (await api('/api/machines')).machines || [];
+    } catch (err) {
+      if (gone || unpaired(err)) return;
+      clear(body);
+      body.append(
+        h('p', { role: 'alert', class: 'alert' }, err.offline ? 'Cannot reach the bridge.' : `The bridge answered: ${err.code}.`),
+        h('button', { type: 'button', onclick: load }, 'Try again'));
+      return;
+    }
+    if (gone) return;
+    build(machines);
+  }
+
+  function build(machines) {
+    clear(body);
+    const machine = h('select', { id: 'new-machine' }, machineOptions(machines));
+    const first = machines.find((m) => m.online !== false);
+    if (first) machine.value = first.name;
+    const name = h('input', {
+      id: 'new-name',
+      type: 'text',
+      autocomplete: 'off',
+      autocapitalize: 'off',
+      spellcheck: false,
+      enterkeyhint: 'done',
+    });
+    name.setAttribute('aria-describedby', 'new-name-hint');
+    const alert = h('p', { role: 'alert', class: 'alert', id: 'new-alert' });
+    const progress = h('p', { role: 'status', class: 'muted small' });
+    const shellWhere = h('span', { class: 'start-detail', id: 'start-shell-detail' });
+    const shell = h('button', { type: 'button', class: 'start', onclick: () => start(shell) },
+      h('span', { class: 'start-name' }, 'Shell'));
+    shell.setAttribute('aria-describedby', 'start-shell-detail');
+
+    function where() {
+      shellWhere.textContent = `A new shell on ${machine.value || 'this machine'}, run by Collie`;
+    }
+    machine.addEventListener('change', where);
+    where();
+
+    async function start(button) {
+      alert.textContent = '';
+      const n = name.value;
+      const problem = n === '' ? null : nameProblem(n);
+      if (problem) {
+        alert.textContent = problem;
+        name.setAttribute('aria-invalid', 'true');
+        name.focus();
+        return;
+      }
+      name.removeAttribute('aria-invalid');
+      if (!machine.value) {
+        alert.textContent = 'No machine of the crew is online.';
+        return;
+      }
+      button.disabled = true;
+      progress.textContent = `Opening on ${machine.value}…`;
+      try {
+        const info = await createShell(machine.value, n);
+        if (gone) return;
+        // Replace this page in the history: Back from the new pane leads to the list.
+        location.replace(paneHref(info.machine || machine.value, info.pane));
+      } catch (err) {
+        if (gone || unpaired(err)) return;
+        button.disabled = false;
+        progress.textContent = '';
+        alert.textContent = refusal('Not created', err);
+        if (err.code === 'insufficient tier') {
+          await refreshTier();
+          if (!gone && !canManage()) {
+            const said = alert.textContent;
+            notAllowed();
+            body.prepend(h('p', { role: 'alert', class: 'alert' }, said));
+          }
+        }
+      }
+    }
+
+    body.append(
+      h('div', { class: 'field' },
+        h('label', { for: 'new-machine' }, 'Machine'),
+        machine),
+      h('div', { class: 'field' },
+        h('label', { for: 'new-name' }, 'Name'),
+        name,
+        h('p', { class: 'hint', id: 'new-name-hint' }, 'Optional, 1–64 characters. Without one the pane is called “pane <number>”.')),
+      h('section', { class: 'start-section', 'aria-labelledby': 'start-title' },
+        h('h2', { id: 'start-title' }, 'Start'),
+        h('ul', { class: 'start-list' },
+          starterRows(),
+          h('li', {}, shell, shellWhere))),
+      alert,
+      progress);
+  }
+
+  if (canManage()) load();
+  else notAllowed();
+  return () => {
+    gone = true;
+  };
+}
