@@ -464,3 +464,62 @@ fn applied_workspaces_bound_the_file_tools_and_may_not_narrow() {
     );
     assert_eq!(s, 200, "{v}");
 }
+
+#[test]
+fn a_starter_runs_its_pinned_executable_and_a_changed_one_is_refused() {
+    let mut b = stopped_bridge();
+    let agent = home(&b).join("bin").join("agent");
+    std::fs::create_dir_all(agent.parent().expect("dir")).expect("mkdir");
+    std::fs::write(&agent, "#!/bin/sh\necho \"STARTED-$1\"\nexec sleep 60\n").expect("write");
+    std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    write_config(
+        &b,
+        &format!(
+            "[[starters]]\nname = \"Agent\"\nexec = \"{}\"\nargs = [\"hello\"]\n",
+            agent.display()
+        ),
+    );
+    apply_yes(&b);
+    b.launch();
+    let token = b.pair("phone", "full");
+    let create = |starter: &str| {
+        b.post(
+            "/api/panes",
+            Some(&token),
+            &json!({"machine": "local", "starter": starter}),
+        )
+    };
+    let (s, v) = create("Agent");
+    assert_eq!(s, 200, "{v}");
+    let pane = v["pane"].as_str().expect("pane").to_owned();
+    let shown = wait_for(Duration::from_secs(10), || {
+        let (_, snap) = b.get(&format!("/api/panes/local/{pane}"), Some(&token));
+        snap.to_string().contains("STARTED-hello").then_some(())
+    });
+    assert!(shown.is_some(), "the pinned executable ran with its args");
+    let line = b
+        .audit_lines()
+        .into_iter()
+        .find(|l| l["event"] == "pane.create")
+        .expect("pane.create");
+    assert_eq!(line["detail"]["starter"], "Agent");
+
+    let (s, v) = create("Nobody");
+    assert_eq!(s, 400, "{v}");
+
+    // Changed on disk after apply, with the bridge running: refused just before the spawn.
+    std::fs::write(&agent, "#!/bin/sh\necho EVIL\nexec sleep 60\n").expect("write");
+    let (_, before) = b.get("/api/panes", Some(&token));
+    let (s, v) = create("Agent");
+    assert_eq!(
+        (s, v["error"].as_str()),
+        (409, Some("starter changed")),
+        "{v}"
+    );
+    let (_, after) = b.get("/api/panes", Some(&token));
+    assert_eq!(
+        before["panes"].as_array().map(Vec::len),
+        after["panes"].as_array().map(Vec::len),
+        "no pane was opened"
+    );
+}

@@ -83,6 +83,10 @@ pub enum AppError {
     /// 404: the sent log holds no line of that number.
     #[error("no such line")]
     NoSuchLine,
+    /// 409: a starter's executable is not the file `collie apply` pinned (its hash, checked just
+    /// before the spawn, differs; SPEC §12).
+    #[error("starter changed")]
+    StarterChanged,
     /// 404 for an unknown device label.
     #[error("no such device")]
     NoSuchDevice,
@@ -125,7 +129,7 @@ impl AppError {
         use AppError::*;
         match self {
             NotPaired | Expired | InsufficientTier | InvalidCode | Forbidden(_) => 403,
-            LabelInUse | CardChanged | ScreenChanged | DurableRefused(_) => 409,
+            LabelInUse | CardChanged | ScreenChanged | DurableRefused(_) | StarterChanged => 409,
             CardClosed => 410,
             TooManyAttempts { .. } => 429,
             PairingUnavailable | AuditUnavailable | ResourceLimit | Restarting => 503,
@@ -184,6 +188,9 @@ impl From<RelayError> for AppError {
             RelayError::DurableRefused(m) => AppError::DurableRefused(refusal(&m)),
             RelayError::DurableUnreachable => AppError::DurableUnreachable,
             RelayError::NoSuchLine => AppError::NoSuchLine,
+            RelayError::Tool { error, .. } if error == AppError::StarterChanged.to_string() => {
+                AppError::StarterChanged
+            }
             // Only a refusal this build knows passes, in this build's words.
             RelayError::Forbidden(m) if m == super::commands::RUN_OFF => {
                 AppError::Forbidden(super::commands::RUN_OFF)
@@ -212,10 +219,12 @@ impl From<AppError> for RelayError {
             AppError::Forbidden(m) => RelayError::Forbidden(m.to_owned()),
             AppError::BodyTooLarge(_) => RelayError::BadInput(e.to_string()),
             AppError::Internal | AppError::Backend(_) => RelayError::Internal,
-            AppError::NoSuchTool | AppError::Tool(_) => RelayError::Tool {
-                status: e.status(),
-                error: e.to_string(),
-            },
+            AppError::NoSuchTool | AppError::Tool(_) | AppError::StarterChanged => {
+                RelayError::Tool {
+                    status: e.status(),
+                    error: e.to_string(),
+                }
+            }
             other => {
                 tracing::warn!(error = %other, "relayed request failed");
                 RelayError::Restarting

@@ -26,7 +26,7 @@ pub const MAX_SCROLLBACK: usize = 10_000;
 pub enum Launch {
     /// The user's shell.
     Shell,
-    /// A configured starter, by name (SPEC §12; none are configured yet).
+    /// An applied starter, by name (SPEC §12).
     Starter(String),
     /// A command line (the CLI, on its own machine only).
     Command(Vec<String>),
@@ -289,13 +289,13 @@ impl App {
                 let command = match launch {
                     Launch::Shell => Vec::new(),
                     Launch::Command(argv) => argv,
-                    Launch::Starter(_) => {
-                        return Err(AppError::BadRequest(
-                            "starter: no starters are configured on this machine".into(),
-                        ))
-                    }
+                    Launch::Starter(name) => self.starter_command(&name).await?,
                 };
-                let first_word = command.first().cloned();
+                // What the line says it runs: the starter's name, or a command's first word.
+                let runs = match &starter {
+                    Some(name) => ("starter", Some(name.clone())),
+                    None => ("command", command.first().cloned()),
+                };
                 let created = self
                     .panes
                     .call(|r| PanesMsg::Create {
@@ -316,7 +316,7 @@ impl App {
                     }
                     Err(e) => return Err(e.into()),
                 };
-                let rec = self.create_record(caller, &info.pane, name, ("command", first_word));
+                let rec = self.create_record(caller, &info.pane, name, runs);
                 if let Err(e) = self.audit(rec).await {
                     let pane = info.pane.clone();
                     let _ = self
@@ -361,6 +361,34 @@ impl App {
                 Ok(info)
             }
         }
+    }
+
+    /// The command line of the applied starter `name`: its pinned executable — whose hash is
+    /// checked again now, just before the spawn (SPEC §12) — and its arguments.
+    async fn starter_command(&self, name: &str) -> Result<Vec<String>, AppError> {
+        let starter = self
+            .starters
+            .iter()
+            .find(|s| s.name == name)
+            .cloned()
+            .ok_or_else(|| {
+                AppError::BadRequest("starter: no such starter on this machine".into())
+            })?;
+        let exec = starter.exec.clone();
+        let hash = tokio::task::spawn_blocking(move || crate::applied::resolve::sha256_file(&exec))
+            .await
+            .map_err(|e| AppError::Backend(e.to_string()))?;
+        if hash.ok().as_deref() != Some(starter.sha256.as_str()) {
+            tracing::warn!(
+                starter = %starter.name,
+                exec = %starter.exec.display(),
+                "the starter's executable is not the one applied; not started (run `collie apply`)"
+            );
+            return Err(AppError::StarterChanged);
+        }
+        let mut command = vec![starter.exec.display().to_string()];
+        command.extend(starter.args);
+        Ok(command)
     }
 
     /// The `pane.create` line: the pane, its name, and what it runs (`("command", first word)`

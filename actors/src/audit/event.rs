@@ -265,7 +265,7 @@ mod tests {
             assert!(seen.insert(kind.as_str()), "duplicate name {kind}");
             assert_eq!(kind.as_str().parse::<AuditEventKind>().ok(), Some(kind));
         }
-        assert_eq!(seen.len(), 30);
+        assert_eq!(seen.len(), 31);
         for tool in crate::tools::ToolName::ALL {
             let kind = AuditEventKind::Tool(tool);
             assert!(seen.insert(kind.as_str()), "duplicate name {kind}");
