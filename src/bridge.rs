@@ -208,6 +208,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
                 .map(|a| a.resolved.starters.clone())
                 .unwrap_or_default(),
         ),
+        no_prompts: Arc::new(crate::app::starters::NoPrompts::load(&settings.state_dir)),
         tasks: tasks.clone(),
         shutdown: root.child_token(),
         #[cfg(feature = "fault-injection")]

@@ -523,3 +523,80 @@ fn a_starter_runs_its_pinned_executable_and_a_changed_one_is_refused() {
         "no pane was opened"
     );
 }
+
+#[test]
+fn a_member_s_starters_are_listed_and_started_through_the_lead_confirmed_once() {
+    let lead = support::crew_bridge(false, &[]);
+    // The member's own starter, pinned by its own apply.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let agent = dir.path().join("fake-claude");
+    std::fs::write(
+        &agent,
+        "#!/bin/sh\necho \"MEMBER-RAN:$*:\"\nexec sleep 60\n",
+    )
+    .expect("write");
+    std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let member = support::crew_bridge_configured(
+        false,
+        &[],
+        Some(&format!(
+            "[[starters]]\nname = \"Claude\"\nexec = \"{}\"\nagent = \"claude\"\nno_prompts = true\n",
+            agent.display()
+        )),
+    );
+    lead.cli_ok(&["crew", "init"]);
+    member.cli_ok(&["crew", "join", &lead.invite(), "--name", "web-1"]);
+    lead.wait_member_online("web-1");
+    let phone = lead.pair("phone", "full");
+    let reader = lead.pair("reader", "read");
+
+    let (s, v) = lead.get("/api/starters/web-1", Some(&phone));
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(
+        v,
+        json!({"machine": "web-1", "starters": [
+            {"name": "Claude", "agent": "claude", "no_prompts": true, "confirmed": false}
+        ]})
+    );
+    let (s, _) = lead.get("/api/starters/web-1", Some(&reader));
+    assert_eq!(s, 403, "only a device that may start one lists them");
+    let (_, local) = lead.get("/api/starters/local", Some(&phone));
+    assert_eq!(local["starters"], json!([]), "the lead has none of its own");
+
+    let start = |confirm: bool| {
+        lead.post(
+            "/api/panes",
+            Some(&phone),
+            &json!({"machine": "web-1", "starter": "Claude", "confirm_no_prompts": confirm}),
+        )
+    };
+    let (s, v) = start(false);
+    assert_eq!((s, v["error"].as_str()), (409, Some("confirm no prompts")));
+    let (s, v) = start(true);
+    assert_eq!(s, 200, "{v}");
+    let pane = v["pane"].as_str().expect("pane").to_owned();
+    let on_member = member.pair("viewer", "read");
+    let ran = wait_for(Duration::from_secs(10), || {
+        let (_, snap) = member.get(&format!("/api/panes/local/{pane}"), Some(&on_member));
+        snap.to_string()
+            .contains("MEMBER-RAN:--dangerously-skip-permissions:")
+            .then_some(())
+    });
+    assert!(
+        ran.is_some(),
+        "the member ran its pinned starter with the flag from its table"
+    );
+    // Confirmed once, for this device: kept, and listed so.
+    let (_, v) = lead.get("/api/starters/web-1", Some(&phone));
+    assert_eq!(v["starters"][0]["confirmed"], true);
+    let (s, v) = start(false);
+    assert_eq!(s, 200, "{v}");
+    // Another device has not confirmed it.
+    let other = lead.pair("tablet", "full");
+    let (s, _) = lead.post(
+        "/api/panes",
+        Some(&other),
+        &json!({"machine": "web-1", "starter": "Claude"}),
+    );
+    assert_eq!(s, 409);
+}

@@ -34,21 +34,8 @@ fn crew(member_env: &[(&str, &str)], member_config: Option<&str>) -> (TestBridge
         member.configure(config);
         member.launch();
     }
-    wait_online(&lead);
+    lead.wait_member_online("web-1");
     (lead, member)
-}
-
-/// Waits until the lead lists `web-1` online (its relay answers from then on).
-fn wait_online(lead: &TestBridge) {
-    let online = wait_for(WAIT, || {
-        let status = support::json_of(&lead.cli_ok(&["crew", "status", "--json"]));
-        status["members"]
-            .as_array()?
-            .iter()
-            .any(|m| m["name"] == "web-1" && m["online"] == true)
-            .then_some(())
-    });
-    assert!(online.is_some(), "web-1 never came online");
 }
 
 fn mode(p: &Path) -> u32 {
@@ -60,47 +47,6 @@ fn audit_of(b: &TestBridge, event: &str) -> Vec<Value> {
         .into_iter()
         .filter(|l| l["event"] == event)
         .collect()
-}
-
-fn url_encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
-/// `POST /api/blobs` on `b` with raw bytes: (status, JSON body).
-fn upload(
-    b: &TestBridge,
-    token: &str,
-    machine: &str,
-    pane: &str,
-    name: &str,
-    bytes: &[u8],
-) -> (u16, Value) {
-    let url = b.url(&format!(
-        "/api/blobs?machine={}&pane={}&name={}",
-        url_encode(machine),
-        url_encode(pane),
-        url_encode(name)
-    ));
-    let result = ureq::post(&url)
-        .timeout(Duration::from_secs(60))
-        .set("Authorization", &format!("Bearer {token}"))
-        .set("Content-Type", "application/octet-stream")
-        .send_bytes(bytes);
-    let resp = match result {
-        Ok(r) => r,
-        Err(ureq::Error::Status(_, r)) => r,
-        Err(e) => panic!("upload: {e}"),
-    };
-    let status = resp.status();
-    let text = resp.into_string().unwrap_or_default();
-    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
 /// An upload to `web-1` that declares `length` bytes and sends none; the answer's text.
@@ -188,7 +134,7 @@ fn an_upload_lands_in_the_member_panes_folder_and_is_audited_on_both() {
         .join(".collie-uploads");
 
     let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDRsecret-pixels";
-    let (status, up) = upload(&lead, &files, "web-1", &pane, "shot.png", png);
+    let (status, up) = lead.upload(&files, "web-1", &pane, "shot.png", png);
     assert_eq!(status, 200, "{up}");
     let path = uploads.join("shot.png");
     assert_eq!(up["path"], path.display().to_string(), "{up}");
@@ -223,13 +169,13 @@ fn an_upload_lands_in_the_member_panes_folder_and_is_audited_on_both() {
     }
 
     // A `read` device is refused at the lead: nothing relayed, nothing written, no member line.
-    let (status, body) = upload(&lead, &read, "web-1", &pane, "r.txt", b"from a read device");
+    let (status, body) = lead.upload(&read, "web-1", &pane, "r.txt", b"from a read device");
     assert_eq!(
         (status, body["error"].as_str()),
         (403, Some("insufficient tier"))
     );
     // A name the rules refuse is refused at the lead too.
-    let (status, body) = upload(&lead, &files, "web-1", &pane, "../x.txt", b"x");
+    let (status, body) = lead.upload(&files, "web-1", &pane, "../x.txt", b"x");
     assert_eq!(status, 400, "{body}");
     // Over 10 MiB: refused by the lead's body limit, from the declared length, before a byte of
     // the body is read or anything relayed.
@@ -240,18 +186,18 @@ fn an_upload_lands_in_the_member_panes_folder_and_is_audited_on_both() {
 
     // Exactly 10 MiB fits one relay frame and arrives whole.
     let most: Vec<u8> = (0..(10usize << 20)).map(|i| (i % 251) as u8).collect();
-    let (status, body) = upload(&lead, &files, "web-1", &pane, "most.bin", &most);
+    let (status, body) = lead.upload(&files, "web-1", &pane, "most.bin", &most);
     assert_eq!(status, 200, "{body}");
     assert!(std::fs::read(uploads.join("most.bin")).expect("written") == most);
 
     // The member's own rules: an unknown pane, a pane outside its workspace (home).
-    let (status, body) = upload(&lead, &files, "web-1", "p999", "a.txt", b"x");
+    let (status, body) = lead.upload(&files, "web-1", "p999", "a.txt", b"x");
     assert_eq!(
         (status, body["error"].as_str()),
         (404, Some("no such pane"))
     );
     let outside = member_pane_in(&lead, &member, &files, Path::new("/"));
-    let (status, body) = upload(&lead, &files, "web-1", &outside, "a.txt", b"x");
+    let (status, body) = lead.upload(&files, "web-1", &outside, "a.txt", b"x");
     assert_eq!(
         (status, body["error"].as_str()),
         (403, Some("path outside the workspace"))
@@ -266,7 +212,7 @@ fn a_member_that_turns_tools_off_declines_uploads() {
     std::fs::create_dir_all(&proj).expect("set up the test");
     let files = lead.pair("phone", "files");
     let pane = member_pane_in(&lead, &member, &files, &proj);
-    let (status, body) = upload(&lead, &files, "web-1", &pane, "a.txt", b"x");
+    let (status, body) = lead.upload(&files, "web-1", &pane, "a.txt", b"x");
     assert_eq!(
         (status, body["error"].as_str()),
         (501, Some("capability missing"))
@@ -476,7 +422,7 @@ fn a_one_shot_command_runs_on_the_member_under_its_own_run_setting() {
     member.stop();
     member.configure("[phone]\nrun = false\n");
     member.launch();
-    wait_online(&lead);
+    lead.wait_member_online("web-1");
     let marker2 = member.dir.path().join("must-not-run");
     let (status, body) = lead.post(
         "/api/commands",

@@ -39,18 +39,7 @@ fn get(b: &TestBridge, token: &str, path: &str) -> (u16, Vec<(String, String)>, 
 }
 
 fn q(s: &str) -> String {
-    url_encode(s)
-}
-
-fn url_encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+    support::url_encode(s)
 }
 
 fn names(listing: &Value) -> Vec<String> {
@@ -222,7 +211,7 @@ fn a_read_device_gets_insufficient_tier_everywhere() {
         assert_eq!(status, 403, "{path}: {body}");
         assert_eq!(body["error"], "insufficient tier", "{path}");
     }
-    let (status, body) = upload(&b, &read, "local", "t0-0", "a.txt", b"hello");
+    let (status, body) = b.upload(&read, "local", "t0-0", "a.txt", b"hello");
     assert_eq!(status, 403, "{body}");
     assert_eq!(body["error"], "insufficient tier");
 }
@@ -293,36 +282,6 @@ fn changes_view_shows_a_masked_diff_and_its_states() {
     assert_eq!(body["error"], "not a git repository");
 }
 
-/// `POST /api/blobs` with raw bytes.
-fn upload(
-    b: &TestBridge,
-    token: &str,
-    machine: &str,
-    pane: &str,
-    name: &str,
-    bytes: &[u8],
-) -> (u16, Value) {
-    let url = b.url(&format!(
-        "/api/blobs?machine={}&pane={}&name={}",
-        q(machine),
-        q(pane),
-        q(name)
-    ));
-    let result = ureq::post(&url)
-        .timeout(Duration::from_secs(30))
-        .set("Authorization", &format!("Bearer {token}"))
-        .set("Content-Type", "application/octet-stream")
-        .send_bytes(bytes);
-    let resp = match result {
-        Ok(r) => r,
-        Err(ureq::Error::Status(_, r)) => r,
-        Err(e) => panic!("upload: {e}"),
-    };
-    let status = resp.status();
-    let text = resp.into_string().unwrap_or_default();
-    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
-}
-
 /// An upload that declares `length` bytes and sends none; the answer's text.
 fn declared_only(b: &TestBridge, token: &str, pane: &str, length: usize) -> String {
     use std::io::{Read, Write};
@@ -386,7 +345,7 @@ fn uploads_land_in_the_panes_folder_private_and_never_overwriting() {
     let pane = pane_in(&b, &files, &proj);
 
     let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDRsecret-pixels";
-    let (status, up) = upload(&b, &files, "local", &pane, "shot.png", png);
+    let (status, up) = b.upload(&files, "local", &pane, "shot.png", png);
     assert_eq!(status, 200, "{up}");
     let uploads = std::fs::canonicalize(&proj)
         .unwrap()
@@ -404,7 +363,7 @@ fn uploads_land_in_the_panes_folder_private_and_never_overwriting() {
     assert_eq!(mode(&b.state().join("blobs")), 0o700);
 
     // The same name again: a suffix, the first file unchanged.
-    let (status, again) = upload(&b, &files, "local", &pane, "shot.png", b"second");
+    let (status, again) = b.upload(&files, "local", &pane, "shot.png", b"second");
     assert_eq!(status, 200, "{again}");
     assert_eq!(again["name"], "shot-1.png");
     assert_eq!(std::fs::read(&path).unwrap(), png);
@@ -419,8 +378,7 @@ fn uploads_land_in_the_panes_folder_private_and_never_overwriting() {
     assert_eq!(header(&headers, "content-type"), Some("image/png"));
     assert_eq!(header(&headers, "cache-control"), Some("private, no-store"));
     assert_eq!(header(&headers, "x-content-type-options"), Some("nosniff"));
-    let (_, html) = upload(
-        &b,
+    let (_, html) = b.upload(
         &files,
         "local",
         &pane,
@@ -447,7 +405,7 @@ fn uploads_land_in_the_panes_folder_private_and_never_overwriting() {
 
     // Names: one plain component.
     for name in ["../escape.txt", ".bashrc", "a/b.txt", ".git", ""] {
-        let (status, body) = upload(&b, &files, "local", &pane, name, b"x");
+        let (status, body) = b.upload(&files, "local", &pane, name, b"x");
         assert_eq!(status, 400, "{name:?}: {body}");
     }
     assert!(!home(&b).join("escape.txt").exists());
@@ -461,21 +419,21 @@ fn uploads_land_in_the_panes_folder_private_and_never_overwriting() {
     assert!(answer.contains("10 MiB"), "{answer}");
     assert_eq!(std::fs::read_dir(&uploads).unwrap().count(), before);
     let big = vec![b'a'; 10 * 1024 * 1024];
-    let (status, body) = upload(&b, &files, "local", &pane, "ten.txt", &big);
+    let (status, body) = b.upload(&files, "local", &pane, "ten.txt", &big);
     assert_eq!(status, 200, "exactly 10 MiB is taken: {body}");
 
     // A pane whose folder is outside the workspace (the session's first pane starts in the
     // test's own folder), or in a `.git` folder, is refused; nothing is written.
     let outside = b.first_tmux_pane(&files);
-    let (status, body) = upload(&b, &files, "local", &outside, "x.txt", b"x");
+    let (status, body) = b.upload(&files, "local", &outside, "x.txt", b"x");
     assert_eq!(status, 403, "{body}");
     assert_eq!(body["error"], "path outside the workspace");
     std::fs::create_dir_all(proj.join(".git")).unwrap();
     let in_git = pane_in(&b, &files, &proj.join(".git"));
-    let (status, body) = upload(&b, &files, "local", &in_git, "x.txt", b"x");
+    let (status, body) = b.upload(&files, "local", &in_git, "x.txt", b"x");
     assert_eq!(status, 403, "{body}");
     assert!(!proj.join(".git/.collie-uploads").exists());
-    let (status, body) = upload(&b, &files, "local", "t0-9999", "x.txt", b"x");
+    let (status, body) = b.upload(&files, "local", "t0-9999", "x.txt", b"x");
     assert_eq!(status, 404, "{body}");
 
     // The Changes of a pane's folder: the repository it is in; a pane outside is refused.
@@ -526,16 +484,7 @@ fn a_members_files_come_through_the_lead_masked_and_without_git() {
     let member = support::crew_bridge(false, &[]);
     lead.cli_ok(&["crew", "init"]);
     member.cli_ok(&["crew", "join", &lead.invite(), "--name", "web-1"]);
-    // The member is reachable once the lead lists it online.
-    let online = support::wait_for(Duration::from_secs(10), || {
-        let status = support::json_of(&lead.cli_ok(&["crew", "status", "--json"]));
-        status["members"]
-            .as_array()?
-            .iter()
-            .any(|m| m["name"] == "web-1" && m["online"] == true)
-            .then_some(())
-    });
-    assert!(online.is_some(), "web-1 never came online");
+    lead.wait_member_online("web-1");
     let proj = project(&member);
     let files = lead.pair("phone", "files");
     let p = proj.display().to_string();
@@ -575,7 +524,7 @@ fn a_members_files_come_through_the_lead_masked_and_without_git() {
 
     // Uploads reach the member's panes through the lead (decision 0036; tests/crew_extras.rs):
     // this member has no such pane, and says so.
-    let (status, body) = upload(&lead, &files, "web-1", "t0-0", "a.txt", b"x");
+    let (status, body) = lead.upload(&files, "web-1", "t0-0", "a.txt", b"x");
     assert_eq!(status, 404, "{body}");
     assert_eq!(body["error"], "no such pane");
 }

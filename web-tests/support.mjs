@@ -124,12 +124,18 @@ export class Tmux {
  * `{ COLLIE_CREW_PORT: '0' }` for a crew); `shell` is what its tmux pane runs.
  */
 export class Bridge {
-  static async start({ name = 'testbox', tmux = true, env = {}, shell = 'bash' } = {}) {
+  /**
+   * `setup(dir)` runs before the first launch (to put files the configuration names in place);
+   * `config` is applied then (what follows `schema_version = 1`, or a function of the dir).
+   */
+  static async start({ name = 'testbox', tmux = true, env = {}, shell = 'bash', setup = null, config = null } = {}) {
     const dir = await mkdtemp(path.join(tmpdir(), 'collie-web-'));
     const b = new Bridge(dir, name, env);
     try {
       for (const d of ['state', 'config', 'tmuxdefault', 'home']) await mkdir(path.join(dir, d), { recursive: true });
       if (tmux) b.tmux = await new Tmux(dir, { shell }).start();
+      if (setup) await setup(dir);
+      if (config) await b.configure(typeof config === 'function' ? config(dir) : config);
       await b.launch(0);
     } catch (e) {
       await b.close();
@@ -399,9 +405,13 @@ export class Scope {
   }
 }
 
-/** A bridge (with tmux) and a page, both closed by `scope`. */
-export async function setup(scope, browser, pageOpts = {}) {
-  const bridge = scope.add(await Bridge.start(), () => bridge.close());
+/**
+ * A bridge (with tmux) and a page, both closed by `scope`. `opts.bridge` goes to `Bridge.start`
+ * (a configuration to apply first, say); the rest to the page.
+ */
+export async function setup(scope, browser, opts = {}) {
+  const { bridge: bridgeOpts = {}, ...pageOpts } = opts;
+  const bridge = scope.add(await Bridge.start(bridgeOpts), () => bridge.close());
   const { context, page } = await openPage(browser, pageOpts);
   scope.add(null, () => context.close());
   return { bridge, context, page };

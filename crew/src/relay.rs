@@ -170,6 +170,9 @@ pub enum RelayKind {
         /// The line, as typed.
         command: String,
     },
+    /// The member's applied starters (SPEC §12), for the phone's New page; answered
+    /// [`RelayOk::Starters`]. Starting one is a [`RelayKind::Create`] naming it.
+    Starters,
     /// A kind this side does not know (sent by a newer peer); answered [`RelayError::UnknownKind`].
     #[serde(other)]
     Unknown,
@@ -224,6 +227,7 @@ impl RelayKind {
                 matches!(ok, RelayOk::Discarded(_))
             }
             RelayKind::Command { .. } => matches!(ok, RelayOk::Created(_)),
+            RelayKind::Starters => matches!(ok, RelayOk::Starters(_)),
             RelayKind::Unsubscribe { .. }
             | RelayKind::Input { .. }
             | RelayKind::Rename { .. }
@@ -277,6 +281,8 @@ pub enum RelayOk {
     SentLines(SentLines),
     /// How many sent lines a discard or a clear removed.
     Discarded(u64),
+    /// The member's applied starters.
+    Starters(Vec<StarterInfo>),
     /// An outcome this side does not know (from a newer member); the lead treats it as unreadable.
     #[serde(other)]
     Unknown,
@@ -382,6 +388,19 @@ pub struct Stored {
     pub name: String,
     /// Its size in bytes.
     pub size: u64,
+}
+
+/// One applied starter as the phone's New page lists it (SPEC §12): what it is called, the agent
+/// it runs, and whether it skips the agent's permission prompts. Never its path, hash or
+/// arguments — those stay on the machine that pinned them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StarterInfo {
+    /// Its name.
+    pub name: String,
+    /// `claude`, `codex`, or none.
+    pub agent: Option<String>,
+    /// It skips the agent's permission prompts (the "No prompts" badge).
+    pub no_prompts: bool,
 }
 
 /// A member's sent log (the shape of its part of `GET /api/sent`).

@@ -87,6 +87,10 @@ pub enum AppError {
     /// before the spawn, differs; SPEC §12).
     #[error("starter changed")]
     StarterChanged,
+    /// 409: a starter that skips the agent's permission prompts, not yet confirmed by this device
+    /// (SPEC §12: each device confirms it once).
+    #[error("confirm no prompts")]
+    ConfirmNoPrompts,
     /// 404 for an unknown device label.
     #[error("no such device")]
     NoSuchDevice,
@@ -129,7 +133,8 @@ impl AppError {
         use AppError::*;
         match self {
             NotPaired | Expired | InsufficientTier | InvalidCode | Forbidden(_) => 403,
-            LabelInUse | CardChanged | ScreenChanged | DurableRefused(_) | StarterChanged => 409,
+            LabelInUse | CardChanged | ScreenChanged | DurableRefused(_) | StarterChanged
+            | ConfirmNoPrompts => 409,
             CardClosed => 410,
             TooManyAttempts { .. } => 429,
             PairingUnavailable | AuditUnavailable | ResourceLimit | Restarting => 503,

@@ -24,6 +24,7 @@ pub mod machine;
 pub mod panes;
 pub mod push;
 pub mod sent;
+pub mod starters;
 pub mod status;
 pub mod tools;
 pub mod walky;
@@ -116,6 +117,8 @@ pub struct Wiring {
     pub sent: Arc<sent::Sent>,
     /// The applied configuration's starters (SPEC §12; none without a configuration).
     pub starters: Arc<Vec<crate::applied::ResolvedStarter>>,
+    /// The devices' "No prompts" confirmations (`<state>/no-prompts.json`).
+    pub no_prompts: Arc<starters::NoPrompts>,
     /// The bridge's background work: every task the application starts is tracked here and ends
     /// with `shutdown` (a child of the bridge's root token), so none outlives the bridge.
     pub tasks: TaskTracker,
@@ -211,6 +214,8 @@ pub struct Parts {
     sent: Arc<sent::Sent>,
     /// The applied starters.
     starters: Arc<Vec<crate::applied::ResolvedStarter>>,
+    /// The devices' "No prompts" confirmations.
+    no_prompts: Arc<starters::NoPrompts>,
     /// The bridge's background work: every task the application starts is tracked here and ends
     /// with `shutdown` (a child of the bridge's root token), so none outlives the bridge.
     tasks: TaskTracker,
@@ -260,6 +265,7 @@ impl App {
             streams: w.streams,
             sent: w.sent,
             starters: w.starters,
+            no_prompts: w.no_prompts,
             tasks: w.tasks,
             shutdown: w.shutdown,
             #[cfg(feature = "fault-injection")]

@@ -147,7 +147,7 @@ fn split_machine(args: Value) -> Result<(Option<String>, Map<String, Value>), Ap
 
 /// The owner of the sessions and searches a caller starts: the device, named so that a device
 /// paired later under the same label does not inherit them (the token's hash is part of it).
-fn owner(caller: &Caller) -> String {
+pub(super) fn owner(caller: &Caller) -> String {
     match caller.who() {
         Who::Device { label, token, .. } => format!("device:{label}:{}", &token.to_hex()[..16]),
         Who::Relay { lead, device } => format!("relay:{lead}:{device}"),

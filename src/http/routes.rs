@@ -65,6 +65,7 @@ pub(super) fn api() -> Router<App> {
         .route("/api/sent", get(sent::list))
         .route("/api/sent/{m}", delete(sent::clear))
         .route("/api/sent/{m}/{id}", delete(sent::discard))
+        .route("/api/starters/{m}", get(panes::starters))
         .route("/api/commands", post(sent::run))
         .route("/api/commands/recent", get(sent::recent))
         .route("/api/files/{m}/list", get(files::list))

@@ -128,6 +128,8 @@ pub const ROUTES: &[(Method, &str, Access)] = &[
         Access::Device(Tier::Files),
     ),
     (Method::POST, "/api/commands", Access::Device(Tier::Full)),
+    // The starters a New page lists (SPEC §12): only a device that may start one sees them.
+    (Method::GET, "/api/starters/{m}", Access::Device(Tier::Full)),
     (
         Method::GET,
         "/api/commands/recent",

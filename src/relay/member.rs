@@ -149,6 +149,7 @@ impl Handler for Served {
             RelayKind::SentClear => {
                 RelayOk::Discarded(app.sent_discard(&caller, HERE, None).await?.discarded as u64)
             }
+            RelayKind::Starters => RelayOk::Starters(app.local_starters()),
             RelayKind::Command { command } => {
                 RelayOk::Created(app.run_command(&caller, None, command).await?.pane)
             }

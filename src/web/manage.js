@@ -67,6 +67,22 @@ export function createShell(machine, name) {
 }
 
 /**
+ * Opens a pane on `machine` running its starter `starter` (SPEC §12). `confirmNoPrompts` gives this
+ * device's one-time confirmation of a starter that skips the agent's permission prompts.
+ */
+export function createStarter(machine, starter, name, confirmNoPrompts = false) {
+  const body = { machine, starter };
+  if (name) body.name = name;
+  if (confirmNoPrompts) body.confirm_no_prompts = true;
+  return api('/api/panes', { method: 'POST', body });
+}
+
+/** The applied starters of `machine`, with this device's "No prompts" confirmations. */
+export function listStarters(machine) {
+  return api(`/api/starters/${encodeURIComponent(machine)}`);
+}
+
+/**
  * Opens the rename dialog for `pane` of `machine`, its field filled with `current`. Resolves with
  * the new name once the bridge took it, or null on Cancel. A refusal is said inside the dialog, which
  * stays open; `onTier()` is also called after a `403 insufficient tier`.

@@ -46,6 +46,18 @@ pub fn crew_bridge_configured(
     })
 }
 
+/// `s` percent-encoded for a query string (unreserved characters as they are).
+pub fn url_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
 /// Polls `f` every 20 ms until it returns `Some` or `timeout` passes.
 pub fn wait_for<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
     let deadline = Instant::now() + timeout;
@@ -297,6 +309,49 @@ impl TestBridge {
     }
 
     /// A one-time crew invite from this (leading) bridge.
+    /// On a lead: waits until it lists member `name` online (its relay answers from then on).
+    pub fn wait_member_online(&self, name: &str) {
+        let online = wait_for(Duration::from_secs(10), || {
+            let status = json_of(&self.cli_ok(&["crew", "status", "--json"]));
+            status["members"]
+                .as_array()?
+                .iter()
+                .any(|m| m["name"] == name && m["online"] == true)
+                .then_some(())
+        });
+        assert!(online.is_some(), "{name} never came online");
+    }
+
+    /// `POST /api/blobs` with raw bytes into `pane` of `machine`: (status, JSON body).
+    pub fn upload(
+        &self,
+        token: &str,
+        machine: &str,
+        pane: &str,
+        name: &str,
+        bytes: &[u8],
+    ) -> (u16, Value) {
+        let url = self.url(&format!(
+            "/api/blobs?machine={}&pane={}&name={}",
+            url_encode(machine),
+            url_encode(pane),
+            url_encode(name)
+        ));
+        let result = ureq::post(&url)
+            .timeout(Duration::from_secs(60))
+            .set("Authorization", &format!("Bearer {token}"))
+            .set("Content-Type", "application/octet-stream")
+            .send_bytes(bytes);
+        let resp = match result {
+            Ok(r) => r,
+            Err(ureq::Error::Status(_, r)) => r,
+            Err(e) => panic!("upload: {e}"),
+        };
+        let status = resp.status();
+        let text = resp.into_string().unwrap_or_default();
+        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
     pub fn invite(&self) -> String {
         json_of(&self.cli_ok(&["crew", "invite", "--json"]))["invite"]
             .as_str()

@@ -13,7 +13,8 @@ pub fn requires(kind: &RelayKind) -> Capability {
         RelayKind::Snapshot { .. } => Capability::PaneRead,
         RelayKind::Subscribe { .. } | RelayKind::Unsubscribe { .. } => Capability::PaneStream,
         RelayKind::Input { .. } => Capability::PaneInput,
-        RelayKind::Create { .. } => Capability::PaneCreate,
+        // Listing the starters is asking what a create could start.
+        RelayKind::Create { .. } | RelayKind::Starters => Capability::PaneCreate,
         RelayKind::Rename { .. } => Capability::PaneRename,
         RelayKind::Close { .. } => Capability::PaneClose,
         RelayKind::Walky { .. } | RelayKind::WalkyCard { .. } => Capability::Walky,
@@ -133,6 +134,7 @@ mod tests {
                 },
                 Capability::Commands,
             ),
+            (RelayKind::Starters, Capability::PaneCreate),
             (RelayKind::Unknown, Capability::Unknown),
         ];
         for (kind, capability) in cases {

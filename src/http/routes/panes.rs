@@ -68,6 +68,9 @@ pub(super) struct CreateBody {
     machine: String,
     name: Option<String>,
     starter: Option<String>,
+    /// The device confirms, once, a starter that skips the agent's permission prompts (SPEC §12).
+    #[serde(default)]
+    confirm_no_prompts: bool,
 }
 
 pub(super) async fn create(
@@ -76,10 +79,16 @@ pub(super) async fn create(
     bytes: Bytes,
 ) -> Result<Json<PaneInfo>, AppError> {
     let b: CreateBody = body(&bytes)?;
-    let launch = b.starter.map_or(Launch::Shell, Launch::Starter);
-    Ok(Json(
-        app.create_pane(&caller, &b.machine, b.name, launch).await?,
-    ))
+    Ok(Json(match b.starter {
+        Some(starter) => {
+            app.start_starter(&caller, &b.machine, starter, b.name, b.confirm_no_prompts)
+                .await?
+        }
+        None => {
+            app.create_pane(&caller, &b.machine, b.name, Launch::Shell)
+                .await?
+        }
+    }))
 }
 
 #[derive(Deserialize)]
@@ -106,4 +115,13 @@ pub(super) async fn close(
 ) -> Result<Json<Done>, AppError> {
     app.close_pane(&caller, &m, p).await?;
     Ok(Json(DONE))
+}
+
+/// `GET /api/starters/{m}`: the machine's applied starters for the New page (SPEC §12).
+pub(super) async fn starters(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+    ApiPath(m): ApiPath<String>,
+) -> Result<Json<crate::app::starters::StarterList>, AppError> {
+    Ok(Json(app.starters(&caller, &m).await?))
 }

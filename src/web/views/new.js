@@ -1,23 +1,32 @@
 // New pane (`#/new`, from the `New pane` button of the Panes screen; docs/guide/phone-app.md, "New
-// pane"): pick a machine of the crew, optionally name the pane, tap what to start. Today that is a
-// shell hosted by the machine's bridge (`POST /api/panes {machine, name?}`); the starters of SPEC §12
-// will be listed above it, in the same list, once the bridge lists them to phones. A created pane
-// opens at once. Tier `full` only: other devices are told so and get no controls.
+// pane"): pick a machine of the crew, optionally name the pane, tap what to start: one of the
+// machine's applied starters (SPEC §12, `GET /api/starters/{machine}`) or a shell hosted by its
+// bridge (`POST /api/panes {machine, name?, starter?}`). A starter that skips the agent's permission
+// prompts carries a "No prompts" badge and is confirmed once per device. A created pane opens at
+// once. Tier `full` only: other devices are told so and get no controls.
 
 import { api } from '../client.js';
-import { clear, h } from '../dom.js';
-import { canManage, createShell, nameProblem, refreshTier, refusal, unpaired } from '../manage.js';
+import { clear, confirmDialog, h } from '../dom.js';
+import { canManage, createShell, createStarter, listStarters, nameProblem, refreshTier, refusal, unpaired } from '../manage.js';
 import { getDevice } from '../store.js';
 import { paneHref } from './panes.js';
 
 /**
- * The rows above `Shell`: one per starter (SPEC §12 "Starters": a tap opens a pane running the
- * starter in a chosen workspace folder, with `POST /api/panes {machine, name?, starter}`). The
- * bridge has no route that lists starters to a phone yet, so there are none; when it has, this is
- * the one place that builds their rows, each a button like `Shell`'s.
+ * The rows above `Shell`, one per starter of the chosen machine: a button with its name, the agent
+ * it runs and, for one that skips the agent's permission prompts, the "No prompts" badge. Names
+ * come from the machine's configuration: set as text.
  */
-function starterRows() {
-  return [];
+function starterRows(starters, start) {
+  return starters.map((s, i) => {
+    const detailId = `start-starter-${i}-detail`;
+    const button = h('button', { type: 'button', class: 'start start-starter', onclick: () => start(button, s) },
+      h('span', { class: 'start-name' }, s.name),
+      s.no_prompts ? h('span', { class: 'badge off no-prompts' }, 'No prompts') : null);
+    button.setAttribute('aria-describedby', detailId);
+    const detail = h('span', { class: 'start-detail', id: detailId },
+      s.agent ? `Runs ${s.agent}` : 'Runs its configured program');
+    return h('li', { class: 'starter-row' }, button, detail);
+  });
 }
 
 /** One option per machine, this bridge first; an offline member is listed but cannot be picked. */
@@ -85,13 +94,36 @@ export function newView(root) {
       h('span', { class: 'start-name' }, 'Shell'));
     shell.setAttribute('aria-describedby', 'start-shell-detail');
 
+    const shellRow = h('li', {}, shell, shellWhere);
+    const startList = h('ul', { class: 'start-list' }, shellRow);
+    const starterNote = h('p', { class: 'note', hidden: true });
+    async function loadStarters() {
+      const on = machine.value;
+      for (const row of startList.querySelectorAll('li.starter-row')) row.remove();
+      starterNote.hidden = true;
+      if (!on) return;
+      try {
+        const list = await listStarters(on);
+        if (gone || machine.value !== on) return;
+        shellRow.before(...starterRows(list.starters || [], start));
+      } catch (err) {
+        if (gone || unpaired(err) || machine.value !== on) return;
+        // An older member without starters lists none; anything else is said once.
+        if (err.code !== 'capability missing') {
+          starterNote.textContent = refusal('Starters not listed', err);
+          starterNote.hidden = false;
+        }
+      }
+    }
+
     function where() {
       shellWhere.textContent = `A new shell on ${machine.value || 'this machine'}, run by Collie`;
+      loadStarters();
     }
     machine.addEventListener('change', where);
     where();
 
-    async function start(button) {
+    async function start(button, starter = null) {
       alert.textContent = '';
       const n = name.value;
       const problem = n === '' ? null : nameProblem(n);
@@ -106,10 +138,21 @@ export function newView(root) {
         alert.textContent = 'No machine of the crew is online.';
         return;
       }
+      let confirm = false;
+      if (starter && starter.no_prompts && !starter.confirmed) {
+        confirm = await confirmDialog(
+          `Start ${starter.name} without prompts?`,
+          `${starter.name} runs ${starter.agent || 'its program'} with its permission prompts turned off: `
+            + 'it acts without asking you first. This phone is asked once for this starter.',
+          'Start without prompts');
+        if (!confirm || gone) return;
+      }
       button.disabled = true;
       progress.textContent = `Opening on ${machine.value}…`;
       try {
-        const info = await createShell(machine.value, n);
+        const info = starter
+          ? await createStarter(machine.value, starter.name, n, confirm)
+          : await createShell(machine.value, n);
         if (gone) return;
         // Replace this page in the history: Back from the new pane leads to the list.
         location.replace(paneHref(info.machine || machine.value, info.pane));
@@ -139,9 +182,8 @@ export function newView(root) {
         h('p', { class: 'hint', id: 'new-name-hint' }, 'Optional, 1–64 characters. Without one the pane is called “pane <number>”.')),
       h('section', { class: 'start-section', 'aria-labelledby': 'start-title' },
         h('h2', { id: 'start-title' }, 'Start'),
-        h('ul', { class: 'start-list' },
-          starterRows(),
-          h('li', {}, shell, shellWhere))),
+        startList,
+        starterNote),
       alert,
       progress);
   }

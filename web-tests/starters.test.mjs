@@ -1,0 +1,120 @@
+// Starters on the phone's New page (issue 14; SPEC §12; docs/guide/phone-app.md, "New pane"), on a
+// 360 × 740 phone in headless chromium against a real bridge whose configuration was applied with
+// `collie apply --yes`: the applied starters are listed above Shell, a tap runs the pinned program
+// in a new pane, and a starter that skips the agent's permission prompts carries the "No prompts"
+// badge and is confirmed once per device (Cancel opens nothing).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { launchBrowser, session, pairInApp, waitFor, waitScreen, WINDOW } from './support.mjs';
+
+let browser;
+before(async () => {
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+});
+
+const T = { timeout: 120_000 };
+const VIEW = { width: 360, height: 740 };
+
+/** A program of the test's own in the bridge's home: prints what it was started with, then waits. */
+async function agentScript(dir) {
+  const bin = path.join(dir, 'home', 'bin');
+  await mkdir(bin, { recursive: true });
+  const file = path.join(bin, 'fake-agent');
+  await writeFile(file, '#!/bin/sh\necho "STARTED:$*:"\nexec sleep 600\n');
+  await chmod(file, 0o755);
+  return file;
+}
+
+const CONFIG = (dir) => `
+[[starters]]
+name = "Helper"
+exec = "${path.join(dir, 'home', 'bin', 'fake-agent')}"
+args = ["plain"]
+
+[[starters]]
+name = "Yolo"
+exec = "${path.join(dir, 'home', 'bin', 'fake-agent')}"
+agent = "claude"
+no_prompts = true
+`;
+
+const bridgeOpts = { setup: agentScript, config: CONFIG };
+
+async function openNew(page) {
+  await page.getByRole('link', { name: 'New pane', exact: true }).click();
+  await page.getByRole('heading', { name: 'New pane', exact: true }).waitFor();
+  await page.getByRole('button', { name: 'Shell', exact: true }).waitFor();
+}
+
+/** The panes the bridge itself lists (not through the phone). */
+async function ownPanes(bridge) {
+  return JSON.parse(await bridge.cliOk(['panes', 'list', '--json'])).panes;
+}
+
+test('the applied starters are listed above Shell and a tap runs the pinned program', T, () =>
+  session(browser, 'starters-run', async ({ page, bridge }) => {
+    await pairInApp(page, bridge);
+    await page.getByRole('link', { name: WINDOW, exact: true }).waitFor();
+    await openNew(page);
+    const helper = page.getByRole('button', { name: 'Helper', exact: true });
+    await helper.waitFor();
+    // Listed in the configuration's order, above Shell; only Yolo has the badge.
+    const names = await page.locator('.start-list .start-name').allInnerTexts();
+    assert.deepEqual(names, ['Helper', 'Yolo', 'Shell']);
+    assert.equal(await page.locator('.start-list .no-prompts').count(), 1);
+    assert.match(await page.getByRole('button', { name: /^Yolo/ }).innerText(), /No prompts/);
+    const box = await helper.boundingBox();
+    assert.ok(box && box.height >= 44 && box.x + box.width <= VIEW.width, JSON.stringify(box));
+
+    await helper.click();
+    await page.getByRole('heading', { name: /pane \d+/ }).waitFor();
+    await waitScreen(page, 'the starter ran with its args', (text) => text.includes('STARTED:plain:'));
+    const panes = await ownPanes(bridge);
+    assert.equal(panes.filter((p) => p.backend === 'pty').length, 1, 'one hosted pane');
+  }, { ...VIEW, bridge: bridgeOpts }));
+
+test('a No prompts starter is confirmed once per device; Cancel opens nothing', T, () =>
+  session(browser, 'starters-no-prompts', async ({ page, bridge }) => {
+    await pairInApp(page, bridge);
+    await page.getByRole('link', { name: WINDOW, exact: true }).waitFor();
+    await openNew(page);
+    const yolo = page.getByRole('button', { name: /^Yolo/ });
+    await yolo.waitFor();
+    await yolo.click();
+    const dialog = page.getByRole('dialog', { name: 'Start Yolo without prompts?', exact: true });
+    await dialog.waitFor();
+    assert.match(await dialog.innerText(), /acts without asking you first/);
+    await dialog.getByRole('button', { name: 'Cancel', exact: true }).click();
+    await dialog.waitFor({ state: 'detached' });
+    assert.equal((await ownPanes(bridge)).filter((p) => p.backend === 'pty').length, 0, 'Cancel opened nothing');
+
+    // Without the phone's confirmation the bridge refuses too (the rule is the bridge's, not the app's).
+    const refused = await page.evaluate(async () => {
+      const token = localStorage.getItem('collie.token') || '';
+      const r = await fetch('/api/panes', {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ machine: 'local', starter: 'Yolo' }),
+      });
+      return { status: r.status, body: await r.json() };
+    });
+    assert.deepEqual(refused, { status: 409, body: { error: 'confirm no prompts' } });
+
+    await yolo.click();
+    await dialog.getByRole('button', { name: 'Start without prompts', exact: true }).click();
+    await waitScreen(page, 'the agent flag from the bridge table',
+      (text) => text.includes('STARTED:--dangerously-skip-permissions:'));
+
+    // Confirmed once: the next tap opens without asking.
+    await page.goto(`${bridge.url}/#/new`);
+    await page.getByRole('heading', { name: 'New pane', exact: true }).waitFor();
+    await page.getByRole('button', { name: /^Yolo/ }).click();
+    await waitFor('a second Yolo pane', async () =>
+      (await ownPanes(bridge)).filter((p) => p.backend === 'pty').length === 2, { timeout: 10_000 });
+    assert.equal(await page.getByRole('dialog').count(), 0, 'not asked again');
+  }, { ...VIEW, bridge: bridgeOpts }));
