@@ -455,6 +455,16 @@ fn applied_workspaces_bound_the_file_tools_and_may_not_narrow() {
     let (s, v) = write(&home(&b).join("a.txt"));
     assert_eq!(s, 403, "home is no workspace now: {v}");
     assert!(!home(&b).join("a.txt").exists());
+    // The Files view starts in the first workspace, not in home (which is none now).
+    let (s, v) = b.get("/api/files/local/list", Some(&token));
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(
+        v["path"],
+        json!(std::fs::canonicalize(&docs)
+            .expect("docs")
+            .display()
+            .to_string())
+    );
     // Reading the read-only workspace works.
     std::fs::write(docs.join("r.txt"), "readable").expect("write");
     let (s, v) = b.post(

@@ -60,14 +60,16 @@ impl App {
             .ok_or_else(|| AppError::BadRequest("the pane's folder cannot be read".into()))
     }
 
-    /// One folder's entries (depth 1), `.git` left out; `path` empty means the workspace root.
+    /// One folder's entries (depth 1), `.git` left out; `path` empty means the first workspace of
+    /// the machine (`.`: relative paths start there — the home folder unless the applied
+    /// configuration names others, where home may not be a workspace at all).
     pub async fn browse(
         &self,
         caller: &Caller,
         machine: &str,
         path: &str,
     ) -> Result<Value, AppError> {
-        let path = if path.is_empty() { "~" } else { path };
+        let path = if path.is_empty() { "." } else { path };
         check(path)?;
         let mut args = Map::new();
         args.insert("path".into(), path.into());
