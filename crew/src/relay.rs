@@ -170,6 +170,23 @@ pub enum RelayKind {
         /// The line, as typed.
         command: String,
     },
+    /// The folder names under the member's home folder (SPEC §11, browsing for the New page),
+    /// by the member's own rules; answered [`RelayOk::Folders`]. Capability `browse`.
+    Browse {
+        /// The folder (`~/…` or absolute); `None` is the home folder.
+        path: Option<String>,
+    },
+    /// Open a hosted pane in a folder of the member's (SPEC §12). A kind of its own rather than a
+    /// field on [`RelayKind::Create`]: bincode cannot skip a field an older member does not know,
+    /// so the lead sends this only to a member that declared `pane_folder` (decision 0040).
+    CreateIn {
+        /// Name for the pane.
+        name: Option<String>,
+        /// Starter to run in it.
+        starter: Option<String>,
+        /// The folder (`~/…` or absolute), checked against the member's own workspaces.
+        folder: String,
+    },
     /// A kind this side does not know (sent by a newer peer); answered [`RelayError::UnknownKind`].
     #[serde(other)]
     Unknown,
@@ -192,6 +209,7 @@ impl RelayKind {
                 | RelayKind::SentDiscard { .. }
                 | RelayKind::SentClear
                 | RelayKind::Command { .. }
+                | RelayKind::CreateIn { .. }
         )
     }
 
@@ -223,7 +241,10 @@ impl RelayKind {
             RelayKind::SentDiscard { .. } | RelayKind::SentClear => {
                 matches!(ok, RelayOk::Discarded(_))
             }
-            RelayKind::Command { .. } => matches!(ok, RelayOk::Created(_)),
+            RelayKind::Command { .. } | RelayKind::CreateIn { .. } => {
+                matches!(ok, RelayOk::Created(_))
+            }
+            RelayKind::Browse { .. } => matches!(ok, RelayOk::Folders(_)),
             RelayKind::Unsubscribe { .. }
             | RelayKind::Input { .. }
             | RelayKind::Rename { .. }
@@ -277,6 +298,8 @@ pub enum RelayOk {
     SentLines(SentLines),
     /// How many sent lines a discard or a clear removed.
     Discarded(u64),
+    /// The folder names of a [`RelayKind::Browse`].
+    Folders(Folders),
     /// An outcome this side does not know (from a newer member); the lead treats it as unreadable.
     #[serde(other)]
     Unknown,
@@ -383,6 +406,21 @@ pub struct Stored {
     /// Its size in bytes.
     pub size: u64,
 }
+
+/// Folder names under a home folder (the shape of `GET /api/browse/{m}`'s answer, without the
+/// machine).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Folders {
+    /// The folder listed, resolved and masked.
+    pub path: String,
+    /// Its folders' names, sorted, masked; at most [`MAX_FOLDERS`].
+    pub folders: Vec<String>,
+    /// Whether it holds more folders than are listed.
+    pub truncated: bool,
+}
+
+/// The most folder names a browse answers (SPEC §11: "at most 200 lines").
+pub const MAX_FOLDERS: usize = 200;
 
 /// A member's sent log (the shape of its part of `GET /api/sent`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -27,6 +27,8 @@ pub fn requires(kind: &RelayKind) -> Capability {
             Capability::Sent
         }
         RelayKind::Command { .. } => Capability::Commands,
+        RelayKind::Browse { .. } => Capability::Browse,
+        RelayKind::CreateIn { .. } => Capability::PaneFolder,
         RelayKind::Unknown => Capability::Unknown,
     }
 }
@@ -132,6 +134,15 @@ mod tests {
                     command: "ls".to_owned(),
                 },
                 Capability::Commands,
+            ),
+            (RelayKind::Browse { path: None }, Capability::Browse),
+            (
+                RelayKind::CreateIn {
+                    name: None,
+                    starter: None,
+                    folder: "~/src".to_owned(),
+                },
+                Capability::PaneFolder,
             ),
             (RelayKind::Unknown, Capability::Unknown),
         ];

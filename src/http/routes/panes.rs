@@ -68,6 +68,9 @@ pub(super) struct CreateBody {
     machine: String,
     name: Option<String>,
     starter: Option<String>,
+    /// The folder the pane starts in (absolute or `~/…`), inside one of the machine's
+    /// workspaces.
+    folder: Option<String>,
 }
 
 pub(super) async fn create(
@@ -78,7 +81,8 @@ pub(super) async fn create(
     let b: CreateBody = body(&bytes)?;
     let launch = b.starter.map_or(Launch::Shell, Launch::Starter);
     Ok(Json(
-        app.create_pane(&caller, &b.machine, b.name, launch).await?,
+        app.create_pane_in(&caller, &b.machine, b.name, launch, b.folder)
+            .await?,
     ))
 }
 
