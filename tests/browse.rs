@@ -480,3 +480,24 @@ fn through_the_lead_the_members_own_home_and_workspaces_decide() {
     assert_eq!(audit_of(&member, "pane.create").len(), 1);
     assert_eq!(audit_of(&lead, "pane.create").len(), 1);
 }
+
+#[test]
+fn a_member_without_crew_tools_is_not_browsed_but_opens_panes_in_folders() {
+    let (lead, member) = crew(Some("[crew]\ntools = false\n"));
+    let files = lead.pair("phone", "files");
+    let full = lead.pair("boss", "full");
+    let (status, answer) = browse(&lead, &files, "web-1", None);
+    assert_eq!(
+        (status, answer["error"].as_str()),
+        (501, Some("capability missing"))
+    );
+    // Opening a pane in a folder is not file access: its own capability, still declared.
+    let (status, pane) = lead.post(
+        "/api/panes",
+        Some(&full),
+        &json!({"machine": "web-1", "folder": "~/beta"}),
+    );
+    assert_eq!(status, 200, "{pane}");
+    let id = pane["pane"].as_str().expect("id").to_owned();
+    assert_runs_in(&lead, &full, "web-1", &id, &home(&member).join("beta"));
+}

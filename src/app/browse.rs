@@ -202,8 +202,16 @@ impl App {
         }
     }
 
-    /// This machine's folder names of `path` under home, masked (what a member answers the
-    /// lead, too).
+    /// On a member: a browse the lead relayed. `[crew] tools = false` left the capability out of
+    /// the hello; a lead that asks anyway is refused the same way.
+    pub async fn relayed_folders(&self, path: Option<String>) -> Result<Folders, AppError> {
+        if !self.crew_tools {
+            return Err(AppError::CapabilityMissing);
+        }
+        self.local_folders(path).await
+    }
+
+    /// This machine's folder names of `path` under home, masked.
     pub async fn local_folders(&self, path: Option<String>) -> Result<Folders, AppError> {
         let path = path.filter(|p| !p.is_empty()).unwrap_or_else(|| "~".into());
         validate_path("path", &path, false)?;

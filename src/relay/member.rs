@@ -105,7 +105,7 @@ impl Handler for Served {
                         .await?,
                 )
             }
-            RelayKind::Browse { path } => RelayOk::Folders(app.local_folders(path).await?),
+            RelayKind::Browse { path } => RelayOk::Folders(app.relayed_folders(path).await?),
             RelayKind::Rename { pane, name } => {
                 app.rename_pane(&caller, HERE, pane, name).await?;
                 RelayOk::Done
