@@ -335,6 +335,45 @@ fn a_pane_opens_in_a_workspace_folder_and_nowhere_else() {
 }
 
 #[test]
+fn a_starter_starts_in_the_chosen_folder() {
+    // A starter that prints where it runs, then waits (so the pane stays to be read).
+    let b = bridge(
+        Some(
+            "[[starters]]\nname = \"Where\"\nexec = \"/bin/sh\"\nargs = [\"-c\", \"echo \\\"@@$(pwd)\\\"; exec sleep 60\"]\n",
+        ),
+        false,
+    );
+    let h = home(&b);
+    let full = b.pair("phone", "full");
+    let (status, pane) = b.post(
+        "/api/panes",
+        Some(&full),
+        &json!({"machine": "local", "starter": "Where", "folder": "~/beta/inner"}),
+    );
+    assert_eq!(status, 200, "{pane}");
+    let id = pane["pane"].as_str().expect("id").to_owned();
+    let want = format!("@@{}", h.join("beta/inner").display());
+    // The starter prints when it gets to run: poll its screen.
+    let seen = wait_for(WAIT, || {
+        let (s, snap) = b.get(&format!("/api/panes/local/{id}"), Some(&full));
+        (s == 200).then_some(())?;
+        snap["lines"]
+            .as_array()?
+            .iter()
+            .any(|l| l.as_str().map(str::trim_end) == Some(want.as_str()))
+            .then_some(())
+    });
+    assert!(seen.is_some(), "the starter never printed {want}");
+    let created = audit_of(&b, "pane.create");
+    assert_eq!(created.len(), 1, "{created:?}");
+    assert_eq!(created[0]["detail"]["starter"], "Where");
+    assert_eq!(
+        created[0]["detail"]["folder"],
+        h.join("beta/inner").display().to_string()
+    );
+}
+
+#[test]
 fn a_state_folder_inside_a_workspace_is_never_a_pane_folder() {
     // Home is the workspace (no configuration) and holds Collie's state and config folders.
     let b = bridge(None, false);
