@@ -4,7 +4,7 @@
 //! `<state>/applied.json`, atomically. `collie bridge` starts only while the file, the resolved
 //! paths and the executables' hashes are exactly what was applied.
 //!
-//! - [`resolve`]: the desired state made concrete (reads the file system, changes nothing).
+//! - [`resolve`](mod@resolve): the desired state made concrete (reads the file system, changes nothing).
 //! - [`agents`]: the option fields' flags, from the bridge's own table.
 //! - [`snapshot`]: the file `apply` writes and the bridge reads.
 //! - [`diff`]: what differs between two resolutions, in words.

@@ -94,6 +94,11 @@ pub enum Capability {
     Sent,
     /// One-shot commands (SPEC §11), under the member's own `[phone] run`.
     Commands,
+    /// Browsing folder names under home (SPEC §11); left out with the tools (`[crew] tools =
+    /// false`).
+    Browse,
+    /// Opening a hosted pane in a chosen folder ([`crate::relay::RelayKind::CreateIn`]).
+    PaneFolder,
     /// A capability this build does not know (declared by a newer peer); never satisfies a request.
     #[serde(other)]
     Unknown,
@@ -102,7 +107,7 @@ pub enum Capability {
 impl Capability {
     /// Every capability this build knows (what a member running this build declares, unless its
     /// configuration turns some off).
-    pub const ALL: [Capability; 14] = [
+    pub const ALL: [Capability; 16] = [
         Capability::PaneList,
         Capability::PaneRead,
         Capability::PaneStream,
@@ -117,6 +122,8 @@ impl Capability {
         Capability::Uploads,
         Capability::Sent,
         Capability::Commands,
+        Capability::Browse,
+        Capability::PaneFolder,
     ];
 }
 

@@ -173,6 +173,23 @@ pub enum RelayKind {
     /// The member's applied starters (SPEC §12), for the phone's New page; answered
     /// [`RelayOk::Starters`]. Starting one is a [`RelayKind::Create`] naming it.
     Starters,
+    /// The folder names under the member's home folder (SPEC §11, browsing for the New page),
+    /// by the member's own rules; answered [`RelayOk::Folders`]. Capability `browse`.
+    Browse {
+        /// The folder (`~/…` or absolute); `None` is the home folder.
+        path: Option<String>,
+    },
+    /// Open a hosted pane in a folder of the member's (SPEC §12). A kind of its own rather than a
+    /// field on [`RelayKind::Create`]: bincode cannot skip a field an older member does not know,
+    /// so the lead sends this only to a member that declared `pane_folder` (decision 0040).
+    CreateIn {
+        /// Name for the pane.
+        name: Option<String>,
+        /// Starter to run in it.
+        starter: Option<String>,
+        /// The folder (`~/…` or absolute), checked against the member's own workspaces.
+        folder: String,
+    },
     /// A kind this side does not know (sent by a newer peer); answered [`RelayError::UnknownKind`].
     #[serde(other)]
     Unknown,
@@ -195,6 +212,7 @@ impl RelayKind {
                 | RelayKind::SentDiscard { .. }
                 | RelayKind::SentClear
                 | RelayKind::Command { .. }
+                | RelayKind::CreateIn { .. }
         )
     }
 
@@ -226,8 +244,11 @@ impl RelayKind {
             RelayKind::SentDiscard { .. } | RelayKind::SentClear => {
                 matches!(ok, RelayOk::Discarded(_))
             }
-            RelayKind::Command { .. } => matches!(ok, RelayOk::Created(_)),
             RelayKind::Starters => matches!(ok, RelayOk::Starters(_)),
+            RelayKind::Command { .. } | RelayKind::CreateIn { .. } => {
+                matches!(ok, RelayOk::Created(_))
+            }
+            RelayKind::Browse { .. } => matches!(ok, RelayOk::Folders(_)),
             RelayKind::Unsubscribe { .. }
             | RelayKind::Input { .. }
             | RelayKind::Rename { .. }
@@ -283,6 +304,8 @@ pub enum RelayOk {
     Discarded(u64),
     /// The member's applied starters.
     Starters(Vec<StarterInfo>),
+    /// The folder names of a [`RelayKind::Browse`].
+    Folders(Folders),
     /// An outcome this side does not know (from a newer member); the lead treats it as unreadable.
     #[serde(other)]
     Unknown,
@@ -402,6 +425,21 @@ pub struct StarterInfo {
     /// It skips the agent's permission prompts (the "No prompts" badge).
     pub no_prompts: bool,
 }
+
+/// Folder names under a home folder (the shape of `GET /api/browse/{m}`'s answer, without the
+/// machine).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Folders {
+    /// The folder listed, resolved and masked.
+    pub path: String,
+    /// Its folders' names, sorted, masked; at most [`MAX_FOLDERS`].
+    pub folders: Vec<String>,
+    /// Whether it holds more folders than are listed.
+    pub truncated: bool,
+}
+
+/// The most folder names a browse answers (SPEC §11: "at most 200 lines").
+pub const MAX_FOLDERS: usize = 200;
 
 /// A member's sent log (the shape of its part of `GET /api/sent`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -196,6 +196,8 @@ impl From<RelayError> for AppError {
             RelayError::Tool { error, .. } if error == AppError::StarterChanged.to_string() => {
                 AppError::StarterChanged
             }
+            // A member's tool rule (a folder outside its workspaces, …) in this build's words.
+            RelayError::Tool { status, error } => super::tools::relayed_refusal(status, error),
             // Only a refusal this build knows passes, in this build's words.
             RelayError::Forbidden(m) if m == super::commands::RUN_OFF => {
                 AppError::Forbidden(super::commands::RUN_OFF)

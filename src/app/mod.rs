@@ -10,6 +10,7 @@
 mod audit;
 pub mod authn;
 pub mod blobs;
+pub mod browse;
 mod caller;
 pub mod cards;
 pub mod commands;

@@ -104,6 +104,14 @@ fn input_record(rec: AuditRecord, pane: &str, text: &str, keys: &[NamedKey]) -> 
     rec
 }
 
+/// A `pane.create` line with the folder the pane started in, if one was chosen.
+fn with_folder(rec: AuditRecord, folder: Option<String>) -> AuditRecord {
+    match folder {
+        Some(f) => rec.with_detail("folder", f),
+        None => rec,
+    }
+}
+
 impl From<PaneError> for AppError {
     fn from(e: PaneError) -> Self {
         match e {
@@ -270,22 +278,51 @@ impl App {
         name: Option<String>,
         launch: Launch,
     ) -> Result<PaneInfo, AppError> {
+        self.create_pane_in(caller, machine, name, launch, None)
+            .await
+    }
+
+    /// [`App::create_pane`] in `folder` (absolute or `~/…`; `None`: the home folder), which must
+    /// be a folder inside one of the machine's own workspaces ([`super::browse`]). `pane.create`
+    /// names the folder.
+    pub async fn create_pane_in(
+        &self,
+        caller: &Caller,
+        machine: &str,
+        name: Option<String>,
+        launch: Launch,
+        folder: Option<String>,
+    ) -> Result<PaneInfo, AppError> {
         let machine = self.machine(machine)?;
         let starter = match &launch {
             Launch::Starter(s) => Some(s.clone()),
             _ => None,
         };
         if let Machine::Member(member) = &machine {
-            member.allows(&RelayKind::Create {
-                name: None,
-                starter: None,
+            member.allows(&match &folder {
+                None => RelayKind::Create {
+                    name: None,
+                    starter: None,
+                },
+                Some(_) => RelayKind::CreateIn {
+                    name: None,
+                    starter: None,
+                    folder: String::new(),
+                },
             })?;
         }
         if let Some(n) = &name {
             validate_pane_name(n)?;
         }
+        if let Some(f) = &folder {
+            super::browse::validate_path("folder", f, true)?;
+        }
         match machine {
             Machine::Local => {
+                let cwd = match &folder {
+                    Some(f) => Some(self.pane_start_folder(f).await?),
+                    None => None,
+                };
                 let command = match launch {
                     Launch::Shell => Vec::new(),
                     Launch::Command(argv) => argv,
@@ -301,6 +338,7 @@ impl App {
                     .call(|r| PanesMsg::Create {
                         name: name.clone(),
                         command,
+                        cwd: cwd.clone(),
                         reply: r,
                     })
                     .await?;
@@ -317,6 +355,7 @@ impl App {
                     Err(e) => return Err(e.into()),
                 };
                 let rec = self.create_record(caller, &info.pane, name, runs);
+                let rec = with_folder(rec, cwd.map(|d| d.display().to_string()));
                 if let Err(e) = self.audit(rec).await {
                     let pane = info.pane.clone();
                     let _ = self
@@ -333,9 +372,17 @@ impl App {
                         "a command line runs only on this machine; use a starter".into(),
                     ));
                 }
-                let kind = RelayKind::Create {
-                    name: name.clone(),
-                    starter: starter.clone(),
+                // Only a member that declared `pane_folder` gets a folder (the gate above).
+                let kind = match folder.clone() {
+                    None => RelayKind::Create {
+                        name: name.clone(),
+                        starter: starter.clone(),
+                    },
+                    Some(folder) => RelayKind::CreateIn {
+                        name: name.clone(),
+                        starter: starter.clone(),
+                        folder,
+                    },
                 };
                 let info = match member.call(caller.on(), kind).await {
                     Ok(RelayOk::Created(info)) => member.own_pane(self, info),
@@ -350,6 +397,7 @@ impl App {
                     Err(e) => return Err(e.into()),
                 };
                 let rec = self.create_record(caller, &info.pane, name, ("starter", starter));
+                let rec = with_folder(rec, folder);
                 if let Err(e) = self.audit_for(&member, rec).await {
                     // Not audited here, so not kept: close it again on the member.
                     let kind = RelayKind::Close {

@@ -166,7 +166,8 @@ impl App {
         })
     }
 
-    /// Opens a pane on `machine` running its starter `starter`. A "No prompts" starter needs this
+    /// Opens a pane on `machine` running its starter `starter` (in `folder`, when one is given;
+    /// see [`App::create_pane_in`]). A "No prompts" starter needs this
     /// device's confirmation: `confirm_no_prompts` gives it (kept, so it is asked once); without
     /// it and without an earlier one the answer is 409 `confirm no prompts` and nothing opens.
     pub async fn start_starter(
@@ -175,6 +176,7 @@ impl App {
         machine: &str,
         starter: String,
         pane_name: Option<String>,
+        folder: Option<String>,
         confirm_no_prompts: bool,
     ) -> Result<PaneInfo, AppError> {
         if let Some(owner) = confirmer(caller) {
@@ -194,7 +196,7 @@ impl App {
                     .confirm(&owner, &format!("{}/{starter}", list.machine))?;
             }
         }
-        self.create_pane(caller, machine, pane_name, Launch::Starter(starter))
+        self.create_pane_in(caller, machine, pane_name, Launch::Starter(starter), folder)
             .await
     }
 }

@@ -3,6 +3,7 @@
 //! encodes a typed answer; no rule lives here.
 
 mod blobs;
+mod browse;
 mod cards;
 mod devices;
 mod durable;
@@ -71,6 +72,7 @@ pub(super) fn api() -> Router<App> {
         .route("/api/files/{m}/list", get(files::list))
         .route("/api/files/{m}/read", get(files::read))
         .route("/api/files/{m}/changes", get(files::changes))
+        .route("/api/browse/{m}", get(browse::browse))
         .route("/api/blobs", post(blobs::upload))
         .route("/api/blobs/{id}", get(blobs::blob))
         .layer(DefaultBodyLimit::max(MAX_TOOL_BODY))

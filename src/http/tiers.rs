@@ -89,6 +89,8 @@ pub const ROUTES: &[(Method, &str, Access)] = &[
         "/api/files/{m}/changes",
         Access::Device(Tier::Files),
     ),
+    // Browsing for the New page's folder (SPEC §11: "Both need tier files").
+    (Method::GET, "/api/browse/{m}", Access::Device(Tier::Files)),
     (Method::POST, "/api/blobs", Access::Device(Tier::Files)),
     (Method::GET, "/api/blobs/{id}", Access::Device(Tier::Files)),
     (Method::POST, "/api/panes", Access::Device(Tier::Full)),

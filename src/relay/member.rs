@@ -93,6 +93,19 @@ impl Handler for Served {
                 let launch = starter.map_or(Launch::Shell, Launch::Starter);
                 RelayOk::Created(app.create_pane(&caller, HERE, name, launch).await?)
             }
+            RelayKind::CreateIn {
+                name,
+                starter,
+                folder,
+            } => {
+                // The folder is checked against this machine's own workspaces.
+                let launch = starter.map_or(Launch::Shell, Launch::Starter);
+                RelayOk::Created(
+                    app.create_pane_in(&caller, HERE, name, launch, Some(folder))
+                        .await?,
+                )
+            }
+            RelayKind::Browse { path } => RelayOk::Folders(app.relayed_folders(path).await?),
             RelayKind::Rename { pane, name } => {
                 app.rename_pane(&caller, HERE, pane, name).await?;
                 RelayOk::Done

@@ -48,9 +48,11 @@ impl CrewState {
         self.args.machine.set(start.name.clone());
         let mut config = HelloConfig::new(start.name.clone(), VERSION.to_owned(), start.secret);
         if !self.args.serve_tools {
-            // `[crew] tools = false` declines the crew's file access, uploads included.
+            // `[crew] tools = false` declines the crew's file access, uploads and browsing
+            // included.
             config.capabilities.remove(&Capability::Tools);
             config.capabilities.remove(&Capability::Uploads);
+            config.capabilities.remove(&Capability::Browse);
         }
         self.tasks.spawn(link::member_loop(
             MemberLink {

@@ -174,6 +174,8 @@ pub enum PanesMsg {
         name: Option<String>,
         /// argv; empty = the user's shell.
         command: Vec<String>,
+        /// The folder it starts in (already checked by the caller); `None`: the home folder.
+        cwd: Option<PathBuf>,
         /// The answer.
         reply: Reply<PaneInfo>,
     },
@@ -343,9 +345,10 @@ impl Actor for PanesActor {
             PanesMsg::Create {
                 name,
                 command,
+                cwd,
                 reply,
             } => {
-                let _ = reply.send(state.create(name, command).await);
+                let _ = reply.send(state.create(name, command, cwd).await);
                 state.check_budget();
             }
             PanesMsg::Rename { pane, name, reply } => {
@@ -576,6 +579,7 @@ impl PanesState {
         &mut self,
         name: Option<String>,
         command: Vec<String>,
+        cwd: Option<PathBuf>,
     ) -> Result<PaneInfo, PaneError> {
         // What one more hosted pane may grow to: its ring plus a full screen and scrollback at the
         // size it starts with (vt100 cells are 32 bytes).
@@ -606,6 +610,7 @@ impl PanesState {
                 "COLLIE_PANE".into(),
                 format!("{}/{id}#{token}", self.args.machine),
             )],
+            cwd,
             ..SpawnOptions::default()
         };
         let pane = HostedPane::spawn(opts)

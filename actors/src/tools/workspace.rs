@@ -123,6 +123,11 @@ impl Workspaces {
         &self.roots
     }
 
+    /// The home folder `~` means, canonical, if one is known.
+    pub fn home(&self) -> Option<&Path> {
+        self.home.as_deref()
+    }
+
     /// The guarded paths, canonical.
     pub fn guarded(&self) -> &Guarded {
         &self.guarded

@@ -28,6 +28,8 @@ pub fn requires(kind: &RelayKind) -> Capability {
             Capability::Sent
         }
         RelayKind::Command { .. } => Capability::Commands,
+        RelayKind::Browse { .. } => Capability::Browse,
+        RelayKind::CreateIn { .. } => Capability::PaneFolder,
         RelayKind::Unknown => Capability::Unknown,
     }
 }
@@ -135,6 +137,15 @@ mod tests {
                 Capability::Commands,
             ),
             (RelayKind::Starters, Capability::PaneCreate),
+            (RelayKind::Browse { path: None }, Capability::Browse),
+            (
+                RelayKind::CreateIn {
+                    name: None,
+                    starter: None,
+                    folder: "~/src".to_owned(),
+                },
+                Capability::PaneFolder,
+            ),
             (RelayKind::Unknown, Capability::Unknown),
         ];
         for (kind, capability) in cases {

@@ -157,6 +157,10 @@ fn an_unknown_kind_from_a_newer_lead_decodes_as_unknown() {
         #[allow(dead_code)]
         M10,
         #[allow(dead_code)]
+        M11,
+        #[allow(dead_code)]
+        M12,
+        #[allow(dead_code)]
         N,
         Resize {
             cols: u16,

@@ -71,6 +71,9 @@ pub(super) struct CreateBody {
     /// The device confirms, once, a starter that skips the agent's permission prompts (SPEC §12).
     #[serde(default)]
     confirm_no_prompts: bool,
+    /// The folder the pane starts in (absolute or `~/…`), inside one of the machine's
+    /// workspaces.
+    folder: Option<String>,
 }
 
 pub(super) async fn create(
@@ -81,11 +84,18 @@ pub(super) async fn create(
     let b: CreateBody = body(&bytes)?;
     Ok(Json(match b.starter {
         Some(starter) => {
-            app.start_starter(&caller, &b.machine, starter, b.name, b.confirm_no_prompts)
-                .await?
+            app.start_starter(
+                &caller,
+                &b.machine,
+                starter,
+                b.name,
+                b.folder,
+                b.confirm_no_prompts,
+            )
+            .await?
         }
         None => {
-            app.create_pane(&caller, &b.machine, b.name, Launch::Shell)
+            app.create_pane_in(&caller, &b.machine, b.name, Launch::Shell, b.folder)
                 .await?
         }
     }))
