@@ -2,10 +2,11 @@
 // 360 × 740 phone in headless chromium against a real bridge whose configuration was applied with
 // `collie apply --yes`: the applied starters are listed above Shell, a tap runs the pinned program
 // in a new pane, and a starter that skips the agent's permission prompts carries the "No prompts"
-// badge and is confirmed once per device (Cancel opens nothing).
+// badge and is confirmed once per device (Cancel opens nothing); `Choose folder` browses the home
+// folder and the pane opens in the folder chosen.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { launchBrowser, session, pairInApp, waitFor, waitScreen, WINDOW } from './support.mjs';
 
@@ -117,4 +118,32 @@ test('a No prompts starter is confirmed once per device; Cancel opens nothing', 
     await waitFor('a second Yolo pane', async () =>
       (await ownPanes(bridge)).filter((p) => p.backend === 'pty').length === 2, { timeout: 10_000 });
     assert.equal(await page.getByRole('dialog').count(), 0, 'not asked again');
+  }, { ...VIEW, bridge: bridgeOpts }));
+
+test('Choose folder browses the home folder and the pane starts in the folder chosen', T, () =>
+  session(browser, 'starters-folder', async ({ page, bridge }) => {
+    await mkdir(path.join(bridge.dir, 'home', 'code', 'app'), { recursive: true });
+    await mkdir(path.join(bridge.dir, 'home', '.hidden'), { recursive: true });
+    await pairInApp(page, bridge);
+    await page.getByRole('link', { name: WINDOW, exact: true }).waitFor();
+    await openNew(page);
+    await page.getByRole('button', { name: 'Choose folder', exact: true }).click();
+    const list = page.getByRole('list', { name: 'Folders', exact: true });
+    await list.getByRole('button', { name: 'code', exact: true }).click();
+    await list.getByRole('button', { name: 'app', exact: true }).click();
+    await page.getByRole('button', { name: 'Up one folder', exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Use this folder', exact: true }).click();
+    const chosen = path.join(bridge.dir, 'home', 'code', 'app');
+    await waitFor('the chosen folder shown', async () =>
+      (await page.locator('#new-folder').innerText()).endsWith('/code/app'));
+    await page.getByRole('button', { name: 'Helper', exact: true }).click();
+    await waitScreen(page, 'the starter ran', (text) => text.includes('STARTED:plain:'));
+    // The bridge opened it in the chosen folder (that the program really runs there is
+    // tests/browse.rs's to show, from the shell's own `pwd`).
+    assert.equal((await ownPanes(bridge)).filter((p) => p.backend === 'pty').length, 1);
+    const audit = (await readFile(path.join(bridge.dir, 'state', 'audit.log'), 'utf8'))
+      .split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const created = audit.find((l) => l.event === 'pane.create');
+    assert.equal(created.detail.folder, chosen, 'the pane.create line names the folder');
+    assert.equal(created.detail.starter, 'Helper');
   }, { ...VIEW, bridge: bridgeOpts }));

@@ -60,9 +60,10 @@ export function unpaired(err) {
 }
 
 /** `POST /api/panes {machine, name?}`: a new hosted shell; resolves with the pane's record. */
-export function createShell(machine, name) {
+export function createShell(machine, name, folder = null) {
   const body = { machine };
   if (name) body.name = name;
+  if (folder) body.folder = folder;
   return api('/api/panes', { method: 'POST', body });
 }
 
@@ -70,11 +71,18 @@ export function createShell(machine, name) {
  * Opens a pane on `machine` running its starter `starter` (SPEC §12). `confirmNoPrompts` gives this
  * device's one-time confirmation of a starter that skips the agent's permission prompts.
  */
-export function createStarter(machine, starter, name, confirmNoPrompts = false) {
+export function createStarter(machine, starter, name, confirmNoPrompts = false, folder = null) {
   const body = { machine, starter };
   if (name) body.name = name;
+  if (folder) body.folder = folder;
   if (confirmNoPrompts) body.confirm_no_prompts = true;
   return api('/api/panes', { method: 'POST', body });
+}
+
+/** The folder names under `path` (the home folder when null) of `machine` (SPEC §11, browse). */
+export function browseFolders(machine, path = null) {
+  const q = path ? `?path=${encodeURIComponent(path)}` : '';
+  return api(`/api/browse/${encodeURIComponent(machine)}${q}`);
 }
 
 /** The applied starters of `machine`, with this device's "No prompts" confirmations. */

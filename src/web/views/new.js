@@ -2,13 +2,16 @@
 // pane"): pick a machine of the crew, optionally name the pane, tap what to start: one of the
 // machine's applied starters (SPEC §12, `GET /api/starters/{machine}`) or a shell hosted by its
 // bridge (`POST /api/panes {machine, name?, starter?}`). A starter that skips the agent's permission
-// prompts carries a "No prompts" badge and is confirmed once per device. A created pane opens at
-// once. Tier `full` only: other devices are told so and get no controls.
+// prompts carries a "No prompts" badge and is confirmed once per device. `Choose folder` browses the
+// machine's home for the folder the pane starts in (`GET /api/browse/{machine}`; the bridge checks
+// it against the machine's workspaces when the pane is opened). A created pane opens at once. Tier
+// `full` only: other devices are told so and get no controls.
 
 import { api } from '../client.js';
 import { clear, confirmDialog, h } from '../dom.js';
-import { canManage, createShell, createStarter, listStarters, nameProblem, refreshTier, refusal, unpaired } from '../manage.js';
+import { browseFolders, canManage, createShell, createStarter, listStarters, nameProblem, refreshTier, refusal, unpaired } from '../manage.js';
 import { getDevice } from '../store.js';
+import { parentOf } from './files.js';
 import { paneHref } from './panes.js';
 
 /**
@@ -94,6 +97,55 @@ export function newView(root) {
       h('span', { class: 'start-name' }, 'Shell'));
     shell.setAttribute('aria-describedby', 'start-shell-detail');
 
+    // The folder the pane starts in: null is the machine's home folder (its default).
+    let folder = null;
+    let home = null;
+    const folderShown = h('span', { class: 'folder-shown mono', id: 'new-folder' }, 'Home folder');
+    const picker = h('div', { class: 'folder-picker', hidden: true });
+    const chooseBtn = h('button', { type: 'button', class: 'ghost', onclick: () => browse(folder) }, 'Choose folder');
+    chooseBtn.setAttribute('aria-describedby', 'new-folder');
+
+    async function browse(path) {
+      const on = machine.value;
+      if (!on) return;
+      clear(picker);
+      picker.hidden = false;
+      picker.append(h('p', { class: 'muted' }, 'Loading…'));
+      let res;
+      try {
+        res = await browseFolders(on, path);
+      } catch (err) {
+        if (gone || unpaired(err) || machine.value !== on) return;
+        clear(picker);
+        picker.append(h('p', { role: 'alert', class: 'alert' }, refusal('Folders not listed', err)),
+          h('button', { type: 'button', class: 'ghost', onclick: closePicker }, 'Cancel'));
+        return;
+      }
+      if (gone || machine.value !== on) return;
+      if (!path) home = res.path;
+      clear(picker);
+      const rows = res.folders.map((name) => h('li', {},
+        h('button', { type: 'button', class: 'file-entry dir', onclick: () => browse(`${res.path.replace(/\/$/, '')}/${name}`) }, name)));
+      if (home && res.path !== home) {
+        rows.unshift(h('li', {}, h('button', { type: 'button', class: 'file-entry dir', 'aria-label': 'Up one folder', onclick: () => browse(parentOf(res.path)) }, '..')));
+      }
+      picker.append(
+        h('p', { class: 'mono picker-path', role: 'status' }, res.path),
+        h('ul', { class: 'file-list', 'aria-label': 'Folders' }, rows),
+        res.truncated ? h('p', { class: 'note' }, 'Only the first 200 folders are listed.') : null,
+        h('div', { class: 'row end' },
+          h('button', { type: 'button', class: 'ghost', onclick: closePicker }, 'Cancel'),
+          h('button', { type: 'button', onclick: () => { setFolder(res.path === home ? null : res.path); closePicker(); } }, 'Use this folder')));
+    }
+    function closePicker() {
+      clear(picker);
+      picker.hidden = true;
+    }
+    function setFolder(path) {
+      folder = path;
+      folderShown.textContent = path || 'Home folder';
+    }
+
     const shellRow = h('li', {}, shell, shellWhere);
     const startList = h('ul', { class: 'start-list' }, shellRow);
     const starterNote = h('p', { class: 'note', hidden: true });
@@ -118,6 +170,10 @@ export function newView(root) {
 
     function where() {
       shellWhere.textContent = `A new shell on ${machine.value || 'this machine'}, run by Collie`;
+      // Another machine has another home: back to its default.
+      home = null;
+      setFolder(null);
+      closePicker();
       loadStarters();
     }
     machine.addEventListener('change', where);
@@ -151,8 +207,8 @@ export function newView(root) {
       progress.textContent = `Opening on ${machine.value}…`;
       try {
         const info = starter
-          ? await createStarter(machine.value, starter.name, n, confirm)
-          : await createShell(machine.value, n);
+          ? await createStarter(machine.value, starter.name, n, confirm, folder)
+          : await createShell(machine.value, n, folder);
         if (gone) return;
         // Replace this page in the history: Back from the new pane leads to the list.
         location.replace(paneHref(info.machine || machine.value, info.pane));
@@ -180,6 +236,10 @@ export function newView(root) {
         h('label', { for: 'new-name' }, 'Name'),
         name,
         h('p', { class: 'hint', id: 'new-name-hint' }, 'Optional, 1–64 characters. Without one the pane is called “pane <number>”.')),
+      h('div', { class: 'field' },
+        h('span', { class: 'field-label' }, 'Folder'),
+        h('div', { class: 'row' }, folderShown, chooseBtn),
+        picker),
       h('section', { class: 'start-section', 'aria-labelledby': 'start-title' },
         h('h2', { id: 'start-title' }, 'Start'),
         startList,
