@@ -229,6 +229,11 @@ fn a_changed_or_removed_config_file_stops_the_start_until_applied() {
     write_config(&b, "[phone]\nrun = false\n# note\n");
     let err = start_refused(&b);
     assert!(err.contains("config.toml sha256"), "{err}");
+    let doctor = String::from_utf8_lossy(&b.cli(&["doctor"]).stdout).into_owned();
+    assert!(
+        doctor.contains("FAIL  the configuration is not the applied one"),
+        "{doctor}"
+    );
     apply_yes(&b);
     b.launch();
     b.stop();

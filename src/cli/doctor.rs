@@ -57,6 +57,25 @@ pub(super) fn run() -> anyhow::Result<ExitCode> {
     // 2. Modes of the state dir and its files.
     check_modes(&mut r, state);
 
+    // The configuration: what `collie bridge` would say about it (SPEC §12).
+    let env = crate::applied::ResolveEnv::for_settings(&settings, std::env::var("PATH").ok());
+    match crate::applied::check(&settings, &env) {
+        Ok(None) => r.ok("no config.toml: the built-in defaults"),
+        Ok(Some(applied)) => r.ok(&format!(
+            "configuration applied {} ({} workspace(s), {} starter(s))",
+            applied.applied_at,
+            applied.resolved.workspaces.len(),
+            applied.resolved.starters.len()
+        )),
+        Err(e) => r.fail(
+            &format!(
+                "the configuration is not the applied one: {}",
+                e.to_string().lines().next().unwrap_or_default()
+            ),
+            "`collie show` says what differs; `collie apply` applies it",
+        ),
+    }
+
     // 3. Paired devices.
     if let Some(s) = &status {
         match s.devices {
