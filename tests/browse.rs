@@ -77,19 +77,10 @@ fn furnish(home: &Path) {
         .expect("set up the test");
 }
 
-fn url_encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
 fn browse(b: &TestBridge, token: &str, machine: &str, path: Option<&str>) -> (u16, Value) {
-    let q = path.map_or(String::new(), |p| format!("?path={}", url_encode(p)));
+    let q = path.map_or(String::new(), |p| {
+        format!("?path={}", support::url_encode(p))
+    });
     b.get(&format!("/api/browse/{machine}{q}"), Some(token))
 }
 
