@@ -49,24 +49,6 @@ fn audit_of(b: &TestBridge, event: &str) -> Vec<Value> {
         .collect()
 }
 
-/// An upload to `web-1` that declares `length` bytes and sends none; the answer's text.
-fn declared_only(b: &TestBridge, token: &str, pane: &str, length: usize) -> String {
-    use std::io::{Read, Write};
-    let mut conn = std::net::TcpStream::connect(("127.0.0.1", b.port)).expect("connect");
-    conn.set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("set up the test");
-    write!(
-        conn,
-        "POST /api/blobs?machine=web-1&pane={pane}&name=big.bin HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\
-         Authorization: Bearer {token}\r\nContent-Length: {length}\r\n\r\n",
-        b.port
-    )
-    .expect("set up the test");
-    let mut answer = vec![0u8; 4096];
-    let n = conn.read(&mut answer).unwrap_or(0);
-    String::from_utf8_lossy(&answer[..n]).into_owned()
-}
-
 /// A hosted pane on the member whose foreground process sits in `dir`; its id once the lead
 /// lists it for `web-1`.
 fn member_pane_in(lead: &TestBridge, member: &TestBridge, token: &str, dir: &Path) -> String {
@@ -179,8 +161,15 @@ fn an_upload_lands_in_the_member_panes_folder_and_is_audited_on_both() {
     assert_eq!(status, 400, "{body}");
     // Over 10 MiB: refused by the lead's body limit, from the declared length, before a byte of
     // the body is read or anything relayed.
-    let answer = declared_only(&lead, &files, &pane, (10 << 20) + 1);
-    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    let (status, answer) = lead.declare_only(
+        &format!(
+            "/api/blobs?machine=web-1&pane={}&name=big.bin",
+            support::url_encode(&pane)
+        ),
+        &files,
+        (10 << 20) + 1,
+    );
+    assert_eq!(status, 413, "{answer}");
     assert_eq!(entries(&uploads), ["shot.png"]);
     assert_eq!(audit_of(&member, "tool.upload").len(), 2, "nothing relayed");
 

@@ -282,24 +282,6 @@ fn changes_view_shows_a_masked_diff_and_its_states() {
     assert_eq!(body["error"], "not a git repository");
 }
 
-/// An upload that declares `length` bytes and sends none; the answer's text.
-fn declared_only(b: &TestBridge, token: &str, pane: &str, length: usize) -> String {
-    use std::io::{Read, Write};
-    let mut conn = std::net::TcpStream::connect(("127.0.0.1", b.port)).expect("connect");
-    conn.set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("set up the test");
-    write!(
-        conn,
-        "POST /api/blobs?pane={pane}&name=big.txt HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\
-         Authorization: Bearer {token}\r\nContent-Length: {length}\r\n\r\n",
-        b.port
-    )
-    .expect("set up the test");
-    let mut answer = vec![0u8; 4096];
-    let n = conn.read(&mut answer).unwrap_or(0);
-    String::from_utf8_lossy(&answer[..n]).into_owned()
-}
-
 /// A tmux window whose shell starts in `dir`; its pane id as the bridge names it.
 fn pane_in(b: &TestBridge, token: &str, dir: &Path) -> String {
     let first = b.first_tmux_pane(token);
@@ -414,9 +396,16 @@ fn uploads_land_in_the_panes_folder_private_and_never_overwriting() {
     // The declared length is refused before any of the body is read: the request below sends
     // none of it and still gets its answer.
     let before = std::fs::read_dir(&uploads).unwrap().count();
-    let answer = declared_only(&b, &files, &pane, 10 * 1024 * 1024 + 1);
-    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
-    assert!(answer.contains("10 MiB"), "{answer}");
+    let (status, answer) = b.declare_only(
+        &format!(
+            "/api/blobs?pane={}&name=big.bin",
+            support::url_encode(&pane)
+        ),
+        &files,
+        10 * 1024 * 1024 + 1,
+    );
+    assert_eq!(status, 413, "{answer}");
+    assert!(answer.to_string().contains("10 MiB"), "{answer}");
     assert_eq!(std::fs::read_dir(&uploads).unwrap().count(), before);
     let big = vec![b'a'; 10 * 1024 * 1024];
     let (status, body) = b.upload(&files, "local", &pane, "ten.txt", &big);

@@ -13,8 +13,6 @@
 
 mod support;
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -397,56 +395,6 @@ fn sessions_stop_at_their_caps_and_refusals_do_not_grow_the_bridge() {
 
 // ---- request bodies ----
 
-/// Sends a request's head declaring `length` bytes of body, and no body, and reads the answer:
-/// a server that checks the declared length answers at once; one that waits for the body never
-/// does (the read times out, and the test says so).
-fn declare_only(b: &TestBridge, path: &str, token: &str, length: usize) -> (u16, Value) {
-    let mut s = TcpStream::connect(("127.0.0.1", b.port)).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
-    write!(
-        s,
-        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {token}\r\n\
-         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
-         Content-Length: {length}\r\n\r\n",
-        b.port
-    )
-    .expect("write the head");
-    let mut got = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        let head_end = got.windows(4).position(|w| w == b"\r\n\r\n");
-        if let Some(end) = head_end {
-            let head = String::from_utf8_lossy(&got[..end]).to_string();
-            let want = head
-                .lines()
-                .find_map(|l| {
-                    let (k, v) = l.split_once(':')?;
-                    k.eq_ignore_ascii_case("content-length")
-                        .then(|| v.trim().parse::<usize>().ok())?
-                })
-                .unwrap_or(0);
-            if got.len() >= end + 4 + want {
-                let status = head
-                    .split_whitespace()
-                    .nth(1)
-                    .and_then(|s| s.parse().ok())
-                    .expect("a status");
-                let body = String::from_utf8_lossy(&got[end + 4..end + 4 + want]).to_string();
-                return (
-                    status,
-                    serde_json::from_str(&body).unwrap_or(Value::String(body)),
-                );
-            }
-        }
-        match s.read(&mut buf) {
-            Ok(0) => panic!("{path}: closed without a whole answer"),
-            Ok(n) => got.extend_from_slice(&buf[..n]),
-            Err(e) => panic!("{path}: no answer to the declared length within 10 s ({e})"),
-        }
-    }
-}
-
 /// The body of a `write_file` of `content` bytes of which `newlines` are `\n` (each escaped to
 /// two bytes in JSON), the rest `a`.
 fn write_file_body(path: &str, content: usize, newlines: usize) -> (Vec<u8>, Vec<u8>) {
@@ -470,14 +418,14 @@ fn request_bodies_are_capped_at_24_mib_for_tools_and_512_kib_elsewhere() {
     // One byte over, declared: refused at once, before the body exists, in the JSON shape.
     let rss = procs::rss_kib(pid(&b)).expect("VmRSS");
     for path in ["/api/tools/write_file", "/mcp"] {
-        let (status, body) = declare_only(&b, path, &token, tool_limit + 1);
+        let (status, body) = b.declare_only(path, &token, tool_limit + 1);
         assert_eq!(
             (status, body["error"].as_str()),
             (413, Some("request body too large: at most 24 MiB")),
             "{path}: {body}"
         );
     }
-    let (status, body) = declare_only(&b, "/api/panes", &token, 512 * 1024 + 1);
+    let (status, body) = b.declare_only("/api/panes", &token, 512 * 1024 + 1);
     assert_eq!(
         (status, body["error"].as_str()),
         (413, Some("request body too large: at most 512 KiB")),

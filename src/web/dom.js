@@ -58,6 +58,23 @@ let dialogs = 0;
  * Asks `question` in a modal dialog with `detail` below it; resolves true on `confirm` (the
  * danger button), false on Cancel or Escape. Text is set as text.
  */
+/**
+ * Shows `dialog` modally; returns the function that closes it once, removes it and resolves the
+ * caller's promise with its value (a second call does nothing).
+ */
+export function openModal(dialog, resolve) {
+  let done = false;
+  document.body.append(dialog);
+  dialog.showModal();
+  return (value) => {
+    if (done) return;
+    done = true;
+    dialog.close();
+    dialog.remove();
+    resolve(value);
+  };
+}
+
 export function confirmDialog(question, detail, confirm) {
   return new Promise((resolve) => {
     const id = `dialog-title-${++dialogs}`;
@@ -72,12 +89,6 @@ export function confirmDialog(question, detail, confirm) {
       e.preventDefault();
       close(false);
     });
-    function close(ok) {
-      dialog.close();
-      dialog.remove();
-      resolve(ok);
-    }
-    document.body.append(dialog);
-    dialog.showModal();
+    const close = openModal(dialog, resolve);
   });
 }

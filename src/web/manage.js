@@ -7,7 +7,7 @@
 // Names come from panes and machines and are only ever set as text.
 
 import { api, panePath } from './client.js';
-import { confirmDialog, h } from './dom.js';
+import { confirmDialog, h, openModal } from './dom.js';
 import { getDevice, getToken, setDevice } from './store.js';
 
 /** Whether this phone's tier may create, rename and close panes (tier `full`, SPEC §3.2). */
@@ -152,16 +152,7 @@ export function renameDialog(machine, pane, current, onTier = () => {}) {
         }
       }
     });
-    let done = false;
-    function close(value) {
-      if (done) return;
-      done = true;
-      dialog.close();
-      dialog.remove();
-      resolve(value);
-    }
-    document.body.append(dialog);
-    dialog.showModal();
+    const close = openModal(dialog, resolve);
     field.select();
   });
 }
@@ -217,15 +208,6 @@ export function actionsSheet(name, { changes = null, manage = false } = {}) {
       const inside = e.clientX >= r.left && e.clientX <= r.right && e.clientY >= r.top && e.clientY <= r.bottom;
       if (!inside) close(null);
     });
-    let done = false;
-    function close(value) {
-      if (done) return;
-      done = true;
-      dialog.close();
-      dialog.remove();
-      resolve(value);
-    }
-    document.body.append(dialog);
-    dialog.showModal();
+    const close = openModal(dialog, resolve);
   });
 }

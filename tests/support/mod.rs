@@ -322,6 +322,57 @@ impl TestBridge {
         assert!(online.is_some(), "{name} never came online");
     }
 
+    /// Sends a request's head declaring `length` bytes of body, and no body, and reads the answer:
+    /// a server that checks the declared length answers at once; one that waits for the body never
+    /// does (the read times out, and the test says so).
+    pub fn declare_only(&self, path: &str, token: &str, length: usize) -> (u16, Value) {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        write!(
+            s,
+            "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {token}\r\n\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             Content-Length: {length}\r\n\r\n",
+            self.port
+        )
+        .expect("write the head");
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            let head_end = got.windows(4).position(|w| w == b"\r\n\r\n");
+            if let Some(end) = head_end {
+                let head = String::from_utf8_lossy(&got[..end]).to_string();
+                let want = head
+                    .lines()
+                    .find_map(|l| {
+                        let (k, v) = l.split_once(':')?;
+                        k.eq_ignore_ascii_case("content-length")
+                            .then(|| v.trim().parse::<usize>().ok())?
+                    })
+                    .unwrap_or(0);
+                if got.len() >= end + 4 + want {
+                    let status = head
+                        .split_whitespace()
+                        .nth(1)
+                        .and_then(|s| s.parse().ok())
+                        .expect("a status");
+                    let body = String::from_utf8_lossy(&got[end + 4..end + 4 + want]).to_string();
+                    return (
+                        status,
+                        serde_json::from_str(&body).unwrap_or(Value::String(body)),
+                    );
+                }
+            }
+            match s.read(&mut buf) {
+                Ok(0) => panic!("{path}: closed without a whole answer"),
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+                Err(e) => panic!("{path}: no answer to the declared length within 10 s ({e})"),
+            }
+        }
+    }
+
     /// `POST /api/blobs` with raw bytes into `pane` of `machine`: (status, JSON body).
     pub fn upload(
         &self,
