@@ -7,7 +7,7 @@
 // --all-features` first), or `$COLLIE_BIN`.
 
 import { spawn, execFile } from 'node:child_process';
-import { mkdtemp, mkdir, rm, access, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, rm, access, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -500,3 +500,23 @@ async function explain(e, name, ctx) {
 
 /** Lines of text as a human reads them: `hel""lo` echoed by the shell prints `hello` on a line of its own. */
 export const isLine = (want) => (l) => l.trim() === want;
+
+/** axe-core's script, read once (web-tests/node_modules, from the committed lock). */
+let axeSource;
+
+/**
+ * Runs axe-core on what the page shows now and returns the serious and critical violations as
+ * readable lines (empty: none). The script is evaluated through the browser's debugging protocol,
+ * which the page's Content-Security-Policy does not govern, so the app's own CSP stays as shipped.
+ */
+export async function axeViolations(page) {
+  axeSource ??= await readFile(path.join(ROOT, 'web-tests', 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.evaluate(axeSource);
+  const found = await page.evaluate(async () => {
+    const result = await window.axe.run(document, { resultTypes: ['violations'] });
+    return result.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.impact} ${v.id}: ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
+  });
+  return found;
+}
