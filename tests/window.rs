@@ -46,7 +46,13 @@ fn bridge() -> (TestBridge, String, PathBuf) {
     b.stop();
     let home = b.dir.path().join("home");
     let agent = agent_script(&home.join("bin"));
-    b.configure(&starter_config(&agent));
+    // The same program without arguments, at a path a shell would split and expand.
+    let bare = agent_script(&home.join("my bin $(x)"));
+    b.configure(&format!(
+        "{}[[starters]]\nname = \"Bare\"\nexec = \"{}\"\n",
+        starter_config(&agent),
+        bare.display()
+    ));
     b.launch();
     let token = b.pair("phone", "full");
     (b, token, agent)
@@ -145,6 +151,19 @@ fn a_starter_and_a_shell_open_as_named_windows_of_a_mirrored_session() {
     assert_eq!(line["detail"]["pane"], pane.as_str());
     assert_eq!(line["detail"]["folder"], proj.display().to_string());
     assert_eq!(line["device"], "phone");
+
+    // A one-word command (a starter without arguments) runs as its path, never as shell text.
+    let (s, v) = create(
+        &b,
+        &token,
+        &json!({"machine": "local", "starter": "Bare", "session": MAIN}),
+    );
+    assert_eq!(s, 200, "{v}");
+    let id = tmux_id(v["pane"].as_str().expect("pane"));
+    let ran = wait_for(Duration::from_secs(10), || {
+        tmux.capture(&id).contains("STARTED- IN").then_some(())
+    });
+    assert!(ran.is_some(), "the bare starter ran: {}", tmux.capture(&id));
 
     // The user's shell, named with what tmux would expand: the name stays as written.
     let (s, v) = create(

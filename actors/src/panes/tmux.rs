@@ -382,7 +382,7 @@ impl TmuxBackend {
     /// by prefix and by pattern, so a name would reach sessions the caller did not mean. tmux runs
     /// as a process with argv words, so nothing is parsed by tmux's command parser or by a shell;
     /// `-n` and `-c` are format strings to tmux (`#{…}`, and `#(…)` runs a command), so every `#`
-    /// in them is doubled ([`literal`]). tmux runs a one-word command through the shell (`sh -c
+    /// in them is doubled (`literal`). tmux runs a one-word command through the shell (`sh -c
     /// WORD`), so one word is passed as `/bin/sh -c 'exec "$0"' WORD`: the word is an argument,
     /// never shell text.
     pub async fn new_window_in(
