@@ -7,7 +7,7 @@
 // --all-features` first), or `$COLLIE_BIN`.
 
 import { spawn, execFile } from 'node:child_process';
-import { mkdtemp, mkdir, rm, access, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, rm, access, chmod, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +30,19 @@ export const CHROMIUM_ARGS = [
 
 /** The tmux window (and so the pane's name in Collie) every test bridge starts with. */
 export const WINDOW = 'work';
+
+/**
+ * A program of a test's own at `<dir>/home/bin/fake-agent` (for a starter to pin): prints what it
+ * was started with as `STARTED:<args>:`, then waits.
+ */
+export async function fakeAgent(dir) {
+  const bin = path.join(dir, 'home', 'bin');
+  await mkdir(bin, { recursive: true });
+  const file = path.join(bin, 'fake-agent');
+  await writeFile(file, '#!/bin/sh\necho "STARTED:$*:"\nexec sleep 600\n');
+  await chmod(file, 0o755);
+  return file;
+}
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 

@@ -190,6 +190,22 @@ pub enum RelayKind {
         /// The folder (`~/…` or absolute), checked against the member's own workspaces.
         folder: String,
     },
+    /// The tmux sessions the member mirrors (a new window opens in one of them); answered
+    /// [`RelayOk::Sessions`]. Capability `tmux_window` (decision 0042).
+    Sessions,
+    /// Open a new window in one of the member's mirrored tmux sessions, running a starter of the
+    /// member's or its user's shell (SPEC §12); answered [`RelayOk::Created`]. Capability
+    /// `tmux_window`: an older member never declares it, so the lead never sends this to one.
+    CreateWindow {
+        /// The window's name.
+        name: Option<String>,
+        /// Starter to run in it; `None` is the user's shell.
+        starter: Option<String>,
+        /// The folder (`~/…` or absolute), checked against the member's own workspaces.
+        folder: Option<String>,
+        /// The session, as [`TmuxSession::session`] names it (`t<socket index>:<name>`).
+        session: String,
+    },
     /// A kind this side does not know (sent by a newer peer); answered [`RelayError::UnknownKind`].
     #[serde(other)]
     Unknown,
@@ -213,6 +229,7 @@ impl RelayKind {
                 | RelayKind::SentClear
                 | RelayKind::Command { .. }
                 | RelayKind::CreateIn { .. }
+                | RelayKind::CreateWindow { .. }
         )
     }
 
@@ -245,9 +262,10 @@ impl RelayKind {
                 matches!(ok, RelayOk::Discarded(_))
             }
             RelayKind::Starters => matches!(ok, RelayOk::Starters(_)),
-            RelayKind::Command { .. } | RelayKind::CreateIn { .. } => {
-                matches!(ok, RelayOk::Created(_))
-            }
+            RelayKind::Command { .. }
+            | RelayKind::CreateIn { .. }
+            | RelayKind::CreateWindow { .. } => matches!(ok, RelayOk::Created(_)),
+            RelayKind::Sessions => matches!(ok, RelayOk::Sessions(_)),
             RelayKind::Browse { .. } => matches!(ok, RelayOk::Folders(_)),
             RelayKind::Unsubscribe { .. }
             | RelayKind::Input { .. }
@@ -306,6 +324,8 @@ pub enum RelayOk {
     Starters(Vec<StarterInfo>),
     /// The folder names of a [`RelayKind::Browse`].
     Folders(Folders),
+    /// The member's mirrored tmux sessions ([`RelayKind::Sessions`]).
+    Sessions(Vec<TmuxSession>),
     /// An outcome this side does not know (from a newer member); the lead treats it as unreadable.
     #[serde(other)]
     Unknown,
@@ -436,6 +456,19 @@ pub struct Folders {
     pub folders: Vec<String>,
     /// Whether it holds more folders than are listed.
     pub truncated: bool,
+}
+
+/// One tmux session a bridge mirrors, as the phone's New page lists it (`GET /api/sessions/{m}`):
+/// where a new window can open.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TmuxSession {
+    /// What a create names: `t<socket index>:<session name>` — the socket index of the pane ids
+    /// (`t<i>-<n>`: 0 is the default server, then the configured sockets in order).
+    pub session: String,
+    /// The session's name, masked.
+    pub name: String,
+    /// The tmux server's index (the `<i>` of `session`).
+    pub socket: u32,
 }
 
 /// The most folder names a browse answers (SPEC §11: "at most 200 lines").

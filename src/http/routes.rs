@@ -67,6 +67,7 @@ pub(super) fn api() -> Router<App> {
         .route("/api/sent/{m}", delete(sent::clear))
         .route("/api/sent/{m}/{id}", delete(sent::discard))
         .route("/api/starters/{m}", get(panes::starters))
+        .route("/api/sessions/{m}", get(panes::sessions))
         .route("/api/commands", post(sent::run))
         .route("/api/commands/recent", get(sent::recent))
         .route("/api/files/{m}/list", get(files::list))

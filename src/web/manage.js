@@ -59,22 +59,28 @@ export function unpaired(err) {
   return err.status === 403 && err.code !== 'insufficient tier';
 }
 
-/** `POST /api/panes {machine, name?}`: a new hosted shell; resolves with the pane's record. */
-export function createShell(machine, name, folder = null) {
+/**
+ * `POST /api/panes {machine, name?, folder?, session?}`: a new shell, hosted by the bridge, or a new
+ * window of the tmux session `session` (as `listSessions` names it); resolves with the pane's record.
+ */
+export function createShell(machine, name, folder = null, session = null) {
   const body = { machine };
   if (name) body.name = name;
   if (folder) body.folder = folder;
+  if (session) body.session = session;
   return api('/api/panes', { method: 'POST', body });
 }
 
 /**
- * Opens a pane on `machine` running its starter `starter` (SPEC §12). `confirmNoPrompts` gives this
- * device's one-time confirmation of a starter that skips the agent's permission prompts.
+ * Opens a pane on `machine` running its starter `starter` (SPEC §12), hosted or as a new window of
+ * the tmux session `session`. `confirmNoPrompts` gives this device's one-time confirmation of a
+ * starter that skips the agent's permission prompts.
  */
-export function createStarter(machine, starter, name, confirmNoPrompts = false, folder = null) {
+export function createStarter(machine, starter, name, confirmNoPrompts = false, folder = null, session = null) {
   const body = { machine, starter };
   if (name) body.name = name;
   if (folder) body.folder = folder;
+  if (session) body.session = session;
   if (confirmNoPrompts) body.confirm_no_prompts = true;
   return api('/api/panes', { method: 'POST', body });
 }
@@ -83,6 +89,11 @@ export function createStarter(machine, starter, name, confirmNoPrompts = false, 
 export function browseFolders(machine, path = null) {
   const q = path ? `?path=${encodeURIComponent(path)}` : '';
   return api(`/api/browse/${encodeURIComponent(machine)}${q}`);
+}
+
+/** The tmux sessions `machine` mirrors, where a new window can open (decision 0042). */
+export function listSessions(machine) {
+  return api(`/api/sessions/${encodeURIComponent(machine)}`);
 }
 
 /** The applied starters of `machine`, with this device's "No prompts" confirmations. */
