@@ -30,6 +30,9 @@ pub fn requires(kind: &RelayKind) -> Capability {
         RelayKind::Command { .. } => Capability::Commands,
         RelayKind::Browse { .. } => Capability::Browse,
         RelayKind::CreateIn { .. } => Capability::PaneFolder,
+        RelayKind::SnapshotColour { .. } | RelayKind::SubscribeColour { .. } => {
+            Capability::PaneColour
+        }
         RelayKind::Unknown => Capability::Unknown,
     }
 }
@@ -145,6 +148,20 @@ mod tests {
                     folder: "~/src".to_owned(),
                 },
                 Capability::PaneFolder,
+            ),
+            (
+                RelayKind::SnapshotColour {
+                    pane: pane(),
+                    scrollback: None,
+                },
+                Capability::PaneColour,
+            ),
+            (
+                RelayKind::SubscribeColour {
+                    pane: pane(),
+                    last_seq: None,
+                },
+                Capability::PaneColour,
             ),
             (RelayKind::Unknown, Capability::Unknown),
         ];
