@@ -43,7 +43,11 @@ fn resolved(runs: &Value, styles: &serde_json::Map<String, Value>) -> Vec<(u64, 
                 .get(&r[2].as_u64().expect("style number").to_string())
                 .unwrap_or_else(|| panic!("style {} is not in the table {styles:?}", r[2]))
                 .clone();
-            (r[0].as_u64().unwrap(), r[1].as_u64().unwrap(), style)
+            (
+                r[0].as_u64().expect("as the test wrote it"),
+                r[1].as_u64().expect("as the test wrote it"),
+                style,
+            )
         })
         .collect()
 }
@@ -243,14 +247,14 @@ fn a_masked_secret_inside_a_red_run_keeps_its_columns() {
     let pane = hosted_printf(&b, "secret", RED_SECRET);
     let (v, row) = snapshot_with(&b, &token, "local", &pane, "key=");
     assert_masked_run(
-        v["lines"][row].as_str().unwrap(),
+        v["lines"][row].as_str().expect("as the test wrote it"),
         &v["attrs"][row],
-        v["styles"].as_object().unwrap(),
+        v["styles"].as_object().expect("as the test wrote it"),
     );
     let mut w = watch(&b, &token, "local", &pane);
     let (ev, row) = w.until_row("key=");
     assert_masked_run(
-        ev["rows"][&row].as_str().unwrap(),
+        ev["rows"][&row].as_str().expect("as the test wrote it"),
         &ev["attrs"][&row],
         &w.styles,
     );
@@ -276,15 +280,15 @@ fn a_members_pane_has_its_colours_through_the_lead_which_masks_without_moving_ru
     tmux_printf(&member, "main", RED_SECRET);
     let (ev, row) = w.until_row("key=");
     assert_masked_run(
-        ev["rows"][&row].as_str().unwrap(),
+        ev["rows"][&row].as_str().expect("as the test wrote it"),
         &ev["attrs"][&row],
         &w.styles,
     );
     let (v, row) = snapshot_with(&lead, &token, "web-1", &pane, "key=");
     assert_masked_run(
-        v["lines"][row].as_str().unwrap(),
+        v["lines"][row].as_str().expect("as the test wrote it"),
         &v["attrs"][row],
-        v["styles"].as_object().unwrap(),
+        v["styles"].as_object().expect("as the test wrote it"),
     );
 }
 
@@ -301,30 +305,44 @@ fn a_program_painting_thousands_of_colours_stays_under_the_caps() {
             "awk 'BEGIN { for (i = 0; i < 3000; i++) printf \"\\033[38;2;%d;%d;7mx\", i % 256, int(i / 256); printf \"\\033[0m\\nDONE\\n\" }'; exec sleep 600",
         ],
     );
-    let pane = info["pane"].as_str().unwrap().to_owned();
+    let pane = info["pane"]
+        .as_str()
+        .expect("as the test wrote it")
+        .to_owned();
     let (v, _) = snapshot_with(&b, &token, "local", &pane, "DONE");
-    let cols = v["cols"].as_u64().unwrap();
-    let styles = v["styles"].as_object().unwrap();
+    let cols = v["cols"].as_u64().expect("as the test wrote it");
+    let styles = v["styles"].as_object().expect("as the test wrote it");
     assert_eq!(styles.len(), 256, "the table is capped at 256 styles");
-    let attrs = v["attrs"].as_array().unwrap();
+    let attrs = v["attrs"].as_array().expect("as the test wrote it");
     let painted: u64 = attrs
         .iter()
-        .flat_map(|r| r.as_array().unwrap())
-        .map(|r| r[1].as_u64().unwrap())
+        .flat_map(|r| r.as_array().expect("as the test wrote it"))
+        .map(|r| r[1].as_u64().expect("as the test wrote it"))
         .sum();
     assert_eq!(
         painted, 256,
         "cells past the cap are drawn in the default style"
     );
     for runs in attrs {
-        let runs = runs.as_array().unwrap();
+        let runs = runs.as_array().expect("as the test wrote it");
         assert!(runs.len() as u64 <= cols, "at most one run per column");
         for r in runs {
-            assert!(r[0].as_u64().unwrap() + r[1].as_u64().unwrap() <= cols);
+            assert!(
+                r[0].as_u64().expect("as the test wrote it")
+                    + r[1].as_u64().expect("as the test wrote it")
+                    <= cols
+            );
             assert!(styles.contains_key(&r[2].to_string()));
         }
     }
     let mut w = watch(&b, &token, "local", &pane);
     let (ev, _) = w.until_row("DONE");
-    assert!(ev["styles"].as_object().unwrap().len() <= 256, "{ev}");
+    assert!(
+        ev["styles"]
+            .as_object()
+            .expect("as the test wrote it")
+            .len()
+            <= 256,
+        "{ev}"
+    );
 }

@@ -85,7 +85,7 @@ impl<'a> SnapshotJson<'a> {
             } else {
                 Vec::new()
             },
-            styles: styles_json((0u16..).zip(c.attrs.styles.iter()).map(|(n, s)| (n, s))),
+            styles: styles_json((0u16..).zip(c.attrs.styles.iter())),
         }
     }
 }
