@@ -7,8 +7,6 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpStream;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -90,41 +88,16 @@ fn assert_snapshot_colours(v: &Value, row: usize) {
     );
 }
 
-/// A phone's stream read on its own thread; each change's `data`, in order.
+/// A phone's stream of a pane, with the style table as the phone keeps it.
 struct Watch {
-    events: mpsc::Receiver<Value>,
-    /// The stream's style table as the phone keeps it.
+    events: mpsc::Receiver<(String, Value)>,
     styles: serde_json::Map<String, Value>,
 }
 
 fn watch(b: &TestBridge, token: &str, machine: &str, pane: &str) -> Watch {
-    let mut s = TcpStream::connect(("127.0.0.1", b.port)).expect("connect");
-    let req = format!(
-        "GET /api/panes/{machine}/{}/stream HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\
-         Authorization: Bearer {token}\r\nConnection: close\r\n\r\n",
-        url_encode(pane),
-        b.port
-    );
-    s.write_all(req.as_bytes()).expect("write");
-    s.set_read_timeout(Some(Duration::from_secs(60)))
-        .expect("timeout");
-    let (tx, events) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut reader = BufReader::new(s);
-        let mut line = String::new();
-        while reader.read_line(&mut line).unwrap_or(0) > 0 {
-            if let Some(d) = line.strip_prefix("data:") {
-                if let Ok(v) = serde_json::from_str::<Value>(d.trim()) {
-                    if tx.send(v).is_err() {
-                        return;
-                    }
-                }
-            }
-            line.clear();
-        }
-    });
+    let path = format!("/api/panes/{machine}/{}/stream", url_encode(pane));
     Watch {
-        events,
+        events: b.sse(&path, token),
         styles: serde_json::Map::new(),
     }
 }
@@ -134,7 +107,7 @@ impl Watch {
     /// otherwise) until one carries a row starting with `start`; returns that event and the row.
     fn until_row(&mut self, start: &str) -> (Value, String) {
         loop {
-            let ev = self
+            let (_, ev) = self
                 .events
                 .recv_timeout(Duration::from_secs(15))
                 .unwrap_or_else(|_| panic!("no event with a row starting {start:?}"));
@@ -240,17 +213,22 @@ fn assert_masked_run(line: &str, runs: &Value, styles: &serde_json::Map<String, 
     );
 }
 
+fn assert_masked_snapshot(b: &TestBridge, token: &str, machine: &str, pane: &str) {
+    let (v, row) = snapshot_with(b, token, machine, pane, "key=");
+    let styles = v["styles"].as_object().expect("styles");
+    assert_masked_run(
+        v["lines"][row].as_str().expect("a line"),
+        &v["attrs"][row],
+        styles,
+    );
+}
+
 #[test]
 fn a_masked_secret_inside_a_red_run_keeps_its_columns() {
     let b = TestBridge::start();
     let token = b.pair("phone", "read");
     let pane = hosted_printf(&b, "secret", RED_SECRET);
-    let (v, row) = snapshot_with(&b, &token, "local", &pane, "key=");
-    assert_masked_run(
-        v["lines"][row].as_str().expect("as the test wrote it"),
-        &v["attrs"][row],
-        v["styles"].as_object().expect("as the test wrote it"),
-    );
+    assert_masked_snapshot(&b, &token, "local", &pane);
     let mut w = watch(&b, &token, "local", &pane);
     let (ev, row) = w.until_row("key=");
     assert_masked_run(
@@ -284,12 +262,7 @@ fn a_members_pane_has_its_colours_through_the_lead_which_masks_without_moving_ru
         &ev["attrs"][&row],
         &w.styles,
     );
-    let (v, row) = snapshot_with(&lead, &token, "web-1", &pane, "key=");
-    assert_masked_run(
-        v["lines"][row].as_str().expect("as the test wrote it"),
-        &v["attrs"][row],
-        v["styles"].as_object().expect("as the test wrote it"),
-    );
+    assert_masked_snapshot(&lead, &token, "web-1", &pane);
 }
 
 #[test]

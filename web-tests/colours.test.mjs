@@ -46,13 +46,18 @@ function spans(page, texts) {
 
 const cspProblems = (page) => page.problems.filter((p) => p.includes('CSP'));
 
+/** Pairs the page, opens the pane and has it print `SGR`; returns once the coloured line shows. */
+async function printColours(page, bridge) {
+  await pairInApp(page, bridge);
+  await openPane(page);
+  await waitScreen(page, 'the prompt', (l) => l.startsWith('$'));
+  await send(page, `printf '${SGR}'`);
+  await waitScreen(page, 'the coloured line', (l) => l.startsWith('RED1 ORG2 TRU3'));
+}
+
 test('a pane printing 16, 256 and true colours, bold, italic, underline and inverse shows them (light)', T, () =>
   session(browser, 'colours-light', async ({ page, bridge }) => {
-    await pairInApp(page, bridge);
-    await openPane(page);
-    await waitScreen(page, 'the prompt', (l) => l.startsWith('$'));
-    await send(page, `printf '${SGR}'`);
-    await waitScreen(page, 'the coloured line', (l) => l.startsWith('RED1 ORG2 TRU3'));
+    await printColours(page, bridge);
     const got = await spans(page, ['RED1', 'ORG2', 'TRU3', 'B', 'I', 'U', 'V', 'G']);
     assert.equal(got.RED1?.color, 'rgb(179, 38, 30)', 'red from the light palette');
     assert.equal(got.ORG2?.color, 'rgb(255, 135, 0)', 'colour 208 of the 256-colour cube');
@@ -68,11 +73,7 @@ test('a pane printing 16, 256 and true colours, bold, italic, underline and inve
 
 test('the dark theme draws the same colours from its own palette', T, () =>
   session(browser, 'colours-dark', async ({ page, bridge }) => {
-    await pairInApp(page, bridge);
-    await openPane(page);
-    await waitScreen(page, 'the prompt', (l) => l.startsWith('$'));
-    await send(page, `printf '${SGR}'`);
-    await waitScreen(page, 'the coloured line', (l) => l.startsWith('RED1 ORG2 TRU3'));
+    await printColours(page, bridge);
     const got = await spans(page, ['RED1', 'ORG2', 'V']);
     assert.equal(got.RED1?.color, 'rgb(255, 123, 114)', 'red from the dark palette');
     assert.equal(got.ORG2?.color, 'rgb(255, 135, 0)');
