@@ -113,3 +113,23 @@ test('the 16-colour palettes are readable on their theme\'s screen (contrast at 
       ratios.forEach((r, i) => assert.ok(r >= 4.5, `${theme} colour ${i}: contrast ${r.toFixed(2)}`));
     }
   }, PHONE));
+
+test('runs are cut by display columns (wide characters take two) and the 256 colours are xterm\'s', T, () =>
+  session(browser, 'colours-columns', async ({ page, bridge }) => {
+    await page.goto(bridge.url);
+    const got = await page.evaluate(async () => {
+      const m = await import('/attrs.js');
+      return {
+        wide: m.pieces('a日本b•c', [[1, 4, 0], [5, 2, 1]]),
+        combining: m.pieces('e\u0301xy', [[1, 1, 0]]),
+        cube: [16, 196, 208, 231, 232, 255].map(m.xterm256),
+        bad: [m.cssColour(256), m.cssColour('red'), m.cssColour('#12345g'), m.cssColour(-1)],
+      };
+    });
+    assert.deepEqual(got.wide, [
+      { text: 'a', style: -1 }, { text: '日本', style: 0 }, { text: 'b•', style: 1 }, { text: 'c', style: -1 },
+    ]);
+    assert.deepEqual(got.combining, [{ text: 'e\u0301', style: -1 }, { text: 'x', style: 0 }, { text: 'y', style: -1 }]);
+    assert.deepEqual(got.cube, ['#000000', '#ff0000', '#ff8700', '#ffffff', '#080808', '#eeeeee']);
+    assert.deepEqual(got.bad, [null, null, null, null], 'only 0–255 and #rrggbb are colours');
+  }, PHONE));

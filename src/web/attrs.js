@@ -33,6 +33,12 @@ export function pieces(text, runs) {
   let r = 0;
   const list = Array.isArray(runs) ? runs : [];
   for (const ch of text) {
+    const w = cellWidth(ch.codePointAt(0));
+    if (w === 0 && cur) {
+      // A combining mark belongs to the character before it.
+      cur += ch;
+      continue;
+    }
     while (r < list.length && col >= list[r][0] + list[r][1]) r++;
     const run = list[r];
     const style = run && col >= run[0] && col < run[0] + run[1] ? run[2] : -1;
@@ -42,7 +48,7 @@ export function pieces(text, runs) {
     }
     curStyle = style;
     cur += ch;
-    col += cellWidth(ch.codePointAt(0));
+    col += w;
   }
   if (cur) out.push({ text: cur, style: curStyle });
   return out;
