@@ -7,7 +7,6 @@ mod hook;
 mod support;
 
 use std::io::{BufRead, BufReader, Write};
-use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -215,32 +214,7 @@ fn a_tap_decides_the_held_permission_and_nothing_else_does() {
 
 /// Opens `GET /api/cards/stream` as `token`; each SSE event arrives as (event name, data).
 fn card_stream(b: &TestBridge, token: &str) -> mpsc::Receiver<(String, Value)> {
-    let mut s = TcpStream::connect(("127.0.0.1", b.port)).expect("connect");
-    let req = format!(
-        "GET /api/cards/stream HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\
-         Authorization: Bearer {token}\r\nConnection: close\r\n\r\n",
-        b.port
-    );
-    s.write_all(req.as_bytes()).expect("write");
-    s.set_read_timeout(Some(Duration::from_secs(60)))
-        .expect("timeout");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut reader = BufReader::new(s);
-        let mut line = String::new();
-        let mut event = String::from("message");
-        while reader.read_line(&mut line).unwrap_or(0) > 0 {
-            if let Some(name) = line.strip_prefix("event:") {
-                event = name.trim().to_owned();
-            } else if let Some(data) = line.strip_prefix("data:") {
-                if let Ok(v) = serde_json::from_str::<Value>(data.trim()) {
-                    let _ = tx.send((std::mem::replace(&mut event, "message".into()), v));
-                }
-            }
-            line.clear();
-        }
-    });
-    rx
+    b.sse("/api/cards/stream", token)
 }
 
 fn next_event(events: &mpsc::Receiver<(String, Value)>) -> (String, Value) {

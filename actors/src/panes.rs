@@ -5,6 +5,7 @@
 //! stream and write requests.
 
 pub mod actor;
+pub mod attrs;
 pub mod budget;
 pub mod error;
 pub mod foreground;

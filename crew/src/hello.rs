@@ -102,6 +102,9 @@ pub enum Capability {
     /// Listing the mirrored tmux sessions and opening a new window in one
     /// ([`crate::relay::RelayKind::Sessions`], [`crate::relay::RelayKind::CreateWindow`]).
     TmuxWindow,
+    /// Colours of a pane's screen ([`crate::relay::RelayKind::SnapshotColour`],
+    /// [`crate::relay::RelayKind::SubscribeColour`]; SPEC §5).
+    PaneColour,
     /// A capability this build does not know (declared by a newer peer); never satisfies a request.
     #[serde(other)]
     Unknown,
@@ -110,7 +113,7 @@ pub enum Capability {
 impl Capability {
     /// Every capability this build knows (what a member running this build declares, unless its
     /// configuration turns some off).
-    pub const ALL: [Capability; 17] = [
+    pub const ALL: [Capability; 18] = [
         Capability::PaneList,
         Capability::PaneRead,
         Capability::PaneStream,
@@ -128,6 +131,7 @@ impl Capability {
         Capability::Browse,
         Capability::PaneFolder,
         Capability::TmuxWindow,
+        Capability::PaneColour,
     ];
 }
 

@@ -14,6 +14,7 @@
 //! Kinds and errors end in a `#[serde(other)] Unknown` variant, and `kind`/`result` are the last
 //! fields of their messages, so a newer peer's additions decode as `Unknown` (see `crate::wire`).
 
+mod attrs;
 mod bytes;
 mod capability;
 pub mod client;
@@ -23,6 +24,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use attrs::{
+    runs_fit, Colour, ColourEvent, ColourSnapshot, EventAttrs, Run, ScreenAttrs, Style, MAX_STYLES,
+};
 pub use capability::requires;
 
 /// A request the lead relays to a member.
@@ -206,6 +210,24 @@ pub enum RelayKind {
         /// The session, as [`TmuxSession::session`] names it (`t<socket index>:<name>`).
         session: String,
     },
+    /// A masked screen with its colours (SPEC §5), answered [`RelayOk::SnapshotColour`]. A kind of
+    /// its own, sent only to a member that declared `pane_colour` (decision 0043); an older
+    /// member's panes are read with [`RelayKind::Snapshot`] and come without colours.
+    SnapshotColour {
+        /// Pane id.
+        pane: String,
+        /// Scrollback lines wanted, if any.
+        scrollback: Option<u32>,
+    },
+    /// Start a stream of screen changes with their colours: answered [`RelayOk::Subscribed`], then
+    /// [`MemberMessage::ColourEvent`]s. Capability `pane_colour`, like
+    /// [`RelayKind::SnapshotColour`].
+    SubscribeColour {
+        /// Pane id.
+        pane: String,
+        /// The last `seq` the phone saw (`Last-Event-ID`), if it is resuming.
+        last_seq: Option<u64>,
+    },
     /// A kind this side does not know (sent by a newer peer); answered [`RelayError::UnknownKind`].
     #[serde(other)]
     Unknown,
@@ -236,7 +258,10 @@ impl RelayKind {
     /// Whether the request opens a stream (and so holds one of the link's subscription slots,
     /// [`client::Limits::max_streams`], while it runs).
     pub fn is_subscribe(&self) -> bool {
-        matches!(self, RelayKind::Subscribe { .. } | RelayKind::CardsWatch)
+        matches!(
+            self,
+            RelayKind::Subscribe { .. } | RelayKind::SubscribeColour { .. } | RelayKind::CardsWatch
+        )
     }
 
     /// Whether `ok` is an answer this kind of request can have (a `Snapshot` to a snapshot
@@ -245,7 +270,10 @@ impl RelayKind {
         match self {
             RelayKind::PaneList => matches!(ok, RelayOk::PaneList(_)),
             RelayKind::Snapshot { .. } => matches!(ok, RelayOk::Snapshot(_)),
-            RelayKind::Subscribe { .. } | RelayKind::CardsWatch => {
+            RelayKind::SnapshotColour { .. } => matches!(ok, RelayOk::SnapshotColour(_)),
+            RelayKind::Subscribe { .. }
+            | RelayKind::SubscribeColour { .. }
+            | RelayKind::CardsWatch => {
                 matches!(ok, RelayOk::Subscribed)
             }
             RelayKind::Create { .. } => matches!(ok, RelayOk::Created(_)),
@@ -326,6 +354,8 @@ pub enum RelayOk {
     Folders(Folders),
     /// The member's mirrored tmux sessions ([`RelayKind::Sessions`]).
     Sessions(Vec<TmuxSession>),
+    /// A masked screen with its colours, the answer to [`RelayKind::SnapshotColour`].
+    SnapshotColour(ColourSnapshot),
     /// An outcome this side does not know (from a newer member); the lead treats it as unreadable.
     #[serde(other)]
     Unknown,
@@ -537,6 +567,8 @@ pub enum MemberMessage {
     /// One card changed (opened, answered or closed), as JSON text, on a [`RelayKind::CardsWatch`]
     /// stream.
     CardChange(String),
+    /// A screen change with its colours, on a [`RelayKind::SubscribeColour`] stream.
+    ColourEvent(ColourEvent),
     /// A message this side does not know (from a newer member); ignored.
     #[serde(other)]
     Unknown,

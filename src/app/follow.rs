@@ -2,8 +2,9 @@
 //! of this machine or of a member, and the rules every stream lives under.
 //!
 //! - [`Follow`] follows a pane of this machine (the member serves the lead's subscriptions with it
-//!   too). The first change carries every row; later ones carry only rows whose masked text changed
-//!   (the whole screen is masked before rows are compared), or every row again after a resize. A
+//!   too). The first change carries every row; later ones carry only rows whose masked text or
+//!   colours changed (the whole screen is masked before rows are compared), or every row again
+//!   after a resize ([`super::colours::LocalColours`]). A
 //!   change is produced at once (leading edge); further changes within [`COALESCE`] are folded into
 //!   one produced when the window ends (trailing edge). A consumer that is slow simply asks later and
 //!   gets one change covering everything since, so nothing queues up.
@@ -17,18 +18,18 @@
 //! - [`PaneStream`] is a phone's stream: its source (this machine's [`Follow`], or a member's
 //!   stream masked again by this machine), its place under the caps and its [`StillAllowed`].
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use collie_actors::audit::{AuditEventKind, AuditRecord};
 use collie_actors::pairing::Tier;
-use collie_actors::panes::actor::PaneSnapshot;
 use collie_actors::panes::PanesMsg;
-use collie_crew::relay::StreamEvent;
+use collie_crew::relay::ColourEvent;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+use super::colours::LocalColours;
 use super::machine::{Machine, MemberStream};
 use super::{App, AppError, Caller};
 
@@ -40,7 +41,8 @@ pub struct Follow {
     app: App,
     pane: String,
     rx: watch::Receiver<u64>,
-    prev: Option<(u16, u16, Vec<String>)>,
+    colours: LocalColours,
+    started: bool,
     last_sent: Option<Instant>,
     ended: Option<AppError>,
 }
@@ -60,19 +62,20 @@ impl Follow {
             app: app.clone(),
             pane,
             rx,
-            prev: None,
+            colours: LocalColours::default(),
+            started: false,
             last_sent: None,
             ended: None,
         })
     }
 
-    /// The next change (`stream` is 0); `None` once following ended — see [`Follow::ended`] for
-    /// why. Waits for a change, except for the first call.
-    pub async fn next(&mut self) -> Option<StreamEvent> {
+    /// The next change with its colours (`stream` is 0); `None` once following ended — see
+    /// [`Follow::ended`] for why. Waits for a change, except for the first call.
+    pub async fn next(&mut self) -> Option<ColourEvent> {
         if self.ended.is_some() {
             return None;
         }
-        if self.prev.is_some() {
+        if self.started {
             // The sender goes away when the pane does, and also when the panes actor stops (a
             // restart, the bridge shutting down): the snapshot below tells the two apart.
             let _ = self.rx.changed().await;
@@ -104,7 +107,8 @@ impl Follow {
                     self.ended = Some(AppError::Restarting);
                 }
                 self.last_sent = Some(Instant::now());
-                Some(diff(&mut self.prev, &snap))
+                self.started = true;
+                Some(self.colours.change(&snap))
             }
             Err(e) => {
                 self.ended = Some(e);
@@ -117,34 +121,6 @@ impl Follow {
     /// again`) when the bridge could not serve it any longer. `None` while it runs.
     pub fn ended(&self) -> Option<&AppError> {
         self.ended.as_ref()
-    }
-}
-
-/// The change from `prev` to `snap`: only changed rows unless the size changed or nothing was sent
-/// before.
-fn diff(prev: &mut Option<(u16, u16, Vec<String>)>, snap: &PaneSnapshot) -> StreamEvent {
-    let same_size = prev
-        .as_ref()
-        .is_some_and(|(c, r, _)| *c == snap.cols && *r == snap.rows);
-    let mut rows = BTreeMap::new();
-    for (i, line) in snap.lines.iter().enumerate() {
-        let changed = match prev {
-            Some((_, _, old)) if same_size => old.get(i) != Some(line),
-            _ => true,
-        };
-        if changed {
-            rows.insert(u16::try_from(i).unwrap_or(u16::MAX), line.clone());
-        }
-    }
-    *prev = Some((snap.cols, snap.rows, snap.lines.clone()));
-    StreamEvent {
-        stream: 0,
-        seq: snap.seq,
-        cursor: snap.cursor,
-        cols: snap.cols,
-        height: snap.rows,
-        full: !same_size,
-        rows,
     }
 }
 
@@ -264,8 +240,8 @@ enum Source {
 /// What a stream yields.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StreamItem {
-    /// A change of the screen.
-    Change(StreamEvent),
+    /// A change of the screen, with its colours.
+    Change(ColourEvent),
     /// The stream is over: `None` when the pane closed, otherwise why (the caller lost its right
     /// to watch, the member went away, the bridge is restarting).
     Closed(Option<String>),
@@ -362,37 +338,7 @@ impl App {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use collie_actors::panes::actor::Cursor;
 
-    fn snap(cols: u16, lines: &[&str], seq: u64) -> PaneSnapshot {
-        PaneSnapshot {
-            machine: "m".into(),
-            pane: "p1".into(),
-            token: "abcd".into(),
-            name: "n".into(),
-            cols,
-            rows: u16::try_from(lines.len()).unwrap(),
-            cursor: Cursor { x: 0, y: 0 },
-            lines: lines.iter().map(|l| (*l).to_owned()).collect(),
-            scrollback: Vec::new(),
-            seq,
-        }
-    }
-
-    #[test]
-    fn the_first_change_is_full_then_only_changed_rows_then_full_after_a_resize() {
-        let mut prev = None;
-        let first = diff(&mut prev, &snap(80, &["a", "b"], 1));
-        assert!(first.full);
-        assert_eq!(first.rows.len(), 2);
-        let second = diff(&mut prev, &snap(80, &["a", "c"], 2));
-        assert!(!second.full);
-        assert_eq!(second.rows, BTreeMap::from([(1, "c".to_owned())]));
-        let resized = diff(&mut prev, &snap(100, &["a", "c"], 3));
-        assert!(resized.full, "a resize resends every row");
-        assert_eq!(resized.rows.len(), 2);
-        assert_eq!(resized.seq, 3);
-    }
     #[test]
     fn caps_per_device_and_in_all_and_places_come_back() {
         let slots = Arc::new(StreamSlots::default());

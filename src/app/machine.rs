@@ -9,14 +9,17 @@
 //! lead's own masker — screens as one text, exactly as a local screen (SPEC §6; decision 0017) —
 //! and named by the member's crew name, which is what the phone addresses it by.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use collie_actors::panes::actor::{PaneInfo, PaneSnapshot};
+use collie_actors::panes::actor::PaneInfo;
 use collie_actors::panes::screen::mask_plain_rows;
 use collie_crew::relay::client::{On, RelayClient, Subscription};
+use collie_crew::relay::{ColourEvent, ColourSnapshot, EventAttrs, ScreenAttrs};
 use collie_crew::relay::{RelayError, RelayKind, RelayOk, StreamEvent};
 use collie_crew::transport::quic::QuicConnection;
 
+use super::colours::{checked, RelayedColours};
 use super::{App, AppError};
 use crate::app::walky::views::Card;
 
@@ -115,32 +118,44 @@ impl Member {
     }
 
     /// A pane's snapshot, masked again as one screen — scrollback and rows as one sequence, so a
-    /// line wrapping from the scrollback into row 0 is caught too.
+    /// line wrapping from the scrollback into row 0 is caught too. With its colours when the
+    /// member declared `pane_colour` (masking keeps widths, so the runs stay where they are);
+    /// without from an older member.
     pub(super) async fn snapshot(
         &self,
         app: &App,
         on: On<'_>,
         pane: String,
         scrollback: usize,
-    ) -> Result<PaneSnapshot, AppError> {
-        let kind = RelayKind::Snapshot {
-            pane,
-            scrollback: Some(u32::try_from(scrollback).unwrap_or(u32::MAX)),
+    ) -> Result<ColourSnapshot, AppError> {
+        let scrollback = Some(u32::try_from(scrollback).unwrap_or(u32::MAX));
+        let colour = RelayKind::SnapshotColour {
+            pane: pane.clone(),
+            scrollback,
         };
-        match self.client.call(on, kind).await? {
-            RelayOk::Snapshot(mut snap) => {
-                snap.machine.clone_from(&self.name);
-                app.mask_in_place(&mut snap.name);
-                let split = snap.scrollback.len();
-                let mut all = std::mem::take(&mut snap.scrollback);
-                all.append(&mut snap.lines);
-                let mut masked = app.mask_screen(&all, snap.cols);
-                snap.lines = masked.split_off(split.min(masked.len()));
-                snap.scrollback = masked;
-                Ok(snap)
-            }
-            _ => Err(AppError::MemberUnreadable),
-        }
+        let kind = if self.client.allows(&colour).is_ok() {
+            colour
+        } else {
+            RelayKind::Snapshot { pane, scrollback }
+        };
+        let (mut snap, attrs) = match self.client.call(on, kind).await? {
+            RelayOk::SnapshotColour(c) => (c.snapshot, c.attrs),
+            RelayOk::Snapshot(snap) => (snap, ScreenAttrs::default()),
+            _ => return Err(AppError::MemberUnreadable),
+        };
+        snap.machine.clone_from(&self.name);
+        app.mask_in_place(&mut snap.name);
+        let split = snap.scrollback.len();
+        let mut all = std::mem::take(&mut snap.scrollback);
+        all.append(&mut snap.lines);
+        let mut masked = app.mask_screen(&all, snap.cols);
+        snap.lines = masked.split_off(split.min(masked.len()));
+        snap.scrollback = masked;
+        let attrs = checked(attrs, snap.lines.len(), snap.cols);
+        Ok(ColourSnapshot {
+            snapshot: snap,
+            attrs,
+        })
     }
 
     /// A write the member answers with `Done`.
@@ -195,6 +210,7 @@ impl Member {
             subscription,
             raw: Vec::new(),
             sent: None,
+            colours: RelayedColours::default(),
         })
     }
 }
@@ -204,7 +220,8 @@ const MAX_RELAYED_ROWS: u16 = 1000;
 
 /// A member pane's stream of changes, masked again by the lead as a whole screen: the lead keeps
 /// the member's rows as sent, applies each change, masks the whole screen, and passes on the rows
-/// whose masked text changed — exactly what a local stream does (SPEC §3.2, §6).
+/// whose masked text changed — exactly what a local stream does (SPEC §3.2, §6). Colours pass
+/// through unchanged (masking keeps widths); a row is passed on when its colours changed too.
 pub struct MemberStream {
     app: App,
     subscription: Subscription<QuicConnection>,
@@ -212,12 +229,14 @@ pub struct MemberStream {
     raw: Vec<String>,
     /// The size and the masked rows last passed on.
     sent: Option<(u16, u16, Vec<String>)>,
+    /// The member's style table and each row's runs.
+    colours: RelayedColours,
 }
 
 impl MemberStream {
     /// The next change; `Ok(None)` when the member ended the stream.
-    pub async fn next(&mut self) -> Result<Option<StreamEvent>, RelayError> {
-        let Some(event) = self.subscription.next().await? else {
+    pub async fn next(&mut self) -> Result<Option<ColourEvent>, RelayError> {
+        let Some(ColourEvent { event, attrs }) = self.subscription.next_colour().await? else {
             return Ok(None);
         };
         let height = event.height.min(MAX_RELAYED_ROWS);
@@ -225,33 +244,43 @@ impl MemberStream {
             .sent
             .as_ref()
             .is_some_and(|(c, h, _)| *c == event.cols && *h == height);
-        if event.full || !same_size {
+        let full = event.full || !same_size;
+        if full {
             self.raw = vec![String::new(); usize::from(height)];
         }
+        let carried = event.rows.keys().copied().collect::<Vec<_>>().into_iter();
+        let styles = self.colours.take(attrs, carried, full, height, event.cols);
         for (row, line) in event.rows {
             if let Some(slot) = self.raw.get_mut(usize::from(row)) {
                 *slot = line;
             }
         }
         let masked = self.app.mask_screen(&self.raw, event.cols);
-        let full = event.full || !same_size;
-        let rows = masked
-            .iter()
-            .enumerate()
-            .filter(|(i, line)| {
-                full || self
-                    .sent
-                    .as_ref()
-                    .is_none_or(|(_, _, prev)| prev.get(*i) != Some(*line))
+        let passed: Vec<usize> = (0..masked.len())
+            .filter(|&i| {
+                full || self.colours.changed(i)
+                    || self
+                        .sent
+                        .as_ref()
+                        .is_none_or(|(_, _, prev)| prev.get(i) != masked.get(i))
             })
-            .map(|(i, line)| (u16::try_from(i).unwrap_or(u16::MAX), line.clone()))
             .collect();
+        let mut rows = BTreeMap::new();
+        let mut runs = BTreeMap::new();
+        for i in passed {
+            let row = u16::try_from(i).unwrap_or(u16::MAX);
+            rows.insert(row, masked[i].clone());
+            runs.insert(row, self.colours.pass(i));
+        }
         self.sent = Some((event.cols, height, masked));
-        Ok(Some(StreamEvent {
-            rows,
-            height,
-            full,
-            ..event
+        Ok(Some(ColourEvent {
+            event: StreamEvent {
+                rows,
+                height,
+                full,
+                ..event
+            },
+            attrs: EventAttrs { styles, rows: runs },
         }))
     }
 }

@@ -8,7 +8,7 @@
 //! name as `machine` and the request id the member's own line carries, and then relayed.
 
 use collie_actors::audit::{typed_text_detail, AuditEventKind, AuditRecord};
-use collie_actors::panes::actor::{PaneError, PaneInfo, PaneSnapshot};
+use collie_actors::panes::actor::{ColourSnapshot, PaneError, PaneInfo};
 use collie_actors::panes::keys::{self, NamedKey};
 use collie_actors::panes::PanesMsg;
 use collie_crew::relay::{RelayError, RelayKind, RelayOk};
@@ -207,14 +207,14 @@ impl App {
     }
 
     /// A pane's masked screen with up to `scrollback` lines of history (at most
-    /// [`MAX_SCROLLBACK`]).
+    /// [`MAX_SCROLLBACK`]) and its visible rows' colours.
     pub async fn snapshot(
         &self,
         caller: &Caller,
         machine: &str,
         pane: String,
         scrollback: usize,
-    ) -> Result<PaneSnapshot, AppError> {
+    ) -> Result<ColourSnapshot, AppError> {
         let scrollback = scrollback.min(MAX_SCROLLBACK);
         match self.machine(machine)? {
             Machine::Local => Ok(self

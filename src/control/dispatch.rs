@@ -87,7 +87,8 @@ async fn answer(app: &App, req: Request) -> Result<Value, AppError> {
             let (machine, pane) = split_address(&pane);
             data(
                 app.snapshot(&cli, machine, pane.to_owned(), scrollback)
-                    .await?,
+                    .await?
+                    .snapshot,
             )
         }
         Request::PanesSend { pane, text, enter } => {

@@ -5,6 +5,7 @@
 mod blobs;
 mod browse;
 mod cards;
+mod colours;
 mod devices;
 mod durable;
 mod files;

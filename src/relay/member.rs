@@ -6,7 +6,8 @@
 
 use collie_actors::crew_link::RelayStream;
 use collie_crew::relay::server::{self, Events, Handler};
-use collie_crew::relay::{CardAnswered, RelayError, RelayKind, RelayOk, RelayRequest, StreamEvent};
+use collie_crew::relay::{CardAnswered, ColourEvent, RelayError, RelayKind, RelayOk};
+use collie_crew::relay::{RelayRequest, StreamEvent};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
@@ -55,6 +56,10 @@ struct Following(Box<Follow>);
 
 impl Events for Following {
     async fn next(&mut self) -> Option<StreamEvent> {
+        self.0.next().await.map(|change| change.event)
+    }
+
+    async fn next_colour(&mut self) -> Option<ColourEvent> {
         self.0.next().await
     }
 
@@ -82,7 +87,11 @@ impl Handler for Served {
             RelayKind::PaneList => RelayOk::PaneList(app.local_panes().await?),
             RelayKind::Snapshot { pane, scrollback } => {
                 let lines = usize::try_from(scrollback.unwrap_or(0)).unwrap_or(usize::MAX);
-                RelayOk::Snapshot(app.snapshot(&caller, HERE, pane, lines).await?)
+                RelayOk::Snapshot(app.snapshot(&caller, HERE, pane, lines).await?.snapshot)
+            }
+            RelayKind::SnapshotColour { pane, scrollback } => {
+                let lines = usize::try_from(scrollback.unwrap_or(0)).unwrap_or(usize::MAX);
+                RelayOk::SnapshotColour(app.snapshot(&caller, HERE, pane, lines).await?)
             }
             RelayKind::Input { pane, text, keys } => {
                 app.input(&caller, HERE, pane, text.unwrap_or_default(), keys)

@@ -11,6 +11,7 @@ const CACHE = `collie-shell-v${VERSION}`;
 const SHELL = [
   '/',
   '/app.js',
+  '/attrs.js',
   '/client.js',
   '/decide.js',
   '/dom.js',

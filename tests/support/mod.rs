@@ -480,6 +480,42 @@ impl TestBridge {
         self.request("GET", path, token, None, &[])
     }
 
+    /// Opens the Server-Sent Events stream `path` as `token` and reads it on a thread of its own:
+    /// each event whose `data` is JSON arrives as (event name, data). The thread ends with the
+    /// connection or when the receiver is dropped.
+    pub fn sse(&self, path: &str, token: &str) -> std::sync::mpsc::Receiver<(String, Value)> {
+        use std::io::Write;
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).expect("connect");
+        let req = format!(
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\
+             Authorization: Bearer {token}\r\nConnection: close\r\n\r\n",
+            self.port
+        );
+        s.write_all(req.as_bytes()).expect("write");
+        s.set_read_timeout(Some(Duration::from_secs(60)))
+            .expect("timeout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(s);
+            let mut line = String::new();
+            let mut event = String::from("message");
+            while reader.read_line(&mut line).unwrap_or(0) > 0 {
+                if let Some(name) = line.strip_prefix("event:") {
+                    event = name.trim().to_owned();
+                } else if let Some(data) = line.strip_prefix("data:") {
+                    if let Ok(v) = serde_json::from_str::<Value>(data.trim()) {
+                        let name = std::mem::replace(&mut event, "message".into());
+                        if tx.send((name, v)).is_err() {
+                            return;
+                        }
+                    }
+                }
+                line.clear();
+            }
+        });
+        rx
+    }
+
     pub fn post(&self, path: &str, token: Option<&str>, body: &Value) -> (u16, Value) {
         self.request("POST", path, token, Some(body), &[])
     }

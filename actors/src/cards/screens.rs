@@ -198,7 +198,7 @@ impl ScreensState {
             })
             .await;
         let Ok(Ok(screen)) = screen else { return };
-        let prompt = recognize(&screen.lines);
+        let prompt = recognize(&screen.snapshot.lines);
         match self.offered.look(pane, prompt.as_ref()) {
             Step::Keep => return,
             Step::Gone(card) => {

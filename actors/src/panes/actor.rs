@@ -74,7 +74,7 @@ pub struct PanesArgs {
 
 // The pane shapes are the relay's (`collie_crew::relay`): a member sends the lead exactly what a
 // phone would get, so there is one definition of each.
-pub use collie_crew::relay::{Cursor, PaneInfo, PaneSnapshot};
+pub use collie_crew::relay::{ColourSnapshot, Cursor, PaneInfo, PaneSnapshot};
 
 pub use super::error::PaneError;
 
@@ -93,14 +93,14 @@ pub enum PanesMsg {
         /// The answer.
         reply: Reply<PaneInfo>,
     },
-    /// One pane's masked screen.
+    /// One pane's masked screen, with its visible rows' colours.
     Snapshot {
         /// Pane id.
         pane: String,
         /// Scrollback lines wanted.
         scrollback: usize,
         /// The answer.
-        reply: Reply<PaneSnapshot>,
+        reply: Reply<ColourSnapshot>,
     },
     /// A receiver of the pane's change counter.
     Subscribe {
@@ -528,7 +528,7 @@ impl PanesState {
         }
     }
 
-    fn snapshot(&self, pane: PaneRef<'_>, scrollback: usize) -> Result<PaneSnapshot, PaneError> {
+    fn snapshot(&self, pane: PaneRef<'_>, scrollback: usize) -> Result<ColourSnapshot, PaneError> {
         let mask = |s: &str| self.mask(s);
         let (token, name, screen) = match pane {
             PaneRef::Hosted(n) => {
@@ -552,7 +552,7 @@ impl PanesState {
         (first, end): (usize, usize),
         hash: &str,
     ) -> Result<(), PaneError> {
-        let screen = self.snapshot(pane, 0)?;
+        let screen = self.snapshot(pane, 0)?.snapshot;
         match screen.lines.get(first..end) {
             Some(rows) if lines_hash(rows) == hash => Ok(()),
             _ => Err(PaneError::ScreenChanged),

@@ -107,6 +107,12 @@ impl Screen {
         out
     }
 
+    /// The colours and attributes of the visible rows as runs (see [`super::attrs`]). Masking
+    /// keeps every width, so these runs fit the masked rows of [`Screen::rows_masked`].
+    pub fn attrs(&self) -> collie_crew::relay::ScreenAttrs {
+        super::attrs::screen_attrs(self.parser.screen())
+    }
+
     /// Up to `n` lines of scrollback just above the visible rows, oldest first, trimmed and
     /// masked per logical line like [`Screen::rows_masked`].
     pub fn scrollback_masked(&mut self, n: usize, mask: &dyn Fn(&str) -> String) -> Vec<String> {

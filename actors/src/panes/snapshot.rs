@@ -4,10 +4,10 @@
 //! snapshot the same way, with [`ScreenSnapshot::capture`] under their own lock. What only the
 //! Panes actor knows — the machine, the pane id, the token it hands out and the masked name — is
 //! added in [`ScreenSnapshot::into_pane_snapshot`], the one place a screen becomes the relay's
-//! [`PaneSnapshot`]: the shape a phone gets and a member sends its lead, which stays a wire type
-//! of its own (`collie_crew::relay`).
+//! [`PaneSnapshot`] with its colours ([`ColourSnapshot`]): the shape a phone gets and a member
+//! sends its lead, which stays a wire type of its own (`collie_crew::relay`).
 
-use collie_crew::relay::{Cursor, PaneSnapshot};
+use collie_crew::relay::{ColourSnapshot, Cursor, PaneSnapshot, ScreenAttrs};
 
 use super::screen::Screen;
 
@@ -27,6 +27,8 @@ pub struct ScreenSnapshot {
     pub scrollback: Vec<String>,
     /// The change counter this snapshot reflects.
     pub seq: u64,
+    /// The visible rows' colours, runs parallel to `lines`.
+    pub attrs: ScreenAttrs,
 }
 
 impl ScreenSnapshot {
@@ -47,19 +49,20 @@ impl ScreenSnapshot {
             lines: screen.rows_masked(mask),
             scrollback: screen.scrollback_masked(scrollback, mask),
             seq,
+            attrs: screen.attrs(),
         }
     }
 
-    /// The relay's snapshot of pane `pane` of `machine`: this screen with the pane's `token` and
-    /// its `name`, which the caller has masked already.
+    /// The relay's snapshot of pane `pane` of `machine` with its colours: this screen with the
+    /// pane's `token` and its `name`, which the caller has masked already.
     pub fn into_pane_snapshot(
         self,
         machine: String,
         pane: String,
         token: String,
         name: String,
-    ) -> PaneSnapshot {
-        PaneSnapshot {
+    ) -> ColourSnapshot {
+        let snapshot = PaneSnapshot {
             machine,
             pane,
             token,
@@ -73,6 +76,10 @@ impl ScreenSnapshot {
             lines: self.lines,
             scrollback: self.scrollback,
             seq: self.seq,
+        };
+        ColourSnapshot {
+            snapshot,
+            attrs: self.attrs,
         }
     }
 }
@@ -103,10 +110,12 @@ mod tests {
             lines: vec!["a".to_owned()],
             scrollback: vec!["b".to_owned()],
             seq: 9,
+            attrs: ScreenAttrs::default(),
         };
         let relay = snap.into_pane_snapshot("m".into(), "p1".into(), "tok1".into(), "n".into());
+        assert_eq!(relay.attrs, ScreenAttrs::default());
         assert_eq!(
-            relay,
+            relay.snapshot,
             PaneSnapshot {
                 machine: "m".into(),
                 pane: "p1".into(),

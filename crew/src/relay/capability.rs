@@ -31,6 +31,9 @@ pub fn requires(kind: &RelayKind) -> Capability {
         RelayKind::Browse { .. } => Capability::Browse,
         RelayKind::CreateIn { .. } => Capability::PaneFolder,
         RelayKind::Sessions | RelayKind::CreateWindow { .. } => Capability::TmuxWindow,
+        RelayKind::SnapshotColour { .. } | RelayKind::SubscribeColour { .. } => {
+            Capability::PaneColour
+        }
         RelayKind::Unknown => Capability::Unknown,
     }
 }
@@ -156,6 +159,20 @@ mod tests {
                     session: "t0:main".to_owned(),
                 },
                 Capability::TmuxWindow,
+            ),
+            (
+                RelayKind::SnapshotColour {
+                    pane: pane(),
+                    scrollback: None,
+                },
+                Capability::PaneColour,
+            ),
+            (
+                RelayKind::SubscribeColour {
+                    pane: pane(),
+                    last_seq: None,
+                },
+                Capability::PaneColour,
             ),
             (RelayKind::Unknown, Capability::Unknown),
         ];

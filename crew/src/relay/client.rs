@@ -26,7 +26,8 @@ use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::{MemberMessage, RelayError, RelayKind, RelayOk, RelayRequest, StreamEvent};
+use super::{ColourEvent, EventAttrs, MemberMessage, RelayError, RelayKind, RelayOk};
+use super::{RelayRequest, StreamEvent};
 use crate::hello::Capability;
 use crate::relay::requires;
 use crate::transport::{Connection, RecvFrames, SendFrames, TransportError};
@@ -126,15 +127,24 @@ impl<C: Connection> RelayClient<C> {
         Ok(ok)
     }
 
-    /// Opens a stream of screen changes of `pane`. The subscription holds one of the member's
-    /// stream slots until it is dropped; dropping it ends the stream on the member.
+    /// Opens a stream of screen changes of `pane`, with their colours when the member declared
+    /// `pane_colour` (see [`Subscription::next_colour`]). The subscription holds one of the
+    /// member's stream slots until it is dropped; dropping it ends the stream on the member.
     pub async fn subscribe(
         &self,
         on: On<'_>,
         pane: String,
         last_seq: Option<u64>,
     ) -> Result<Subscription<C>, RelayError> {
-        let kind = RelayKind::Subscribe { pane, last_seq };
+        let colour = RelayKind::SubscribeColour {
+            pane: pane.clone(),
+            last_seq,
+        };
+        let kind = if self.allows(&colour).is_ok() {
+            colour
+        } else {
+            RelayKind::Subscribe { pane, last_seq }
+        };
         self.allows(&kind)?;
         let permit = Arc::clone(&self.streams)
             .try_acquire_owned()
@@ -264,8 +274,18 @@ impl<C: Connection> Subscription<C> {
     /// that does not decode ends the stream with `member response unreadable`, a lost link with
     /// `member unreachable`. Cancel-safe.
     pub async fn next(&mut self) -> Result<Option<StreamEvent>, RelayError> {
+        Ok(self.next_colour().await?.map(|change| change.event))
+    }
+
+    /// The next change with its colours (none from a member that sends plain events); otherwise
+    /// as [`Subscription::next`]. Cancel-safe.
+    pub async fn next_colour(&mut self) -> Result<Option<ColourEvent>, RelayError> {
         self.next_as(|m| match m {
-            MemberMessage::Event(event) => Some(event),
+            MemberMessage::Event(event) => Some(ColourEvent {
+                event,
+                attrs: EventAttrs::default(),
+            }),
+            MemberMessage::ColourEvent(change) => Some(change),
             _ => None,
         })
         .await

@@ -80,7 +80,12 @@ impl Handler for Arc<Member> {
         }
     }
 
-    async fn subscribe(&self, _request: &RelayRequest, pane: &str) -> Result<Follow, RelayError> {
+    async fn subscribe(&self, request: &RelayRequest, pane: &str) -> Result<Follow, RelayError> {
+        self.seen.lock().unwrap().push((
+            request.device.clone(),
+            request.request_id.clone(),
+            request.kind.clone(),
+        ));
         if pane != "t0-1" {
             return Err(RelayError::NoSuchPane);
         }
@@ -438,6 +443,42 @@ async fn a_subscription_streams_events_and_leaving_ends_it_on_the_member() {
         .expect("the slot was given back");
     // The member's events for this one were taken by the first: it ends at once.
     assert_eq!(within("the end", again.next()).await, Ok(None));
+}
+
+#[tokio::test]
+async fn a_colour_member_is_asked_for_colours_and_an_older_one_for_plain_events() {
+    let older: BTreeSet<Capability> = all()
+        .into_iter()
+        .filter(|c| *c != Capability::PaneColour)
+        .collect();
+    for (capabilities, colour) in [(all(), true), (older, false)] {
+        let member = Arc::new(Member::default());
+        let (tx, rx) = mpsc::channel(4);
+        *member.events.lock().unwrap() = Some(rx);
+        let link = link(Arc::clone(&member)).await;
+        let client = RelayClient::new(link.lead_side.clone(), capabilities, Limits::default());
+        let mut sub = within("subscribe", client.subscribe(ON, "t0-1".into(), None))
+            .await
+            .unwrap();
+        tx.send(event(1)).await.unwrap();
+        // This member keeps no colours: its colour events carry none, and plain ones read alike.
+        let got = within("an event", sub.next_colour())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(got.event.seq, 1);
+        assert_eq!(got.attrs, EventAttrs::default());
+        let kind = member.seen.lock().unwrap().last().unwrap().2.clone();
+        assert_eq!(
+            matches!(kind, RelayKind::SubscribeColour { .. }),
+            colour,
+            "{kind:?}"
+        );
+        assert!(matches!(
+            kind,
+            RelayKind::SubscribeColour { .. } | RelayKind::Subscribe { .. }
+        ));
+    }
 }
 
 #[tokio::test]

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
+use super::{ColourEvent, EventAttrs, StreamEnd, StreamEvent};
 use super::{MemberMessage, RelayError, RelayKind, RelayOk, RelayRequest, RelayResponse};
-use super::{StreamEnd, StreamEvent};
 use crate::transport::{RecvFrames, SendFrames};
 
 /// How long the lead may take to send the request after opening a stream.
@@ -54,6 +54,17 @@ pub trait Events: Send {
     /// filled in by [`serve`]. Must be cancel-safe: [`serve`] drops it when the lead leaves.
     fn next(&mut self) -> impl Future<Output = Option<StreamEvent>> + Send;
 
+    /// The next change with its colours, for a [`RelayKind::SubscribeColour`] stream; like
+    /// [`Events::next`] otherwise. A member that keeps no colours sends its changes without.
+    fn next_colour(&mut self) -> impl Future<Output = Option<ColourEvent>> + Send {
+        async {
+            self.next().await.map(|event| ColourEvent {
+                event,
+                attrs: EventAttrs::default(),
+            })
+        }
+    }
+
     /// Why the changes ended, once `next` returned `None`: `None` when the pane closed, an error
     /// when the member could not follow it any longer (the lead tells its phone to retry).
     fn ended(&self) -> Option<RelayError> {
@@ -80,10 +91,11 @@ pub async fn serve<S: SendFrames, R: RecvFrames, H: Handler>(
     let id = request.id;
     let answer = |result| MemberMessage::Response(RelayResponse { id, result });
     match &request.kind {
-        RelayKind::Subscribe { pane, .. } => {
+        RelayKind::Subscribe { pane, .. } | RelayKind::SubscribeColour { pane, .. } => {
+            let colour = matches!(request.kind, RelayKind::SubscribeColour { .. });
             let started = handler.subscribe(&request, pane).await;
             if let Some(events) = opened(started, &answer, &mut send).await {
-                follow(id, events, &mut send, &mut recv).await;
+                follow(id, events, colour, &mut send, &mut recv).await;
             }
         }
         RelayKind::CardsWatch => {
@@ -150,31 +162,44 @@ async fn follow_cards<S: SendFrames, R: RecvFrames>(
     }
 }
 
-/// Sends the subscription's changes until the pane ends or the lead leaves.
+/// Sends the subscription's changes until the pane ends or the lead leaves: with their colours
+/// when the lead asked for them (`colour`), as plain events otherwise.
 async fn follow<S: SendFrames, R: RecvFrames, E: Events>(
     stream: u64,
     mut events: E,
+    colour: bool,
     send: &mut S,
     recv: &mut R,
 ) {
     loop {
-        tokio::select! {
-            event = events.next() => {
-                let message = match event {
-                    Some(mut event) => {
-                        event.stream = stream;
-                        MemberMessage::Event(event)
-                    }
-                    None => MemberMessage::End(StreamEnd { stream, error: events.ended() }),
-                };
-                let end = matches!(message, MemberMessage::End(_));
-                if send.send_message(&message).await.is_err() || end {
-                    return;
-                }
+        let next = async {
+            if colour {
+                events.next_colour().await.map(|mut change| {
+                    change.event.stream = stream;
+                    MemberMessage::ColourEvent(change)
+                })
+            } else {
+                events.next().await.map(|mut event| {
+                    event.stream = stream;
+                    MemberMessage::Event(event)
+                })
             }
+        };
+        let message = tokio::select! {
+            message = next => message,
             // The lead sends nothing after the request: anything here (its finish, a stop, the
             // connection ending) means it left.
             _ = recv.recv() => return,
+        };
+        let message = message.unwrap_or_else(|| {
+            MemberMessage::End(StreamEnd {
+                stream,
+                error: events.ended(),
+            })
+        });
+        let end = matches!(message, MemberMessage::End(_));
+        if send.send_message(&message).await.is_err() || end {
+            return;
         }
     }
 }

@@ -165,6 +165,10 @@ fn an_unknown_kind_from_a_newer_lead_decodes_as_unknown() {
         #[allow(dead_code)]
         M14,
         #[allow(dead_code)]
+        M15,
+        #[allow(dead_code)]
+        M16,
+        #[allow(dead_code)]
         N,
         Resize {
             cols: u16,
@@ -320,4 +324,66 @@ fn sessions_and_a_new_window_round_trip_and_fit_only_their_kinds() {
     assert!(window.is_write());
     assert!(!window.fits(&sessions));
     assert!(!RelayKind::Sessions.fits(&RelayOk::Done));
+}
+
+#[test]
+fn colour_snapshots_and_events_round_trip_and_fit_only_their_kinds() {
+    let attrs = ScreenAttrs {
+        styles: vec![Style {
+            fg: Some(Colour::Rgb(1, 2, 3)),
+            bg: Some(Colour::Indexed(4)),
+            bold: true,
+            ..Style::default()
+        }],
+        rows: vec![vec![Run {
+            start: 0,
+            len: 2,
+            style: 0,
+        }]],
+    };
+    let colour_ok = RelayOk::SnapshotColour(ColourSnapshot {
+        snapshot: snapshot(),
+        attrs: attrs.clone(),
+    });
+    let m = MemberMessage::Response(ok(1, colour_ok.clone()));
+    assert_eq!(decode::<MemberMessage>(&encode(&m).unwrap()).unwrap(), m);
+    let kind = RelayKind::SnapshotColour {
+        pane: "t0-3".to_owned(),
+        scrollback: None,
+    };
+    assert!(kind.fits(&colour_ok));
+    assert!(
+        !kind.fits(&RelayOk::Snapshot(snapshot())),
+        "a plain snapshot"
+    );
+    assert!(
+        !snapshot_kind().fits(&colour_ok),
+        "colours for a plain request"
+    );
+    let subscribe = RelayKind::SubscribeColour {
+        pane: "p1".to_owned(),
+        last_seq: Some(3),
+    };
+    assert!(subscribe.is_subscribe());
+    assert!(subscribe.fits(&RelayOk::Subscribed));
+    assert!(!subscribe.is_write() && !kind.is_write());
+    let event = MemberMessage::ColourEvent(ColourEvent {
+        event: StreamEvent {
+            stream: 5,
+            seq: 10,
+            cursor: Cursor { x: 0, y: 1 },
+            cols: 80,
+            height: 24,
+            full: true,
+            rows: BTreeMap::from([(0, "hello".to_owned())]),
+        },
+        attrs: EventAttrs {
+            styles: BTreeMap::from([(0, attrs.styles[0])]),
+            rows: BTreeMap::from([(0, attrs.rows[0].clone())]),
+        },
+    });
+    assert_eq!(
+        decode::<MemberMessage>(&encode(&event).unwrap()).unwrap(),
+        event
+    );
 }

@@ -3,10 +3,12 @@
 
 use axum::body::Bytes;
 use axum::extract::State;
+use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
-use collie_actors::panes::actor::{PaneInfo, PaneSnapshot};
+use collie_actors::panes::actor::PaneInfo;
 use serde::Deserialize;
 
+use super::colours::SnapshotJson;
 use super::{body, Done, DONE};
 use crate::app::panes::{Launch, PaneList};
 use crate::app::{App, AppError, Caller};
@@ -30,11 +32,11 @@ pub(super) async fn snapshot(
     Extension(caller): Extension<Caller>,
     ApiPath((m, p)): ApiPath<(String, String)>,
     ApiQuery(q): ApiQuery<SnapshotQuery>,
-) -> Result<Json<PaneSnapshot>, AppError> {
+) -> Result<Response, AppError> {
     let snap = app
         .snapshot(&caller, &m, p, q.scrollback.unwrap_or(0))
         .await?;
-    Ok(Json(snap))
+    Ok(Json(SnapshotJson::new(&snap)).into_response())
 }
 
 #[derive(Deserialize)]

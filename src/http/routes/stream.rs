@@ -14,11 +14,12 @@ use std::convert::Infallible;
 use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::Extension;
-use collie_crew::relay::StreamEvent;
+use collie_crew::relay::ColourEvent;
 use futures_util::stream::{self, Stream};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+use super::colours::{run_json, styles_json, StyleJson};
 use crate::app::follow::StreamItem;
 use crate::app::{App, AppError, Caller};
 use crate::http::extract::ApiPath;
@@ -32,6 +33,12 @@ struct ChangeData<'a> {
     rows_count: u16,
     full: bool,
     rows: BTreeMap<String, &'a str>,
+    /// Runs of the carried rows that have any (a carried row left out here has none).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    attrs: BTreeMap<String, Vec<[u16; 3]>>,
+    /// Styles new to the stream's table (all of it on a full event).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    styles: BTreeMap<String, StyleJson<'a>>,
 }
 
 /// The `data` of the `closed` event.
@@ -62,7 +69,8 @@ pub(super) async fn stream(
 }
 
 /// The SSE event of one change.
-fn event_of(change: &StreamEvent) -> Event {
+fn event_of(colour: &ColourEvent) -> Event {
+    let change = &colour.event;
     let data = ChangeData {
         seq: change.seq,
         cursor: change.cursor,
@@ -74,6 +82,14 @@ fn event_of(change: &StreamEvent) -> Event {
             .iter()
             .map(|(row, line)| (row.to_string(), line.as_str()))
             .collect(),
+        attrs: colour
+            .attrs
+            .rows
+            .iter()
+            .filter(|(_, runs)| !runs.is_empty())
+            .map(|(row, runs)| (row.to_string(), runs.iter().map(run_json).collect()))
+            .collect(),
+        styles: styles_json(colour.attrs.styles.iter().map(|(n, s)| (*n, s))),
     };
     Event::default()
         .id(change.seq.to_string())

@@ -8,6 +8,7 @@
 // `files` and `full` get `Pane actions` in the header: a sheet with the pane's Changes and, for
 // `full`, Rename and Close (manage.js).
 
+import { ScreenColours } from '../attrs.js';
 import { api, KEYS, panePath } from '../client.js';
 import { decider } from '../decide.js';
 import { clear, h, when } from '../dom.js';
@@ -43,6 +44,7 @@ export function paneView(root, { machine, pane }) {
   let dirty = false;
   let hiddenAt = 0;
   let rowNodes = [];
+  const colours = new ScreenColours();
   let cols = 0;
   const timers = [];
 
@@ -189,12 +191,14 @@ export function paneView(root, { machine, pane }) {
   // ---- rendering ----
   function renderRows() {
     clear(screenPre);
-    rowNodes = rows.map((line, i) => document.createTextNode(i < rows.length - 1 ? `${line}\n` : line));
+    rowNodes = rows.map((line, i) => colours.node(i, line, i < rows.length - 1 ? '\n' : ''));
     screenPre.append(...rowNodes, cursor);
   }
 
   function setRow(i) {
-    rowNodes[i].data = i < rows.length - 1 ? `${rows[i]}\n` : rows[i];
+    const node = colours.node(i, rows[i], i < rows.length - 1 ? '\n' : '');
+    rowNodes[i].replaceWith(node);
+    rowNodes[i] = node;
   }
 
   function placeCursor(c) {
@@ -255,12 +259,13 @@ export function paneView(root, { machine, pane }) {
       const next = applyEvent(rows, ev);
       if (prev.length && next.rows.length === prev.length) appendHistory(scrolledOff(prev, next.rows));
       rows = next.rows;
+      const carried = colours.fromEvent(ev, rows.length, next.all);
       if (Number.isInteger(ev.cols) && ev.cols !== cols) {
         cols = ev.cols;
         zoom.apply();
       }
       if (next.all || rowNodes.length !== rows.length) renderRows();
-      else next.changed.forEach(setRow);
+      else new Set([...next.changed, ...carried]).forEach(setRow);
       placeCursor(ev.cursor);
       marks.update(rows, cols);
     });
@@ -282,6 +287,7 @@ export function paneView(root, { machine, pane }) {
         setHistory(sb.concat(history));
         if (!rows.length && (snap.lines || []).length) {
           rows = snap.lines.slice();
+          colours.fromSnapshot(snap);
           if (Number.isInteger(snap.cols)) {
             cols = snap.cols;
             zoom.apply();

@@ -1,0 +1,151 @@
+// The pane screen's colours and attributes (SPEC §5 "Colours", decision 0043). Snapshots carry
+// `attrs` (per row a list of `[start_column, length, style]` runs) and `styles` (style number →
+// `{fg, bg, bold, italic, underline, inverse}`); stream events carry the runs of the rows they
+// carry and the styles new to the stream's table (all of it on a full event). A row is drawn as
+// text nodes and `<span>`s whose text is set as text, never parsed as HTML. Colours 0–15 are the
+// theme's palette (CSS variables `--ansi-0`…`--ansi-15` in style.css, one set per theme); 16–255
+// are the xterm cube and greys; `#rrggbb` is used as is. Colours are set through the CSSOM
+// (`el.style.color`), which the app's CSP allows (it forbids only style attributes and elements).
+
+/** Columns a code point takes on a terminal: 0 for combining marks, 2 for wide (CJK, emoji). */
+export function cellWidth(cp) {
+  if (cp < 0x300) return 1;
+  if ((cp >= 0x300 && cp <= 0x36f) || (cp >= 0x1ab0 && cp <= 0x1aff) || (cp >= 0x1dc0 && cp <= 0x1dff)
+    || (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x20d0 && cp <= 0x20ff) || (cp >= 0xfe00 && cp <= 0xfe0f)
+    || (cp >= 0xfe20 && cp <= 0xfe2f)) return 0;
+  if ((cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0x303e) || (cp >= 0x3041 && cp <= 0x33ff)
+    || (cp >= 0x3400 && cp <= 0x4dbf) || (cp >= 0x4e00 && cp <= 0x9fff) || (cp >= 0xa000 && cp <= 0xa4cf)
+    || (cp >= 0xac00 && cp <= 0xd7a3) || (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0xfe30 && cp <= 0xfe4f)
+    || (cp >= 0xff00 && cp <= 0xff60) || (cp >= 0xffe0 && cp <= 0xffe6) || (cp >= 0x1f300 && cp <= 0x1f64f)
+    || (cp >= 0x1f900 && cp <= 0x1f9ff) || (cp >= 0x20000 && cp <= 0x3fffd)) return 2;
+  return 1;
+}
+
+/**
+ * Cuts `text` at display columns: `[{text, style}]` pieces in order, `style` a run's style number
+ * or -1 for the default. Runs out of order, overlapping or past the text are cut to what fits.
+ */
+export function pieces(text, runs) {
+  const out = [];
+  let col = 0;
+  let cur = '';
+  let curStyle = -1;
+  let r = 0;
+  const list = Array.isArray(runs) ? runs : [];
+  for (const ch of text) {
+    const w = cellWidth(ch.codePointAt(0));
+    if (w === 0 && cur) {
+      // A combining mark belongs to the character before it.
+      cur += ch;
+      continue;
+    }
+    while (r < list.length && col >= list[r][0] + list[r][1]) r++;
+    const run = list[r];
+    const style = run && col >= run[0] && col < run[0] + run[1] ? run[2] : -1;
+    if (style !== curStyle && cur) {
+      out.push({ text: cur, style: curStyle });
+      cur = '';
+    }
+    curStyle = style;
+    cur += ch;
+    col += w;
+  }
+  if (cur) out.push({ text: cur, style: curStyle });
+  return out;
+}
+
+/** Colour `i` (16–255) of the xterm 256-colour table as `#rrggbb`. */
+export function xterm256(i) {
+  const hex = (n) => n.toString(16).padStart(2, '0');
+  if (i >= 232) {
+    const v = 8 + (i - 232) * 10;
+    return `#${hex(v)}${hex(v)}${hex(v)}`;
+  }
+  const c = i - 16;
+  const level = (n) => (n === 0 ? 0 : 55 + n * 40);
+  return `#${hex(level(Math.floor(c / 36)))}${hex(level(Math.floor(c / 6) % 6))}${hex(level(c % 6))}`;
+}
+
+/** A style's colour as a CSS value, or null for the default (and anything malformed). */
+export function cssColour(c) {
+  if (Number.isInteger(c) && c >= 0 && c < 16) return `var(--ansi-${c})`;
+  if (Number.isInteger(c) && c >= 16 && c < 256) return xterm256(c);
+  if (typeof c === 'string' && /^#[0-9a-f]{6}$/i.test(c)) return c;
+  return null;
+}
+
+/** Draws `s` (a style of the table) on `el`. */
+function paint(el, s) {
+  let fg = cssColour(s.fg);
+  let bg = cssColour(s.bg);
+  if (s.inverse) [fg, bg] = [bg || 'var(--term-bg)', fg || 'var(--term-fg)'];
+  if (fg) el.style.color = fg;
+  if (bg) el.style.backgroundColor = bg;
+  if (s.bold) el.classList.add('a-b');
+  if (s.italic) el.classList.add('a-i');
+  if (s.underline) el.classList.add('a-u');
+}
+
+/** The colours of the rows on screen: the stream's style table and each row's runs. */
+export class ScreenColours {
+  constructor() {
+    this.styles = new Map();
+    this.runs = [];
+  }
+
+  /** Takes a snapshot's `attrs` and `styles` (its `lines` become the rows). */
+  fromSnapshot(snap) {
+    this.styles = new Map();
+    this.merge(snap.styles);
+    const attrs = Array.isArray(snap.attrs) ? snap.attrs : [];
+    this.runs = (snap.lines || []).map((_, i) => attrs[i] || null);
+  }
+
+  /**
+   * Takes a stream event's colours, with `n` rows on screen after it and `all` when every row is
+   * redrawn (as `applyEvent` says). Returns the rows it carried, to be drawn again even where only
+   * their colours changed.
+   */
+  fromEvent(ev, n, all) {
+    if (ev.full || all) {
+      this.styles = new Map();
+      this.runs = new Array(n).fill(null);
+    }
+    this.merge(ev.styles);
+    const attrs = ev.attrs || {};
+    const carried = [];
+    for (const k of Object.keys(ev.rows || {})) {
+      const i = Number(k);
+      if (!(i >= 0 && i < n)) continue;
+      this.runs[i] = attrs[k] || null;
+      carried.push(i);
+    }
+    return carried;
+  }
+
+  merge(styles) {
+    for (const [k, v] of Object.entries(styles || {})) {
+      if (v && typeof v === 'object') this.styles.set(Number(k), v);
+    }
+  }
+
+  /** Row `i` showing `text` (and `tail`, the newline): a text node, or a span of coloured pieces. */
+  node(i, text, tail) {
+    const runs = this.runs[i];
+    if (!runs || !runs.length) return document.createTextNode(text + tail);
+    const row = document.createElement('span');
+    for (const p of pieces(text, runs)) {
+      const s = this.styles.get(p.style);
+      if (!s) {
+        row.append(document.createTextNode(p.text));
+        continue;
+      }
+      const span = document.createElement('span');
+      span.textContent = p.text;
+      paint(span, s);
+      row.append(span);
+    }
+    if (tail) row.append(document.createTextNode(tail));
+    return row;
+  }
+}
