@@ -54,6 +54,45 @@ export function pieces(text, runs) {
   return out;
 }
 
+/** A cheap first look for characters that may be two columns wide (checked exactly by `cellWidth`). */
+const MAYBE_WIDE = /[\u1100-\uffff\u{1f300}-\u{3fffd}]/u;
+
+/**
+ * `text` as nodes in which every two-column character is a `span.wc` exactly two columns wide
+ * (style.css): a CJK glyph or an emoji in the phone's fallback font is rarely 2ch wide, and
+ * without this every column after it — the cursor, the colour runs, walky marks — would drift.
+ * The characters stay text; only their box is sized.
+ */
+export function cells(text) {
+  if (!MAYBE_WIDE.test(text)) return [document.createTextNode(text)];
+  const out = [];
+  let plain = '';
+  let wide = null;
+  const flush = () => {
+    if (plain) out.push(document.createTextNode(plain));
+    plain = '';
+  };
+  for (const ch of text) {
+    const w = cellWidth(ch.codePointAt(0));
+    if (w === 0 && wide) {
+      wide.textContent += ch; // a combining mark stays with its wide character
+      continue;
+    }
+    if (w === 2) {
+      flush();
+      wide = document.createElement('span');
+      wide.className = 'wc';
+      wide.textContent = ch;
+      out.push(wide);
+      continue;
+    }
+    wide = null;
+    plain += ch;
+  }
+  flush();
+  return out;
+}
+
 /** Colour `i` (16–255) of the xterm 256-colour table as `#rrggbb`. */
 export function xterm256(i) {
   const hex = (n) => n.toString(16).padStart(2, '0');
@@ -129,19 +168,22 @@ export class ScreenColours {
     }
   }
 
-  /** Row `i` showing `text` (and `tail`, the newline): a text node, or a span of coloured pieces. */
+  /**
+   * Row `i` showing `text` (and `tail`, the newline): a text node, or a span of coloured pieces
+   * and wide characters.
+   */
   node(i, text, tail) {
     const runs = this.runs[i];
-    if (!runs || !runs.length) return document.createTextNode(text + tail);
+    if ((!runs || !runs.length) && !MAYBE_WIDE.test(text)) return document.createTextNode(text + tail);
     const row = document.createElement('span');
     for (const p of pieces(text, runs)) {
       const s = this.styles.get(p.style);
       if (!s) {
-        row.append(document.createTextNode(p.text));
+        row.append(...cells(p.text));
         continue;
       }
       const span = document.createElement('span');
-      span.textContent = p.text;
+      span.append(...cells(p.text));
       paint(span, s);
       row.append(span);
     }
