@@ -202,6 +202,10 @@ impl From<RelayError> for AppError {
             RelayError::Forbidden(m) if m == super::commands::RUN_OFF => {
                 AppError::Forbidden(super::commands::RUN_OFF)
             }
+            RelayError::Forbidden(m) if super::rows::known_refusal(&m).is_some() => {
+                super::rows::known_refusal(&m)
+                    .map_or(AppError::MemberUnreadable, AppError::Forbidden)
+            }
             _ => AppError::MemberUnreadable,
         }
     }

@@ -11,7 +11,7 @@ use collie_actors::audit::{typed_text_detail, AuditEventKind, AuditRecord};
 use collie_actors::panes::actor::{PaneError, PaneInfo, PaneSnapshot};
 use collie_actors::panes::keys::{self, NamedKey};
 use collie_actors::panes::PanesMsg;
-use collie_crew::relay::{RelayError, RelayKind, RelayOk};
+use collie_crew::relay::{RelayError, RelayKind, RelayOk, RowSpec};
 use futures_util::future::join_all;
 use serde_json::Value;
 
@@ -30,6 +30,14 @@ pub enum Launch {
     Starter(String),
     /// A command line (the CLI, on its own machine only).
     Command(Vec<String>),
+    /// A starter row added from a phone (decision 0041): its name and what it runs, resolved by
+    /// the machine that runs it.
+    Row {
+        /// The row's name (what `pane.create` names).
+        row: String,
+        /// A template or a typed line.
+        spec: RowSpec,
+    },
 }
 
 /// Every pane the caller can reach, and the members whose panes are missing.
@@ -298,8 +306,20 @@ impl App {
             Launch::Starter(s) => Some(s.clone()),
             _ => None,
         };
+        let row = match &launch {
+            Launch::Row { row, spec } => Some((row.clone(), spec.clone())),
+            _ => None,
+        };
         if let Machine::Member(member) = &machine {
             member.allows(&match &folder {
+                _ if row.is_some() => RelayKind::CreateRow {
+                    row: String::new(),
+                    name: None,
+                    spec: RowSpec::Line {
+                        line: String::new(),
+                    },
+                    folder: None,
+                },
                 None => RelayKind::Create {
                     name: None,
                     starter: None,
@@ -327,11 +347,14 @@ impl App {
                     Launch::Shell => Vec::new(),
                     Launch::Command(argv) => argv,
                     Launch::Starter(name) => self.starter_command(&name).await?,
+                    Launch::Row { spec, .. } => self.row_command(&spec).await?,
                 };
-                // What the line says it runs: the starter's name, or a command's first word.
-                let runs = match &starter {
-                    Some(name) => ("starter", Some(name.clone())),
-                    None => ("command", command.first().cloned()),
+                // What the line says it runs: the starter's or row's name, or a command's first
+                // word.
+                let runs = match (&starter, &row) {
+                    (Some(name), _) => ("starter", Some(name.clone())),
+                    (None, Some((name, _))) => ("row", Some(name.clone())),
+                    (None, None) => ("command", command.first().cloned()),
                 };
                 let created = self
                     .panes
@@ -373,12 +396,18 @@ impl App {
                     ));
                 }
                 // Only a member that declared `pane_folder` gets a folder (the gate above).
-                let kind = match folder.clone() {
-                    None => RelayKind::Create {
+                let kind = match (row.clone(), folder.clone()) {
+                    (Some((row, spec)), folder) => RelayKind::CreateRow {
+                        row,
+                        name: name.clone(),
+                        spec,
+                        folder,
+                    },
+                    (None, None) => RelayKind::Create {
                         name: name.clone(),
                         starter: starter.clone(),
                     },
-                    Some(folder) => RelayKind::CreateIn {
+                    (None, Some(folder)) => RelayKind::CreateIn {
                         name: name.clone(),
                         starter: starter.clone(),
                         folder,
@@ -396,7 +425,11 @@ impl App {
                     }
                     Err(e) => return Err(e.into()),
                 };
-                let rec = self.create_record(caller, &info.pane, name, ("starter", starter));
+                let runs = match row {
+                    Some((row, _)) => ("row", Some(row)),
+                    None => ("starter", starter),
+                };
+                let rec = self.create_record(caller, &info.pane, name, runs);
                 let rec = with_folder(rec, folder);
                 if let Err(e) = self.audit_for(&member, rec).await {
                     // Not audited here, so not kept: close it again on the member.
@@ -422,6 +455,17 @@ impl App {
             .ok_or_else(|| {
                 AppError::BadRequest("starter: no such starter on this machine".into())
             })?;
+        let mut command = vec![self.pinned_exec(&starter).await?];
+        command.extend(starter.args);
+        Ok(command)
+    }
+
+    /// The applied starter's executable, once its hash is checked again — now, just before the
+    /// spawn (SPEC §12); 409 `starter changed` otherwise.
+    pub(super) async fn pinned_exec(
+        &self,
+        starter: &crate::applied::ResolvedStarter,
+    ) -> Result<String, AppError> {
         let exec = starter.exec.clone();
         let hash = tokio::task::spawn_blocking(move || crate::applied::resolve::sha256_file(&exec))
             .await
@@ -434,9 +478,7 @@ impl App {
             );
             return Err(AppError::StarterChanged);
         }
-        let mut command = vec![starter.exec.display().to_string()];
-        command.extend(starter.args);
-        Ok(command)
+        Ok(starter.exec.display().to_string())
     }
 
     /// The `pane.create` line: the pane, its name, and what it runs (`("command", first word)`

@@ -132,6 +132,17 @@ pub const ROUTES: &[(Method, &str, Access)] = &[
     (Method::POST, "/api/commands", Access::Device(Tier::Full)),
     // The starters a New page lists (SPEC §12): only a device that may start one sees them.
     (Method::GET, "/api/starters/{m}", Access::Device(Tier::Full)),
+    // Rows a phone adds to the New page (decision 0041): as starting a starter.
+    (
+        Method::POST,
+        "/api/starters/{m}/rows",
+        Access::Device(Tier::Full),
+    ),
+    (
+        Method::DELETE,
+        "/api/starters/{m}/rows/{id}",
+        Access::Device(Tier::Full),
+    ),
     (
         Method::GET,
         "/api/commands/recent",

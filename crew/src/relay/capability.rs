@@ -3,6 +3,8 @@
 //! ([`Capability`]); the requests are the relay's, so the rule lives here.
 
 use crate::hello::{Capability, Peer};
+#[cfg(test)]
+use crate::relay::RowSpec;
 use crate::relay::{RelayError, RelayKind};
 
 /// The capability a relay request needs. [`RelayKind::Unknown`] needs [`Capability::Unknown`],
@@ -30,6 +32,7 @@ pub fn requires(kind: &RelayKind) -> Capability {
         RelayKind::Command { .. } => Capability::Commands,
         RelayKind::Browse { .. } => Capability::Browse,
         RelayKind::CreateIn { .. } => Capability::PaneFolder,
+        RelayKind::CreateRow { .. } => Capability::StarterRows,
         RelayKind::Unknown => Capability::Unknown,
     }
 }
@@ -145,6 +148,17 @@ mod tests {
                     folder: "~/src".to_owned(),
                 },
                 Capability::PaneFolder,
+            ),
+            (
+                RelayKind::CreateRow {
+                    row: "mine".to_owned(),
+                    name: None,
+                    spec: RowSpec::Line {
+                        line: "make".to_owned(),
+                    },
+                    folder: None,
+                },
+                Capability::StarterRows,
             ),
             (RelayKind::Unknown, Capability::Unknown),
         ];
