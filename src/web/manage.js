@@ -61,9 +61,15 @@ export function unpaired(err) {
 
 /** `POST /api/panes {machine, name?}`: a new hosted shell; resolves with the pane's record. */
 export function createShell(machine, name, folder = null) {
-  const body = { machine };
+  return createWith(machine, {}, name, false, folder);
+}
+
+/** `POST /api/panes` starting `what` (`{starter}` or `{row}`) with the optional fields. */
+function createWith(machine, what, name, confirmNoPrompts, folder) {
+  const body = { machine, ...what };
   if (name) body.name = name;
   if (folder) body.folder = folder;
+  if (confirmNoPrompts) body.confirm_no_prompts = true;
   return api('/api/panes', { method: 'POST', body });
 }
 
@@ -72,11 +78,12 @@ export function createShell(machine, name, folder = null) {
  * device's one-time confirmation of a starter that skips the agent's permission prompts.
  */
 export function createStarter(machine, starter, name, confirmNoPrompts = false, folder = null) {
-  const body = { machine, starter };
-  if (name) body.name = name;
-  if (folder) body.folder = folder;
-  if (confirmNoPrompts) body.confirm_no_prompts = true;
-  return api('/api/panes', { method: 'POST', body });
+  return createWith(machine, { starter }, name, confirmNoPrompts, folder);
+}
+
+/** Opens a pane on `machine` running its added starter row `id` (decision 0041). */
+export function createRow(machine, id, name, confirmNoPrompts = false, folder = null) {
+  return createWith(machine, { row: id }, name, confirmNoPrompts, folder);
 }
 
 /** The folder names under `path` (the home folder when null) of `machine` (SPEC §11, browse). */

@@ -4,15 +4,17 @@
 // bridge (`POST /api/panes {machine, name?, starter?}`). A starter that skips the agent's permission
 // prompts carries a "No prompts" badge and is confirmed once per device. `Choose folder` browses the
 // machine's home for the folder the pane starts in (`GET /api/browse/{machine}`; the bridge checks
-// it against the machine's workspaces when the pane is opened). A created pane opens at once. Tier
-// `full` only: other devices are told so and get no controls.
+// it against the machine's workspaces when the pane is opened). Rows a phone added are listed with
+// the starters, and `Add starter` adds one (`views/rows.js`, decision 0041). A created pane opens at
+// once. Tier `full` only: other devices are told so and get no controls.
 
 import { api } from '../client.js';
 import { clear, confirmDialog, h } from '../dom.js';
-import { browseFolders, canManage, createShell, createStarter, listStarters, nameProblem, refreshTier, refusal, unpaired } from '../manage.js';
+import { browseFolders, canManage, createRow, createShell, createStarter, listStarters, nameProblem, refreshTier, refusal, unpaired } from '../manage.js';
 import { getDevice } from '../store.js';
 import { parentOf } from './files.js';
 import { paneHref } from './panes.js';
+import { addForm, addedRows, removeRow } from './rows.js';
 
 /**
  * The rows above `Shell`, one per starter of the chosen machine: a button with its name, the agent
@@ -149,15 +151,30 @@ export function newView(root) {
     const shellRow = h('li', {}, shell, shellWhere);
     const startList = h('ul', { class: 'start-list' }, shellRow);
     const starterNote = h('p', { class: 'note', hidden: true });
+    // The "Add starter" form of the machine shown (decision 0041), below the list.
+    const adding = h('div');
+    async function remove(row) {
+      const on = machine.value;
+      alert.textContent = '';
+      try {
+        if (await removeRow(on, row)) loadStarters();
+      } catch (err) {
+        if (gone || unpaired(err)) return;
+        alert.textContent = refusal('Not removed', err);
+      }
+    }
     async function loadStarters() {
       const on = machine.value;
       for (const row of startList.querySelectorAll('li.starter-row')) row.remove();
+      clear(adding);
       starterNote.hidden = true;
       if (!on) return;
       try {
         const list = await listStarters(on);
         if (gone || machine.value !== on) return;
-        shellRow.before(...starterRows(list.starters || [], start));
+        shellRow.before(...starterRows(list.starters || [], start), ...addedRows(list.rows || [], start, remove));
+        const form = addForm(on, list, loadStarters, () => gone || machine.value !== on);
+        if (form) adding.append(form);
       } catch (err) {
         if (gone || unpaired(err) || machine.value !== on) return;
         // An older member without starters lists none; anything else is said once.
@@ -206,9 +223,11 @@ export function newView(root) {
       button.disabled = true;
       progress.textContent = `Opening on ${machine.value}…`;
       try {
-        const info = starter
-          ? await createStarter(machine.value, starter.name, n, confirm, folder)
-          : await createShell(machine.value, n, folder);
+        const info = starter?.row
+          ? await createRow(machine.value, starter.id, n, confirm, folder)
+          : starter
+            ? await createStarter(machine.value, starter.name, n, confirm, folder)
+            : await createShell(machine.value, n, folder);
         if (gone) return;
         // Replace this page in the history: Back from the new pane leads to the list.
         location.replace(paneHref(info.machine || machine.value, info.pane));
@@ -243,7 +262,8 @@ export function newView(root) {
       h('section', { class: 'start-section', 'aria-labelledby': 'start-title' },
         h('h2', { id: 'start-title' }, 'Start'),
         startList,
-        starterNote),
+        starterNote,
+        adding),
       alert,
       progress);
   }
