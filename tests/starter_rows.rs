@@ -45,12 +45,26 @@ fn add(b: &TestBridge, token: &str, machine: &str, body: Value) -> (u16, Value) 
     b.post(&format!("/api/starters/{machine}/rows"), Some(token), &body)
 }
 
+fn remove(b: &TestBridge, token: &str, id: &str) -> (u16, Value) {
+    let path = format!("/api/starters/local/rows/{id}");
+    b.request("DELETE", &path, Some(token), None, &[])
+}
+
 fn start(b: &TestBridge, token: &str, machine: &str, row: &str, confirm: bool) -> (u16, Value) {
     b.post(
         "/api/panes",
         Some(token),
         &json!({"machine": machine, "row": row, "confirm_no_prompts": confirm}),
     )
+}
+
+/// Starts row `row` on this bridge (confirmed or not), expects a pane, and waits until it shows
+/// `text`.
+fn run_shows(b: &TestBridge, token: &str, row: &str, confirm: bool, text: &str) {
+    let (s, v) = start(b, token, "local", row, confirm);
+    assert_eq!(s, 200, "{v}");
+    let pane = v["pane"].as_str().expect("pane").to_owned();
+    assert!(shows(b, token, "local", &pane, text), "{text} never shown");
 }
 
 fn events(b: &TestBridge, event: &str) -> Vec<Value> {
@@ -91,13 +105,8 @@ fn a_template_row_runs_the_pinned_agent_with_the_tables_flags() {
     assert_eq!(v["rows"][0]["no_prompts"], false);
     assert_eq!(v["rows"][0]["added_by"], "phone");
 
-    let (s, v) = start(&b, &phone, "local", &id, false);
-    assert_eq!(s, 200, "{v}");
-    let pane = v["pane"].as_str().expect("pane").to_owned();
-    assert!(
-        shows(&b, &phone, "local", &pane, "ROW-RAN:--model sonnet:"),
-        "the pinned executable ran with the table's flags only"
-    );
+    // The pinned executable, with the table's flags only.
+    run_shows(&b, &phone, &id, false, "ROW-RAN:--model sonnet:");
     let create = events(&b, "pane.create");
     assert_eq!(
         create.last().expect("pane.create")["detail"]["row"],
@@ -120,16 +129,13 @@ fn a_template_row_runs_the_pinned_agent_with_the_tables_flags() {
     let yolo = yolo["id"].as_str().expect("id").to_owned();
     let (s, v) = start(&b, &phone, "local", &yolo, false);
     assert_eq!((s, v["error"].as_str()), (409, Some("confirm no prompts")));
-    let (s, v) = start(&b, &phone, "local", &yolo, true);
-    assert_eq!(s, 200, "{v}");
-    let pane = v["pane"].as_str().expect("pane").to_owned();
-    assert!(shows(
+    run_shows(
         &b,
         &phone,
-        "local",
-        &pane,
-        "ROW-RAN:--dangerously-skip-permissions:"
-    ));
+        &yolo,
+        true,
+        "ROW-RAN:--dangerously-skip-permissions:",
+    );
     let (s, v) = start(&b, &phone, "local", &yolo, false);
     assert_eq!(s, 200, "confirmed once: {v}");
     let tablet = b.pair("tablet", "full");
@@ -164,13 +170,7 @@ fn a_template_row_runs_the_pinned_agent_with_the_tables_flags() {
     let files = b.pair("files", "files");
     let (s, _) = add(&b, &files, "local", json!({"name": "f", "agent": "claude"}));
     assert_eq!(s, 403);
-    let (s, _) = b.request(
-        "DELETE",
-        &format!("/api/starters/local/rows/{id}"),
-        Some(&files),
-        None,
-        &[],
-    );
+    let (s, _) = remove(&b, &files, &id);
     assert_eq!(s, 403);
     let (s, _) = start(&b, &files, "local", &id, false);
     assert_eq!(s, 403);
@@ -205,26 +205,14 @@ fn a_template_row_runs_the_pinned_agent_with_the_tables_flags() {
     assert_eq!(s, 200, "the bound is per device");
 
     // Removing one: audited, and there is room again.
-    let (s, v) = b.request(
-        "DELETE",
-        &format!("/api/starters/local/rows/{id}"),
-        Some(&phone),
-        None,
-        &[],
-    );
+    let (s, v) = remove(&b, &phone, &id);
     assert_eq!(s, 200, "{v}");
     let removed = events(&b, "starter.removed");
     assert_eq!(removed.len(), 1);
     assert_eq!(removed[0]["detail"]["name"], "Sonnet");
     let (s, _) = start(&b, &phone, "local", &id, false);
     assert_eq!(s, 400, "a removed row does not start");
-    let (s, _) = b.request(
-        "DELETE",
-        &format!("/api/starters/local/rows/{id}"),
-        Some(&phone),
-        None,
-        &[],
-    );
+    let (s, _) = remove(&b, &phone, &id);
     assert_eq!(s, 404);
     let (s, v) = add(
         &b,
@@ -268,13 +256,8 @@ fn a_typed_line_needs_free_text_and_adds_off_hides_and_refuses_but_keeps() {
     assert_eq!(s, 200, "{v}");
     assert_eq!(v["agent"], "line");
     let id = v["id"].as_str().expect("id").to_owned();
-    let (s, v) = start(&b, &phone, "local", &id, false);
-    assert_eq!(s, 200, "{v}");
-    let pane = v["pane"].as_str().expect("pane").to_owned();
-    assert!(
-        shows(&b, &phone, "local", &pane, "LINE-42"),
-        "the line ran in a fresh shell"
-    );
+    // The line ran in a fresh shell.
+    run_shows(&b, &phone, &id, false, "LINE-42");
     let added = events(&b, "starter.added");
     assert_eq!(added[0]["detail"]["word"], "echo");
     assert_eq!(added[0]["detail"]["length"], 18);

@@ -334,6 +334,23 @@ impl App {
             .collect())
     }
 
+    /// `row` as the New page shows it (its name masked).
+    fn row_view(&self, row: StoredRow, confirmed: bool) -> RowView {
+        RowView {
+            name: self.masker.mask_string(row.name.clone()),
+            agent: row.kind().to_owned(),
+            model: match &row.spec {
+                RowSpec::Template { model, .. } => model.clone(),
+                RowSpec::Line { .. } => None,
+            },
+            no_prompts: row.no_prompts(),
+            confirmed,
+            id: row.id,
+            added_by: row.device,
+            added_at: row.added_at,
+        }
+    }
+
     /// The key rows of `machine` are kept under: `local` for this bridge.
     fn row_machine(machine: &Machine) -> String {
         match machine {
@@ -382,19 +399,7 @@ impl App {
                     || owner
                         .as_deref()
                         .is_none_or(|o| self.no_prompts.has(o, &key));
-                RowView {
-                    id: r.id.clone(),
-                    name: self.masker.mask_string(r.name.clone()),
-                    agent: r.kind().to_owned(),
-                    model: match &r.spec {
-                        RowSpec::Template { model, .. } => model.clone(),
-                        RowSpec::Line { .. } => None,
-                    },
-                    no_prompts: r.no_prompts(),
-                    confirmed,
-                    added_by: r.device,
-                    added_at: r.added_at,
-                }
+                self.row_view(r, confirmed)
             })
             .collect();
         Ok((rows, offer))
@@ -465,19 +470,8 @@ impl App {
             let _ = self.rows.store.remove(Table::StarterRows, &row.key());
             return Err(e);
         }
-        Ok(RowView {
-            id: row.id.clone(),
-            name: self.masker.mask_string(row.name.clone()),
-            agent: row.kind().to_owned(),
-            model: match &row.spec {
-                RowSpec::Template { model, .. } => model.clone(),
-                RowSpec::Line { .. } => None,
-            },
-            no_prompts: row.no_prompts(),
-            confirmed: !row.no_prompts(),
-            added_by: row.device,
-            added_at: row.added_at,
-        })
+        let confirmed = !row.no_prompts();
+        Ok(self.row_view(row, confirmed))
     }
 
     /// Removes row `id` of `machine` (any `full` device may: it can revoke the adding device

@@ -287,3 +287,35 @@ fn an_upload_past_the_cap_does_not_decode_though_it_fits_a_frame() {
     assert!(frame.len() <= crate::wire::MAX_FRAME);
     assert!(decode::<RelayRequest>(&frame).is_err());
 }
+
+#[test]
+fn a_starter_row_crosses_the_wire_as_its_spec_and_is_a_write() {
+    for spec in [
+        RowSpec::Template {
+            agent: "claude".to_owned(),
+            model: Some("sonnet".to_owned()),
+            no_prompts: true,
+        },
+        RowSpec::Line {
+            line: "make test".to_owned(),
+        },
+    ] {
+        let request = RelayRequest {
+            id: 9,
+            device: "phone".to_owned(),
+            request_id: "r-9".to_owned(),
+            kind: RelayKind::CreateRow {
+                row: "Mine".to_owned(),
+                name: None,
+                spec,
+                folder: Some("~/src".to_owned()),
+            },
+        };
+        assert_eq!(
+            decode::<RelayRequest>(&encode(&request).unwrap()).unwrap(),
+            request
+        );
+        assert!(request.kind.is_write());
+        assert!(!request.kind.fits(&RelayOk::Done));
+    }
+}
