@@ -334,6 +334,28 @@ fn revoking_a_device_removes_its_rows_and_the_line_counts_them() {
     b.stop();
     b.launch();
     assert_eq!(names(&b), ["t"]);
+
+    // `collie show` lists them among the effective permissions, from the bridge or, stopped,
+    // from a copy of its store.
+    let shown = |b: &TestBridge| -> Value {
+        support::json_of(&b.cli_ok(&["show", "--json"]))["effective"]["rows"].clone()
+    };
+    let running = shown(&b);
+    assert_eq!(running["source"], "bridge");
+    assert_eq!(
+        running["rows"],
+        json!([{"machine": "local", "name": "t", "runs": "claude", "no_prompts": false,
+                "added_by": "tablet"}])
+    );
+    b.stop();
+    let stopped = shown(&b);
+    assert_eq!(stopped["source"], "store");
+    assert_eq!(stopped["rows"], running["rows"]);
+    let text = b.cli_ok(&["show"]);
+    assert!(
+        text.contains("row        local/t: claude, added by tablet"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -309,6 +309,61 @@ pub fn paired_in_store(store: &Store) -> Option<BTreeSet<String>> {
         .collect()
 }
 
+/// A row as `collie show` prints it to the machine's own user: never a typed line, only its first
+/// word and length.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RowShown {
+    /// `local` or a member's name.
+    pub machine: String,
+    /// Its name.
+    pub name: String,
+    /// `claude (sonnet)`, `codex`, or `line: make… (12 characters)`.
+    pub runs: String,
+    /// It skips the agent's permission prompts.
+    pub no_prompts: bool,
+    /// The label of the device that added it.
+    pub added_by: String,
+}
+
+impl From<StoredRow> for RowShown {
+    fn from(r: StoredRow) -> RowShown {
+        let runs = match &r.spec {
+            RowSpec::Template {
+                agent,
+                model: Some(m),
+                ..
+            } => format!("{agent} ({m})"),
+            RowSpec::Template { agent, .. } => agent.clone(),
+            RowSpec::Line { line } => format!(
+                "line: {}… ({} characters)",
+                first_word(line),
+                line.chars().count()
+            ),
+        };
+        RowShown {
+            no_prompts: r.no_prompts(),
+            machine: r.machine,
+            name: r.name,
+            runs,
+            added_by: r.device,
+        }
+    }
+}
+
+/// The rows of paired devices in `store` (a stopped bridge's, for `collie show`); `None` when the
+/// store cannot be read.
+pub fn shown_from_store(store: &Store) -> Option<Vec<RowShown>> {
+    let paired = paired_in_store(store)?;
+    Some(
+        load(store)
+            .ok()?
+            .into_iter()
+            .filter(|r| paired.contains(&format!("{}/{}", r.device, r.owner)))
+            .map(RowShown::from)
+            .collect(),
+    )
+}
+
 fn new_id() -> String {
     let mut b = [0u8; 4];
     rand::rngs::OsRng.fill_bytes(&mut b);
@@ -331,6 +386,16 @@ impl App {
         Ok(rows
             .into_iter()
             .filter(|r| paired.contains(&format!("{}/{}", r.device, r.owner)))
+            .collect())
+    }
+
+    /// Every row of a paired device, for `collie show` (the machine's own user).
+    pub async fn rows_shown(&self) -> Result<Vec<RowShown>, AppError> {
+        Ok(self
+            .live_rows()
+            .await?
+            .into_iter()
+            .map(RowShown::from)
             .collect())
     }
 
