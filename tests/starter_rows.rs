@@ -212,8 +212,8 @@ fn a_template_row_runs_the_pinned_agent_with_the_tables_flags() {
     assert_eq!(removed[0]["detail"]["name"], "Sonnet");
     let (s, _) = start(&b, &phone, "local", &id, false);
     assert_eq!(s, 400, "a removed row does not start");
-    let (s, _) = remove(&b, &phone, &id);
-    assert_eq!(s, 404);
+    let (s, v) = remove(&b, &phone, &id);
+    assert_eq!((s, v["error"].as_str()), (404, Some("no such starter row")));
     let (s, v) = add(
         &b,
         &phone,

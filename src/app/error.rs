@@ -91,6 +91,9 @@ pub enum AppError {
     /// (SPEC §12: each device confirms it once).
     #[error("confirm no prompts")]
     ConfirmNoPrompts,
+    /// 404 for an unknown starter row id (decision 0041).
+    #[error("no such starter row")]
+    NoSuchRow,
     /// 404 for an unknown device label.
     #[error("no such device")]
     NoSuchDevice,
@@ -139,7 +142,7 @@ impl AppError {
             TooManyAttempts { .. } => 429,
             PairingUnavailable | AuditUnavailable | ResourceLimit | Restarting => 503,
             NoSuchMachine | NoSuchPane | NoSuchAgent | NoSuchDevice | NoLogEntry | NoSuchLine
-            | NotFound => 404,
+            | NoSuchRow | NotFound => 404,
             MemberUnreachable | MemberUnreadable | DurableUnreachable => 502,
             CapabilityMissing => 501,
             BadRequest(_) => 400,

@@ -556,7 +556,7 @@ impl App {
             .await?
             .into_iter()
             .find(|r| r.machine == on && r.id == id)
-            .ok_or(AppError::NotFound)?;
+            .ok_or(AppError::NoSuchRow)?;
         let bytes = serde_json::to_vec(&row).map_err(|e| AppError::backend("starter rows", e))?;
         self.rows
             .store
