@@ -616,3 +616,33 @@ fn a_member_s_starters_are_listed_and_started_through_the_lead_confirmed_once() 
     );
     assert_eq!(s, 409);
 }
+
+#[test]
+fn an_apply_the_running_bridge_cannot_audit_says_so_exits_1_and_stays_applied() {
+    let mut b = stopped_bridge();
+    write_config(&b, "[phone]\nrun = false\n");
+    apply_yes(&b);
+    b.launch();
+    let before = std::fs::read(applied_json(&b)).expect("read");
+    // The audit log cannot be written: a directory in its place (file modes alone do not stop
+    // root, which CI runs as).
+    let log = b.state().join("audit.log");
+    std::fs::remove_file(&log).expect("remove the log");
+    std::fs::create_dir(&log).expect("a directory in the log's place");
+
+    write_config(&b, "[phone]\nrun = true\n");
+    let out = b.cli(&["apply", "--yes"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("applied, but the bridge could not audit it"),
+        "{err}"
+    );
+    assert!(err.contains("audit unavailable"), "{err}");
+    // The rename happened: the new snapshot is in place, and there is nothing left to apply.
+    let after = std::fs::read(applied_json(&b)).expect("read");
+    assert_ne!(after, before, "the change was applied");
+    let again = apply_yes(&b);
+    assert!(again.contains("nothing to apply"), "{again}");
+    std::fs::remove_dir(&log).expect("remove the directory");
+}

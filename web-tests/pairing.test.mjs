@@ -131,7 +131,7 @@ test('6. a read device sees the pane but no input controls', T, () =>
     assert.equal(await page.getByLabel('Type to pane', { exact: true }).count(), 0, 'no Type to pane');
     assert.equal(await page.getByRole('textbox').count(), 0, 'no text field at all');
     assert.equal(await page.getByRole('button', { name: 'Send', exact: true }).count(), 0, 'no Send');
-    for (const key of ['Enter', 'Escape', 'Tab', 'Up', 'Down', 'Left', 'Right', 'Ctrl+C', 'Ctrl+D',
+    for (const key of ['Enter', 'Esc', 'Tab', 'Up', 'Down', 'Left', 'Right', 'Ctrl+C', 'Ctrl+D',
       'Ctrl+Z', 'Ctrl+L', 'Backspace', 'PageUp', 'PageDown']) {
       assert.equal(await page.getByRole('button', { name: key, exact: true }).count(), 0, `no ${key} key`);
     }

@@ -15,7 +15,7 @@ after(async () => {
 });
 
 const T = { timeout: 120_000 };
-const KEYS = ['Enter', 'Escape', 'Tab', 'Up', 'Down', 'Left', 'Right', 'Ctrl+C', 'Ctrl+D', 'Ctrl+Z',
+const KEYS = ['Enter', 'Esc', 'Tab', 'Up', 'Down', 'Left', 'Right', 'Ctrl+C', 'Ctrl+D', 'Ctrl+Z',
   'Ctrl+L', 'Backspace', 'PageUp', 'PageDown'];
 
 /** Page width against the viewport: the page itself must never scroll sideways. */

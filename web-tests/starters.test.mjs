@@ -7,9 +7,9 @@
 // taps it and removes it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { launchBrowser, session, pairInApp, waitFor, waitScreen, WINDOW } from './support.mjs';
+import { fakeAgent, launchBrowser, session, pairInApp, waitFor, waitScreen, WINDOW } from './support.mjs';
 
 let browser;
 before(async () => {
@@ -21,16 +21,6 @@ after(async () => {
 
 const T = { timeout: 120_000 };
 const VIEW = { width: 360, height: 740 };
-
-/** A program of the test's own in the bridge's home: prints what it was started with, then waits. */
-async function agentScript(dir) {
-  const bin = path.join(dir, 'home', 'bin');
-  await mkdir(bin, { recursive: true });
-  const file = path.join(bin, 'fake-agent');
-  await writeFile(file, '#!/bin/sh\necho "STARTED:$*:"\nexec sleep 600\n');
-  await chmod(file, 0o755);
-  return file;
-}
 
 const CONFIG = (dir) => `
 [[starters]]
@@ -45,7 +35,7 @@ agent = "claude"
 no_prompts = true
 `;
 
-const bridgeOpts = { setup: agentScript, config: CONFIG };
+const bridgeOpts = { setup: fakeAgent, config: CONFIG };
 
 async function openNew(page) {
   await page.getByRole('link', { name: 'New pane', exact: true }).click();

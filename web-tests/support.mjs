@@ -7,7 +7,7 @@
 // --all-features` first), or `$COLLIE_BIN`.
 
 import { spawn, execFile } from 'node:child_process';
-import { mkdtemp, mkdir, rm, access, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, rm, access, chmod, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +30,19 @@ export const CHROMIUM_ARGS = [
 
 /** The tmux window (and so the pane's name in Collie) every test bridge starts with. */
 export const WINDOW = 'work';
+
+/**
+ * A program of a test's own at `<dir>/home/bin/fake-agent` (for a starter to pin): prints what it
+ * was started with as `STARTED:<args>:`, then waits.
+ */
+export async function fakeAgent(dir) {
+  const bin = path.join(dir, 'home', 'bin');
+  await mkdir(bin, { recursive: true });
+  const file = path.join(bin, 'fake-agent');
+  await writeFile(file, '#!/bin/sh\necho "STARTED:$*:"\nexec sleep 600\n');
+  await chmod(file, 0o755);
+  return file;
+}
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -500,3 +513,23 @@ async function explain(e, name, ctx) {
 
 /** Lines of text as a human reads them: `hel""lo` echoed by the shell prints `hello` on a line of its own. */
 export const isLine = (want) => (l) => l.trim() === want;
+
+/** axe-core's script, read once (web-tests/node_modules, from the committed lock). */
+let axeSource;
+
+/**
+ * Runs axe-core on what the page shows now and returns the serious and critical violations as
+ * readable lines (empty: none). The script is evaluated through the browser's debugging protocol,
+ * which the page's Content-Security-Policy does not govern, so the app's own CSP stays as shipped.
+ */
+export async function axeViolations(page) {
+  axeSource ??= await readFile(path.join(ROOT, 'web-tests', 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.evaluate(axeSource);
+  const found = await page.evaluate(async () => {
+    const result = await window.axe.run(document, { resultTypes: ['violations'] });
+    return result.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.impact} ${v.id}: ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
+  });
+  return found;
+}

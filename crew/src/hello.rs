@@ -99,6 +99,9 @@ pub enum Capability {
     Browse,
     /// Opening a hosted pane in a chosen folder ([`crate::relay::RelayKind::CreateIn`]).
     PaneFolder,
+    /// Listing the mirrored tmux sessions and opening a new window in one
+    /// ([`crate::relay::RelayKind::Sessions`], [`crate::relay::RelayKind::CreateWindow`]).
+    TmuxWindow,
     /// Starting a starter row added from a phone ([`crate::relay::RelayKind::CreateRow`]).
     StarterRows,
     /// A capability this build does not know (declared by a newer peer); never satisfies a request.
@@ -109,7 +112,7 @@ pub enum Capability {
 impl Capability {
     /// Every capability this build knows (what a member running this build declares, unless its
     /// configuration turns some off).
-    pub const ALL: [Capability; 17] = [
+    pub const ALL: [Capability; 18] = [
         Capability::PaneList,
         Capability::PaneRead,
         Capability::PaneStream,
@@ -126,6 +129,7 @@ impl Capability {
         Capability::Commands,
         Capability::Browse,
         Capability::PaneFolder,
+        Capability::TmuxWindow,
         Capability::StarterRows,
     ];
 }

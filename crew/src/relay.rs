@@ -190,6 +190,22 @@ pub enum RelayKind {
         /// The folder (`~/…` or absolute), checked against the member's own workspaces.
         folder: String,
     },
+    /// The tmux sessions the member mirrors (a new window opens in one of them); answered
+    /// [`RelayOk::Sessions`]. Capability `tmux_window` (decision 0042).
+    Sessions,
+    /// Open a new window in one of the member's mirrored tmux sessions, running a starter of the
+    /// member's or its user's shell (SPEC §12); answered [`RelayOk::Created`]. Capability
+    /// `tmux_window`: an older member never declares it, so the lead never sends this to one.
+    CreateWindow {
+        /// The window's name.
+        name: Option<String>,
+        /// Starter to run in it; `None` is the user's shell.
+        starter: Option<String>,
+        /// The folder (`~/…` or absolute), checked against the member's own workspaces.
+        folder: Option<String>,
+        /// The session, as [`TmuxSession::session`] names it (`t<socket index>:<name>`).
+        session: String,
+    },
     /// Open a hosted pane running a starter row a phone added on the lead (SPEC §12), answered
     /// [`RelayOk::Created`]. Capability `starter_rows`. The row's spec travels, never a command:
     /// the member resolves a template against its own applied starters and its own option table,
@@ -227,6 +243,7 @@ impl RelayKind {
                 | RelayKind::SentClear
                 | RelayKind::Command { .. }
                 | RelayKind::CreateIn { .. }
+                | RelayKind::CreateWindow { .. }
                 | RelayKind::CreateRow { .. }
         )
     }
@@ -262,9 +279,9 @@ impl RelayKind {
             RelayKind::Starters => matches!(ok, RelayOk::Starters(_)),
             RelayKind::Command { .. }
             | RelayKind::CreateIn { .. }
-            | RelayKind::CreateRow { .. } => {
-                matches!(ok, RelayOk::Created(_))
-            }
+            | RelayKind::CreateWindow { .. }
+            | RelayKind::CreateRow { .. } => matches!(ok, RelayOk::Created(_)),
+            RelayKind::Sessions => matches!(ok, RelayOk::Sessions(_)),
             RelayKind::Browse { .. } => matches!(ok, RelayOk::Folders(_)),
             RelayKind::Unsubscribe { .. }
             | RelayKind::Input { .. }
@@ -323,6 +340,8 @@ pub enum RelayOk {
     Starters(Vec<StarterInfo>),
     /// The folder names of a [`RelayKind::Browse`].
     Folders(Folders),
+    /// The member's mirrored tmux sessions ([`RelayKind::Sessions`]).
+    Sessions(Vec<TmuxSession>),
     /// An outcome this side does not know (from a newer member); the lead treats it as unreadable.
     #[serde(other)]
     Unknown,
@@ -474,6 +493,19 @@ pub struct Folders {
     pub folders: Vec<String>,
     /// Whether it holds more folders than are listed.
     pub truncated: bool,
+}
+
+/// One tmux session a bridge mirrors, as the phone's New page lists it (`GET /api/sessions/{m}`):
+/// where a new window can open.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TmuxSession {
+    /// What a create names: `t<socket index>:<session name>` — the socket index of the pane ids
+    /// (`t<i>-<n>`: 0 is the default server, then the configured sockets in order).
+    pub session: String,
+    /// The session's name, masked.
+    pub name: String,
+    /// The tmux server's index (the `<i>` of `session`).
+    pub socket: u32,
 }
 
 /// The most folder names a browse answers (SPEC §11: "at most 200 lines").

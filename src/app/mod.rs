@@ -30,6 +30,7 @@ pub mod starters;
 pub mod status;
 pub mod tools;
 pub mod walky;
+pub mod windows;
 
 use std::net::IpAddr;
 use std::sync::Arc;

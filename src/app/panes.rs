@@ -40,6 +40,30 @@ pub enum Launch {
     },
 }
 
+/// A new pane's launch, resolved on this machine ([`App::resolve_launch`]).
+pub(super) struct Resolved {
+    /// The folder it starts in, resolved; `None`: the backend's default.
+    pub cwd: Option<std::path::PathBuf>,
+    /// argv; empty = the user's shell.
+    pub command: Vec<String>,
+    /// What the `pane.create` line says it runs: `("starter", name)`, `("row", name)` or
+    /// `("command", first word)`.
+    pub runs: (&'static str, Option<String>),
+}
+
+impl Launch {
+    /// Whether a lead may relay it to a member: a starter (by name) or the shell, never a
+    /// command line.
+    pub(super) fn relayable(&self) -> Result<(), AppError> {
+        match self {
+            Launch::Command(_) => Err(AppError::BadRequest(
+                "a command line runs only on this machine; use a starter".into(),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// Every pane the caller can reach, and the members whose panes are missing.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct PaneList {
@@ -113,7 +137,7 @@ fn input_record(rec: AuditRecord, pane: &str, text: &str, keys: &[NamedKey]) -> 
 }
 
 /// A `pane.create` line with the folder the pane started in, if one was chosen.
-fn with_folder(rec: AuditRecord, folder: Option<String>) -> AuditRecord {
+pub(super) fn with_folder(rec: AuditRecord, folder: Option<String>) -> AuditRecord {
     match folder {
         Some(f) => rec.with_detail("folder", f),
         None => rec,
@@ -339,23 +363,8 @@ impl App {
         }
         match machine {
             Machine::Local => {
-                let cwd = match &folder {
-                    Some(f) => Some(self.pane_start_folder(f).await?),
-                    None => None,
-                };
-                let command = match launch {
-                    Launch::Shell => Vec::new(),
-                    Launch::Command(argv) => argv,
-                    Launch::Starter(name) => self.starter_command(&name).await?,
-                    Launch::Row { spec, .. } => self.row_command(&spec).await?,
-                };
-                // What the line says it runs: the starter's or row's name, or a command's first
-                // word.
-                let runs = match (&starter, &row) {
-                    (Some(name), _) => ("starter", Some(name.clone())),
-                    (None, Some((name, _))) => ("row", Some(name.clone())),
-                    (None, None) => ("command", command.first().cloned()),
-                };
+                let Resolved { cwd, command, runs } =
+                    self.resolve_launch(launch, folder.as_deref()).await?;
                 let created = self
                     .panes
                     .call(|r| PanesMsg::Create {
@@ -379,22 +388,11 @@ impl App {
                 };
                 let rec = self.create_record(caller, &info.pane, name, runs);
                 let rec = with_folder(rec, cwd.map(|d| d.display().to_string()));
-                if let Err(e) = self.audit(rec).await {
-                    let pane = info.pane.clone();
-                    let _ = self
-                        .panes
-                        .call(|r| PanesMsg::Close { pane, reply: r })
-                        .await;
-                    return Err(e);
-                }
+                self.keep_if_audited(rec, &info.pane).await?;
                 Ok(info)
             }
             Machine::Member(member) => {
-                if let Launch::Command(_) = launch {
-                    return Err(AppError::BadRequest(
-                        "a command line runs only on this machine; use a starter".into(),
-                    ));
-                }
+                launch.relayable()?;
                 // Only a member that declared `pane_folder` gets a folder (the gate above).
                 let kind = match (row.clone(), folder.clone()) {
                     (Some((row, spec)), folder) => RelayKind::CreateRow {
@@ -431,17 +429,72 @@ impl App {
                 };
                 let rec = self.create_record(caller, &info.pane, name, runs);
                 let rec = with_folder(rec, folder);
-                if let Err(e) = self.audit_for(&member, rec).await {
-                    // Not audited here, so not kept: close it again on the member.
-                    let kind = RelayKind::Close {
-                        pane: info.pane.clone(),
-                    };
-                    let _ = member.call(caller.on(), kind).await;
-                    return Err(e);
-                }
+                self.keep_if_audited_on(caller, &member, rec, &info.pane)
+                    .await?;
                 Ok(info)
             }
         }
+    }
+
+    /// What a new pane of this machine runs: the folder resolved and checked against the
+    /// workspaces, the command (a starter's with its hash checked now, just before the spawn),
+    /// and what the `pane.create` line says it runs.
+    pub(super) async fn resolve_launch(
+        &self,
+        launch: Launch,
+        folder: Option<&str>,
+    ) -> Result<Resolved, AppError> {
+        let cwd = match folder {
+            Some(f) => Some(self.pane_start_folder(f).await?),
+            None => None,
+        };
+        let (command, runs) = match launch {
+            Launch::Shell => (Vec::new(), ("command", None)),
+            Launch::Command(argv) => {
+                let first = argv.first().cloned();
+                (argv, ("command", first))
+            }
+            Launch::Starter(name) => (self.starter_command(&name).await?, ("starter", Some(name))),
+            Launch::Row { row, spec } => (self.row_command(&spec).await?, ("row", Some(row))),
+        };
+        Ok(Resolved { cwd, command, runs })
+    }
+
+    /// Keeps pane `pane` of this machine only if its `pane.create` line `rec` is written; closes
+    /// it again otherwise (SPEC §7: nothing runs that the log does not show).
+    pub(super) async fn keep_if_audited(
+        &self,
+        rec: AuditRecord,
+        pane: &str,
+    ) -> Result<(), AppError> {
+        if let Err(e) = self.audit(rec).await {
+            let pane = pane.to_owned();
+            let _ = self
+                .panes
+                .call(|r| PanesMsg::Close { pane, reply: r })
+                .await;
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// [`App::keep_if_audited`] for a pane of `member`: the line is written here, and the pane
+    /// closed again on the member if it cannot be.
+    pub(super) async fn keep_if_audited_on(
+        &self,
+        caller: &Caller,
+        member: &Member,
+        rec: AuditRecord,
+        pane: &str,
+    ) -> Result<(), AppError> {
+        if let Err(e) = self.audit_for(member, rec).await {
+            let kind = RelayKind::Close {
+                pane: pane.to_owned(),
+            };
+            let _ = member.call(caller.on(), kind).await;
+            return Err(e);
+        }
+        Ok(())
     }
 
     /// The command line of the applied starter `name`: its pinned executable — whose hash is
@@ -483,7 +536,7 @@ impl App {
 
     /// The `pane.create` line: the pane, its name, and what it runs (`("command", first word)`
     /// here, `("starter", name)` through the relay).
-    fn create_record(
+    pub(super) fn create_record(
         &self,
         caller: &Caller,
         pane: &str,

@@ -188,6 +188,22 @@ impl App {
         folder: Option<String>,
         confirm_no_prompts: bool,
     ) -> Result<PaneInfo, AppError> {
+        self.confirm_starter(caller, machine, &starter, confirm_no_prompts)
+            .await?;
+        self.create_pane_in(caller, machine, pane_name, Launch::Starter(starter), folder)
+            .await
+    }
+
+    /// Whether this device may start `machine`'s starter `starter` now: a "No prompts" one only
+    /// once it confirmed it (`confirm_no_prompts` records that confirmation, durably, first);
+    /// 409 `confirm no prompts` otherwise. The machine's own CLI and a relaying lead need none.
+    pub async fn confirm_starter(
+        &self,
+        caller: &Caller,
+        machine: &str,
+        starter: &str,
+        confirm_no_prompts: bool,
+    ) -> Result<(), AppError> {
         if let Some(owner) = confirmer(caller) {
             let list = self.starters(caller, machine).await?;
             let found = list
@@ -205,7 +221,6 @@ impl App {
                     .confirm(&owner, &format!("{}/{starter}", list.machine))?;
             }
         }
-        self.create_pane_in(caller, machine, pane_name, Launch::Starter(starter), folder)
-            .await
+        Ok(())
     }
 }

@@ -132,6 +132,9 @@ pub const ROUTES: &[(Method, &str, Access)] = &[
     (Method::POST, "/api/commands", Access::Device(Tier::Full)),
     // The starters a New page lists (SPEC §12): only a device that may start one sees them.
     (Method::GET, "/api/starters/{m}", Access::Device(Tier::Full)),
+    // The tmux sessions a new window can open in (decision 0042): listed, like the starters,
+    // only to a device that may open one.
+    (Method::GET, "/api/sessions/{m}", Access::Device(Tier::Full)),
     // Rows a phone adds to the New page (decision 0041): as starting a starter.
     (
         Method::POST,

@@ -105,6 +105,20 @@ impl Handler for Served {
                         .await?,
                 )
             }
+            RelayKind::Sessions => RelayOk::Sessions(app.local_sessions().await?),
+            RelayKind::CreateWindow {
+                name,
+                starter,
+                folder,
+                session,
+            } => {
+                // The session, the folder and the starter are this machine's own, checked here.
+                let launch = starter.map_or(Launch::Shell, Launch::Starter);
+                RelayOk::Created(
+                    app.create_window(&caller, HERE, session, name, launch, folder)
+                        .await?,
+                )
+            }
             RelayKind::CreateRow {
                 row,
                 name,

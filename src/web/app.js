@@ -12,6 +12,7 @@ import { cardsView } from './views/cards.js';
 import { changesView, filesView } from './views/files.js';
 import { clear, h } from './dom.js';
 import { forgetPairing, getDevice, getPref, getToken } from './store.js';
+import { installIdleLock } from './idle.js';
 import { newView } from './views/new.js';
 import { panesView } from './views/panes.js';
 import { pairView } from './views/pair.js';
@@ -110,7 +111,7 @@ function render() {
     cleanup = newView(screen);
   } else if (route.name === 'settings') {
     document.title = 'Settings · Collie';
-    cleanup = settingsView(screen, { unpair, applyTheme });
+    cleanup = settingsView(screen, { unpair, applyTheme, rearmIdle });
   } else if (route.name === 'cards') {
     document.title = 'Cards · Collie';
     cleanup = cardsView(screen);
@@ -224,6 +225,7 @@ window.visualViewport?.addEventListener('resize', fitViewport);
 matchMedia('(prefers-color-scheme: dark)').addEventListener('change', applyTheme);
 fitViewport();
 applyTheme();
+const rearmIdle = installIdleLock(root, () => !!(getToken() && getDevice()) && parseRoute().name !== 'pair');
 render();
 countCards();
 

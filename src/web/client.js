@@ -82,7 +82,7 @@ export function panePath(machine, pane, rest = '') {
 /** Maps SPEC key names from the key bar's accessible names. */
 export const KEYS = [
   ['Enter', 'Enter', '⏎'],
-  ['Escape', 'Escape', 'Esc'],
+  ['Esc', 'Escape', 'Esc'],
   ['Tab', 'Tab', 'Tab'],
   ['Up', 'Up', '↑'],
   ['Down', 'Down', '↓'],

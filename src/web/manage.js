@@ -59,26 +59,31 @@ export function unpaired(err) {
   return err.status === 403 && err.code !== 'insufficient tier';
 }
 
-/** `POST /api/panes {machine, name?}`: a new hosted shell; resolves with the pane's record. */
-export function createShell(machine, name, folder = null) {
-  return createWith(machine, {}, name, false, folder);
+/**
+ * `POST /api/panes {machine, name?, folder?, session?}`: a new shell, hosted by the bridge, or a new
+ * window of the tmux session `session` (as `listSessions` names it); resolves with the pane's record.
+ */
+export function createShell(machine, name, folder = null, session = null) {
+  return createWith(machine, {}, name, false, folder, session);
 }
 
-/** `POST /api/panes` starting `what` (`{starter}` or `{row}`) with the optional fields. */
-function createWith(machine, what, name, confirmNoPrompts, folder) {
+/** `POST /api/panes` starting `what` (`{}`, `{starter}` or `{row}`) with the optional fields. */
+function createWith(machine, what, name, confirmNoPrompts, folder, session = null) {
   const body = { machine, ...what };
   if (name) body.name = name;
   if (folder) body.folder = folder;
+  if (session) body.session = session;
   if (confirmNoPrompts) body.confirm_no_prompts = true;
   return api('/api/panes', { method: 'POST', body });
 }
 
 /**
- * Opens a pane on `machine` running its starter `starter` (SPEC §12). `confirmNoPrompts` gives this
- * device's one-time confirmation of a starter that skips the agent's permission prompts.
+ * Opens a pane on `machine` running its starter `starter` (SPEC §12), hosted or as a new window of
+ * the tmux session `session`. `confirmNoPrompts` gives this device's one-time confirmation of a
+ * starter that skips the agent's permission prompts.
  */
-export function createStarter(machine, starter, name, confirmNoPrompts = false, folder = null) {
-  return createWith(machine, { starter }, name, confirmNoPrompts, folder);
+export function createStarter(machine, starter, name, confirmNoPrompts = false, folder = null, session = null) {
+  return createWith(machine, { starter }, name, confirmNoPrompts, folder, session);
 }
 
 /** Opens a pane on `machine` running its added starter row `id` (decision 0041). */
@@ -90,6 +95,11 @@ export function createRow(machine, id, name, confirmNoPrompts = false, folder = 
 export function browseFolders(machine, path = null) {
   const q = path ? `?path=${encodeURIComponent(path)}` : '';
   return api(`/api/browse/${encodeURIComponent(machine)}${q}`);
+}
+
+/** The tmux sessions `machine` mirrors, where a new window can open (decision 0042). */
+export function listSessions(machine) {
+  return api(`/api/sessions/${encodeURIComponent(machine)}`);
 }
 
 /** The applied starters of `machine`, with this device's "No prompts" confirmations. */

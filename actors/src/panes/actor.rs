@@ -35,7 +35,7 @@ use super::pane_ref::PaneRef;
 use super::pty::{HostedPane, SpawnOptions, DEFAULT_SCROLLBACK_LINES};
 use super::ring::DEFAULT_RING_BYTES;
 use super::screen::lines_hash;
-use super::tmux::{TmuxBackend, TmuxOptions, TmuxSocket};
+use super::tmux::{TmuxBackend, TmuxOptions, TmuxSessionInfo, TmuxSocket};
 use super::token::pane_token;
 use crate::machine::MachineName;
 use crate::redact::Masker;
@@ -175,6 +175,25 @@ pub enum PanesMsg {
         /// argv; empty = the user's shell.
         command: Vec<String>,
         /// The folder it starts in (already checked by the caller); `None`: the home folder.
+        cwd: Option<PathBuf>,
+        /// The answer.
+        reply: Reply<PaneInfo>,
+    },
+    /// The mirrored tmux sessions (where a new window can open).
+    Sessions(RpcReplyPort<Vec<TmuxSessionInfo>>),
+    /// Open a new window in the mirrored tmux session `session` of socket `socket` (the user's
+    /// server: no hosted-pane cap applies; its mirror counts under the buffer cap like any tmux
+    /// pane's). Answered once the window's pane is mirrored.
+    CreateWindow {
+        /// The socket's index.
+        socket: usize,
+        /// The session's name.
+        session: String,
+        /// The window's name.
+        name: Option<String>,
+        /// argv; empty = the session's default shell.
+        command: Vec<String>,
+        /// The folder it starts in (already checked by the caller); `None`: tmux's choice.
         cwd: Option<PathBuf>,
         /// The answer.
         reply: Reply<PaneInfo>,
@@ -349,6 +368,28 @@ impl Actor for PanesActor {
                 reply,
             } => {
                 let _ = reply.send(state.create(name, command, cwd).await);
+                state.check_budget();
+            }
+            PanesMsg::Sessions(reply) => {
+                let _ = reply.send(state.tmux.sessions());
+            }
+            PanesMsg::CreateWindow {
+                socket,
+                session,
+                name,
+                command,
+                cwd,
+                reply,
+            } => {
+                let created = state
+                    .tmux
+                    .new_window_in(socket, &session, name.as_deref(), &command, cwd.as_deref())
+                    .await;
+                let answer = match created {
+                    Ok(id) => state.info(PaneRef::parse(&id)),
+                    Err(e) => Err(e.into()),
+                };
+                let _ = reply.send(answer);
                 state.check_budget();
             }
             PanesMsg::Rename { pane, name, reply } => {

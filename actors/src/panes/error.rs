@@ -12,6 +12,9 @@ pub enum PaneError {
     /// Unknown pane id.
     #[error("no such pane")]
     NoSuchPane,
+    /// No mirrored tmux session of that name (a new window's session).
+    #[error("no such session")]
+    NoSuchSession,
     /// A cap is reached; names which (for the `resource.denied` line the caller writes).
     #[error("resource limit")]
     ResourceLimit(&'static str),
@@ -36,6 +39,7 @@ impl From<TmuxError> for PaneError {
     fn from(e: TmuxError) -> Self {
         match e {
             TmuxError::NoSuchPane => PaneError::NoSuchPane,
+            TmuxError::NoSuchSession => PaneError::NoSuchSession,
             TmuxError::Key(k) => PaneError::BadInput(k.to_string()),
             TmuxError::InvalidArgument(a) => PaneError::BadInput(format!("invalid {a}")),
             other => PaneError::Backend(other.to_string()),

@@ -8,7 +8,8 @@
 //! `%output`; a `seq` that grows on every change; its name and liveness. Reads ([`TmuxBackend::
 //! list`], [`TmuxBackend::snapshot`]) come from memory and never spawn a process; writes are
 //! commands sent through a control client. Processes are spawned only to discover the sessions
-//! of a socket, to attach, and to create the first session of a socket that has none.
+//! of a socket, to attach, to create the first session of a socket that has none, and to open a
+//! window in a chosen session ([`TmuxBackend::new_window_in`]: argv words, no command parser).
 //!
 //! Scrollback: mirrors keep [`TmuxOptions::scrollback`] lines until the owner lowers the limit
 //! with [`TmuxBackend::set_scrollback_limit`] (the Panes actor does when the global buffer cap is
@@ -30,7 +31,7 @@ mod client;
 mod server;
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -106,6 +107,17 @@ pub struct TmuxPaneInfo {
     pub pid: u32,
 }
 
+/// One mirrored tmux session (a control client is attached to it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TmuxSessionInfo {
+    /// The socket's index (0 is the default server, then the configured sockets in order).
+    pub socket: usize,
+    /// tmux's session id (`$<id>`).
+    pub id: u32,
+    /// Its name. Not masked: the caller masks names that leave the machine.
+    pub name: String,
+}
+
 /// Errors of the tmux backend.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -113,6 +125,9 @@ pub enum TmuxError {
     /// The id is not a mirrored tmux pane.
     #[error("no such pane")]
     NoSuchPane,
+    /// No mirrored session of that name on that socket.
+    #[error("no such session")]
+    NoSuchSession,
     /// No tmux server runs on that socket.
     #[error("tmux not running on socket {0}")]
     NotRunning(usize),
@@ -311,7 +326,7 @@ impl TmuxBackend {
                     client.session
                 );
                 if let Some(name) = name {
-                    line.push_str(&format!(" -n {}", quote(name)?));
+                    line.push_str(&format!(" -n {}", quote(&literal(name)?)?));
                 }
                 if let Some(argv) = command {
                     line.push_str(" --");
@@ -329,28 +344,94 @@ impl TmuxBackend {
                 let mut cmd = server.command();
                 cmd.args(["new-session", "-d", "-P", "-F", "#{pane_id}"]);
                 if let Some(name) = name {
-                    cmd.arg("-n").arg(name);
+                    cmd.arg("-n").arg(literal(name)?);
                 }
                 if let Some(argv) = command {
                     cmd.arg("--").args(argv);
                 }
-                let out = cmd
-                    .stderr(std::process::Stdio::piped())
-                    .output()
-                    .await
-                    .map_err(|e| TmuxError::NotFound(e.to_string()))?;
-                if !out.status.success() {
-                    return Err(TmuxError::CommandFailed(
-                        String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-                    ));
-                }
+                let pane = new_pane_of(cmd).await?;
                 server.wake.notify_one();
-                parse_new_pane(&String::from_utf8_lossy(&out.stdout))?
+                pane
             }
         };
-        let deadline = tokio::time::Instant::now() + NEW_PANE_WAIT;
-        while !server.has_pane(pane) && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(20)).await;
+        wait_for_mirror(server, pane).await;
+        Ok(format!("t{}-{pane}", server.index))
+    }
+
+    /// Every mirrored session of every socket, by socket then session id.
+    pub fn sessions(&self) -> Vec<TmuxSessionInfo> {
+        self.servers
+            .iter()
+            .flat_map(|s| {
+                s.sessions().into_iter().map(|(id, name)| TmuxSessionInfo {
+                    socket: s.index,
+                    id,
+                    name,
+                })
+            })
+            .collect()
+    }
+
+    /// Opens a window (detached) in the mirrored session named `session` of socket `socket`,
+    /// running `command` (argv; the session's default shell when empty) in `cwd` (tmux's choice,
+    /// the session's folder, when `None`), named `name`. Returns the new pane's id once its
+    /// mirror exists (waiting up to 5 s; if it does not appear, the window is killed again and
+    /// the call fails, so nothing opens that the caller cannot name).
+    ///
+    /// The session is targeted by its id (`$n`), never by the name: tmux matches a name target
+    /// by prefix and by pattern, so a name would reach sessions the caller did not mean. tmux runs
+    /// as a process with argv words, so nothing is parsed by tmux's command parser or by a shell;
+    /// `-n` and `-c` are format strings to tmux (`#{…}`, and `#(…)` runs a command), so every `#`
+    /// in them is doubled (`literal`). tmux runs a one-word command through the shell (`sh -c
+    /// WORD`), so one word is passed as `/bin/sh -c 'exec "$0"' WORD`: the word is an argument,
+    /// never shell text.
+    pub async fn new_window_in(
+        &self,
+        socket: usize,
+        session: &str,
+        name: Option<&str>,
+        command: &[String],
+        cwd: Option<&Path>,
+    ) -> Result<String, TmuxError> {
+        let server = self.servers.get(socket).ok_or(TmuxError::NoSuchSession)?;
+        let id = server
+            .sessions()
+            .into_iter()
+            .find(|(_, n)| n == session)
+            .map(|(id, _)| id)
+            .ok_or(TmuxError::NoSuchSession)?;
+        let mut cmd = server.command();
+        cmd.args(["new-window", "-d", "-P", "-F", "#{pane_id}", "-t"])
+            .arg(format!("${id}:"));
+        if let Some(dir) = cwd {
+            let dir = dir
+                .to_str()
+                .ok_or(TmuxError::InvalidArgument("folder (not UTF-8)"))?;
+            cmd.arg("-c").arg(literal(dir)?);
+        }
+        if let Some(name) = name {
+            cmd.arg("-n").arg(literal(name)?);
+        }
+        match command {
+            [] => {}
+            [one] => {
+                cmd.args(["--", "/bin/sh", "-c", "exec \"$0\"", one]);
+            }
+            argv => {
+                cmd.arg("--").args(argv);
+            }
+        }
+        let pane = new_pane_of(cmd).await?;
+        if !wait_for_mirror(server, pane).await {
+            let _ = server
+                .command()
+                .args(["kill-pane", "-t"])
+                .arg(format!("%{pane}"))
+                .output()
+                .await;
+            return Err(TmuxError::CommandFailed(
+                "the new window was not mirrored in time".to_owned(),
+            ));
         }
         Ok(format!("t{}-{pane}", server.index))
     }
@@ -360,7 +441,10 @@ impl TmuxBackend {
         let (server, pane) = self.lookup(id)?;
         let client = server.client_for(pane)?;
         client
-            .run_one(format!("rename-window -t '%{pane}' {}", quote(name)?))
+            .run_one(format!(
+                "rename-window -t '%{pane}' {}",
+                quote(&literal(name)?)?
+            ))
             .await?;
         Ok(())
     }
@@ -396,6 +480,45 @@ fn quote(s: &str) -> Result<String, TmuxError> {
         return Err(TmuxError::InvalidArgument("control character"));
     }
     Ok(format!("'{}'", s.replace('\'', "'\"'\"'")))
+}
+
+/// `s` as tmux takes it literally where it expands formats (a window name, a start folder):
+/// every `#` doubled, so `#{…}` shows as written and `#(…)` runs nothing. Control characters are
+/// refused.
+fn literal(s: &str) -> Result<String, TmuxError> {
+    if s.chars().any(char::is_control) {
+        return Err(TmuxError::InvalidArgument("control character"));
+    }
+    Ok(s.replace('#', "##"))
+}
+
+/// Waits, at most [`NEW_PANE_WAIT`], until the server's mirror has pane `%pane`; whether it does.
+async fn wait_for_mirror(server: &server::Shared, pane: u32) -> bool {
+    let deadline = tokio::time::Instant::now() + NEW_PANE_WAIT;
+    while !server.has_pane(pane) {
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    true
+}
+
+/// Runs a tmux process that makes a pane (`new-session`/`new-window` with `-P -F '#{pane_id}'`)
+/// and returns the pane's number; tmux's stderr when it refuses.
+async fn new_pane_of(mut cmd: tokio::process::Command) -> Result<u32, TmuxError> {
+    let out = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .await
+        .map_err(|e| TmuxError::NotFound(e.to_string()))?;
+    if !out.status.success() {
+        return Err(TmuxError::CommandFailed(
+            String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        ));
+    }
+    parse_new_pane(&String::from_utf8_lossy(&out.stdout))
 }
 
 /// `%12` (the `-P -F '#{pane_id}'` output) → 12.

@@ -32,6 +32,7 @@ pub fn requires(kind: &RelayKind) -> Capability {
         RelayKind::Command { .. } => Capability::Commands,
         RelayKind::Browse { .. } => Capability::Browse,
         RelayKind::CreateIn { .. } => Capability::PaneFolder,
+        RelayKind::Sessions | RelayKind::CreateWindow { .. } => Capability::TmuxWindow,
         RelayKind::CreateRow { .. } => Capability::StarterRows,
         RelayKind::Unknown => Capability::Unknown,
     }
@@ -148,6 +149,16 @@ mod tests {
                     folder: "~/src".to_owned(),
                 },
                 Capability::PaneFolder,
+            ),
+            (RelayKind::Sessions, Capability::TmuxWindow),
+            (
+                RelayKind::CreateWindow {
+                    name: None,
+                    starter: None,
+                    folder: None,
+                    session: "t0:main".to_owned(),
+                },
+                Capability::TmuxWindow,
             ),
             (
                 RelayKind::CreateRow {

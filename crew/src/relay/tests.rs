@@ -163,6 +163,10 @@ fn an_unknown_kind_from_a_newer_lead_decodes_as_unknown() {
         #[allow(dead_code)]
         M13,
         #[allow(dead_code)]
+        M14,
+        #[allow(dead_code)]
+        M15,
+        #[allow(dead_code)]
         N,
         Resize {
             cols: u16,
@@ -286,6 +290,38 @@ fn an_upload_past_the_cap_does_not_decode_though_it_fits_a_frame() {
     let frame = encode(&request).unwrap();
     assert!(frame.len() <= crate::wire::MAX_FRAME);
     assert!(decode::<RelayRequest>(&frame).is_err());
+}
+
+#[test]
+fn sessions_and_a_new_window_round_trip_and_fit_only_their_kinds() {
+    let sessions = RelayOk::Sessions(vec![TmuxSession {
+        session: "t1:work".to_owned(),
+        name: "work".to_owned(),
+        socket: 1,
+    }]);
+    let m = MemberMessage::Response(ok(7, sessions.clone()));
+    assert_eq!(decode::<MemberMessage>(&encode(&m).unwrap()).unwrap(), m);
+    assert!(RelayKind::Sessions.fits(&sessions));
+    assert!(!RelayKind::Sessions.is_write());
+    let window = RelayKind::CreateWindow {
+        name: Some("build".to_owned()),
+        starter: None,
+        folder: Some("~/src".to_owned()),
+        session: "t0:main".to_owned(),
+    };
+    let request = RelayRequest {
+        id: 9,
+        device: "phone".to_owned(),
+        request_id: "r-9".to_owned(),
+        kind: window.clone(),
+    };
+    assert_eq!(
+        decode::<RelayRequest>(&encode(&request).unwrap()).unwrap(),
+        request
+    );
+    assert!(window.is_write());
+    assert!(!window.fits(&sessions));
+    assert!(!RelayKind::Sessions.fits(&RelayOk::Done));
 }
 
 #[test]

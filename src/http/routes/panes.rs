@@ -76,6 +76,9 @@ pub(super) struct CreateBody {
     /// The folder the pane starts in (absolute or `~/…`), inside one of the machine's
     /// workspaces.
     folder: Option<String>,
+    /// A tmux session of the machine (`t<i>:<name>`, as `GET /api/sessions/{m}` lists it): open
+    /// a new window there instead of a hosted pane (decision 0042).
+    session: Option<String>,
 }
 
 pub(super) async fn create(
@@ -84,6 +87,25 @@ pub(super) async fn create(
     bytes: Bytes,
 ) -> Result<Json<PaneInfo>, AppError> {
     let b: CreateBody = body(&bytes)?;
+    if let Some(session) = b.session {
+        if b.row.is_some() {
+            return Err(AppError::BadRequest(
+                "a starter row opens a pane, not a window: give row or session".into(),
+            ));
+        }
+        let launch = match b.starter {
+            Some(starter) => {
+                app.confirm_starter(&caller, &b.machine, &starter, b.confirm_no_prompts)
+                    .await?;
+                Launch::Starter(starter)
+            }
+            None => Launch::Shell,
+        };
+        let info = app
+            .create_window(&caller, &b.machine, session, b.name, launch, b.folder)
+            .await?;
+        return Ok(Json(info));
+    }
     Ok(Json(match (b.starter, b.row) {
         (Some(_), Some(_)) => {
             return Err(AppError::BadRequest("give starter or row, not both".into()))
@@ -141,6 +163,16 @@ pub(super) async fn close(
 ) -> Result<Json<Done>, AppError> {
     app.close_pane(&caller, &m, p).await?;
     Ok(Json(DONE))
+}
+
+/// `GET /api/sessions/{m}`: the tmux sessions the machine mirrors, where a new window can open
+/// (decision 0042).
+pub(super) async fn sessions(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+    ApiPath(m): ApiPath<String>,
+) -> Result<Json<crate::app::windows::SessionList>, AppError> {
+    Ok(Json(app.sessions(&caller, &m).await?))
 }
 
 /// `GET /api/starters/{m}`: the machine's applied starters for the New page (SPEC §12).

@@ -4,13 +4,15 @@
 // bridge (`POST /api/panes {machine, name?, starter?}`). A starter that skips the agent's permission
 // prompts carries a "No prompts" badge and is confirmed once per device. `Choose folder` browses the
 // machine's home for the folder the pane starts in (`GET /api/browse/{machine}`; the bridge checks
-// it against the machine's workspaces when the pane is opened). Rows a phone added are listed with
-// the starters, and `Add starter` adds one (`views/rows.js`, decision 0041). A created pane opens at
-// once. Tier `full` only: other devices are told so and get no controls.
+// it against the machine's workspaces when the pane is opened). A created pane opens at once. Tier
+// `full` only: other devices are told so and get no controls. `Open in` picks where it opens: a
+// new pane hosted by Collie (the default) or a new window of one of the machine's tmux sessions
+// (`GET /api/sessions/{machine}`; decision 0042). Rows a phone added are listed with the starters,
+// and `Add starter` adds one (`views/rows.js`, decision 0041); a row opens as a hosted pane.
 
 import { api } from '../client.js';
 import { clear, confirmDialog, h } from '../dom.js';
-import { browseFolders, canManage, createRow, createShell, createStarter, listStarters, nameProblem, refreshTier, refusal, unpaired } from '../manage.js';
+import { browseFolders, canManage, createRow, createShell, createStarter, listSessions, listStarters, nameProblem, refreshTier, refusal, unpaired } from '../manage.js';
 import { getDevice } from '../store.js';
 import { parentOf } from './files.js';
 import { paneHref } from './panes.js';
@@ -32,6 +34,18 @@ function starterRows(starters, start) {
       s.agent ? `Runs ${s.agent}` : 'Runs its configured program');
     return h('li', { class: 'starter-row' }, button, detail);
   });
+}
+
+/**
+ * The `Open in` options: a new Collie pane (value ''), then one per tmux session of the machine.
+ * Session names come from the machine's tmux: set as text.
+ */
+function whereOptions(sessions) {
+  return [
+    h('option', { value: '' }, 'A new Collie pane'),
+    ...sessions.map((s) => h('option', { value: s.session },
+      `tmux session ${s.name}${s.socket ? ` (tmux server ${s.socket})` : ''}`)),
+  ];
 }
 
 /** One option per machine, this bridge first; an offline member is listed but cannot be picked. */
@@ -148,6 +162,38 @@ export function newView(root) {
       folderShown.textContent = path || 'Home folder';
     }
 
+    // Where it opens: '' is a pane hosted by Collie, otherwise a tmux session (`t<i>:<name>`).
+    const openIn = h('select', { id: 'new-where' }, whereOptions([]));
+    openIn.setAttribute('aria-describedby', 'new-where-hint');
+    const sessionNote = h('p', { class: 'note', hidden: true });
+    async function loadSessions() {
+      const on = machine.value;
+      openIn.replaceChildren(...whereOptions([]));
+      sessionNote.hidden = true;
+      describe();
+      if (!on) return;
+      try {
+        const list = await listSessions(on);
+        if (gone || machine.value !== on) return;
+        openIn.replaceChildren(...whereOptions(list.sessions || []));
+      } catch (err) {
+        if (gone || unpaired(err) || machine.value !== on) return;
+        // An older member cannot open windows: it keeps the one choice, said once.
+        sessionNote.textContent = err.code === 'capability missing'
+          ? `${on} runs an older Collie: it opens new panes only, not tmux windows.`
+          : refusal('Sessions not listed', err);
+        sessionNote.hidden = false;
+      }
+    }
+    function describe() {
+      const on = machine.value || 'this machine';
+      const chosen = openIn.selectedOptions[0];
+      shellWhere.textContent = openIn.value
+        ? `A new window of the ${chosen ? chosen.textContent : 'tmux session'} on ${on}`
+        : `A new shell on ${on}, run by Collie`;
+    }
+    openIn.addEventListener('change', describe);
+
     const shellRow = h('li', {}, shell, shellWhere);
     const startList = h('ul', { class: 'start-list' }, shellRow);
     const starterNote = h('p', { class: 'note', hidden: true });
@@ -186,11 +232,11 @@ export function newView(root) {
     }
 
     function where() {
-      shellWhere.textContent = `A new shell on ${machine.value || 'this machine'}, run by Collie`;
-      // Another machine has another home: back to its default.
+      // Another machine has another home and other sessions: back to the defaults.
       home = null;
       setFolder(null);
       closePicker();
+      loadSessions();
       loadStarters();
     }
     machine.addEventListener('change', where);
@@ -211,6 +257,10 @@ export function newView(root) {
         alert.textContent = 'No machine of the crew is online.';
         return;
       }
+      if (starter?.row && openIn.value) {
+        alert.textContent = 'A starter you added opens as a new Collie pane: choose “A new Collie pane” under Open in.';
+        return;
+      }
       let confirm = false;
       if (starter && starter.no_prompts && !starter.confirmed) {
         confirm = await confirmDialog(
@@ -223,11 +273,12 @@ export function newView(root) {
       button.disabled = true;
       progress.textContent = `Opening on ${machine.value}…`;
       try {
+        const session = openIn.value || null;
         const info = starter?.row
           ? await createRow(machine.value, starter.id, n, confirm, folder)
           : starter
-            ? await createStarter(machine.value, starter.name, n, confirm, folder)
-            : await createShell(machine.value, n, folder);
+            ? await createStarter(machine.value, starter.name, n, confirm, folder, session)
+            : await createShell(machine.value, n, folder, session);
         if (gone) return;
         // Replace this page in the history: Back from the new pane leads to the list.
         location.replace(paneHref(info.machine || machine.value, info.pane));
@@ -255,6 +306,11 @@ export function newView(root) {
         h('label', { for: 'new-name' }, 'Name'),
         name,
         h('p', { class: 'hint', id: 'new-name-hint' }, 'Optional, 1–64 characters. Without one the pane is called “pane <number>”.')),
+      h('div', { class: 'field' },
+        h('label', { for: 'new-where' }, 'Open in'),
+        openIn,
+        h('p', { class: 'hint', id: 'new-where-hint' }, 'A pane run by Collie, or a new window of a tmux session on that machine.'),
+        sessionNote),
       h('div', { class: 'field' },
         h('span', { class: 'field-label' }, 'Folder'),
         h('div', { class: 'row' }, folderShown, chooseBtn),

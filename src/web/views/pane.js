@@ -13,11 +13,13 @@ import { decider } from '../decide.js';
 import { clear, h, when } from '../dom.js';
 import * as kept from '../kept.js';
 import { actionsSheet, canManage, closePane, confirmClose, refreshTier, refusal, renameDialog, unpaired } from '../manage.js';
+import { hasMask, maskedHint, PASTE_WARNING } from '../masked.js';
 import { applyEvent, earlierCount, HISTORY_MAX, scrolledOff } from '../screen.js';
 import { openSentSheet } from '../sent.js';
 import { PaneStream, UNREACHABLE } from '../stream.js';
 import { getDevice, getDraft, getToken, keepText, setDraft } from '../store.js';
 import { HeaderMarks } from '../walky.js';
+import { TermZoom } from '../zoom.js';
 import { filesAllowed, uploadFile } from './files.js';
 
 const SCROLLBACK_OPEN = 500;
@@ -49,15 +51,26 @@ export function paneView(root, { machine, pane }) {
   const status = h('p', { role: 'status', class: 'status' }, 'Connecting…');
   const earlierBtn = h('button', { type: 'button', class: 'ghost', hidden: true, onclick: loadEarlier }, 'Load earlier');
   const earlierNote = h('p', { class: 'muted small', hidden: true });
-  const historyPre = h('pre', { class: 'history', 'aria-label': 'Scrollback' });
+  // Named regions: a bare <pre> may not carry a name (axe-core, aria-prohibited-attr).
+  const historyPre = h('pre', { class: 'history', role: 'region', 'aria-label': 'Scrollback' });
   const cursor = h('span', { class: 'cursor', 'aria-hidden': 'true', hidden: true });
-  const screenPre = h('pre', { class: 'screen', 'aria-label': 'Screen' });
+  const screenPre = h('pre', { class: 'screen', role: 'region', 'aria-label': 'Screen' });
   // Walky marks sit in a layer over the screen, outside the <pre>, so its text stays the pane's.
   const marksLayer = h('div', { class: 'walky-layer' });
   const marks = new HeaderMarks(marksLayer, machine);
   const term = h('div', { class: 'term', tabindex: '0', 'aria-label': 'Terminal' },
     h('div', { class: 'earlier' }, earlierBtn, earlierNote), historyPre,
     h('div', { class: 'screen-box' }, screenPre, marksLayer));
+  const zoom = new TermZoom(term, () => cols || 80);
+  // Text size for every tier: reading a wide screen on a phone needs it most.
+  const zoomBtn = h('button', {
+    type: 'button',
+    class: 'ghost bar-button pane-zoom',
+    'aria-label': 'Text size',
+    title: 'Text size',
+    'aria-haspopup': 'dialog',
+    onclick: () => zoom.openSheet(),
+  }, h('span', { 'aria-hidden': 'true' }, 'Aa'));
   const note = h('p', { class: 'note pane-note', hidden: true });
   // Apart from `note`, which the kept copy and the pane's end use: this one comes and goes with
   // the member's link.
@@ -87,7 +100,9 @@ export function paneView(root, { machine, pane }) {
   const uploadNote = h('p', { role: 'status', class: 'note pane-note pane-upload', hidden: true });
   function barAttach() {
     if (!filesAllowed() || getDevice()?.tier === 'full') return null;
-    const picker = h('input', { type: 'file', class: 'visually-hidden', id: 'pane-bar-attach', tabindex: '-1' });
+    const picker = h('input', {
+      type: 'file', class: 'visually-hidden', id: 'pane-bar-attach', tabindex: '-1', 'aria-label': 'File to attach',
+    });
     picker.addEventListener('change', async () => {
       const file = picker.files?.[0];
       picker.value = '';
@@ -114,6 +129,7 @@ export function paneView(root, { machine, pane }) {
       h('a', { href: '#/', class: 'bar-link back' }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '‹'), 'Back'),
       heading,
       status,
+      zoomBtn,
       actionsBtn,
       barAttach()),
     note,
@@ -213,6 +229,16 @@ export function paneView(root, { machine, pane }) {
     earlierBtn.hidden = !moreEarlier;
   }
 
+  /** The one-time hint the first time this device sees masked text (seed 002). */
+  let hintChecked = false;
+  function hintMasked(lines) {
+    if (hintChecked) return;
+    const hint = maskedHint(lines);
+    if (!hint) return;
+    hintChecked = true;
+    note.before(hint);
+  }
+
   // ---- live data ----
   function leaveKept() {
     if (!keptShown) return;
@@ -229,12 +255,16 @@ export function paneView(root, { machine, pane }) {
       const next = applyEvent(rows, ev);
       if (prev.length && next.rows.length === prev.length) appendHistory(scrolledOff(prev, next.rows));
       rows = next.rows;
-      if (Number.isInteger(ev.cols)) cols = ev.cols;
+      if (Number.isInteger(ev.cols) && ev.cols !== cols) {
+        cols = ev.cols;
+        zoom.apply();
+      }
       if (next.all || rowNodes.length !== rows.length) renderRows();
       else next.changed.forEach(setRow);
       placeCursor(ev.cursor);
       marks.update(rows, cols);
     });
+    hintMasked(rows);
     dirty = true;
     renderControls();
     if (!haveScrollback) loadScrollback();
@@ -252,7 +282,10 @@ export function paneView(root, { machine, pane }) {
         setHistory(sb.concat(history));
         if (!rows.length && (snap.lines || []).length) {
           rows = snap.lines.slice();
-          if (Number.isInteger(snap.cols)) cols = snap.cols;
+          if (Number.isInteger(snap.cols)) {
+            cols = snap.cols;
+            zoom.apply();
+          }
           renderRows();
           marks.update(rows, cols);
         }
@@ -401,6 +434,10 @@ export function paneView(root, { machine, pane }) {
   let composing = false;
   let sendAfterComposition = false;
   const sendError = h('p', { role: 'alert', class: 'alert small' });
+  const pasteWarning = h('p', { role: 'status', class: 'note small paste-warning', hidden: true }, PASTE_WARNING);
+  function warnMasked() {
+    pasteWarning.hidden = !field || !hasMask(field.value);
+  }
 
   function saveDraft(text) {
     if (!gone) setDraft(machine, pane, text);
@@ -426,10 +463,12 @@ export function paneView(root, { machine, pane }) {
     const text = field.value;
     field.value = '';
     saveDraft('');
+    warnMasked();
     const ok = await post(text ? { text, keys: ['Enter'] } : { keys: ['Enter'] });
     if (!ok && !gone && getToken() && field && !field.value) {
       field.value = text;
       saveDraft(text);
+      warnMasked();
     }
   }
 
@@ -463,6 +502,7 @@ export function paneView(root, { machine, pane }) {
       enterkeyhint: 'send',
       placeholder: 'Type, then Send',
     });
+    pasteWarning.hidden = !hasMask(field.value);
     field.addEventListener('compositionstart', () => { composing = true; });
     field.addEventListener('compositionend', () => {
       composing = false;
@@ -473,6 +513,7 @@ export function paneView(root, { machine, pane }) {
       }
     });
     field.addEventListener('input', (e) => {
+      warnMasked();
       if (!e.isComposing && !composing) saveDraft(field.value);
     });
     field.addEventListener('keydown', (e) => {
@@ -496,7 +537,7 @@ export function paneView(root, { machine, pane }) {
         title: label,
         onmousedown: keep,
         onclick: () => post({ keys: [key] }),
-      }, glyph)));
+      }, h('span', { 'aria-hidden': 'true' }, glyph))));
     // The Sent sheet: this machine's kept lines; a tap puts one in the field (never sends it).
     const sentBtn = h('button', {
       type: 'button',
@@ -505,6 +546,7 @@ export function paneView(root, { machine, pane }) {
         if (!field) return;
         field.value = line;
         saveDraft(line);
+        warnMasked();
         field.focus({ preventScroll: true });
       }),
     }, 'Sent');
@@ -512,7 +554,9 @@ export function paneView(root, { machine, pane }) {
     // into the input — not sent: the person sends it.
     let attach = null;
     if (filesAllowed()) {
-      const picker = h('input', { type: 'file', class: 'visually-hidden', id: 'pane-attach', tabindex: '-1' });
+      const picker = h('input', {
+        type: 'file', class: 'visually-hidden', id: 'pane-attach', tabindex: '-1', 'aria-label': 'File to attach',
+      });
       picker.addEventListener('change', async () => {
         const file = picker.files?.[0];
         picker.value = '';
@@ -545,6 +589,7 @@ export function paneView(root, { machine, pane }) {
         field,
         sentBtn,
         sendBtn),
+      pasteWarning,
       sendError,
       keyBar,
     ];
@@ -620,6 +665,7 @@ export function paneView(root, { machine, pane }) {
     gone = true;
     stream.stop();
     marks.stop();
+    zoom.stop();
     timers.forEach(clearInterval);
     document.removeEventListener('visibilitychange', onVisibility);
     window.removeEventListener('online', onOnline);

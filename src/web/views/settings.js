@@ -4,6 +4,7 @@
 import { api } from '../client.js';
 import { ago, clear, confirmDialog, h, when } from '../dom.js';
 import * as kept from '../kept.js';
+import { IDLE_CHOICES } from '../idle.js';
 import { disablePush, enablePush, pushState } from '../push.js';
 import { getDevice, getPref, keepText, setDevice, setPref } from '../store.js';
 
@@ -18,7 +19,7 @@ function confirmRevoke(label) {
   );
 }
 
-export function settingsView(root, { unpair, applyTheme }) {
+export function settingsView(root, { unpair, applyTheme, rearmIdle }) {
   let gone = false;
   const device = getDevice() || {};
   const me = h('dl', { class: 'facts' });
@@ -102,6 +103,15 @@ export function settingsView(root, { unpair, applyTheme }) {
   h('option', { value: 'dark' }, 'Dark'),
   h('option', { value: 'light' }, 'Light'));
   theme.value = getPref('theme', 'system');
+
+  const idle = h('select', {
+    id: 'idle',
+    onchange: () => {
+      setPref('idle', idle.value);
+      rearmIdle?.();
+    },
+  }, IDLE_CHOICES.map((v) => h('option', { value: v }, v === 'off' ? 'Off' : `After ${v} min`)));
+  idle.value = getPref('idle', IDLE_CHOICES[0]);
 
   async function revoke(d) {
     if (!(await confirmRevoke(d.label))) return;
@@ -216,7 +226,12 @@ export function settingsView(root, { unpair, applyTheme }) {
           'A small copy of the last masked screens, shown when the bridge cannot be reached. Off deletes it.'),
         h('div', { class: 'field' },
           h('label', { for: 'theme' }, 'Theme'),
-          theme)),
+          theme),
+        h('div', { class: 'field' },
+          h('label', { for: 'idle' }, 'Idle lock'),
+          idle),
+        h('p', { class: 'muted small' },
+          'Covers the screen when nobody touched it for a while. It only hides: it is no security boundary.')),
       h('section', { class: 'card' },
         h('h2', {}, 'Paired devices'),
         devices,

@@ -74,7 +74,8 @@ pub enum Notification {
         /// Raw bytes.
         bytes: Vec<u8>,
     },
-    /// `%sessions-changed`: a session was created or destroyed.
+    /// `%sessions-changed`: a session was created or destroyed; `%session-renamed` too (the
+    /// backend keeps session names, which a new window's session is looked up by).
     SessionsChanged,
     /// `%session-changed $<id> <name>`: this client now shows session `id`.
     SessionChanged {
@@ -226,7 +227,7 @@ pub fn parse_notification(line: &[u8]) -> Option<Notification> {
                 bytes: unescape(&rest[pos + 2..]),
             }
         }
-        b"sessions-changed" => Notification::SessionsChanged,
+        b"sessions-changed" | b"session-renamed" => Notification::SessionsChanged,
         b"session-changed" => {
             let (session, name) = split_word(rest);
             Notification::SessionChanged {
@@ -387,6 +388,10 @@ mod tests {
             }
         );
         assert_eq!(n(b"%sessions-changed"), Notification::SessionsChanged);
+        assert_eq!(
+            n(b"%session-renamed $1 new name"),
+            Notification::SessionsChanged
+        );
         assert_eq!(
             n(b"%session-changed $1 my session"),
             Notification::SessionChanged {

@@ -67,6 +67,8 @@ struct State {
     server_pid: Option<u32>,
     panes: BTreeMap<u32, Mirror>,
     clients: BTreeMap<u32, Arc<Client>>,
+    /// Session id → name, as of the last sync (renames and new sessions trigger one).
+    names: BTreeMap<u32, String>,
 }
 
 #[derive(Debug)]
@@ -314,6 +316,16 @@ impl Shared {
         lock(&self.state).clients.values().next().cloned()
     }
 
+    /// The mirrored sessions (a control client is attached to each) with their names, by id.
+    pub(super) fn sessions(&self) -> Vec<(u32, String)> {
+        let state = lock(&self.state);
+        state
+            .clients
+            .keys()
+            .filter_map(|id| state.names.get(id).map(|name| (*id, name.clone())))
+            .collect()
+    }
+
     // ---- manager ----
 
     /// Lists session ids by spawning `tmux list-sessions`; empty when no server runs.
@@ -361,13 +373,19 @@ impl Shared {
         let Some(any) = self.first_client() else {
             return;
         };
-        if let Ok(reply) = any.run_one("list-sessions -F '#{session_id}'".into()).await {
-            let live: BTreeSet<u32> = parse_sessions(&reply.text()).into_iter().collect();
+        let listed = any
+            .run_one("list-sessions -F '#{session_id} #{session_name}'".into())
+            .await;
+        if let Ok(reply) = listed {
+            let names = parse_named_sessions(&reply.text());
+            let live: BTreeSet<u32> = names.keys().copied().collect();
             let known: BTreeSet<u32> = lock(&self.state).clients.keys().copied().collect();
             for s in live.difference(&known) {
                 self.attach(*s, events, readers);
             }
-            lock(&self.state).clients.retain(|s, _| live.contains(s));
+            let mut state = lock(&self.state);
+            state.clients.retain(|s, _| live.contains(s));
+            state.names = names;
         }
         let clients: Vec<Arc<Client>> = lock(&self.state).clients.values().cloned().collect();
         let mut rows = Vec::new();
@@ -572,6 +590,7 @@ impl Shared {
         let mut state = lock(&self.state);
         state.panes.clear();
         state.clients.clear();
+        state.names.clear();
         state.server_pid = None;
     }
 }
@@ -593,6 +612,16 @@ pub(super) async fn run(shared: Arc<Shared>) {
 fn parse_sessions(text: &str) -> Vec<u32> {
     text.lines()
         .filter_map(|l| l.trim().strip_prefix('$')?.parse().ok())
+        .collect()
+}
+
+/// `list-sessions -F '#{session_id} #{session_name}'` → id → name (a name may hold spaces).
+fn parse_named_sessions(text: &str) -> BTreeMap<u32, String> {
+    text.lines()
+        .filter_map(|l| {
+            let (id, name) = l.split_once(' ')?;
+            Some((id.strip_prefix('$')?.parse().ok()?, name.to_owned()))
+        })
         .collect()
 }
 
@@ -655,5 +684,9 @@ mod tests {
         assert!(r.dead);
         assert_eq!(parse_pane_row("garbage"), None);
         assert_eq!(parse_sessions("$0\n$12\nbad\n"), vec![0, 12]);
+        assert_eq!(
+            parse_named_sessions("$0 main\n$12 my work\nbad\n$x y\n"),
+            BTreeMap::from([(0, "main".to_owned()), (12, "my work".to_owned())])
+        );
     }
 }

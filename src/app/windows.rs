@@ -1,0 +1,244 @@
+//! A new window in a chosen tmux session (SPEC §12, issue 14; decision 0042): the sessions a
+//! machine's bridge mirrors, listed for the New page, and a starter or the user's shell opened as
+//! a new window of one of them — for this machine or a member alike.
+//!
+//! A session is named `t<socket index>:<session name>`: the socket index of the pane ids
+//! (`t<i>-<n>`), so two tmux servers' sessions of one name stay apart. Only a session the bridge
+//! mirrors is a target (its own discovered servers, never a socket the request names), and the
+//! backend targets it by tmux's id, never by the name (tmux matches a name by prefix and pattern).
+//!
+//! A window is the user's tmux server's, not a hosted pane: the hosted-pane cap does not apply
+//! (the window's mirror counts under the buffer cap like every tmux pane's). `pane.create` is
+//! written once the window exists and names the session; if it cannot be written the window is
+//! killed again and the create refused, as for a hosted pane.
+
+use collie_actors::panes::actor::{PaneError, PaneInfo};
+use collie_actors::panes::tmux::TmuxSessionInfo;
+use collie_actors::panes::PanesMsg;
+use collie_actors::tools::ToolError;
+use collie_crew::relay::{RelayKind, RelayOk, TmuxSession};
+use serde::Serialize;
+
+use super::machine::Machine;
+use super::panes::{validate_pane_name, with_folder, Launch, Resolved};
+use super::{App, AppError, Caller};
+
+/// The longest session string a request may carry (`t<index>:` and a name), in bytes.
+pub const MAX_SESSION_LEN: usize = 256;
+
+/// The most sessions a listing carries (a member's answer is cut there too).
+pub const MAX_SESSIONS: usize = 500;
+
+/// `GET /api/sessions/{machine}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionList {
+    /// The machine they are on.
+    pub machine: String,
+    /// Its mirrored sessions, by tmux server then session id.
+    pub sessions: Vec<TmuxSession>,
+}
+
+/// Splits a session string `t<i>:<name>` into the socket index and the name, refusing anything
+/// else before it is used: at most [`MAX_SESSION_LEN`] bytes, the index in its one spelling (as
+/// pane ids), a name of 1 or more characters without control characters, `:` or `.` (tmux's own
+/// separators, which no session name holds).
+pub fn parse_session(session: &str) -> Result<(usize, &str), AppError> {
+    let bad = || {
+        AppError::BadRequest(
+            "invalid session: t<server>:<name> as GET /api/sessions lists it, at most 256 bytes"
+                .into(),
+        )
+    };
+    if session.len() > MAX_SESSION_LEN {
+        return Err(bad());
+    }
+    let (index, name) = session
+        .strip_prefix('t')
+        .and_then(|s| s.split_once(':'))
+        .ok_or_else(bad)?;
+    let canonical = index == "0" || (!index.starts_with('0') && !index.is_empty());
+    let index: usize = match index.parse() {
+        Ok(i) if canonical && index.bytes().all(|b| b.is_ascii_digit()) => i,
+        _ => return Err(bad()),
+    };
+    if name.is_empty() || name.chars().any(|c| c.is_control() || c == ':' || c == '.') {
+        return Err(bad());
+    }
+    Ok((index, name))
+}
+
+/// The session string of a mirrored session.
+fn session_string(s: &TmuxSessionInfo) -> String {
+    format!("t{}:{}", s.socket, s.name)
+}
+
+/// An unknown session: 404 `no such session` (the words of a tool session's, so a member's
+/// refusal crosses the relay in the tools' fixed strings and comes back the same).
+fn no_such_session() -> AppError {
+    AppError::Tool(ToolError::NoSuchSession)
+}
+
+impl App {
+    /// This machine's mirrored tmux sessions, names masked (a name that the masker changes
+    /// cannot be opened in by that name; the phone shows what it may see).
+    pub async fn local_sessions(&self) -> Result<Vec<TmuxSession>, AppError> {
+        let sessions = self.panes.call(PanesMsg::Sessions).await?;
+        Ok(sessions
+            .iter()
+            .take(MAX_SESSIONS)
+            .map(|s| TmuxSession {
+                session: self.masker.mask_string(session_string(s)),
+                name: self.masker.mask_string(s.name.clone()),
+                socket: u32::try_from(s.socket).unwrap_or(u32::MAX),
+            })
+            .collect())
+    }
+
+    /// The tmux sessions `machine` mirrors (a member's through the relay, masked again here).
+    pub async fn sessions(&self, caller: &Caller, machine: &str) -> Result<SessionList, AppError> {
+        match self.machine(machine)? {
+            Machine::Local => Ok(SessionList {
+                machine: self.machine_name(),
+                sessions: self.local_sessions().await?,
+            }),
+            Machine::Member(member) => {
+                member.allows(&RelayKind::Sessions)?;
+                let RelayOk::Sessions(list) = member.call(caller.on(), RelayKind::Sessions).await?
+                else {
+                    return Err(AppError::MemberUnreadable);
+                };
+                let sessions = list
+                    .into_iter()
+                    .take(MAX_SESSIONS)
+                    .map(|s| TmuxSession {
+                        session: self.masker.mask_string(s.session),
+                        name: self.masker.mask_string(s.name),
+                        socket: s.socket,
+                    })
+                    .collect();
+                Ok(SessionList {
+                    machine: member.name().to_owned(),
+                    sessions,
+                })
+            }
+        }
+    }
+
+    /// Opens `launch` (a starter, the user's shell, or — on this machine only — a command line)
+    /// as a new window named `name` of the tmux session `session` on `machine`, in `folder` (as
+    /// for a hosted pane: inside one of the machine's workspaces; `None`: tmux's choice, the
+    /// session's folder). A starter's executable hash is checked again just before the spawn.
+    /// Answers the mirrored pane.
+    pub async fn create_window(
+        &self,
+        caller: &Caller,
+        machine: &str,
+        session: String,
+        name: Option<String>,
+        launch: Launch,
+        folder: Option<String>,
+    ) -> Result<PaneInfo, AppError> {
+        let machine = self.machine(machine)?;
+        // `CreateWindow` carries a starter's name only: a row would reach a member as a shell.
+        if let Launch::Row { .. } = launch {
+            return Err(AppError::BadRequest(
+                "a starter row opens a pane, not a window".into(),
+            ));
+        }
+        if let Machine::Member(member) = &machine {
+            member.allows(&RelayKind::CreateWindow {
+                name: None,
+                starter: None,
+                folder: None,
+                session: String::new(),
+            })?;
+        }
+        let (socket, session_name) = parse_session(&session)?;
+        if let Some(n) = &name {
+            validate_pane_name(n)?;
+        }
+        if let Some(f) = &folder {
+            super::browse::validate_path("folder", f, true)?;
+        }
+        let starter = match &launch {
+            Launch::Starter(s) => Some(s.clone()),
+            _ => None,
+        };
+        match machine {
+            Machine::Local => {
+                // Known before anything is resolved or checked: an unknown session costs nothing.
+                let known = self.panes.call(PanesMsg::Sessions).await?;
+                if !known
+                    .iter()
+                    .any(|s| s.socket == socket && s.name == session_name)
+                {
+                    return Err(no_such_session());
+                }
+                let Resolved { cwd, command, runs } =
+                    self.resolve_launch(launch, folder.as_deref()).await?;
+                let created = self
+                    .panes
+                    .call(|reply| PanesMsg::CreateWindow {
+                        socket,
+                        session: session_name.to_owned(),
+                        name: name.clone(),
+                        command,
+                        cwd: cwd.clone(),
+                        reply,
+                    })
+                    .await?;
+                let info = match created {
+                    Ok(info) => info,
+                    // Gone between the check and the spawn.
+                    Err(PaneError::NoSuchSession) => return Err(no_such_session()),
+                    Err(e) => return Err(e.into()),
+                };
+                let rec = self
+                    .create_record(caller, &info.pane, name, runs)
+                    .with_detail("session", session.clone());
+                let rec = with_folder(rec, cwd.map(|d| d.display().to_string()));
+                self.keep_if_audited(rec, &info.pane).await?;
+                Ok(info)
+            }
+            Machine::Member(member) => {
+                launch.relayable()?;
+                let kind = RelayKind::CreateWindow {
+                    name: name.clone(),
+                    starter: starter.clone(),
+                    folder: folder.clone(),
+                    session: session.clone(),
+                };
+                let info = match member.call(caller.on(), kind).await? {
+                    RelayOk::Created(info) => member.own_pane(self, info),
+                    _ => return Err(AppError::MemberUnreadable),
+                };
+                let rec = self
+                    .create_record(caller, &info.pane, name, ("starter", starter))
+                    .with_detail("session", session);
+                let rec = with_folder(rec, folder);
+                self.keep_if_audited_on(caller, &member, rec, &info.pane)
+                    .await?;
+                Ok(info)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_strings_are_checked_before_use() {
+        assert_eq!(parse_session("t0:main").ok(), Some((0, "main")));
+        assert_eq!(parse_session("t12:my work").ok(), Some((12, "my work")));
+        for bad in [
+            "", "main", "t:main", "t01:main", "t0:", "t0:a:b", "t0:a.b", "t0:a\nb", "t-1:main",
+            "t+1:main", "x0:main",
+        ] {
+            assert!(parse_session(bad).is_err(), "{bad:?}");
+        }
+        let long = format!("t0:{}", "a".repeat(MAX_SESSION_LEN));
+        assert!(parse_session(&long).is_err());
+    }
+}
