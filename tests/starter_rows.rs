@@ -118,6 +118,14 @@ fn a_template_row_runs_the_pinned_agent_with_the_tables_flags() {
     assert_eq!(added[0]["detail"]["name"], "Sonnet");
     assert_eq!(added[0]["device"], "phone");
 
+    // A row opens as a hosted pane, never as a window of a tmux session (decision 0042).
+    let (s, v) = b.post(
+        "/api/panes",
+        Some(&phone),
+        &json!({"machine": "local", "row": id, "session": "t0:main"}),
+    );
+    assert_eq!(s, 400, "{v}");
+
     // "No prompts": each device confirms it once.
     let (s, yolo) = add(
         &b,
