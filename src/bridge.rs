@@ -95,6 +95,17 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     let applied = crate::applied::check(&settings, &resolve_env).map_err(anyhow::Error::new)?;
     let store = Store::open(&settings.state_dir.join("db"))
         .with_context(|| format!("opening the store in {}", settings.state_dir.display()))?;
+    // A starter row never outlives the device that added it (decision 0041): rows whose device
+    // is gone (a removal at revocation that failed) are removed before anything can list them.
+    if let Some(paired) = crate::app::rows::paired_in_store(&store) {
+        let removed = crate::app::rows::purge_orphans(&store, &paired);
+        if removed > 0 {
+            tracing::info!(
+                removed,
+                "starter rows of devices no longer paired were removed"
+            );
+        }
+    }
     let local_secret = state::write_local_secret(&settings.state_dir)?;
     // One name everywhere (SPEC §3.1): a member is called what it joined its crew as.
     let name = match collie_actors::crew_link::stored_member_name(&store) {
@@ -209,6 +220,10 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
                 .unwrap_or_default(),
         ),
         no_prompts: Arc::new(crate::app::starters::NoPrompts::load(&settings.state_dir)),
+        rows: Arc::new(crate::app::rows::Rows::new(
+            store.clone(),
+            settings.phone_rows,
+        )),
         tasks: tasks.clone(),
         shutdown: root.child_token(),
         #[cfg(feature = "fault-injection")]

@@ -128,6 +128,8 @@ pub struct Settings {
     pub sent: bool,
     /// `[phone] run`: whether a `full` device may run one-shot commands (SPEC §11).
     pub phone_run: bool,
+    /// `[phone] adds` and `free_text`: which starter rows a phone may add (SPEC §12).
+    pub phone_rows: crate::app::rows::RowPolicy,
 }
 
 /// The folders that bound the tools (SPEC §11): the workspace (the home folder until an applied
@@ -305,6 +307,10 @@ impl Settings {
             push_services,
             sent,
             phone_run: file.phone.run.unwrap_or(true),
+            phone_rows: crate::app::rows::RowPolicy {
+                adds: file.phone.adds.unwrap_or(true),
+                free_text: file.phone.free_text.unwrap_or(false),
+            },
         })
     }
 

@@ -62,6 +62,7 @@ pub const ASSETS: &[Asset] = &[
     asset!("/views/pair.js", "views/pair.js", JS),
     asset!("/views/pane.js", "views/pane.js", JS),
     asset!("/views/panes.js", "views/panes.js", JS),
+    asset!("/views/rows.js", "views/rows.js", JS),
     asset!("/views/sent.js", "views/sent.js", JS),
     asset!("/views/settings.js", "views/settings.js", JS),
     asset!("/views/walky.js", "views/walky.js", JS),

@@ -567,11 +567,12 @@ fn a_member_s_starters_are_listed_and_started_through_the_lead_confirmed_once() 
 
     let (s, v) = lead.get("/api/starters/web-1", Some(&phone));
     assert_eq!(s, 200, "{v}");
+    assert_eq!(v["machine"], "web-1");
     assert_eq!(
-        v,
-        json!({"machine": "web-1", "starters": [
+        v["starters"],
+        json!([
             {"name": "Claude", "agent": "claude", "no_prompts": true, "confirmed": false}
-        ]})
+        ])
     );
     let (s, _) = lead.get("/api/starters/web-1", Some(&reader));
     assert_eq!(s, 403, "only a device that may start one lists them");

@@ -4,7 +4,8 @@
 // real private tmux server. No serious or critical violation may be found.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchBrowser, session, pairInApp, openPane, axeViolations, waitScreen, WINDOW } from './support.mjs';
+import path from 'node:path';
+import { fakeAgent, launchBrowser, session, pairInApp, openPane, axeViolations, waitScreen, WINDOW } from './support.mjs';
 
 let browser;
 before(async () => {
@@ -15,6 +16,18 @@ after(async () => {
 });
 
 const T = { timeout: 180_000 };
+
+/** Starters, so the New page shows its list, a "No prompts" badge and the form to add a row. */
+const CONFIG = (dir) => `
+[phone]
+free_text = true
+
+[[starters]]
+name = "Claude"
+exec = "${path.join(dir, 'home', 'bin', 'fake-agent')}"
+agent = "claude"
+no_prompts = true
+`;
 
 /** Each screen after pairing: its route and the heading that says it is shown. */
 const SCREENS = [
@@ -52,6 +65,10 @@ for (const colorScheme of ['light', 'dark']) {
         await audit(heading);
       }
 
+      await page.goto(`${bridge.url}/#/new`);
+      await page.getByRole('button', { name: 'Add starter', exact: true }).click();
+      await audit('New pane with its Add starter form');
+
       await page.goto(`${bridge.url}/#/`);
       await openPane(page, WINDOW);
       await bridge.tmux.sendKeys("printf 'rea''dy\\n'", 'Enter');
@@ -63,5 +80,5 @@ for (const colorScheme of ['light', 'dark']) {
 
       assert.deepEqual(found, [], `axe-core found:\n${found.join('\n')}`);
       assert.deepEqual(page.problems, []);
-    }, { width: 360, height: 740, colorScheme }));
+    }, { bridge: { setup: fakeAgent, config: CONFIG }, width: 360, height: 740, colorScheme }));
 }

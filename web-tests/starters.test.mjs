@@ -3,7 +3,8 @@
 // `collie apply --yes`: the applied starters are listed above Shell, a tap runs the pinned program
 // in a new pane, and a starter that skips the agent's permission prompts carries the "No prompts"
 // badge and is confirmed once per device (Cancel opens nothing); `Choose folder` browses the home
-// folder and the pane opens in the folder chosen.
+// folder and the pane opens in the folder chosen; a phone adds its own starter row (decision 0041),
+// taps it and removes it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile } from 'node:fs/promises';
@@ -136,4 +137,41 @@ test('Choose folder browses the home folder and the pane starts in the folder ch
     const created = audit.find((l) => l.event === 'pane.create');
     assert.equal(created.detail.folder, chosen, 'the pane.create line names the folder');
     assert.equal(created.detail.starter, 'Helper');
+  }, { ...VIEW, bridge: bridgeOpts }));
+
+test('a phone adds its own starter row, a tap runs it, and Remove takes it away', T, () =>
+  session(browser, 'starters-rows', async ({ page, bridge }) => {
+    await pairInApp(page, bridge);
+    await page.getByRole('link', { name: WINDOW, exact: true }).waitFor();
+    await openNew(page);
+    await page.getByRole('button', { name: 'Helper', exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Add starter', exact: true }).click();
+    await page.getByLabel('Starter name', { exact: true }).fill('Mine');
+    // Only the agents the machine has an applied starter of; no typed line (free_text is off).
+    const runs = page.getByLabel('Runs', { exact: true });
+    assert.deepEqual(await runs.locator('option').allInnerTexts(), ['claude']);
+    await page.getByLabel('Model', { exact: true }).fill('sonnet');
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    const mine = page.getByRole('button', { name: 'Mine', exact: true });
+    await mine.waitFor();
+    const names = await page.locator('.start-list .start-name').allInnerTexts();
+    assert.deepEqual(names, ['Helper', 'Yolo', 'Mine', 'Shell']);
+    assert.match(await page.locator('.added-row .start-detail').innerText(), /Runs claude \(sonnet\) · added by/);
+
+    await mine.click();
+    await page.getByRole('heading', { name: /pane \d+/ }).waitFor();
+    await waitScreen(page, 'the pinned agent with the model flag from the bridge table',
+      (text) => text.includes('STARTED:--model sonnet:'));
+
+    await page.goto(`${bridge.url}/#/new`);
+    await page.getByRole('heading', { name: 'New pane', exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Remove Mine', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: 'Remove Mine?', exact: true });
+    await dialog.getByRole('button', { name: 'Remove', exact: true }).click();
+    await mine.waitFor({ state: 'detached' });
+    const audit = (await readFile(path.join(bridge.dir, 'state', 'audit.log'), 'utf8'))
+      .split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    assert.equal(audit.filter((l) => l.event === 'starter.added' && l.detail.name === 'Mine').length, 1);
+    assert.equal(audit.filter((l) => l.event === 'starter.removed' && l.detail.name === 'Mine').length, 1);
+    assert.equal(audit.find((l) => l.event === 'pane.create').detail.row, 'Mine');
   }, { ...VIEW, bridge: bridgeOpts }));

@@ -49,6 +49,10 @@ pub enum Table {
     Audit,
     /// Web Push subscriptions, one per device (`sub/<label>`); see `crate::push`.
     Push,
+    /// Starter rows added from a phone (SPEC §12), keyed `<owner>/<id>` where `<owner>` is
+    /// the adding device's
+    /// [`crate::pairing::TokenHash::short_hex`], so a revocation removes them by prefix.
+    StarterRows,
 }
 
 impl Table {
@@ -59,6 +63,7 @@ impl Table {
             Table::Crew => "crew",
             Table::Audit => "audit",
             Table::Push => "push",
+            Table::StarterRows => "starter_rows",
         }
     }
 }

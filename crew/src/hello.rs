@@ -105,6 +105,8 @@ pub enum Capability {
     /// Colours of a pane's screen ([`crate::relay::RelayKind::SnapshotColour`],
     /// [`crate::relay::RelayKind::SubscribeColour`]; SPEC §5).
     PaneColour,
+    /// Starting a starter row added from a phone ([`crate::relay::RelayKind::CreateRow`]).
+    StarterRows,
     /// A capability this build does not know (declared by a newer peer); never satisfies a request.
     #[serde(other)]
     Unknown,
@@ -113,7 +115,7 @@ pub enum Capability {
 impl Capability {
     /// Every capability this build knows (what a member running this build declares, unless its
     /// configuration turns some off).
-    pub const ALL: [Capability; 18] = [
+    pub const ALL: [Capability; 19] = [
         Capability::PaneList,
         Capability::PaneRead,
         Capability::PaneStream,
@@ -132,6 +134,7 @@ impl Capability {
         Capability::PaneFolder,
         Capability::TmuxWindow,
         Capability::PaneColour,
+        Capability::StarterRows,
     ];
 }
 

@@ -228,6 +228,20 @@ pub enum RelayKind {
         /// The last `seq` the phone saw (`Last-Event-ID`), if it is resuming.
         last_seq: Option<u64>,
     },
+    /// Open a hosted pane running a starter row a phone added on the lead (SPEC §12), answered
+    /// [`RelayOk::Created`]. Capability `starter_rows`. The row's spec travels, never a command:
+    /// the member resolves a template against its own applied starters and its own option table,
+    /// checks the executable's hash, and applies its own `[phone] adds` / `free_text`.
+    CreateRow {
+        /// The row's name (what the member's `pane.create` line names).
+        row: String,
+        /// Name for the pane.
+        name: Option<String>,
+        /// What the row runs.
+        spec: RowSpec,
+        /// The folder (`~/…` or absolute), checked against the member's own workspaces.
+        folder: Option<String>,
+    },
     /// A kind this side does not know (sent by a newer peer); answered [`RelayError::UnknownKind`].
     #[serde(other)]
     Unknown,
@@ -252,6 +266,7 @@ impl RelayKind {
                 | RelayKind::Command { .. }
                 | RelayKind::CreateIn { .. }
                 | RelayKind::CreateWindow { .. }
+                | RelayKind::CreateRow { .. }
         )
     }
 
@@ -292,7 +307,8 @@ impl RelayKind {
             RelayKind::Starters => matches!(ok, RelayOk::Starters(_)),
             RelayKind::Command { .. }
             | RelayKind::CreateIn { .. }
-            | RelayKind::CreateWindow { .. } => matches!(ok, RelayOk::Created(_)),
+            | RelayKind::CreateWindow { .. }
+            | RelayKind::CreateRow { .. } => matches!(ok, RelayOk::Created(_)),
             RelayKind::Sessions => matches!(ok, RelayOk::Sessions(_)),
             RelayKind::Browse { .. } => matches!(ok, RelayOk::Folders(_)),
             RelayKind::Unsubscribe { .. }
@@ -474,6 +490,27 @@ pub struct StarterInfo {
     pub agent: Option<String>,
     /// It skips the agent's permission prompts (the "No prompts" badge).
     pub no_prompts: bool,
+}
+
+/// What a starter row added from a phone runs (SPEC §12): a template (an agent and its option
+/// fields, whose flags the running machine takes from its own table) or a hand-typed line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RowSpec {
+    /// The machine's applied starter of `agent`, with the option fields' flags.
+    Template {
+        /// `claude` or `codex`.
+        agent: String,
+        /// `--model`'s value, if any.
+        model: Option<String>,
+        /// Skip the agent's permission prompts.
+        no_prompts: bool,
+    },
+    /// A hand-typed line, run in a fresh shell (`[phone] free_text`).
+    Line {
+        /// The line.
+        line: String,
+    },
 }
 
 /// Folder names under a home folder (the shape of `GET /api/browse/{m}`'s answer, without the

@@ -91,6 +91,9 @@ pub enum AppError {
     /// (SPEC §12: each device confirms it once).
     #[error("confirm no prompts")]
     ConfirmNoPrompts,
+    /// 404 for an unknown starter row id (decision 0041).
+    #[error("no such starter row")]
+    NoSuchRow,
     /// 404 for an unknown device label.
     #[error("no such device")]
     NoSuchDevice,
@@ -139,7 +142,7 @@ impl AppError {
             TooManyAttempts { .. } => 429,
             PairingUnavailable | AuditUnavailable | ResourceLimit | Restarting => 503,
             NoSuchMachine | NoSuchPane | NoSuchAgent | NoSuchDevice | NoLogEntry | NoSuchLine
-            | NotFound => 404,
+            | NoSuchRow | NotFound => 404,
             MemberUnreachable | MemberUnreadable | DurableUnreachable => 502,
             CapabilityMissing => 501,
             BadRequest(_) => 400,
@@ -201,6 +204,10 @@ impl From<RelayError> for AppError {
             // Only a refusal this build knows passes, in this build's words.
             RelayError::Forbidden(m) if m == super::commands::RUN_OFF => {
                 AppError::Forbidden(super::commands::RUN_OFF)
+            }
+            RelayError::Forbidden(m) if super::rows::known_refusal(&m).is_some() => {
+                super::rows::known_refusal(&m)
+                    .map_or(AppError::MemberUnreadable, AppError::Forbidden)
             }
             _ => AppError::MemberUnreadable,
         }

@@ -25,6 +25,7 @@ pub mod follow;
 pub mod machine;
 pub mod panes;
 pub mod push;
+pub mod rows;
 pub mod sent;
 pub mod starters;
 pub mod status;
@@ -122,6 +123,8 @@ pub struct Wiring {
     pub starters: Arc<Vec<crate::applied::ResolvedStarter>>,
     /// The devices' "No prompts" confirmations (`<state>/no-prompts.json`).
     pub no_prompts: Arc<starters::NoPrompts>,
+    /// The starter rows phones added, and `[phone] adds` / `free_text` (decision 0041).
+    pub rows: Arc<rows::Rows>,
     /// The bridge's background work: every task the application starts is tracked here and ends
     /// with `shutdown` (a child of the bridge's root token), so none outlives the bridge.
     pub tasks: TaskTracker,
@@ -219,6 +222,8 @@ pub struct Parts {
     starters: Arc<Vec<crate::applied::ResolvedStarter>>,
     /// The devices' "No prompts" confirmations.
     no_prompts: Arc<starters::NoPrompts>,
+    /// The starter rows phones added.
+    rows: Arc<rows::Rows>,
     /// The bridge's background work: every task the application starts is tracked here and ends
     /// with `shutdown` (a child of the bridge's root token), so none outlives the bridge.
     tasks: TaskTracker,
@@ -269,6 +274,7 @@ impl App {
             sent: w.sent,
             starters: w.starters,
             no_prompts: w.no_prompts,
+            rows: w.rows,
             tasks: w.tasks,
             shutdown: w.shutdown,
             #[cfg(feature = "fault-injection")]

@@ -11,7 +11,7 @@ use collie_actors::audit::{typed_text_detail, AuditEventKind, AuditRecord};
 use collie_actors::panes::actor::{ColourSnapshot, PaneError, PaneInfo};
 use collie_actors::panes::keys::{self, NamedKey};
 use collie_actors::panes::PanesMsg;
-use collie_crew::relay::{RelayError, RelayKind, RelayOk};
+use collie_crew::relay::{RelayError, RelayKind, RelayOk, RowSpec};
 use futures_util::future::join_all;
 use serde_json::Value;
 
@@ -30,6 +30,14 @@ pub enum Launch {
     Starter(String),
     /// A command line (the CLI, on its own machine only).
     Command(Vec<String>),
+    /// A starter row added from a phone (decision 0041): its name and what it runs, resolved by
+    /// the machine that runs it.
+    Row {
+        /// The row's name (what `pane.create` names).
+        row: String,
+        /// A template or a typed line.
+        spec: RowSpec,
+    },
 }
 
 /// A new pane's launch, resolved on this machine ([`App::resolve_launch`]).
@@ -38,8 +46,8 @@ pub(super) struct Resolved {
     pub cwd: Option<std::path::PathBuf>,
     /// argv; empty = the user's shell.
     pub command: Vec<String>,
-    /// What the `pane.create` line says it runs: `("starter", name)` or `("command", first
-    /// word)`.
+    /// What the `pane.create` line says it runs: `("starter", name)`, `("row", name)` or
+    /// `("command", first word)`.
     pub runs: (&'static str, Option<String>),
 }
 
@@ -322,8 +330,20 @@ impl App {
             Launch::Starter(s) => Some(s.clone()),
             _ => None,
         };
+        let row = match &launch {
+            Launch::Row { row, spec } => Some((row.clone(), spec.clone())),
+            _ => None,
+        };
         if let Machine::Member(member) = &machine {
             member.allows(&match &folder {
+                _ if row.is_some() => RelayKind::CreateRow {
+                    row: String::new(),
+                    name: None,
+                    spec: RowSpec::Line {
+                        line: String::new(),
+                    },
+                    folder: None,
+                },
                 None => RelayKind::Create {
                     name: None,
                     starter: None,
@@ -374,12 +394,18 @@ impl App {
             Machine::Member(member) => {
                 launch.relayable()?;
                 // Only a member that declared `pane_folder` gets a folder (the gate above).
-                let kind = match folder.clone() {
-                    None => RelayKind::Create {
+                let kind = match (row.clone(), folder.clone()) {
+                    (Some((row, spec)), folder) => RelayKind::CreateRow {
+                        row,
+                        name: name.clone(),
+                        spec,
+                        folder,
+                    },
+                    (None, None) => RelayKind::Create {
                         name: name.clone(),
                         starter: starter.clone(),
                     },
-                    Some(folder) => RelayKind::CreateIn {
+                    (None, Some(folder)) => RelayKind::CreateIn {
                         name: name.clone(),
                         starter: starter.clone(),
                         folder,
@@ -397,7 +423,11 @@ impl App {
                     }
                     Err(e) => return Err(e.into()),
                 };
-                let rec = self.create_record(caller, &info.pane, name, ("starter", starter));
+                let runs = match row {
+                    Some((row, _)) => ("row", Some(row)),
+                    None => ("starter", starter),
+                };
+                let rec = self.create_record(caller, &info.pane, name, runs);
                 let rec = with_folder(rec, folder);
                 self.keep_if_audited_on(caller, &member, rec, &info.pane)
                     .await?;
@@ -425,6 +455,7 @@ impl App {
                 (argv, ("command", first))
             }
             Launch::Starter(name) => (self.starter_command(&name).await?, ("starter", Some(name))),
+            Launch::Row { row, spec } => (self.row_command(&spec).await?, ("row", Some(row))),
         };
         Ok(Resolved { cwd, command, runs })
     }
@@ -477,6 +508,17 @@ impl App {
             .ok_or_else(|| {
                 AppError::BadRequest("starter: no such starter on this machine".into())
             })?;
+        let mut command = vec![self.pinned_exec(&starter).await?];
+        command.extend(starter.args);
+        Ok(command)
+    }
+
+    /// The applied starter's executable, once its hash is checked again — now, just before the
+    /// spawn (SPEC §12); 409 `starter changed` otherwise.
+    pub(super) async fn pinned_exec(
+        &self,
+        starter: &crate::applied::ResolvedStarter,
+    ) -> Result<String, AppError> {
         let exec = starter.exec.clone();
         let hash = tokio::task::spawn_blocking(move || crate::applied::resolve::sha256_file(&exec))
             .await
@@ -489,9 +531,7 @@ impl App {
             );
             return Err(AppError::StarterChanged);
         }
-        let mut command = vec![starter.exec.display().to_string()];
-        command.extend(starter.args);
-        Ok(command)
+        Ok(starter.exec.display().to_string())
     }
 
     /// The `pane.create` line: the pane, its name, and what it runs (`("command", first word)`

@@ -46,6 +46,11 @@ pub struct StarterList {
     pub machine: String,
     /// Its applied starters, in its configuration's order.
     pub starters: Vec<StarterView>,
+    /// The rows phones added for it (decision 0041), oldest first; none with `[phone] adds = false`.
+    pub rows: Vec<super::rows::RowView>,
+    /// Whether rows may be added, and from which templates.
+    #[serde(flatten)]
+    pub offer: super::rows::RowsOffer,
 }
 
 /// The devices' "No prompts" confirmations: owner → `machine/starter` keys.
@@ -78,7 +83,7 @@ impl NoPrompts {
         }
     }
 
-    fn has(&self, owner: &str, key: &str) -> bool {
+    pub(super) fn has(&self, owner: &str, key: &str) -> bool {
         self.confirmed
             .lock()
             .map(|c| c.get(owner).is_some_and(|s| s.contains(key)))
@@ -86,7 +91,7 @@ impl NoPrompts {
     }
 
     /// Records `owner`'s confirmation of `key`, durably, before it is relied on.
-    fn confirm(&self, owner: &str, key: &str) -> Result<(), AppError> {
+    pub(super) fn confirm(&self, owner: &str, key: &str) -> Result<(), AppError> {
         let mut all = self.confirmed.lock().map_err(|_| AppError::Internal)?;
         let mut next = all.clone();
         next.entry(owner.to_owned())
@@ -111,7 +116,7 @@ impl NoPrompts {
 
 /// Who confirms: a paired device by label and token hash; `None` for the machine's own CLI and a
 /// lead relaying (the lead checked its device before it relayed).
-fn confirmer(caller: &Caller) -> Option<String> {
+pub(super) fn confirmer(caller: &Caller) -> Option<String> {
     match caller.who() {
         Who::Device { .. } => Some(super::tools::owner(caller)),
         _ => None,
@@ -133,7 +138,8 @@ impl App {
 
     /// The starters of `machine`, with this device's confirmations.
     pub async fn starters(&self, caller: &Caller, machine: &str) -> Result<StarterList, AppError> {
-        let (name, infos) = match self.machine(machine)? {
+        let resolved = self.machine(machine)?;
+        let (name, infos) = match &resolved {
             Machine::Local => (self.machine_name(), self.local_starters()),
             Machine::Member(member) => {
                 member.allows(&RelayKind::Starters)?;
@@ -143,6 +149,7 @@ impl App {
                 }
             }
         };
+        let (rows, offer) = self.rows_of(caller, &resolved, &name, &infos).await?;
         let owner = confirmer(caller);
         let starters = infos
             .into_iter()
@@ -163,6 +170,8 @@ impl App {
         Ok(StarterList {
             machine: name,
             starters,
+            rows,
+            offer,
         })
     }
 

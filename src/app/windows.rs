@@ -139,6 +139,12 @@ impl App {
         folder: Option<String>,
     ) -> Result<PaneInfo, AppError> {
         let machine = self.machine(machine)?;
+        // `CreateWindow` carries a starter's name only: a row would reach a member as a shell.
+        if let Launch::Row { .. } = launch {
+            return Err(AppError::BadRequest(
+                "a starter row opens a pane, not a window".into(),
+            ));
+        }
         if let Machine::Member(member) = &machine {
             member.allows(&RelayKind::CreateWindow {
                 name: None,

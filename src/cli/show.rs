@@ -12,12 +12,13 @@ use collie_actors::store::{Store, Table};
 use serde::Serialize;
 
 use super::{print_json, settings};
+use crate::app::rows::RowShown;
 use crate::applied::gate::{config_path, snapshot_path};
 use crate::applied::{differences, ResolveEnv, Resolved, Snapshot};
 use crate::config::{ConfigFile, Settings};
 use crate::control::client::{self, ClientError};
 use crate::control::protocol::Request;
-use crate::control::replies::Devices;
+use crate::control::replies::{Devices, StarterRows};
 
 /// `collie show`.
 #[derive(Debug, clap::Args)]
@@ -76,6 +77,8 @@ struct Effective {
     devices: DevicesShown,
     /// `[phone]`: what a phone may do besides panes.
     phone: PhoneShown,
+    /// The starter rows phones added (decision 0041), and where they were read.
+    rows: RowsShown,
     /// The applied configuration's workspaces and starters (the defaults before any apply);
     /// `null` while the bridge would refuse to start.
     applied: Option<Resolved>,
@@ -86,6 +89,13 @@ struct DevicesShown {
     /// `bridge`, `store` (a copy, the bridge stopped) or `unavailable`.
     source: &'static str,
     devices: Vec<(String, String)>,
+}
+
+#[derive(Debug, Serialize)]
+struct RowsShown {
+    /// `bridge`, `store` (a copy, the bridge stopped) or `unavailable`.
+    source: &'static str,
+    rows: Vec<RowShown>,
 }
 
 #[derive(Debug, Serialize)]
@@ -133,6 +143,7 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
         differences: diffs,
         effective: Effective {
             devices: devices(&settings),
+            rows: rows(&settings),
             phone: PhoneShown {
                 run: settings.phone_run,
                 adds: desired.file.phone.adds.unwrap_or(true),
@@ -201,7 +212,35 @@ fn devices(settings: &Settings) -> DevicesShown {
 
 /// Opens a copy of the store at `db` in a private temp dir and lists its devices; `None` when
 /// there is no store or it cannot be read.
-fn devices_from_copy(db: &Path) -> Option<Vec<(String, String)>> {
+/// The starter rows phones added: from the running bridge, or from a private copy of the store.
+fn rows(settings: &Settings) -> RowsShown {
+    let unavailable = RowsShown {
+        source: "unavailable",
+        rows: Vec::new(),
+    };
+    match client::ask::<StarterRows>(&settings.control_socket(), &Request::StarterRows) {
+        Ok(r) => RowsShown {
+            source: "bridge",
+            rows: r.rows,
+        },
+        Err(ClientError::NotRunning) => {
+            match store_copy(&settings.state_dir.join("db"))
+                .and_then(|(_copy, store)| crate::app::rows::shown_from_store(&store))
+            {
+                Some(rows) => RowsShown {
+                    source: "store",
+                    rows,
+                },
+                None => unavailable,
+            }
+        }
+        Err(_) => unavailable,
+    }
+}
+
+/// A private copy of the store in `db` (opening sled writes to it, so `show` never opens the
+/// real one), with the folder that holds it (removed when dropped).
+fn store_copy(db: &Path) -> Option<(tempfile::TempDir, Store)> {
     if !db.is_dir() {
         return None;
     }
@@ -212,6 +251,11 @@ fn devices_from_copy(db: &Path) -> Option<Vec<(String, String)>> {
     let target = copy.path().join("db");
     copy_dir(db, &target).ok()?;
     let store = Store::open(&target).ok()?;
+    Some((copy, store))
+}
+
+fn devices_from_copy(db: &Path) -> Option<Vec<(String, String)>> {
+    let (_copy, store) = store_copy(db)?;
     let mut out = Vec::new();
     for (_, value) in store.scan(Table::Devices).ok()? {
         let device: Device = serde_json::from_slice(&value).ok()?;
@@ -337,6 +381,21 @@ fn print_text(s: &Shown) -> std::io::Result<()> {
         yes(phone.adds),
         yes(phone.free_text)
     )?;
+    match s.effective.rows.source {
+        "unavailable" => outln!("  rows       (unavailable)")?,
+        _ if s.effective.rows.rows.is_empty() => outln!("  rows       none added from a phone")?,
+        _ => {}
+    }
+    for r in &s.effective.rows.rows {
+        outln!(
+            "  row        {}/{}: {}{}, added by {}",
+            r.machine,
+            r.name,
+            r.runs,
+            if r.no_prompts { " [No prompts]" } else { "" },
+            r.added_by
+        )?;
+    }
     match &s.effective.applied {
         Some(r) => print_resolved(r)?,
         None => outln!("  (the bridge would refuse to start)")?,

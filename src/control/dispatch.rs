@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::protocol::{Reply, Request};
-use super::replies::{Acknowledged, Devices, Invite, Message, PairCode, Panes};
+use super::replies::{Acknowledged, Devices, Invite, Message, PairCode, Panes, StarterRows};
 use crate::app::devices::rfc3339;
 use crate::app::panes::{split_address, Launch};
 use crate::app::walky;
@@ -42,6 +42,9 @@ async fn answer(app: &App, req: Request) -> Result<Value, AppError> {
                 pair_url,
             })
         }
+        Request::StarterRows => data(StarterRows {
+            rows: app.rows_shown().await?,
+        }),
         Request::DevicesList => data(Devices {
             devices: app.devices(&cli).await?,
         }),

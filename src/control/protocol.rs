@@ -27,6 +27,8 @@ pub enum Request {
     },
     /// All devices.
     DevicesList,
+    /// The starter rows phones added (`collie show`).
+    StarterRows,
     /// Revoke one device.
     DevicesRevoke {
         /// Its label.

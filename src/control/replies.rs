@@ -41,6 +41,13 @@ pub struct Devices {
     pub devices: Vec<DeviceView>,
 }
 
+/// `collie show`: the starter rows phones added.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StarterRows {
+    /// Every row of a paired device.
+    pub rows: Vec<crate::app::rows::RowShown>,
+}
+
 /// `collie panes list`: this machine's panes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Panes {

@@ -69,6 +69,8 @@ pub(super) fn api() -> Router<App> {
         .route("/api/sent/{m}/{id}", delete(sent::discard))
         .route("/api/starters/{m}", get(panes::starters))
         .route("/api/sessions/{m}", get(panes::sessions))
+        .route("/api/starters/{m}/rows", post(panes::add_row))
+        .route("/api/starters/{m}/rows/{id}", delete(panes::remove_row))
         .route("/api/commands", post(sent::run))
         .route("/api/commands/recent", get(sent::recent))
         .route("/api/files/{m}/list", get(files::list))

@@ -135,6 +135,17 @@ pub const ROUTES: &[(Method, &str, Access)] = &[
     // The tmux sessions a new window can open in (decision 0042): listed, like the starters,
     // only to a device that may open one.
     (Method::GET, "/api/sessions/{m}", Access::Device(Tier::Full)),
+    // Rows a phone adds to the New page (decision 0041): as starting a starter.
+    (
+        Method::POST,
+        "/api/starters/{m}/rows",
+        Access::Device(Tier::Full),
+    ),
+    (
+        Method::DELETE,
+        "/api/starters/{m}/rows/{id}",
+        Access::Device(Tier::Full),
+    ),
     (
         Method::GET,
         "/api/commands/recent",

@@ -128,6 +128,12 @@ impl Handler for Served {
                         .await?,
                 )
             }
+            RelayKind::CreateRow {
+                row,
+                name,
+                spec,
+                folder,
+            } => RelayOk::Created(app.relayed_row(&caller, row, name, spec, folder).await?),
             RelayKind::Browse { path } => RelayOk::Folders(app.relayed_folders(path).await?),
             RelayKind::Rename { pane, name } => {
                 app.rename_pane(&caller, HERE, pane, name).await?;

@@ -64,10 +64,16 @@ export function unpaired(err) {
  * window of the tmux session `session` (as `listSessions` names it); resolves with the pane's record.
  */
 export function createShell(machine, name, folder = null, session = null) {
-  const body = { machine };
+  return createWith(machine, {}, name, false, folder, session);
+}
+
+/** `POST /api/panes` starting `what` (`{}`, `{starter}` or `{row}`) with the optional fields. */
+function createWith(machine, what, name, confirmNoPrompts, folder, session = null) {
+  const body = { machine, ...what };
   if (name) body.name = name;
   if (folder) body.folder = folder;
   if (session) body.session = session;
+  if (confirmNoPrompts) body.confirm_no_prompts = true;
   return api('/api/panes', { method: 'POST', body });
 }
 
@@ -77,12 +83,12 @@ export function createShell(machine, name, folder = null, session = null) {
  * starter that skips the agent's permission prompts.
  */
 export function createStarter(machine, starter, name, confirmNoPrompts = false, folder = null, session = null) {
-  const body = { machine, starter };
-  if (name) body.name = name;
-  if (folder) body.folder = folder;
-  if (session) body.session = session;
-  if (confirmNoPrompts) body.confirm_no_prompts = true;
-  return api('/api/panes', { method: 'POST', body });
+  return createWith(machine, { starter }, name, confirmNoPrompts, folder, session);
+}
+
+/** Opens a pane on `machine` running its added starter row `id` (decision 0041). */
+export function createRow(machine, id, name, confirmNoPrompts = false, folder = null) {
+  return createWith(machine, { row: id }, name, confirmNoPrompts, folder);
 }
 
 /** The folder names under `path` (the home folder when null) of `machine` (SPEC §11, browse). */

@@ -36,6 +36,7 @@ const SHELL = [
   '/views/pair.js',
   '/views/pane.js',
   '/views/panes.js',
+  '/views/rows.js',
   '/views/sent.js',
   '/views/settings.js',
   '/views/walky.js',

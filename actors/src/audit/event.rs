@@ -75,6 +75,11 @@ pub enum AuditEventKind {
     SentDiscard,
     /// `command.run`: a one-shot command (SPEC §11: its first word and length only).
     CommandRun,
+    /// `starter.added`: a phone added a starter row (SPEC §12; not in SPEC §7's list, decision
+    /// 0041: the machine, the name, the agent or, for a typed line, its first word and length).
+    StarterAdded,
+    /// `starter.removed`: a phone removed a starter row (decision 0041).
+    StarterRemoved,
     /// `tool.<name>`: a tool call (SPEC §11: paths, sizes, exit codes — never contents).
     Tool(crate::tools::ToolName),
     /// `tool.upload`: a file uploaded from the phone into a pane's folder (SPEC §11: its path,
@@ -85,7 +90,7 @@ pub enum AuditEventKind {
 impl AuditEventKind {
     /// Every event but the `tool.*` family, in the order of SPEC §7 (the tools are
     /// [`ToolName::ALL`](crate::tools::ToolName::ALL)).
-    pub const ALL: [Self; 31] = [
+    pub const ALL: [Self; 33] = [
         Self::DevicePaired,
         Self::DeviceRevoked,
         Self::DeviceExpiry,
@@ -117,6 +122,8 @@ impl AuditEventKind {
         Self::ConfigApplied,
         Self::SentDiscard,
         Self::CommandRun,
+        Self::StarterAdded,
+        Self::StarterRemoved,
     ];
 
     /// The event's name as written in the `event` member of a line.
@@ -153,6 +160,8 @@ impl AuditEventKind {
             Self::ConfigApplied => "config.applied",
             Self::SentDiscard => "sent.discard",
             Self::CommandRun => "command.run",
+            Self::StarterAdded => "starter.added",
+            Self::StarterRemoved => "starter.removed",
             Self::Tool(tool) => tool.event_name(),
             Self::Upload => "tool.upload",
         }
@@ -265,7 +274,7 @@ mod tests {
             assert!(seen.insert(kind.as_str()), "duplicate name {kind}");
             assert_eq!(kind.as_str().parse::<AuditEventKind>().ok(), Some(kind));
         }
-        assert_eq!(seen.len(), 31);
+        assert_eq!(seen.len(), 33);
         for tool in crate::tools::ToolName::ALL {
             let kind = AuditEventKind::Tool(tool);
             assert!(seen.insert(kind.as_str()), "duplicate name {kind}");
@@ -310,6 +319,8 @@ mod tests {
                 "config.applied",
                 "sent.discard",
                 "command.run",
+                "starter.added",
+                "starter.removed",
             ]
         );
     }

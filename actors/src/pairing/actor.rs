@@ -27,7 +27,7 @@ use super::token::DeviceToken;
 use crate::audit::{AuditEventKind, AuditMsg, AuditRecord};
 use crate::machine::MachineName;
 use crate::slot::Slot;
-use crate::store::{Store, StoreError, Table};
+use crate::store::{Change, Store, StoreError, Table};
 
 /// The actor.
 pub struct PairingActor;
@@ -280,8 +280,12 @@ impl Actor for PairingActor {
                         let rec = state
                             .record(AuditEventKind::DeviceRevoked, by.as_deref())
                             .with_detail("label", r.device.label.as_str());
+                        let rows = r.device.token_hash.short_hex();
                         // A revocation always takes effect: it never waits on the audit log.
-                        state.commit_always(rec, r.write()).await.map(|()| r.device)
+                        state
+                            .commit_always(rec, r.write(), Some(&rows))
+                            .await
+                            .map(|()| r.device)
                     }
                     Err(e) => Err(e.into()),
                 };
@@ -504,9 +508,22 @@ impl PairingState {
     /// if possible and otherwise kept in the store, to be appended as soon as the log is writable.
     /// Only a store that cannot be written refuses it (and then the change itself could not be
     /// made durable either, and no line claims it).
-    async fn commit_always(&mut self, rec: AuditRecord, write: Write) -> Result<(), PairingError> {
+    ///
+    /// `rows` names the revoked device's starter rows (SPEC §12: "revoking a device removes the
+    /// rows it added"): they are removed once the revocation is durable and before its line, which
+    /// counts them (`rows_removed`). A removal that fails is logged, not fatal: a row whose device
+    /// is gone is never listed or started, and the bridge removes it at its next start.
+    async fn commit_always(
+        &mut self,
+        mut rec: AuditRecord,
+        write: Write,
+        rows: Option<&str>,
+    ) -> Result<(), PairingError> {
         let undo = self.registry.undo_of(&write);
         self.store_write(&write)?;
+        if let Some(owner) = rows {
+            rec = rec.with_detail("rows_removed", self.remove_rows(owner));
+        }
         let kept = match self
             .args
             .audit
@@ -530,6 +547,27 @@ impl PairingState {
         }
         self.publish(write);
         Ok(())
+    }
+
+    /// Removes every starter row kept under `owner` (one atomic batch); how many it removed.
+    fn remove_rows(&self, owner: &str) -> u64 {
+        let prefix = format!("{owner}/");
+        let removed = self
+            .args
+            .store
+            .scan_prefix(Table::StarterRows, &prefix)
+            .and_then(|rows| {
+                let changes: Vec<Change> =
+                    rows.into_iter().map(|(k, _)| Change::Remove(k)).collect();
+                if !changes.is_empty() {
+                    self.args.store.apply(Table::StarterRows, &changes)?;
+                }
+                Ok(changes.len() as u64)
+            });
+        removed.unwrap_or_else(|e| {
+            tracing::error!(error = %e, "the revoked device's starter rows could not be removed now");
+            0
+        })
     }
 
     /// Writes one change to the store and returns once it is durable.

@@ -94,6 +94,12 @@ impl TokenHash {
     pub fn to_hex(&self) -> String {
         hex::encode(self.0)
     }
+
+    /// The first 16 hex characters: how the tool sessions, the "No prompts" confirmations and the
+    /// starter rows name a device's token (a device re-paired under the same label is another).
+    pub fn short_hex(&self) -> String {
+        hex::encode(&self.0[..8])
+    }
 }
 
 impl PartialEq for TokenHash {

@@ -3,6 +3,8 @@
 //! ([`Capability`]); the requests are the relay's, so the rule lives here.
 
 use crate::hello::{Capability, Peer};
+#[cfg(test)]
+use crate::relay::RowSpec;
 use crate::relay::{RelayError, RelayKind};
 
 /// The capability a relay request needs. [`RelayKind::Unknown`] needs [`Capability::Unknown`],
@@ -34,6 +36,7 @@ pub fn requires(kind: &RelayKind) -> Capability {
         RelayKind::SnapshotColour { .. } | RelayKind::SubscribeColour { .. } => {
             Capability::PaneColour
         }
+        RelayKind::CreateRow { .. } => Capability::StarterRows,
         RelayKind::Unknown => Capability::Unknown,
     }
 }
@@ -173,6 +176,17 @@ mod tests {
                     last_seq: None,
                 },
                 Capability::PaneColour,
+            ),
+            (
+                RelayKind::CreateRow {
+                    row: "mine".to_owned(),
+                    name: None,
+                    spec: RowSpec::Line {
+                        line: "make".to_owned(),
+                    },
+                    folder: None,
+                },
+                Capability::StarterRows,
             ),
             (RelayKind::Unknown, Capability::Unknown),
         ];

@@ -169,6 +169,8 @@ fn an_unknown_kind_from_a_newer_lead_decodes_as_unknown() {
         #[allow(dead_code)]
         M16,
         #[allow(dead_code)]
+        M17,
+        #[allow(dead_code)]
         N,
         Resize {
             cols: u16,
@@ -386,4 +388,36 @@ fn colour_snapshots_and_events_round_trip_and_fit_only_their_kinds() {
         decode::<MemberMessage>(&encode(&event).unwrap()).unwrap(),
         event
     );
+}
+
+#[test]
+fn a_starter_row_crosses_the_wire_as_its_spec_and_is_a_write() {
+    for spec in [
+        RowSpec::Template {
+            agent: "claude".to_owned(),
+            model: Some("sonnet".to_owned()),
+            no_prompts: true,
+        },
+        RowSpec::Line {
+            line: "make test".to_owned(),
+        },
+    ] {
+        let request = RelayRequest {
+            id: 9,
+            device: "phone".to_owned(),
+            request_id: "r-9".to_owned(),
+            kind: RelayKind::CreateRow {
+                row: "Mine".to_owned(),
+                name: None,
+                spec,
+                folder: Some("~/src".to_owned()),
+            },
+        };
+        assert_eq!(
+            decode::<RelayRequest>(&encode(&request).unwrap()).unwrap(),
+            request
+        );
+        assert!(request.kind.is_write());
+        assert!(!request.kind.fits(&RelayOk::Done));
+    }
 }

@@ -70,6 +70,8 @@ pub(super) struct CreateBody {
     machine: String,
     name: Option<String>,
     starter: Option<String>,
+    /// A starter row phones added (its id; exclusive with `starter`; decision 0041).
+    row: Option<String>,
     /// The device confirms, once, a starter that skips the agent's permission prompts (SPEC §12).
     #[serde(default)]
     confirm_no_prompts: bool,
@@ -88,6 +90,11 @@ pub(super) async fn create(
 ) -> Result<Json<PaneInfo>, AppError> {
     let b: CreateBody = body(&bytes)?;
     if let Some(session) = b.session {
+        if b.row.is_some() {
+            return Err(AppError::BadRequest(
+                "a starter row opens a pane, not a window: give row or session".into(),
+            ));
+        }
         let launch = match b.starter {
             Some(starter) => {
                 app.confirm_starter(&caller, &b.machine, &starter, b.confirm_no_prompts)
@@ -101,8 +108,22 @@ pub(super) async fn create(
             .await?;
         return Ok(Json(info));
     }
-    Ok(Json(match b.starter {
-        Some(starter) => {
+    Ok(Json(match (b.starter, b.row) {
+        (Some(_), Some(_)) => {
+            return Err(AppError::BadRequest("give starter or row, not both".into()))
+        }
+        (None, Some(row)) => {
+            app.start_row(
+                &caller,
+                &b.machine,
+                &row,
+                b.name,
+                b.folder,
+                b.confirm_no_prompts,
+            )
+            .await?
+        }
+        (Some(starter), None) => {
             app.start_starter(
                 &caller,
                 &b.machine,
@@ -113,7 +134,7 @@ pub(super) async fn create(
             )
             .await?
         }
-        None => {
+        (None, None) => {
             app.create_pane_in(&caller, &b.machine, b.name, Launch::Shell, b.folder)
                 .await?
         }
@@ -163,4 +184,25 @@ pub(super) async fn starters(
     ApiPath(m): ApiPath<String>,
 ) -> Result<Json<crate::app::starters::StarterList>, AppError> {
     Ok(Json(app.starters(&caller, &m).await?))
+}
+
+/// `POST /api/starters/{m}/rows`: a phone adds a starter row (decision 0041).
+pub(super) async fn add_row(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+    ApiPath(m): ApiPath<String>,
+    bytes: Bytes,
+) -> Result<Json<crate::app::rows::RowView>, AppError> {
+    let b: crate::app::rows::NewRow = body(&bytes)?;
+    Ok(Json(app.add_row(&caller, &m, b).await?))
+}
+
+/// `DELETE /api/starters/{m}/rows/{id}`: a phone removes a starter row.
+pub(super) async fn remove_row(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+    ApiPath((m, id)): ApiPath<(String, String)>,
+) -> Result<Json<Done>, AppError> {
+    app.remove_row(&caller, &m, &id).await?;
+    Ok(Json(DONE))
 }

@@ -7,14 +7,16 @@
 // it against the machine's workspaces when the pane is opened). A created pane opens at once. Tier
 // `full` only: other devices are told so and get no controls. `Open in` picks where it opens: a
 // new pane hosted by Collie (the default) or a new window of one of the machine's tmux sessions
-// (`GET /api/sessions/{machine}`; decision 0042).
+// (`GET /api/sessions/{machine}`; decision 0042). Rows a phone added are listed with the starters,
+// and `Add starter` adds one (`views/rows.js`, decision 0041); a row opens as a hosted pane.
 
 import { api } from '../client.js';
 import { clear, confirmDialog, h } from '../dom.js';
-import { browseFolders, canManage, createShell, createStarter, listSessions, listStarters, nameProblem, refreshTier, refusal, unpaired } from '../manage.js';
+import { browseFolders, canManage, createRow, createShell, createStarter, listSessions, listStarters, nameProblem, refreshTier, refusal, unpaired } from '../manage.js';
 import { getDevice } from '../store.js';
 import { parentOf } from './files.js';
 import { paneHref } from './panes.js';
+import { addForm, addedRows, removeRow } from './rows.js';
 
 /**
  * The rows above `Shell`, one per starter of the chosen machine: a button with its name, the agent
@@ -195,15 +197,30 @@ export function newView(root) {
     const shellRow = h('li', {}, shell, shellWhere);
     const startList = h('ul', { class: 'start-list' }, shellRow);
     const starterNote = h('p', { class: 'note', hidden: true });
+    // The "Add starter" form of the machine shown (decision 0041), below the list.
+    const adding = h('div');
+    async function remove(row) {
+      const on = machine.value;
+      alert.textContent = '';
+      try {
+        if (await removeRow(on, row)) loadStarters();
+      } catch (err) {
+        if (gone || unpaired(err)) return;
+        alert.textContent = refusal('Not removed', err);
+      }
+    }
     async function loadStarters() {
       const on = machine.value;
       for (const row of startList.querySelectorAll('li.starter-row')) row.remove();
+      clear(adding);
       starterNote.hidden = true;
       if (!on) return;
       try {
         const list = await listStarters(on);
         if (gone || machine.value !== on) return;
-        shellRow.before(...starterRows(list.starters || [], start));
+        shellRow.before(...starterRows(list.starters || [], start), ...addedRows(list.rows || [], start, remove));
+        const form = addForm(on, list, loadStarters, () => gone || machine.value !== on);
+        if (form) adding.append(form);
       } catch (err) {
         if (gone || unpaired(err) || machine.value !== on) return;
         // An older member without starters lists none; anything else is said once.
@@ -240,6 +257,10 @@ export function newView(root) {
         alert.textContent = 'No machine of the crew is online.';
         return;
       }
+      if (starter?.row && openIn.value) {
+        alert.textContent = 'A starter you added opens as a new Collie pane: choose “A new Collie pane” under Open in.';
+        return;
+      }
       let confirm = false;
       if (starter && starter.no_prompts && !starter.confirmed) {
         confirm = await confirmDialog(
@@ -253,9 +274,11 @@ export function newView(root) {
       progress.textContent = `Opening on ${machine.value}…`;
       try {
         const session = openIn.value || null;
-        const info = starter
-          ? await createStarter(machine.value, starter.name, n, confirm, folder, session)
-          : await createShell(machine.value, n, folder, session);
+        const info = starter?.row
+          ? await createRow(machine.value, starter.id, n, confirm, folder)
+          : starter
+            ? await createStarter(machine.value, starter.name, n, confirm, folder, session)
+            : await createShell(machine.value, n, folder, session);
         if (gone) return;
         // Replace this page in the history: Back from the new pane leads to the list.
         location.replace(paneHref(info.machine || machine.value, info.pane));
@@ -295,7 +318,8 @@ export function newView(root) {
       h('section', { class: 'start-section', 'aria-labelledby': 'start-title' },
         h('h2', { id: 'start-title' }, 'Start'),
         startList,
-        starterNote),
+        starterNote,
+        adding),
       alert,
       progress);
   }
