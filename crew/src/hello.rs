@@ -99,6 +99,8 @@ pub enum Capability {
     Browse,
     /// Opening a hosted pane in a chosen folder ([`crate::relay::RelayKind::CreateIn`]).
     PaneFolder,
+    /// A pane's chat, read from its agent's transcript ([`crate::relay::RelayKind::Chat`]).
+    Chat,
     /// A capability this build does not know (declared by a newer peer); never satisfies a request.
     #[serde(other)]
     Unknown,
@@ -107,7 +109,7 @@ pub enum Capability {
 impl Capability {
     /// Every capability this build knows (what a member running this build declares, unless its
     /// configuration turns some off).
-    pub const ALL: [Capability; 16] = [
+    pub const ALL: [Capability; 17] = [
         Capability::PaneList,
         Capability::PaneRead,
         Capability::PaneStream,
@@ -124,6 +126,7 @@ impl Capability {
         Capability::Commands,
         Capability::Browse,
         Capability::PaneFolder,
+        Capability::Chat,
     ];
 }
 

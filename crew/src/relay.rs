@@ -190,6 +190,14 @@ pub enum RelayKind {
         /// The folder (`~/…` or absolute), checked against the member's own workspaces.
         folder: String,
     },
+    /// A pane's chat: the turns of the agent's session transcript after the cursor `after`
+    /// (SPEC §3.3, §5); answered [`RelayOk::Chat`]. Capability `chat`.
+    Chat {
+        /// Pane id.
+        pane: String,
+        /// The cursor of the last answer (empty: the newest turns).
+        after: String,
+    },
     /// A kind this side does not know (sent by a newer peer); answered [`RelayError::UnknownKind`].
     #[serde(other)]
     Unknown,
@@ -249,6 +257,7 @@ impl RelayKind {
                 matches!(ok, RelayOk::Created(_))
             }
             RelayKind::Browse { .. } => matches!(ok, RelayOk::Folders(_)),
+            RelayKind::Chat { .. } => matches!(ok, RelayOk::Chat(_)),
             RelayKind::Unsubscribe { .. }
             | RelayKind::Input { .. }
             | RelayKind::Rename { .. }
@@ -306,6 +315,8 @@ pub enum RelayOk {
     Starters(Vec<StarterInfo>),
     /// The folder names of a [`RelayKind::Browse`].
     Folders(Folders),
+    /// A pane's chat as JSON text, already masked by the member (the lead masks again).
+    Chat(String),
     /// An outcome this side does not know (from a newer member); the lead treats it as unreadable.
     #[serde(other)]
     Unknown,

@@ -13,6 +13,7 @@ pub mod blobs;
 pub mod browse;
 mod caller;
 pub mod cards;
+pub mod chat;
 pub mod commands;
 pub mod counters;
 pub mod crew;

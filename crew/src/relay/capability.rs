@@ -30,6 +30,7 @@ pub fn requires(kind: &RelayKind) -> Capability {
         RelayKind::Command { .. } => Capability::Commands,
         RelayKind::Browse { .. } => Capability::Browse,
         RelayKind::CreateIn { .. } => Capability::PaneFolder,
+        RelayKind::Chat { .. } => Capability::Chat,
         RelayKind::Unknown => Capability::Unknown,
     }
 }
@@ -138,6 +139,13 @@ mod tests {
             ),
             (RelayKind::Starters, Capability::PaneCreate),
             (RelayKind::Browse { path: None }, Capability::Browse),
+            (
+                RelayKind::Chat {
+                    pane: pane(),
+                    after: String::new(),
+                },
+                Capability::Chat,
+            ),
             (
                 RelayKind::CreateIn {
                     name: None,

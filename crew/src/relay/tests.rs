@@ -161,6 +161,8 @@ fn an_unknown_kind_from_a_newer_lead_decodes_as_unknown() {
         #[allow(dead_code)]
         M12,
         #[allow(dead_code)]
+        M13,
+        #[allow(dead_code)]
         N,
         Resize {
             cols: u16,
