@@ -795,3 +795,34 @@ fn the_chat_of_a_claude_code_pane_is_read_from_its_transcript_and_masked() {
     );
     assert_eq!((status, v), (400, json!({"error": "bad cursor"})));
 }
+
+/// The chat view of a Codex pane reads its rollout: the prompt, the command, its output and the
+/// answer.
+#[test]
+fn the_chat_of_a_codex_pane_is_read_from_its_rollout() {
+    let run = codex_run(false);
+    ask_in(&run.b, "codex", "make the marker");
+    let card = the_card_of(&run.b, &run.phone, "codex");
+    answer(&run, &card, "1");
+    let pane = pane_named(&run.b, &run.phone, "codex");
+    let chat = chat_when(&run.b, &run.phone, &pane, |c| {
+        texts(c, "assistant", "text").iter().any(|t| t == "Done.")
+    });
+    assert_eq!(chat["agent"], "codex");
+    assert!(chat["session"]
+        .as_str()
+        .is_some_and(|s| s.starts_with("rollout-")));
+    assert_eq!(
+        texts(&chat, "user", "text"),
+        ["make the marker"],
+        "{chat:#}"
+    );
+    let calls = texts(&chat, "assistant", "tool_call");
+    assert!(
+        calls
+            .iter()
+            .any(|c| c.contains("touch ") && c.contains("marker")),
+        "{chat:#}"
+    );
+    assert!(!texts(&chat, "tool", "tool_result").is_empty(), "{chat:#}");
+}

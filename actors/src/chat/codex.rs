@@ -3,7 +3,8 @@
 //! Codex writes each exchange twice: as the items it sent to or got from the model
 //! (`response_item`, where the user's messages also carry the environment and instructions Codex
 //! adds) and as the events its interface showed (`event_msg`). The person's and the agent's
-//! words are taken from the events (`user_message`, `agent_message`), the tools from the items
+//! words are taken from the events (`user_message`, `agent_message`; in Codex 0.171
+//! `item_completed` of a `UserMessage` or `AgentMessage`), the tools from the items
 //! (`function_call`, `local_shell_call`, `custom_tool_call` and their outputs), so nothing shows
 //! twice and nothing Codex added for the model shows at all.
 
@@ -31,6 +32,12 @@ pub fn turns(line: &Value) -> Vec<RawTurn> {
         (Some("event_msg"), Some("agent_message")) => {
             one(Role::Assistant, Kind::Text, text(&p["message"]))
         }
+        // Codex 0.171 records what its interface showed as completed items.
+        (Some("event_msg"), Some("item_completed")) => match p["item"]["type"].as_str() {
+            Some("UserMessage") => one(Role::User, Kind::Text, item_text(&p["item"])),
+            Some("AgentMessage") => one(Role::Assistant, Kind::Text, item_text(&p["item"])),
+            _ => Vec::new(),
+        },
         (Some("response_item"), Some("function_call")) => {
             let name = p["name"].as_str().unwrap_or("tool");
             // The arguments are JSON in a string.
@@ -61,6 +68,17 @@ pub fn turns(line: &Value) -> Vec<RawTurn> {
     out.into_iter()
         .filter(|t| !t.text.trim().is_empty())
         .collect()
+}
+
+/// The text blocks of a completed item, one after another.
+fn item_text(item: &Value) -> String {
+    item["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|b| b["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// A tool output: a string (sometimes JSON holding `output`), or `{content}`.
