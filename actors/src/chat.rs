@@ -92,8 +92,10 @@ pub struct Turn {
 /// A pane's chat: its agent, the session, the newest turns, and where to go on from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Chat {
-    /// The agent in the pane's foreground.
-    pub agent: Agent,
+    /// The agent in the pane's foreground; `None`: no Claude Code or Codex there (or it cannot
+    /// be read), so the pane has no chat. Not an error: the phone asks of every pane it shows,
+    /// again and again, and a browser logs every 404 it gets.
+    pub agent: Option<Agent>,
     /// The session (the transcript's file name without `.jsonl`); `None` before the agent wrote
     /// one.
     pub session: Option<String>,
@@ -103,12 +105,9 @@ pub struct Chat {
     pub cursor: String,
 }
 
-/// Why a pane has no chat.
+/// Why a chat cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ChatError {
-    /// No Claude Code or Codex in the pane's foreground (or it cannot be read).
-    #[error("no chat")]
-    NoChat,
     /// The `after` cursor is not one this module hands out.
     #[error("bad cursor")]
     BadCursor,
@@ -134,14 +133,11 @@ pub fn parse_cursor(after: &str) -> Result<Option<(&str, u64)>, ChatError> {
 /// newest turns), every text masked by `masker`.
 pub fn read(pane_pid: u32, after: &str, masker: &Masker) -> Result<Chat, ChatError> {
     let cursor = parse_cursor(after)?;
-    let found = agent::in_pane(pane_pid).ok_or(ChatError::NoChat)?;
+    let Some(found) = agent::in_pane(pane_pid) else {
+        return Ok(Chat::none(None));
+    };
     let Some(file) = transcript::find(&found) else {
-        return Ok(Chat {
-            agent: found.agent,
-            session: None,
-            turns: Vec::new(),
-            cursor: String::new(),
-        });
+        return Ok(Chat::none(Some(found.agent)));
     };
     let from = cursor
         .filter(|(session, _)| *session == file.session)
@@ -161,11 +157,23 @@ pub fn read(pane_pid: u32, after: &str, masker: &Masker) -> Result<Chat, ChatErr
         }
     }
     Ok(Chat {
-        agent: found.agent,
+        agent: Some(found.agent),
         cursor: format!("{}:{}", file.session, lines.end),
         session: Some(file.session),
         turns: newest_within_bounds(turns),
     })
+}
+
+impl Chat {
+    /// No turns: no agent, or an agent that has not written its transcript yet.
+    pub fn none(agent: Option<Agent>) -> Chat {
+        Chat {
+            agent,
+            session: None,
+            turns: Vec::new(),
+            cursor: String::new(),
+        }
+    }
 }
 
 /// The newest turns that fit [`MAX_TURNS`] and [`MAX_ANSWER_BYTES`].

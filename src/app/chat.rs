@@ -1,6 +1,7 @@
 //! A pane's chat (SPEC §3.3, §5): the turns of the Claude Code or Codex session running in it,
 //! read from the transcript the agent writes (`collie_actors::chat`), for this machine's pane or
-//! a member's alike. A read, under tier `read` like the screen; nothing is audited.
+//! a member's alike. A read, under tier `read` like the screen; nothing is audited. A pane with
+//! no agent answers `agent: null` and no turns.
 //!
 //! For a member's pane the lead relays [`RelayKind::Chat`] (capability `chat`; an older member
 //! answers `capability missing`), and masks every text of the answer again with its own masker
@@ -16,7 +17,6 @@ use super::{App, AppError, Caller};
 impl From<ChatError> for AppError {
     fn from(e: ChatError) -> Self {
         match e {
-            ChatError::NoChat => AppError::NoChat,
             ChatError::BadCursor => AppError::BadRequest("bad cursor".into()),
         }
     }
@@ -56,8 +56,10 @@ impl App {
         let pid = self
             .panes
             .call(|reply| PanesMsg::Process { pane, reply })
-            .await??
-            .ok_or(AppError::NoChat)?;
+            .await??;
+        let Some(pid) = pid else {
+            return Ok(Chat::none(None));
+        };
         let masker = self.masker.clone();
         tokio::task::spawn_blocking(move || chat::read(pid, &after, &masker))
             .await

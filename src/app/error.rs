@@ -91,9 +91,6 @@ pub enum AppError {
     /// (SPEC §12: each device confirms it once).
     #[error("confirm no prompts")]
     ConfirmNoPrompts,
-    /// 404: the pane has no Claude Code or Codex in its foreground to read a chat of.
-    #[error("no chat")]
-    NoChat,
     /// 404 for an unknown device label.
     #[error("no such device")]
     NoSuchDevice,
@@ -142,7 +139,7 @@ impl AppError {
             TooManyAttempts { .. } => 429,
             PairingUnavailable | AuditUnavailable | ResourceLimit | Restarting => 503,
             NoSuchMachine | NoSuchPane | NoSuchAgent | NoSuchDevice | NoLogEntry | NoSuchLine
-            | NoChat | NotFound => 404,
+            | NotFound => 404,
             MemberUnreachable | MemberUnreadable | DurableUnreachable => 502,
             CapabilityMissing => 501,
             BadRequest(_) => 400,
@@ -199,9 +196,6 @@ impl From<RelayError> for AppError {
             RelayError::Tool { error, .. } if error == AppError::StarterChanged.to_string() => {
                 AppError::StarterChanged
             }
-            RelayError::Tool { status: 404, error } if error == AppError::NoChat.to_string() => {
-                AppError::NoChat
-            }
             // A member's tool rule (a folder outside its workspaces, …) in this build's words.
             RelayError::Tool { status, error } => super::tools::relayed_refusal(status, error),
             // Only a refusal this build knows passes, in this build's words.
@@ -232,13 +226,12 @@ impl From<AppError> for RelayError {
             AppError::Forbidden(m) => RelayError::Forbidden(m.to_owned()),
             AppError::BodyTooLarge(_) => RelayError::BadInput(e.to_string()),
             AppError::Internal | AppError::Backend(_) => RelayError::Internal,
-            AppError::NoSuchTool
-            | AppError::Tool(_)
-            | AppError::StarterChanged
-            | AppError::NoChat => RelayError::Tool {
-                status: e.status(),
-                error: e.to_string(),
-            },
+            AppError::NoSuchTool | AppError::Tool(_) | AppError::StarterChanged => {
+                RelayError::Tool {
+                    status: e.status(),
+                    error: e.to_string(),
+                }
+            }
             other => {
                 tracing::warn!(error = %other, "relayed request failed");
                 RelayError::Restarting

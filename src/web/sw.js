@@ -12,6 +12,7 @@ const SHELL = [
   '/',
   '/app.js',
   '/client.js',
+  '/chat.js',
   '/decide.js',
   '/dom.js',
   '/durable.js',
