@@ -664,19 +664,6 @@ fn codex_s_own_dialog_is_a_screen_card_and_the_tap_answers_it() {
 
 // ---- The chat view -----------------------------------------------------------------------------
 
-/// The id of the pane named `name` (a tmux window's name) in `GET /api/panes`, once listed.
-fn pane_named(b: &TestBridge, token: &str, name: &str) -> String {
-    wait_for(Duration::from_secs(10), || {
-        let (_, v) = b.get("/api/panes", Some(token));
-        v["panes"]
-            .as_array()?
-            .iter()
-            .find(|p| p["name"] == name)
-            .and_then(|p| p["pane"].as_str().map(str::to_owned))
-    })
-    .unwrap_or_else(|| panic!("no pane named {name}"))
-}
-
 /// The chat of `pane`, once `done` holds for it.
 fn chat_when(b: &TestBridge, token: &str, pane: &str, done: impl Fn(&Value) -> bool) -> Value {
     let path = format!("/api/panes/local/{pane}/chat");
@@ -719,7 +706,7 @@ fn the_chat_of_a_claude_code_pane_is_read_from_its_transcript_and_masked() {
     let model = ModelApi::start(&format!("touch {} && echo {secret}", marker.display()));
     let home = claude_home(&b, &work);
     start_claude(&b, &claude, &work, &home, &model);
-    let pane = pane_named(&b, &phone, "claude");
+    let pane = b.pane_named(&phone, None, "claude");
 
     // Before the first prompt Claude Code may not have written its transcript yet: the agent is
     // known, the turns are none.
@@ -804,7 +791,7 @@ fn the_chat_of_a_codex_pane_is_read_from_its_rollout() {
     ask_in(&run.b, "codex", "make the marker");
     let card = the_card_of(&run.b, &run.phone, "codex");
     answer(&run, &card, "1");
-    let pane = pane_named(&run.b, &run.phone, "codex");
+    let pane = run.b.pane_named(&run.phone, None, "codex");
     let chat = chat_when(&run.b, &run.phone, &pane, |c| {
         texts(c, "assistant", "text").iter().any(|t| t == "Done.")
     });

@@ -22,19 +22,6 @@ fn user_line(text: &str) -> String {
     )
 }
 
-/// The id of the pane named `name`, once listed.
-fn pane_named(b: &TestBridge, token: &str, name: &str) -> String {
-    wait_for(Duration::from_secs(10), || {
-        let (_, v) = b.get("/api/panes", Some(token));
-        v["panes"]
-            .as_array()?
-            .iter()
-            .find(|p| p["name"] == name)
-            .and_then(|p| p["pane"].as_str().map(str::to_owned))
-    })
-    .unwrap_or_else(|| panic!("no pane named {name}"))
-}
-
 fn chat(b: &TestBridge, token: &str, pane: &str) -> (u16, Value) {
     b.get(&format!("/api/panes/local/{pane}/chat"), Some(token))
 }
@@ -124,7 +111,7 @@ fn a_fake_claude_with_a_crafted_home_reads_nothing_outside_its_folder() {
     let (root, home, folder) = (&fake.root, &fake.home, &fake.folder);
     let outside = root.join("outside");
     std::fs::create_dir_all(&outside).expect("outside");
-    let pane = pane_named(&b, &phone, "fake");
+    let pane = b.pane_named(&phone, None, "fake");
 
     // The agent is recognised; it has written nothing.
     let empty = wait_for(Duration::from_secs(10), || {
@@ -218,7 +205,7 @@ fn a_member_s_chat_comes_through_the_lead_masked_again() {
     )
     .expect("transcript");
 
-    let local = pane_named(&member, &own, "fake");
+    let local = member.pane_named(&own, None, "fake");
     let (status, v) = chat(&member, &own, &local);
     assert_eq!(status, 200, "{v}");
     assert!(
@@ -226,15 +213,7 @@ fn a_member_s_chat_comes_through_the_lead_masked_again() {
         "the member masks nothing: {v}"
     );
 
-    let relayed = wait_for(Duration::from_secs(10), || {
-        let (_, v) = lead.get("/api/panes", Some(&phone));
-        v["panes"]
-            .as_array()?
-            .iter()
-            .find(|p| p["machine"] == "web-1" && p["name"] == "fake")
-            .and_then(|p| p["pane"].as_str().map(str::to_owned))
-    })
-    .expect("the lead lists the member's pane");
+    let relayed = lead.pane_named(&phone, Some("web-1"), "fake");
     let (status, v) = lead.get(&format!("/api/panes/web-1/{relayed}/chat"), Some(&phone));
     assert_eq!(status, 200, "{v}");
     assert_eq!(v["agent"], "claude");
