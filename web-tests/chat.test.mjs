@@ -77,3 +77,23 @@ test('a Claude Code pane has a Chat toggle: turns as text, followed live, the sc
     assert.equal(await chat.isVisible(), false);
     assert.deepEqual(page.problems, []);
   }, VIEW));
+
+test('with "Keep text on this phone" off no chat turn is kept', T, () =>
+  session(browser, 'chat-keep-off', async ({ page, bridge }) => {
+    await pairInApp(page, bridge);
+    await page.getByRole('link', { name: 'Settings', exact: true }).click();
+    await page.getByRole('checkbox', { name: 'Keep text on this phone', exact: true }).uncheck();
+    await page.getByRole('link', { name: 'Back', exact: true }).click();
+    await openPane(page);
+    const agent = await fakeClaude(bridge);
+    await agent.say('user', 'not to be kept');
+    await page.getByRole('button', { name: 'Chat', exact: true }).click({ timeout: 10_000 });
+    const chat = page.getByRole('region', { name: 'Chat', exact: true });
+    await waitFor('the turn', async () => (await chat.innerText()).includes('not to be kept'));
+    await agent.say('assistant', [{ type: 'text', text: 'Done.' }]);
+    await waitFor('the next turn', async () => (await chat.innerText()).includes('Done.'));
+    // Saving follows a shown turn at once; give it the time it takes when it does happen.
+    await page.waitForTimeout(500);
+    assert.deepEqual(await keptRecords(page), [], 'nothing kept while the setting is off');
+    assert.deepEqual(page.problems, []);
+  }, VIEW));
