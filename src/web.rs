@@ -38,6 +38,7 @@ pub const ASSETS: &[Asset] = &[
     asset!("/", "index.html", "text/html; charset=utf-8"),
     asset!("/app.js", "app.js", JS),
     asset!("/attrs.js", "attrs.js", JS),
+    asset!("/chat.js", "chat.js", JS),
     asset!("/client.js", "client.js", JS),
     asset!("/decide.js", "decide.js", JS),
     asset!("/dom.js", "dom.js", JS),

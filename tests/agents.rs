@@ -661,3 +661,155 @@ fn codex_s_own_dialog_is_a_screen_card_and_the_tap_answers_it() {
         )
     });
 }
+
+// ---- The chat view -----------------------------------------------------------------------------
+
+/// The chat of `pane`, once `done` holds for it.
+fn chat_when(b: &TestBridge, token: &str, pane: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let path = format!("/api/panes/local/{pane}/chat");
+    let mut last = Value::Null;
+    wait_for(Duration::from_secs(30), || {
+        let (status, v) = b.get(&path, Some(token));
+        assert_eq!(status, 200, "{v}");
+        last = v.clone();
+        done(&v).then_some(v)
+    })
+    .unwrap_or_else(|| panic!("the chat did not show it; last answer: {last:#}"))
+}
+
+/// The text of every turn of `kind` from `role`.
+fn texts(chat: &Value, role: &str, kind: &str) -> Vec<String> {
+    chat["turns"]
+        .as_array()
+        .map(|turns| {
+            turns
+                .iter()
+                .filter(|t| t["role"] == role && t["kind"] == kind)
+                .filter_map(|t| t["text"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The chat view reads what Claude Code wrote to its own transcript: the prompt, the tool call,
+/// its result and the answer, every text masked; new turns follow from the cursor.
+#[test]
+fn the_chat_of_a_claude_code_pane_is_read_from_its_transcript_and_masked() {
+    let claude = claude_binary();
+    let b = TestBridge::start();
+    let phone = b.pair("pixel", "read");
+    let tapper = b.pair("tapper", "full");
+    let work = b.dir.path().join("work");
+    std::fs::create_dir_all(&work).expect("work dir");
+    let marker = work.join("chat-marker");
+    let secret = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    let model = ModelApi::start(&format!("touch {} && echo {secret}", marker.display()));
+    let home = claude_home(&b, &work);
+    start_claude(&b, &claude, &work, &home, &model);
+    let pane = b.pane_named(&phone, None, "claude");
+
+    // Before the first prompt Claude Code may not have written its transcript yet: the agent is
+    // known, the turns are none.
+    let (status, first) = b.get(&format!("/api/panes/local/{pane}/chat"), Some(&phone));
+    assert_eq!(status, 200, "{first}");
+    assert_eq!(first["agent"], "claude");
+
+    ask(&b, "make the chat marker");
+    // Claude Code's own dialog asks first (no hook installed); the tap runs the command.
+    let card = the_card(&b, &tapper);
+    let (status, _) = b.post(
+        &format!("/api/cards/{}/answer", card["id"].as_str().expect("id")),
+        Some(&tapper),
+        &json!({"option": "1", "shown": card["shown"]}),
+    );
+    assert_eq!(status, 200);
+    let chat = chat_when(&b, &phone, &pane, |c| {
+        texts(c, "assistant", "text").iter().any(|t| t == "Done.")
+    });
+    assert!(marker.exists());
+    assert_eq!(chat["agent"], "claude");
+    let session = chat["session"].as_str().expect("session").to_owned();
+    assert!(
+        home.join(".claude/projects")
+            .join(
+                work.to_string_lossy()
+                    .replace(|c: char| !c.is_ascii_alphanumeric(), "-")
+            )
+            .join(format!("{session}.jsonl"))
+            .is_file(),
+        "the session names Claude Code's transcript"
+    );
+    assert_eq!(texts(&chat, "user", "text"), ["make the chat marker"]);
+    let calls = texts(&chat, "assistant", "tool_call");
+    assert_eq!(calls.len(), 1, "{chat:#}");
+    assert!(calls[0].starts_with("Bash: touch "), "{}", calls[0]);
+    assert!(calls[0].contains("chat-marker"));
+    let results = texts(&chat, "tool", "tool_result");
+    assert_eq!(results.len(), 1, "{chat:#}");
+    let all = chat.to_string();
+    assert!(!all.contains(secret), "the secret reaches no turn: {all}");
+    assert!(
+        calls[0].contains("ghp_a•••") && results[0].contains("ghp_a•••"),
+        "{chat:#}"
+    );
+    for turn in chat["turns"].as_array().expect("turns") {
+        assert!(
+            turn["at"].as_str().is_some_and(|a| a.starts_with("20")),
+            "{turn}"
+        );
+    }
+
+    // Following: from the cursor, only what came after.
+    let cursor = chat["cursor"].as_str().expect("cursor").to_owned();
+    let path = format!(
+        "/api/panes/local/{pane}/chat?after={}",
+        support::url_encode(&cursor)
+    );
+    let (status, same) = b.get(&path, Some(&phone));
+    assert_eq!(status, 200);
+    assert_eq!(same["turns"], json!([]), "nothing new yet");
+    ask(&b, "and again");
+    let newer = wait_for(Duration::from_secs(30), || {
+        let (_, v) = b.get(&path, Some(&phone));
+        (!texts(&v, "user", "text").is_empty()).then_some(v)
+    })
+    .unwrap_or_else(|| panic!("the next turns did not follow:\n{}", screen(&b)));
+    assert_eq!(texts(&newer, "user", "text"), ["and again"], "{newer:#}");
+    assert_eq!(newer["session"].as_str(), Some(session.as_str()));
+    let (status, v) = b.get(
+        &format!("/api/panes/local/{pane}/chat?after=nonsense"),
+        Some(&phone),
+    );
+    assert_eq!((status, v), (400, json!({"error": "bad cursor"})));
+}
+
+/// The chat view of a Codex pane reads its rollout: the prompt, the command, its output and the
+/// answer.
+#[test]
+fn the_chat_of_a_codex_pane_is_read_from_its_rollout() {
+    let run = codex_run(false);
+    ask_in(&run.b, "codex", "make the marker");
+    let card = the_card_of(&run.b, &run.phone, "codex");
+    answer(&run, &card, "1");
+    let pane = run.b.pane_named(&run.phone, None, "codex");
+    let chat = chat_when(&run.b, &run.phone, &pane, |c| {
+        texts(c, "assistant", "text").iter().any(|t| t == "Done.")
+    });
+    assert_eq!(chat["agent"], "codex");
+    assert!(chat["session"]
+        .as_str()
+        .is_some_and(|s| s.starts_with("rollout-")));
+    assert_eq!(
+        texts(&chat, "user", "text"),
+        ["make the marker"],
+        "{chat:#}"
+    );
+    let calls = texts(&chat, "assistant", "tool_call");
+    assert!(
+        calls
+            .iter()
+            .any(|c| c.contains("touch ") && c.contains("marker")),
+        "{chat:#}"
+    );
+    assert!(!texts(&chat, "tool", "tool_result").is_empty(), "{chat:#}");
+}

@@ -1,11 +1,11 @@
 // Accessibility (issue 15): axe-core (web-tests/node_modules, from the committed lock) on every
-// screen of the phone app — pairing, panes, a pane, New, Cards, Walky, Agents, Files, Sent and
+// screen of the phone app — pairing, panes, a pane, its chat, New, Cards, Walky, Agents, Files, Sent and
 // Settings — on a 360 × 740 phone, in the light and the dark theme, against a real bridge and a
 // real private tmux server. No serious or critical violation may be found.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { fakeAgent, launchBrowser, session, pairInApp, openPane, axeViolations, waitScreen, WINDOW } from './support.mjs';
+import { fakeAgent, fakeClaude, launchBrowser, session, pairInApp, openPane, axeViolations, waitScreen, WINDOW } from './support.mjs';
 
 let browser;
 before(async () => {
@@ -77,6 +77,16 @@ for (const colorScheme of ['light', 'dark']) {
       await page.getByRole('button', { name: 'Pane actions', exact: true }).click();
       await page.getByRole('dialog').waitFor();
       await audit('pane actions sheet');
+      await page.keyboard.press('Escape');
+
+      // The chat of an agent's pane.
+      const agent = await fakeClaude(bridge);
+      await agent.say('user', 'make the marker');
+      await agent.say('assistant', [{ type: 'text', text: 'Done: **ok**\n```\ntouch marker\n```' },
+        { type: 'tool_use', name: 'Bash', input: { command: 'touch marker' } }]);
+      await page.getByRole('button', { name: 'Chat', exact: true }).click({ timeout: 10_000 });
+      await page.getByRole('region', { name: 'Chat', exact: true }).getByText('make the marker').waitFor();
+      await audit('chat');
 
       assert.deepEqual(found, [], `axe-core found:\n${found.join('\n')}`);
       assert.deepEqual(page.problems, []);

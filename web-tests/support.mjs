@@ -7,7 +7,7 @@
 // --all-features` first), or `$COLLIE_BIN`.
 
 import { spawn, execFile } from 'node:child_process';
-import { mkdtemp, mkdir, rm, access, chmod, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, rm, access, appendFile, chmod, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -532,4 +532,32 @@ export async function axeViolations(page) {
       .map((v) => `${v.impact} ${v.id}: ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
   });
   return found;
+}
+
+/**
+ * A stand-in for Claude Code in the bridge's tmux pane, for the chat view: a script named `claude`
+ * (so `sh` runs under that name, waiting on the terminal) started from the pane's shell in a folder
+ * `chat-work`, with a home of its own. `say(turn)` appends a line to its transcript the way Claude
+ * Code writes one (`{type, message: {role, content}, timestamp}`), where the bridge reads it. The
+ * real Claude Code's transcripts are read in the Rust tests (tests/agents.rs).
+ */
+export async function fakeClaude(bridge) {
+  const base = path.join(bridge.dir, 'chat');
+  const work = path.join(base, 'chat-work');
+  const home = path.join(base, 'home');
+  const bin = path.join(base, 'bin', 'claude');
+  await mkdir(work, { recursive: true });
+  await mkdir(path.dirname(bin), { recursive: true });
+  await writeFile(bin, '#!/bin/sh\nwhile read -r line; do :; done\n');
+  await chmod(bin, 0o755);
+  const project = path.join(home, '.claude', 'projects', work.replace(/[^a-zA-Z0-9]/g, '-'));
+  await mkdir(project, { recursive: true });
+  await bridge.tmux.sendKeys(`cd ${work} && HOME=${home} ${bin}`, 'Enter');
+  const file = path.join(project, 'session-1.jsonl');
+  // The transcript must be written after the agent started: give `sh` a moment to be it.
+  await sleep(300);
+  const say = (role, content) => appendFile(file, `${JSON.stringify({
+    type: role, timestamp: new Date().toISOString(), message: { role, content },
+  })}\n`);
+  return { say, file };
 }

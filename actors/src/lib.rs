@@ -8,6 +8,7 @@
 
 pub mod audit;
 pub mod cards;
+pub mod chat;
 pub mod crew_link;
 pub mod durable;
 pub mod https;

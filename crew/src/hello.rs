@@ -107,6 +107,8 @@ pub enum Capability {
     PaneColour,
     /// Starting a starter row added from a phone ([`crate::relay::RelayKind::CreateRow`]).
     StarterRows,
+    /// A pane's chat, read from its agent's transcript ([`crate::relay::RelayKind::Chat`]).
+    Chat,
     /// A capability this build does not know (declared by a newer peer); never satisfies a request.
     #[serde(other)]
     Unknown,
@@ -115,7 +117,7 @@ pub enum Capability {
 impl Capability {
     /// Every capability this build knows (what a member running this build declares, unless its
     /// configuration turns some off).
-    pub const ALL: [Capability; 19] = [
+    pub const ALL: [Capability; 20] = [
         Capability::PaneList,
         Capability::PaneRead,
         Capability::PaneStream,
@@ -135,6 +137,7 @@ impl Capability {
         Capability::TmuxWindow,
         Capability::PaneColour,
         Capability::StarterRows,
+        Capability::Chat,
     ];
 }
 

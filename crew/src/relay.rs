@@ -242,6 +242,14 @@ pub enum RelayKind {
         /// The folder (`~/…` or absolute), checked against the member's own workspaces.
         folder: Option<String>,
     },
+    /// A pane's chat: the turns of the agent's session transcript after the cursor `after`
+    /// (SPEC §3.3, §5); answered [`RelayOk::Chat`]. Capability `chat`.
+    Chat {
+        /// Pane id.
+        pane: String,
+        /// The cursor of the last answer (empty: the newest turns).
+        after: String,
+    },
     /// A kind this side does not know (sent by a newer peer); answered [`RelayError::UnknownKind`].
     #[serde(other)]
     Unknown,
@@ -311,6 +319,7 @@ impl RelayKind {
             | RelayKind::CreateRow { .. } => matches!(ok, RelayOk::Created(_)),
             RelayKind::Sessions => matches!(ok, RelayOk::Sessions(_)),
             RelayKind::Browse { .. } => matches!(ok, RelayOk::Folders(_)),
+            RelayKind::Chat { .. } => matches!(ok, RelayOk::Chat(_)),
             RelayKind::Unsubscribe { .. }
             | RelayKind::Input { .. }
             | RelayKind::Rename { .. }
@@ -372,6 +381,8 @@ pub enum RelayOk {
     Sessions(Vec<TmuxSession>),
     /// A masked screen with its colours, the answer to [`RelayKind::SnapshotColour`].
     SnapshotColour(ColourSnapshot),
+    /// A pane's chat as JSON text, already masked by the member (the lead masks again).
+    Chat(String),
     /// An outcome this side does not know (from a newer member); the lead treats it as unreadable.
     #[serde(other)]
     Unknown,

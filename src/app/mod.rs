@@ -14,6 +14,7 @@ pub mod browse;
 mod caller;
 pub mod cards;
 pub mod colours;
+pub mod chat;
 pub mod commands;
 pub mod counters;
 pub mod crew;

@@ -44,6 +44,7 @@ pub(super) fn api() -> Router<App> {
             get(panes::snapshot).delete(panes::close),
         )
         .route("/api/panes/{m}/{p}/stream", get(stream::stream))
+        .route("/api/panes/{m}/{p}/chat", get(panes::chat))
         .route("/api/panes/{m}/{p}/input", post(panes::input))
         .route("/api/panes/{m}/{p}/rename", post(panes::rename))
         .route("/api/walky", get(walky::cards))

@@ -109,6 +109,12 @@ pub const ROUTES: &[(Method, &str, Access)] = &[
         "/api/panes/{m}/{p}/stream",
         Access::Device(Tier::Read),
     ),
+    // The chat view reads what the screen shows, from the agent's transcript (SPEC §3.3).
+    (
+        Method::GET,
+        "/api/panes/{m}/{p}/chat",
+        Access::Device(Tier::Read),
+    ),
     (
         Method::POST,
         "/api/panes/{m}/{p}/input",

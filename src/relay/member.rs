@@ -135,6 +135,10 @@ impl Handler for Served {
                 folder,
             } => RelayOk::Created(app.relayed_row(&caller, row, name, spec, folder).await?),
             RelayKind::Browse { path } => RelayOk::Folders(app.relayed_folders(path).await?),
+            RelayKind::Chat { pane, after } => RelayOk::Chat(
+                serde_json::to_string(&app.local_chat(pane, after).await?)
+                    .map_err(|_| RelayError::Internal)?,
+            ),
             RelayKind::Rename { pane, name } => {
                 app.rename_pane(&caller, HERE, pane, name).await?;
                 RelayOk::Done

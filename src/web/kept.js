@@ -1,6 +1,7 @@
 // The kept copy (docs/guide/phone-app.md, "What the phone stores"): IndexedDB `collie-store`, object
-// store `panes`, one record per pane holding the masked text the bridge sent, at most 256 KiB per
-// pane and 10 MiB in all, oldest dropped first. It is only ever shown, never used to send anything.
+// store `panes`, one record per pane holding the masked text the bridge sent — the screen's lines
+// and the chat's turns, each at most half of 256 KiB so neither crowds out the other (seed 002) —
+// and 10 MiB in all, oldest dropped first. It is only ever shown, never used to send anything.
 // Callers check `keepText()` before saving; this module knows nothing of settings.
 
 const DB = 'collie-store';
@@ -58,12 +59,47 @@ export function fit(lines, limit) {
   return { lines: lines.slice(start), bytes };
 }
 
-/** Saves the masked `lines` of a pane (trimmed to the per-pane limit), then enforces the total. */
-export async function save(machine, pane, name, lines) {
-  const { lines: kept, bytes } = fit(lines, PER_PANE - 1024);
-  const rec = { key: `${machine}/${pane}`, machine, pane, name, lines: kept, bytes, saved_at: Date.now() };
-  await run('readwrite', (s) => s.put(rec));
+/** Each half of a pane's record: the screen's lines, the chat's turns. */
+export const HALF = PER_PANE / 2 - 512;
+
+/** The newest turns whose UTF-8 size (as JSON) fits in `limit` bytes. */
+export function fitTurns(turns, limit) {
+  let bytes = 0;
+  let start = turns.length;
+  while (start > 0) {
+    const b = enc.encode(JSON.stringify(turns[start - 1])).length + 1;
+    if (bytes + b > limit) break;
+    bytes += b;
+    start--;
+  }
+  return { turns: turns.slice(start), bytes };
+}
+
+/** Writes one half of a pane's record, keeping the other half as it is, in one transaction. */
+async function merge(machine, pane, name, half) {
+  const key = `${machine}/${pane}`;
+  await run('readwrite', (s) => {
+    const got = s.get(key);
+    got.onsuccess = () => {
+      const prev = got.result || { lines: [], lines_bytes: 0, turns: [], turns_bytes: 0 };
+      const rec = { ...prev, ...half, key, machine, pane, name, saved_at: Date.now() };
+      rec.bytes = (rec.lines_bytes || 0) + (rec.turns_bytes || 0);
+      s.put(rec);
+    };
+  });
   await enforceTotal();
+}
+
+/** Saves the masked `lines` of a pane's screen (trimmed to its half), then enforces the total. */
+export async function save(machine, pane, name, lines) {
+  const { lines: kept, bytes } = fit(lines, HALF);
+  await merge(machine, pane, name, { lines: kept, lines_bytes: bytes });
+}
+
+/** Saves the masked chat `turns` of a pane (trimmed to its half), then enforces the total. */
+export async function saveChat(machine, pane, name, turns) {
+  const { turns: kept, bytes } = fitTurns(turns, HALF);
+  await merge(machine, pane, name, { turns: kept, turns_bytes: bytes });
 }
 
 async function enforceTotal() {

@@ -13,6 +13,7 @@ const SHELL = [
   '/app.js',
   '/attrs.js',
   '/client.js',
+  '/chat.js',
   '/decide.js',
   '/dom.js',
   '/durable.js',

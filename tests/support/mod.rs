@@ -460,6 +460,20 @@ impl TestBridge {
         .unwrap_or_else(|| panic!("the bridge does not list {machine}'s pane"))
     }
 
+    /// The id of the pane named `name` (a tmux window's name) on `machine` (`None`: any) in
+    /// this bridge's `GET /api/panes`, once listed.
+    pub fn pane_named(&self, token: &str, machine: Option<&str>, name: &str) -> String {
+        wait_for(Duration::from_secs(10), || {
+            let (_, v) = self.get("/api/panes", Some(token));
+            v["panes"]
+                .as_array()?
+                .iter()
+                .find(|p| p["name"] == name && machine.is_none_or(|m| p["machine"] == m))
+                .and_then(|p| p["pane"].as_str().map(str::to_owned))
+        })
+        .unwrap_or_else(|| panic!("no pane named {name}"))
+    }
+
     /// The first tmux pane's id as the bridge names it, once the bridge mirrors it.
     pub fn first_tmux_pane(&self, token: &str) -> String {
         wait_for(Duration::from_secs(10), || {

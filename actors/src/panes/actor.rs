@@ -143,6 +143,14 @@ pub enum PanesMsg {
         /// The answer.
         reply: Reply<Option<PathBuf>>,
     },
+    /// The pane's first process (a tmux pane's `pane_pid`, a hosted pane's child; `None` when it
+    /// has none): where the chat view looks for the agent in the pane's foreground.
+    Process {
+        /// Pane id.
+        pane: String,
+        /// The answer.
+        reply: Reply<Option<u32>>,
+    },
     /// Type a walky header and Enter, unless the pane's foreground process is a shell.
     Deliver {
         /// Pane id.
@@ -312,6 +320,9 @@ impl Actor for PanesActor {
             }
             PanesMsg::Cwd { pane, reply } => {
                 let _ = reply.send(state.cwd(PaneRef::parse(&pane)));
+            }
+            PanesMsg::Process { pane, reply } => {
+                let _ = reply.send(state.process(PaneRef::parse(&pane)));
             }
             PanesMsg::Deliver { pane, line, reply } => {
                 let _ = reply.send(state.deliver(PaneRef::parse(&pane), &line).await);
@@ -488,23 +499,25 @@ impl PanesState {
             .map(|(n, h)| self.hosted_info(*n, h))
     }
 
+    /// The pane's first process (`None`: a hosted pane whose child is gone).
+    fn process(&self, pane: PaneRef<'_>) -> Result<Option<u32>, PaneError> {
+        Ok(match pane {
+            PaneRef::Hosted(n) => self.hosted_pane(n)?.pane.pid(),
+            PaneRef::Tmux(id) => Some(self.tmux.info(id).ok_or(PaneError::NoSuchPane)?.pid),
+        })
+    }
+
     /// The names of the processes in the pane's terminal's foreground group, read now; `None`
     /// when they cannot be read.
     fn foreground(&self, pane: PaneRef<'_>) -> Result<Option<Vec<String>>, PaneError> {
-        let pid = match pane {
-            PaneRef::Hosted(n) => self.hosted_pane(n)?.pane.pid(),
-            PaneRef::Tmux(id) => Some(self.tmux.info(id).ok_or(PaneError::NoSuchPane)?.pid),
-        };
-        Ok(pid.and_then(|pid| Processes::scan().foreground_of(pid)))
+        Ok(self
+            .process(pane)?
+            .and_then(|pid| Processes::scan().foreground_of(pid)))
     }
 
     /// The working folder of the pane's foreground process, read now.
     fn cwd(&self, pane: PaneRef<'_>) -> Result<Option<PathBuf>, PaneError> {
-        let pid = match pane {
-            PaneRef::Hosted(n) => self.hosted_pane(n)?.pane.pid(),
-            PaneRef::Tmux(id) => Some(self.tmux.info(id).ok_or(PaneError::NoSuchPane)?.pid),
-        };
-        Ok(pid.and_then(super::foreground::cwd_of))
+        Ok(self.process(pane)?.and_then(super::foreground::cwd_of))
     }
 
     /// Types one line and Enter into `pane` only if its foreground process is not a shell — a

@@ -154,6 +154,22 @@ impl Processes {
         (!names.is_empty()).then_some(names)
     }
 
+    /// The processes (pid and name) in the foreground group of the terminal `pid` runs on, by
+    /// pid; empty when that cannot be read.
+    pub fn foreground_members(&self, pid: u32) -> Vec<(u32, String)> {
+        let Some(tpgid) = self.stats.get(&pid).map(|s| s.tpgid).filter(|t| *t > 0) else {
+            return Vec::new();
+        };
+        let mut members: Vec<(u32, String)> = self
+            .stats
+            .iter()
+            .filter(|(_, s)| s.pgrp == tpgid)
+            .map(|(p, s)| (*p, s.comm.clone()))
+            .collect();
+        members.sort();
+        members
+    }
+
     /// Whether the terminal `pid` runs on is at a shell prompt (unknown counts as yes).
     pub fn at_prompt(&self, pid: u32) -> bool {
         self.foreground_of(pid)

@@ -149,7 +149,7 @@ fn hellos_cross_the_wire_and_newer_capabilities_decode_as_unknown() {
         opening
     );
 
-    // A newer member declares capability index 19 (after StarterRows) and appends a field to its
+    // A newer member declares capability index 20 (after Chat) and appends a field to its
     // hello.
     #[derive(serde::Serialize)]
     struct NewerHello {
@@ -164,7 +164,7 @@ fn hellos_cross_the_wire_and_newer_capabilities_decode_as_unknown() {
         protocol: hello.protocol,
         bridge_version: hello.bridge_version.clone(),
         name: hello.name.clone(),
-        capabilities: vec![0, 19],
+        capabilities: vec![0, 20],
         proof: hello.proof,
         added: "from a newer bridge".to_owned(),
     };

@@ -37,6 +37,7 @@ pub fn requires(kind: &RelayKind) -> Capability {
             Capability::PaneColour
         }
         RelayKind::CreateRow { .. } => Capability::StarterRows,
+        RelayKind::Chat { .. } => Capability::Chat,
         RelayKind::Unknown => Capability::Unknown,
     }
 }
@@ -145,6 +146,13 @@ mod tests {
             ),
             (RelayKind::Starters, Capability::PaneCreate),
             (RelayKind::Browse { path: None }, Capability::Browse),
+            (
+                RelayKind::Chat {
+                    pane: pane(),
+                    after: String::new(),
+                },
+                Capability::Chat,
+            ),
             (
                 RelayKind::CreateIn {
                     name: None,

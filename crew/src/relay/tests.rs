@@ -171,6 +171,8 @@ fn an_unknown_kind_from_a_newer_lead_decodes_as_unknown() {
         #[allow(dead_code)]
         M17,
         #[allow(dead_code)]
+        M18,
+        #[allow(dead_code)]
         N,
         Resize {
             cols: u16,

@@ -5,6 +5,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
+use collie_actors::chat::Chat;
 use collie_actors::panes::actor::PaneInfo;
 use serde::Deserialize;
 
@@ -37,6 +38,26 @@ pub(super) async fn snapshot(
         .snapshot(&caller, &m, p, q.scrollback.unwrap_or(0))
         .await?;
     Ok(Json(SnapshotJson::new(&snap)).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ChatQuery {
+    after: Option<String>,
+}
+
+/// `GET /api/panes/{m}/{p}/chat?after=<cursor>`: the agent's turns (SPEC §3.3). The phone polls
+/// with the cursor of the last answer to follow new turns.
+pub(super) async fn chat(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+    ApiPath((m, p)): ApiPath<(String, String)>,
+    ApiQuery(q): ApiQuery<ChatQuery>,
+) -> Result<Json<Chat>, AppError> {
+    Ok(Json(
+        app.chat(&caller, &m, p, q.after.unwrap_or_default())
+            .await?,
+    ))
 }
 
 #[derive(Deserialize)]

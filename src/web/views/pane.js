@@ -10,6 +10,7 @@
 
 import { ScreenColours } from '../attrs.js';
 import { api, KEYS, panePath } from '../client.js';
+import { PaneChat } from '../chat.js';
 import { decider } from '../decide.js';
 import { clear, h, when } from '../dom.js';
 import * as kept from '../kept.js';
@@ -73,6 +74,25 @@ export function paneView(root, { machine, pane }) {
     'aria-haspopup': 'dialog',
     onclick: () => zoom.openSheet(),
   }, h('span', { 'aria-hidden': 'true' }, 'Aa'));
+  // The chat of a Claude Code or Codex pane (chat.js): a toggle in the header, shown only for a
+  // pane with a chat, puts it in the terminal's place; the raw screen is one tap back.
+  const chat = new PaneChat(machine, pane, {
+    name: () => name,
+    canKeep: () => !asking && !gone && !!getToken() && keepText(),
+    onChange: (on) => {
+      chatBtn.hidden = !on;
+      if (!on) setMode(false);
+    },
+  });
+  const chatBtn = h('button', {
+    type: 'button', class: 'ghost bar-button pane-chat', hidden: true, 'aria-pressed': 'false',
+    onclick: () => setMode(term.hidden === false),
+  }, 'Chat');
+  function setMode(chatOn) {
+    term.hidden = chatOn;
+    chat.show(chatOn);
+    chatBtn.setAttribute('aria-pressed', String(chatOn));
+  }
   const note = h('p', { class: 'note pane-note', hidden: true });
   // Apart from `note`, which the kept copy and the pane's end use: this one comes and goes with
   // the member's link.
@@ -131,6 +151,7 @@ export function paneView(root, { machine, pane }) {
       h('a', { href: '#/', class: 'bar-link back' }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '‹'), 'Back'),
       heading,
       status,
+      chatBtn,
       zoomBtn,
       actionsBtn,
       barAttach()),
@@ -141,6 +162,7 @@ export function paneView(root, { machine, pane }) {
     prompts,
     promptNote,
     term,
+    chat.el,
     controls);
   root.append(view);
   document.documentElement.classList.add('in-pane');
@@ -359,6 +381,7 @@ export function paneView(root, { machine, pane }) {
   /** `unreachable`: the bridge is fine but the pane's machine (a crew member) is not. */
   async function showKept(unreachable = false) {
     if (live || keptShown || !keepText()) return;
+    chat.showKept();
     const rec = await kept.load(machine, pane);
     if (!rec || live || gone) return;
     keptShown = true;
@@ -660,6 +683,7 @@ export function paneView(root, { machine, pane }) {
   timers.push(setInterval(saveKept, SAVE_MS), setInterval(check, CHECK_MS),
     setInterval(loadPrompts, PROMPTS_MS));
   stream.start();
+  chat.start();
   loadPrompts();
   loadScrollback();
   check();
@@ -670,6 +694,7 @@ export function paneView(root, { machine, pane }) {
     if (!forgetting) saveKept();
     gone = true;
     stream.stop();
+    chat.stop();
     marks.stop();
     zoom.stop();
     timers.forEach(clearInterval);

@@ -1,0 +1,99 @@
+// The chat view of an agent's pane (issue 15; docs/guide/phone-app.md, "Chat") on a 360 × 740
+// phone, in headless chromium against a real bridge and a real tmux pane running a stand-in for
+// Claude Code (support.mjs `fakeClaude`; the real agents' transcripts are read in tests/agents.rs):
+// the Chat toggle shows only for a pane with a chat, turns are text (markup shows as its
+// characters, code as code), new turns follow live, the screen is one tap back, and the turns are
+// kept on the phone beside the screen's text.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launchBrowser, session, pairInApp, openPane, waitFor, waitScreen, fakeClaude } from './support.mjs';
+
+let browser;
+before(async () => {
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+});
+
+const T = { timeout: 120_000 };
+const VIEW = { width: 360, height: 740 };
+
+/** The kept record of every pane, as IndexedDB holds it. */
+const keptRecords = (page) => page.evaluate(() => new Promise((resolve) => {
+  const r = indexedDB.open('collie-store');
+  r.onsuccess = () => {
+    const db = r.result;
+    if (!db.objectStoreNames.contains('panes')) return resolve([]);
+    const all = db.transaction('panes').objectStore('panes').getAll();
+    all.onsuccess = () => resolve(all.result);
+    all.onerror = () => resolve([]);
+  };
+  r.onerror = () => resolve([]);
+}));
+
+test('a Claude Code pane has a Chat toggle: turns as text, followed live, the screen a tap away', T, () =>
+  session(browser, 'chat', async ({ page, bridge }) => {
+    await pairInApp(page, bridge);
+    await openPane(page);
+    await waitScreen(page, 'the prompt', (l) => l.startsWith('$'));
+    const toggle = page.getByRole('button', { name: 'Chat', exact: true });
+    assert.equal(await toggle.isVisible(), false, 'a shell has no chat');
+
+    const agent = await fakeClaude(bridge);
+    await toggle.waitFor({ timeout: 10_000 });
+    await agent.say('user', 'show me <b>x</b>');
+    await agent.say('assistant', [
+      { type: 'text', text: 'Here is **bold** and code:\n```\nlet a = "<i>";\n```' },
+      { type: 'tool_use', name: 'Bash', input: { command: 'echo <img src=x onerror=alert(1)>' } },
+    ]);
+    await toggle.click();
+    assert.equal(await toggle.getAttribute('aria-pressed'), 'true');
+    const chat = page.getByRole('region', { name: 'Chat', exact: true });
+    await chat.waitFor();
+    assert.equal(await page.getByLabel('Screen', { exact: true }).isVisible(), false, 'the chat takes the screen\'s place');
+    await waitFor('the turns', async () => (await chat.innerText()).includes('show me <b>x</b>'));
+    const text = await chat.innerText();
+    assert.match(text, /Here is bold and code:/);
+    assert.match(text, /Bash: echo <img src=x onerror=alert\(1\)>/);
+    assert.equal(await chat.locator('b, i, img').count(), 0, 'markup is never parsed');
+    assert.equal(await chat.locator('strong').innerText(), 'bold');
+    assert.equal(await chat.locator('pre.md-code').first().innerText(), 'let a = "<i>";');
+
+    // Live: a new turn shows without a tap.
+    await agent.say('assistant', [{ type: 'text', text: 'Done.' }]);
+    await waitFor('the new turn', async () => (await chat.innerText()).includes('Done.'));
+    assert.equal((await chat.innerText()).match(/show me/g).length, 1, 'no turn twice');
+
+    // Kept beside the screen's text, as the chat showed them.
+    await waitFor('the kept turns', async () => {
+      const rec = (await keptRecords(page)).find((r) => (r.turns || []).length);
+      return rec && rec.turns.some((t) => t.text === 'Done.') && rec.turns_bytes <= 128 * 1024;
+    });
+
+    // The raw screen, one tap back.
+    await toggle.click();
+    await page.getByLabel('Screen', { exact: true }).waitFor();
+    assert.equal(await chat.isVisible(), false);
+    assert.deepEqual(page.problems, []);
+  }, VIEW));
+
+test('with "Keep text on this phone" off no chat turn is kept', T, () =>
+  session(browser, 'chat-keep-off', async ({ page, bridge }) => {
+    await pairInApp(page, bridge);
+    await page.getByRole('link', { name: 'Settings', exact: true }).click();
+    await page.getByRole('checkbox', { name: 'Keep text on this phone', exact: true }).uncheck();
+    await page.getByRole('link', { name: 'Back', exact: true }).click();
+    await openPane(page);
+    const agent = await fakeClaude(bridge);
+    await agent.say('user', 'not to be kept');
+    await page.getByRole('button', { name: 'Chat', exact: true }).click({ timeout: 10_000 });
+    const chat = page.getByRole('region', { name: 'Chat', exact: true });
+    await waitFor('the turn', async () => (await chat.innerText()).includes('not to be kept'));
+    await agent.say('assistant', [{ type: 'text', text: 'Done.' }]);
+    await waitFor('the next turn', async () => (await chat.innerText()).includes('Done.'));
+    // Saving follows a shown turn at once; give it the time it takes when it does happen.
+    await page.waitForTimeout(500);
+    assert.deepEqual(await keptRecords(page), [], 'nothing kept while the setting is off');
+    assert.deepEqual(page.problems, []);
+  }, VIEW));
