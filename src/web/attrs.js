@@ -113,11 +113,66 @@ export function cssColour(c) {
   return null;
 }
 
+/** The least contrast a coloured stretch keeps against its background (WCAG AA for text). */
+export const MIN_CONTRAST = 4.5;
+
+/** `#rrggbb` as `[r, g, b]`, or null. */
+function rgb(hex) {
+  const m = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(hex || '');
+  return m ? m.slice(1).map((h) => parseInt(h, 16)) : null;
+}
+
+/** WCAG's contrast ratio of two `[r, g, b]` colours (1 to 21). */
+export function contrast(a, b) {
+  const lum = (c) => {
+    const [r, g, bl] = c.map((v) => {
+      const s = v / 255;
+      return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * bl;
+  };
+  const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p);
+  return (x + 0.05) / (y + 0.05);
+}
+
+/** The theme's value of a CSS colour (`var(--…)` read from the page once per theme), as RGB. */
+const themeValues = new Map();
+function resolve(css) {
+  const m = /^var\((--[a-z0-9-]+)\)$/.exec(css);
+  if (!m) return rgb(css);
+  const html = document.documentElement;
+  const theme = `${html.dataset.theme || ''}/${matchMedia('(prefers-color-scheme: dark)').matches}`;
+  const key = `${theme}${m[1]}`;
+  if (!themeValues.has(key)) themeValues.set(key, rgb(getComputedStyle(html).getPropertyValue(m[1]).trim()));
+  return themeValues.get(key);
+}
+
+/**
+ * `fg`, or `fg` darkened (on a light background) or lightened (on a dark one) just enough to keep
+ * [`MIN_CONTRAST`] against `bg` (the theme's defaults where null): a program picks its colours for
+ * its own terminal's palette, and a yellow on a theme's light blue, or a bright orange on a white
+ * screen, would vanish. The hue stays, so the cue it carries does too (terminals call this a
+ * minimum contrast ratio).
+ */
+export function readable(fg, bg) {
+  const f = resolve(fg || 'var(--term-fg)');
+  const b = resolve(bg || 'var(--term-bg)');
+  if (!f || !b || contrast(f, b) >= MIN_CONTRAST) return fg;
+  const to = contrast([0, 0, 0], b) >= contrast([255, 255, 255], b) ? 0 : 255;
+  const hex = (c) => `#${c.map((v) => Math.round(v).toString(16).padStart(2, '0')).join('')}`;
+  for (let t = 0.1; t < 1; t += 0.1) {
+    const mixed = f.map((v) => v + (to - v) * t);
+    if (contrast(mixed, b) >= MIN_CONTRAST) return hex(mixed);
+  }
+  return hex([to, to, to]);
+}
+
 /** Draws `s` (a style of the table) on `el`. */
 function paint(el, s) {
   let fg = cssColour(s.fg);
   let bg = cssColour(s.bg);
   if (s.inverse) [fg, bg] = [bg || 'var(--term-bg)', fg || 'var(--term-fg)'];
+  if (fg || bg) fg = readable(fg, bg);
   if (fg) el.style.color = fg;
   if (bg) el.style.backgroundColor = bg;
   if (s.bold) el.classList.add('a-b');
