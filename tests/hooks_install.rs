@@ -348,3 +348,56 @@ fn the_installed_timeout_follows_the_configured_hold() {
     assert_eq!(groups.len(), 1);
     assert_eq!(groups[0]["hooks"][0]["timeout"], 120);
 }
+
+/// The `hooks.installed` lines of a bridge's audit log: (agent, scope, action, path).
+fn hooks_lines(b: &support::TestBridge) -> Vec<(String, String, String, String)> {
+    b.audit_lines()
+        .into_iter()
+        .filter(|l| l["event"] == "hooks.installed")
+        .map(|l| {
+            let d = &l["detail"];
+            let s = |k: &str| d[k].as_str().unwrap_or_default().to_owned();
+            (s("agent"), s("scope"), s("action"), s("path"))
+        })
+        .collect()
+}
+
+#[test]
+fn install_and_uninstall_are_audited_by_the_running_bridge_and_kept_while_it_is_stopped() {
+    let mut b = support::TestBridge::start();
+    let settings = b.dir.path().join("home/.claude/settings.json");
+    let settings = settings.display().to_string();
+    let install = ["hooks", "install", "claude", "--hold-permissions"];
+
+    // A running bridge writes the line itself.
+    b.cli_ok(&install);
+    let want_installed = (
+        "claude".to_owned(),
+        "user".to_owned(),
+        "installed".to_owned(),
+        settings.clone(),
+    );
+    assert_eq!(hooks_lines(&b), vec![want_installed.clone()]);
+    // A second install changes nothing, and nothing happened is no line.
+    b.cli_ok(&install);
+    assert_eq!(hooks_lines(&b).len(), 1);
+
+    // With the bridge stopped the line is kept in the store and appended when it starts again.
+    b.stop();
+    b.cli_ok(&["hooks", "uninstall", "claude"]);
+    assert_eq!(
+        hooks_lines(&b).len(),
+        1,
+        "nobody writes the log while it is stopped"
+    );
+    b.launch();
+    let want_removed = (
+        "claude".to_owned(),
+        "user".to_owned(),
+        "removed".to_owned(),
+        settings,
+    );
+    assert_eq!(hooks_lines(&b), vec![want_installed, want_removed]);
+    let verify = b.cli(&["audit", "verify"]);
+    assert!(verify.status.success(), "{verify:?}");
+}

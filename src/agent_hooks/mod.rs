@@ -19,13 +19,14 @@ mod codex;
 pub mod command;
 pub mod file;
 pub mod merge;
+pub mod record;
 mod status;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use self::file::FileError;
 use self::merge::{Hook, Installed, ShapeError};
@@ -42,7 +43,7 @@ pub fn hook_timeout(hold: Duration) -> Duration {
 }
 
 /// The agents whose hooks Collie installs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Agent {
     /// Claude Code.
@@ -122,7 +123,7 @@ impl fmt::Display for Agent {
 }
 
 /// Whose settings: the user's (every project) or the current directory's project.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
     /// The user's settings, in their home.
@@ -182,7 +183,7 @@ impl Paths {
 }
 
 /// What `install` or `uninstall` did to one file: what the caller audits.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Change {
     /// Whose hook.
     pub agent: Agent,
@@ -195,7 +196,7 @@ pub struct Change {
 }
 
 /// What happened to a settings file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ChangeKind {
     /// Collie's hook was added, or its entry rewritten (a moved binary, a new timeout).

@@ -10,16 +10,14 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use collie_actors::audit::stored::{kept_change, kept_key, KeptLine};
-use collie_actors::store::{Store, Table};
 use time::OffsetDateTime;
 
+use super::local_audit::Sink;
 use super::settings;
 use crate::applied::gate::{config_path, snapshot_path};
 use crate::applied::record::config_applied;
 use crate::applied::{differences, Confirmed, ResolveEnv, Snapshot};
 use crate::config::SCHEMA_VERSION;
-use crate::control::client::{self, ClientError};
 use crate::control::protocol::Request;
 
 /// `collie apply`.
@@ -86,64 +84,25 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
         confirmed,
     };
 
-    // Where the audit line will go, found before anything changes: the running bridge, or the
-    // store when none runs (opening it fails while a bridge holds it, or when it is broken).
-    let socket = settings.control_socket();
-    let running = match client::ask::<serde_json::Value>(&socket, &Request::Status) {
-        Ok(_) => true,
-        Err(ClientError::NotRunning) => false,
-        Err(e) => {
-            anyhow::bail!("cannot reach the bridge to audit the change ({e}); nothing was applied")
-        }
-    };
-    let store = if running {
-        None
-    } else {
-        for change in crate::state::prepare_state_dir(&settings.state_dir)? {
-            eprintln!("collie: {change}");
-        }
-        Some(
-            Store::open(&settings.state_dir.join("db")).with_context(|| {
-                format!(
-                    "opening the store in {} to audit the change; nothing was applied",
-                    settings.state_dir.display()
-                )
-            })?,
-        )
-    };
+    // Where the audit line will go, found before anything changes.
+    let sink = Sink::find(&settings, "nothing was applied")?;
+    let running = sink.is_bridge();
 
     snapshot
         .write(&path, fault_before_rename)
         .context("writing the applied configuration; the old one is unchanged")?;
 
     let changes = diffs.len();
-    match store {
-        None => {
-            client::ask::<bool>(
-                &socket,
-                &Request::ConfigApplied {
-                    snapshot: Box::new(snapshot),
-                    changes: changes as u64,
-                },
-            )
-            .context("applied, but the bridge could not audit it")?;
-            outln!("applied; the running bridge uses it once it is restarted")?;
-        }
-        Some(store) => {
-            let machine = collie_actors::crew_link::stored_member_name(&store)
-                .unwrap_or_else(|| settings.name.clone());
-            let now = OffsetDateTime::now_utc();
-            let line = KeptLine {
-                record: config_applied(&machine, &snapshot, changes),
-                ts_nanos: i64::try_from(now.unix_timestamp_nanos()).unwrap_or(i64::MAX),
-                skip_to: None,
-            };
-            let change = kept_change(&kept_key(now), &line)?;
-            store
-                .apply(Table::Audit, &[change])
-                .context("applied, but the audit line could not be kept")?;
-            outln!("applied: `collie bridge` starts with it")?;
-        }
+    let record = |machine: &str| config_applied(machine, &snapshot, changes);
+    let request = Request::ConfigApplied {
+        snapshot: Box::new(snapshot.clone()),
+        changes: changes as u64,
+    };
+    sink.write(&request, record, "applied")?;
+    if running {
+        outln!("applied; the running bridge uses it once it is restarted")?;
+    } else {
+        outln!("applied: `collie bridge` starts with it")?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -11,9 +11,11 @@ use std::process::ExitCode;
 use anyhow::Context;
 use serde::Serialize;
 
+use super::local_audit::Sink;
 use super::print_json;
 use crate::agent_hooks::{self, Agent, Change, ChangeKind, HooksError, Paths, Report, Scope};
 use crate::config::{Overrides, Settings};
+use crate::control::protocol::Request;
 
 #[derive(Debug, clap::Subcommand)]
 pub(super) enum Cmd {
@@ -112,17 +114,24 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
             let paths = Paths::from_env().map_err(nothing_changed)?;
             let exe =
                 std::env::current_exe().context("cannot find the running collie executable")?;
+            let settings = Settings::load(&Overrides::default())?;
+            let sink = Sink::find(&settings, "nothing was changed")?;
             // The agent must wait longer than this bridge holds a request (`[hooks] hold`).
-            let hold = Settings::load(&Overrides::default())?.hold;
-            let change = agent_hooks::install(agent, scope.into(), &paths, &exe, hold)
+            let change = agent_hooks::install(agent, scope.into(), &paths, &exe, settings.hold)
                 .map_err(nothing_changed)?;
             say_installed(&change)?;
+            audit(sink, change, "installed")?;
         }
         Cmd::Uninstall { agent, scope } => {
             let paths = Paths::from_env().map_err(nothing_changed)?;
+            let sink = Sink::find(
+                &Settings::load(&Overrides::default())?,
+                "nothing was changed",
+            )?;
             let change = agent_hooks::uninstall(agent.into(), scope.into(), &paths)
                 .map_err(nothing_changed)?;
             say_removed(&change)?;
+            audit(sink, change, "removed")?;
         }
         Cmd::Status { agent, json } => {
             let paths = Paths::from_env()?;
@@ -148,6 +157,21 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the `hooks.installed` line of `change` through `sink` (none when nothing changed).
+fn audit(sink: Sink, change: Change, changed: &str) -> anyhow::Result<()> {
+    let Some(action) = agent_hooks::record::action(change.kind) else {
+        return Ok(());
+    };
+    let record = |machine: &str| agent_hooks::record::hooks_installed(machine, &change, action);
+    sink.write(
+        &Request::HooksChanged {
+            change: change.clone(),
+        },
+        record,
+        changed,
+    )
 }
 
 /// Every failure of install and uninstall happens before the file is replaced (or is the

@@ -17,6 +17,7 @@ mod doctor;
 mod durable;
 mod hook;
 mod hooks;
+mod local_audit;
 mod mcp;
 mod pair;
 mod panes;

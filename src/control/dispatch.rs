@@ -161,6 +161,14 @@ async fn answer(app: &App, req: Request) -> Result<Value, AppError> {
             app.audit(record).await?;
             data(true)
         }
+        Request::HooksChanged { change } => {
+            use crate::agent_hooks::record::{action, hooks_installed};
+            if let Some(action) = action(change.kind) {
+                app.audit(hooks_installed(&app.machine_name(), &change, action))
+                    .await?;
+            }
+            data(true)
+        }
         #[cfg(feature = "fault-injection")]
         Request::TestReplayWalky { to } => data(walky::send::replay_last(app, &to).await?),
         #[cfg(feature = "fault-injection")]

@@ -165,6 +165,12 @@ pub enum Request {
         /// How many differences it made.
         changes: u64,
     },
+    /// `collie hooks install|uninstall` changed an agent's settings file: audit it
+    /// (`hooks.installed`).
+    HooksChanged {
+        /// What changed (never [`ChangeKind::Unchanged`](crate::agent_hooks::ChangeKind)).
+        change: crate::agent_hooks::Change,
+    },
     /// Test-only (feature `fault-injection`): replay the last walky message this lead forwarded
     /// to member `to`.
     #[cfg(feature = "fault-injection")]

@@ -50,6 +50,9 @@ pub enum AuditEventKind {
     AuditAcknowledged,
     /// `card.answered`: a device answered a card (SPEC §10.1: the card, its source, the option).
     CardAnswered,
+    /// `hooks.installed`: `collie hooks install|uninstall` changed an agent's settings file
+    /// (SPEC §7, §10.2: the agent, the scope, installed or removed, and the file).
+    HooksInstalled,
     /// `push.subscribed`: a device subscribed to Web Push, or unsubscribed (SPEC §10.4).
     PushSubscribed,
     /// `durable.answer`: a device's answer to a durable agent (SPEC §10.3; never typed text).
@@ -90,7 +93,7 @@ pub enum AuditEventKind {
 impl AuditEventKind {
     /// Every event but the `tool.*` family, in the order of SPEC §7 (the tools are
     /// [`ToolName::ALL`](crate::tools::ToolName::ALL)).
-    pub const ALL: [Self; 33] = [
+    pub const ALL: [Self; 34] = [
         Self::DevicePaired,
         Self::DeviceRevoked,
         Self::DeviceExpiry,
@@ -110,6 +113,7 @@ impl AuditEventKind {
         Self::AuditBreak,
         Self::AuditAcknowledged,
         Self::CardAnswered,
+        Self::HooksInstalled,
         Self::PushSubscribed,
         Self::DurableAnswer,
         Self::DurableSend,
@@ -148,6 +152,7 @@ impl AuditEventKind {
             Self::AuditBreak => "audit.break",
             Self::AuditAcknowledged => "audit.acknowledged",
             Self::CardAnswered => "card.answered",
+            Self::HooksInstalled => "hooks.installed",
             Self::PushSubscribed => "push.subscribed",
             Self::DurableAnswer => "durable.answer",
             Self::DurableSend => "durable.send",
@@ -274,7 +279,7 @@ mod tests {
             assert!(seen.insert(kind.as_str()), "duplicate name {kind}");
             assert_eq!(kind.as_str().parse::<AuditEventKind>().ok(), Some(kind));
         }
-        assert_eq!(seen.len(), 33);
+        assert_eq!(seen.len(), 34);
         for tool in crate::tools::ToolName::ALL {
             let kind = AuditEventKind::Tool(tool);
             assert!(seen.insert(kind.as_str()), "duplicate name {kind}");
@@ -307,6 +312,7 @@ mod tests {
                 "audit.break",
                 "audit.acknowledged",
                 "card.answered",
+                "hooks.installed",
                 "push.subscribed",
                 "durable.answer",
                 "durable.send",
