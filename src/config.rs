@@ -129,7 +129,27 @@ pub struct Settings {
     /// `[phone] run`: whether a `full` device may run one-shot commands (SPEC §11).
     pub phone_run: bool,
     /// `[phone] adds` and `free_text`: which starter rows a phone may add (SPEC §12).
-    pub phone_rows: crate::app::rows::RowPolicy,
+    pub phone_rows: RowPolicy,
+}
+
+/// `[phone] adds` and `free_text` of this machine: which starter rows a phone may add and start
+/// (SPEC §12). What a policy allows is [`crate::app::rows`]'s to say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RowPolicy {
+    /// A phone may add, list and start rows.
+    pub adds: bool,
+    /// A phone may add and start hand-typed rows.
+    pub free_text: bool,
+}
+
+impl Default for RowPolicy {
+    /// SPEC §12's defaults: templates yes, hand-typed lines no.
+    fn default() -> Self {
+        RowPolicy {
+            adds: true,
+            free_text: false,
+        }
+    }
 }
 
 /// The folders that bound the tools (SPEC §11): the workspace (the home folder until an applied
@@ -307,7 +327,7 @@ impl Settings {
             push_services,
             sent,
             phone_run: file.phone.run.unwrap_or(true),
-            phone_rows: crate::app::rows::RowPolicy {
+            phone_rows: RowPolicy {
                 adds: file.phone.adds.unwrap_or(true),
                 free_text: file.phone.free_text.unwrap_or(false),
             },

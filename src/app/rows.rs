@@ -55,24 +55,8 @@ pub const ADDS_OFF: &str =
 pub const FREE_TEXT_OFF: &str =
     "hand-typed starters are off on this machine ([phone] free_text = false)";
 
-/// `[phone] adds` and `free_text` of this machine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RowPolicy {
-    /// A phone may add, list and start rows.
-    pub adds: bool,
-    /// A phone may add and start hand-typed rows.
-    pub free_text: bool,
-}
-
-impl Default for RowPolicy {
-    /// SPEC §12's defaults: templates yes, hand-typed lines no.
-    fn default() -> Self {
-        RowPolicy {
-            adds: true,
-            free_text: false,
-        }
-    }
-}
+/// `[phone] adds` and `free_text`, read with the configuration (which stays below the app).
+pub use crate::config::RowPolicy;
 
 impl RowPolicy {
     /// Whether `spec` may be added or started under this policy.
