@@ -97,3 +97,25 @@ test('with "Keep text on this phone" off no chat turn is kept', T, () =>
     assert.deepEqual(await keptRecords(page), [], 'nothing kept while the setting is off');
     assert.deepEqual(page.problems, []);
   }, VIEW));
+
+test('a pane that asks for a password drops its kept copy, chat turns and screen alike', T, () =>
+  session(browser, 'chat-password', async ({ page, bridge }) => {
+    await pairInApp(page, bridge);
+    await openPane(page);
+    await waitScreen(page, 'the prompt', (l) => l.startsWith('$'));
+    const agent = await fakeClaude(bridge);
+    await agent.say('user', 'remember me');
+    await agent.say('assistant', [{ type: 'text', text: 'Done.' }]);
+    await page.getByRole('button', { name: 'Chat', exact: true }).click({ timeout: 10_000 });
+    await waitFor('the kept turns', async () => {
+      const rec = (await keptRecords(page)).find((r) => (r.turns || []).length);
+      return rec && rec.turns.some((t) => t.text === 'Done.');
+    });
+    // The agent ends and a program asks for a password at the cursor.
+    await bridge.tmux.sendKeys('C-c');
+    await bridge.tmux.sendKeys("printf 'Pass''word: '; read -r x", 'Enter');
+    await waitFor('the prompt in tmux', async () => (await bridge.tmux.capture()).includes('Password:'));
+    await waitFor('the kept copy dropped', async () => (await keptRecords(page)).length === 0,
+      { timeout: 20_000, every: 250 });
+    assert.deepEqual(page.problems, []);
+  }, VIEW));
