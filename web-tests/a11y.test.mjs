@@ -2,18 +2,14 @@
 // screen of the phone app — pairing, panes, a pane, its chat, New, Cards, Walky, Agents, Files, Sent and
 // Settings — on a 360 × 740 phone, in the light and the dark theme, against a real bridge and a
 // real private tmux server. No serious or critical violation may be found.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { fakeAgent, fakeClaude, launchBrowser, session, pairInApp, openPane, axeViolations, waitScreen, WINDOW } from './support.mjs';
+import {
+  fakeAgent, fakeClaude, session, pairInApp, openPane, axeViolations, waitScreen, WINDOW, useBrowser,
+} from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 const T = { timeout: 180_000 };
 

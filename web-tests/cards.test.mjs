@@ -2,19 +2,13 @@
 // claude-permission` runs in a hosted pane with Claude Code's PermissionRequest input on stdin; the
 // phone sees the pill count it from another screen, opens Cards, reads the whole command, and its
 // taps — two for "Always allow" — decide what the hook prints.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { launchBrowser, session, pairInApp, waitFor, COLLIE_BIN } from './support.mjs';
+import { session, pairInApp, waitFor, COLLIE_BIN, useBrowser } from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 const T = { timeout: 120_000 };
 

@@ -4,17 +4,11 @@
 // the Chat toggle shows only for a pane with a chat, turns are text (markup shows as its
 // characters, code as code), new turns follow live, the screen is one tap back, and the turns are
 // kept on the phone beside the screen's text.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchBrowser, session, pairInApp, openPane, waitFor, waitScreen, fakeClaude } from './support.mjs';
+import { session, pairInApp, openPane, waitFor, waitScreen, fakeClaude, useBrowser } from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 const T = { timeout: 120_000 };
 const VIEW = { width: 360, height: 740 };

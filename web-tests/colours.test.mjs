@@ -3,17 +3,11 @@
 // dark theme; text in a coloured run is set as text (`<b>x</b>` in red is the literal text); the
 // 16-colour palettes are readable on their theme's screen background. Headless chromium against a
 // real bridge and a real tmux pane.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchBrowser, session, pairInApp, openPane, waitScreen } from './support.mjs';
+import { session, pairInApp, openPane, waitScreen, useBrowser } from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 const T = { timeout: 90_000 };
 const PHONE = { width: 360, height: 740 };

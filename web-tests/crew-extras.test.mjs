@@ -3,20 +3,14 @@
 // with its own private tmux server; the phone is paired with the lead only. A `files` device
 // attaches from the pane's bar (it has no input bar); the Sent screen lists and discards the
 // member's lines; a `full` device runs a command on the member.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, realpath, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { launchBrowser, crewSession, pairInApp, waitFor, MEMBER, WINDOW } from './support.mjs';
+import { crewSession, pairInApp, waitFor, MEMBER, WINDOW, useBrowser } from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 const T = { timeout: 120_000 };
 

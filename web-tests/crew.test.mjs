@@ -1,19 +1,13 @@
 // The phone app in a crew (SPEC §8; docs/guide/phone-app.md, "Panes"): a real lead and a real member
 // bridge, each with its own private tmux server, linked over QUIC on loopback; the phone is paired
 // with the lead only and reaches the member's pane through the lead's relay.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  launchBrowser, crewSession, pairInApp, waitFor, waitScreen, isLine, MEMBER, WINDOW,
+  crewSession, pairInApp, waitFor, waitScreen, isLine, MEMBER, WINDOW, useBrowser,
 } from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 const T = { timeout: 120_000 };
 

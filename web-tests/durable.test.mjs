@@ -6,7 +6,7 @@
 // `collie-durable-example` when it is built beside `collie` (or `$COLLIE_DURABLE_EXAMPLE`). One
 // test attaches an agent over HTTPS on loopback (a certificate from a test CA made with openssl)
 // that refuses the bridge's token.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -14,16 +14,12 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
-import { Bridge, COLLIE_BIN, MEMBER, Scope, crewSetup, launchBrowser, openPage, pairInApp, sleep, waitFor } from './support.mjs';
+import {
+  Bridge, COLLIE_BIN, MEMBER, Scope, crewSetup, openPage, pairInApp, sleep, waitFor, useBrowser,
+} from './support.mjs';
 import { NodeAgent, conversation } from './durable-agent.mjs';
 
-let browser;
-before(async () => {
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 const T = { timeout: 120_000 };
 const HOSTILE = '<img src=x onerror=alert(1)> and <b>bold</b>';

@@ -4,20 +4,14 @@
 // text), `.git` never listed, the Changes view's colours, an upload from the pane's input bar
 // into the pane's folder with its path put into the input (not sent), and a `read` device that
 // sees none of it.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { launchBrowser, openPane, pairInApp, session, waitFor, WINDOW } from './support.mjs';
+import { openPane, pairInApp, session, waitFor, WINDOW, useBrowser } from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 const T = { timeout: 120_000 };
 const VIEW = { width: 360, height: 740 };

@@ -3,17 +3,11 @@
 // pane: the one-time hint the first time a pane shows masked text, the warning under the input
 // while it holds mask dots, and the idle lock that covers an unattended screen (its delay run on
 // the browser's own fake clock, so the test waits for no real minutes).
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchBrowser, session, pairInApp, openPane, waitFor, waitScreen, isLine } from './support.mjs';
+import { session, pairInApp, openPane, waitFor, waitScreen, isLine, useBrowser } from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 const T = { timeout: 120_000 };
 const VIEW = { width: 360, height: 740 };

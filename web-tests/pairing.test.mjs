@@ -1,18 +1,12 @@
 // Pairing, unpairing and tiers in the phone app (issue 3; docs/guide/phone-app.md), in headless
 // chromium against a real bridge and a real private tmux server.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  launchBrowser, session, storage, pairInApp, openPane, waitFor, waitScreen, WINDOW,
+  session, storage, pairInApp, openPane, waitFor, waitScreen, WINDOW, useBrowser,
 } from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 const T = { timeout: 90_000 };
 const norm = (code) => code.replace(/-/g, '').toUpperCase();

@@ -1,18 +1,12 @@
 // The live pane view of the phone app (issue 3; docs/guide/phone-app.md): typing, named keys,
 // masking and reconnecting, in headless chromium against a real bridge and a real tmux pane.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  launchBrowser, session, pairInApp, openPane, waitFor, waitScreen, screenLines, isLine, sleep,
+  session, pairInApp, openPane, waitFor, waitScreen, screenLines, isLine, sleep, useBrowser,
 } from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 const T = { timeout: 90_000 };
 

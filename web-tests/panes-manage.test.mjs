@@ -4,19 +4,13 @@
 // and on a crew member through the lead, a tmux window renamed and closed, a member's pane renamed
 // and closed through the lead, what a `read` device sees and what the bridge answers it, a bad
 // name, and a tier lowered while the phone looks.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  launchBrowser, session, crewSession, pairInApp, openPane, waitFor, waitScreen, isLine, MEMBER, WINDOW,
+  session, crewSession, pairInApp, openPane, waitFor, waitScreen, isLine, MEMBER, WINDOW, useBrowser,
 } from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 const T = { timeout: 120_000 };
 const VIEW = { width: 360, height: 740 };

@@ -10,19 +10,13 @@
 // on is real: the app, the bridge's key, the allow-list, the store, the audit log. The push message
 // itself is delivered to the real service worker through the DevTools protocol
 // (`ServiceWorker.deliverPushMessage`), as a push service would deliver it.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { launchBrowser, session, pairInApp, waitFor } from './support.mjs';
+import { session, pairInApp, waitFor, useBrowser } from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 const T = { timeout: 120_000 };
 

@@ -3,22 +3,16 @@
 // which records every key it reads); the pane view shows the question above the screen with one
 // button per numbered option, and a tap types that number — or, when the dialog has left the
 // screen, types nothing and says so.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { launchBrowser, session, pairInApp, waitFor } from './support.mjs';
+import { session, pairInApp, waitFor, useBrowser } from './support.mjs';
 
 const DIALOG = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'tests', 'fixtures', 'screen-dialog.sh');
 
-let browser;
-before(async () => {
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 const T = { timeout: 120_000 };
 

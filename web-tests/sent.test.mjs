@@ -3,20 +3,14 @@
 // the phone are kept and listed; a tap re-fills the input and sends nothing; Discard and Clear
 // sent (confirmed) change the bridge's file; a one-shot command really runs and joins the recent
 // list; each tier sees only what it may use, and `[phone] run = false` hides the command field.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Bridge, launchBrowser, openPage, openPane, pairInApp, Scope, session, waitFor } from './support.mjs';
+import { Bridge, openPage, openPane, pairInApp, Scope, session, waitFor, useBrowser } from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 const T = { timeout: 120_000 };
 

@@ -1,18 +1,12 @@
 // The phone app as a whole (issue 3; docs/guide/phone-app.md): layout on phone screens, dark and
 // light, no console errors or CSP violations, and a service worker that caches the app shell only.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  launchBrowser, session, openPage, pairInApp, openPane, waitFor, waitScreen, isLine, Scope, Bridge,
+  session, openPage, pairInApp, openPane, waitFor, waitScreen, isLine, Scope, Bridge, useBrowser,
 } from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 const T = { timeout: 120_000 };
 const KEYS = ['Enter', 'Esc', 'Tab', 'Up', 'Down', 'Left', 'Right', 'Ctrl+C', 'Ctrl+D', 'Ctrl+Z',

@@ -5,19 +5,13 @@
 // docs/screenshots/ (shown in the README), in the dark and the light theme. A missing reference
 // fails; `COLLIE_UPDATE_SNAPSHOTS=1 node --test web-tests/snapshots.test.mjs` writes them anew
 // (look at them before committing).
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { readFile, writeFile } from 'node:fs/promises';
-import { ROOT, launchBrowser, session, pairInApp, openPane, waitFor, waitScreen, isLine } from './support.mjs';
+import { ROOT, session, pairInApp, openPane, waitFor, waitScreen, isLine, useBrowser } from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 const T = { timeout: 120_000 };
 const UPDATE = process.env.COLLIE_UPDATE_SNAPSHOTS === '1';

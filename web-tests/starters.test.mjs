@@ -5,19 +5,13 @@
 // badge and is confirmed once per device (Cancel opens nothing); `Choose folder` browses the home
 // folder and the pane opens in the folder chosen; a phone adds its own starter row (decision 0041),
 // taps it and removes it.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fakeAgent, launchBrowser, session, pairInApp, waitFor, waitScreen, WINDOW } from './support.mjs';
+import { fakeAgent, session, pairInApp, waitFor, waitScreen, WINDOW, useBrowser } from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 const T = { timeout: 120_000 };
 const VIEW = { width: 360, height: 740 };

@@ -7,11 +7,14 @@
 // --all-features` first), or `$COLLIE_BIN`.
 
 import { spawn, execFile } from 'node:child_process';
-import { mkdtemp, mkdir, rm, access, appendFile, chmod, readFile, writeFile } from 'node:fs/promises';
+import {
+  mkdtemp, mkdir, rm, access, appendFile, chmod, readFile, readdir, readlink, writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
+import { before, after } from 'node:test';
 import { chromium } from 'playwright-core';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -332,6 +335,27 @@ export async function launchBrowser() {
 }
 
 /**
+ * The one headless chromium of a test file: launched before its first test and closed after its
+ * last (node:test `before` / `after`, so a failing test still closes it). What it returns stands in
+ * for the browser wherever `openPage`, `session` and `crewSession` take one.
+ */
+export function useBrowser() {
+  let browser;
+  before(async () => {
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+  });
+  return {
+    newContext(opts) {
+      if (!browser) throw new Error('useBrowser: the browser is used before its `before` hook ran');
+      return browser.newContext(opts);
+    },
+  };
+}
+
+/**
  * A fresh context and page, with every console error, page error, failed request and CSP violation
  * recorded in `page.problems`.
  */
@@ -534,6 +558,18 @@ export async function axeViolations(page) {
   return found;
 }
 
+/** Whether a process of this user named `comm` runs with `cwd` as its working folder (from `/proc`). */
+async function runningIn(comm, cwd) {
+  for (const pid of (await readdir('/proc')).filter((e) => /^\d+$/.test(e))) {
+    const [name, dir] = await Promise.all([
+      readFile(`/proc/${pid}/comm`, 'utf8').catch(() => ''),
+      readlink(`/proc/${pid}/cwd`).catch(() => ''),
+    ]);
+    if (name.trim() === comm && dir === cwd) return true;
+  }
+  return false;
+}
+
 /**
  * A stand-in for Claude Code in the bridge's tmux pane, for the chat view: a script named `claude`
  * (so `sh` runs under that name, waiting on the terminal) started from the pane's shell in a folder
@@ -554,8 +590,9 @@ export async function fakeClaude(bridge) {
   await mkdir(project, { recursive: true });
   await bridge.tmux.sendKeys(`cd ${work} && HOME=${home} ${bin}`, 'Enter');
   const file = path.join(project, 'session-1.jsonl');
-  // The transcript must be written after the agent started: give `sh` a moment to be it.
-  await sleep(300);
+  // The transcript must be written after the agent started (the bridge reads only what the agent
+  // wrote since): wait for a process named `claude` working in `work`.
+  await waitFor('the fake claude to run', () => runningIn('claude', work), { every: 20 });
   const say = (role, content) => appendFile(file, `${JSON.stringify({
     type: role, timestamp: new Date().toISOString(), message: { role, content },
   })}\n`);

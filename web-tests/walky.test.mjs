@@ -3,20 +3,13 @@
 // found from tmux's own TMUX/TMUX_PANE, as for an agent). The phone shows a card for a header only
 // when the log of the pane's machine holds its id; a header that is merely printed stays plain text,
 // marked "no log entry on this machine"; bodies are masked.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  launchBrowser, session, crewSession, pairInApp, openPane, waitFor, waitScreen, screenLines,
-  COLLIE_BIN, MEMBER, WINDOW,
+  session, crewSession, pairInApp, openPane, waitFor, waitScreen, screenLines, COLLIE_BIN, MEMBER, WINDOW, useBrowser,
 } from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 const T = { timeout: 120_000 };
 const NO_LOG = 'no log entry on this machine';

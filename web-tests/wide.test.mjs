@@ -2,17 +2,11 @@
 // on a terminal, and the cursor and colour runs are placed by columns, so a wide character is drawn
 // exactly two columns wide. On a 360 × 740 phone in headless chromium against a real bridge and a
 // real tmux pane.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchBrowser, session, pairInApp, openPane, waitFor, waitScreen } from './support.mjs';
+import { session, pairInApp, openPane, waitFor, waitScreen, useBrowser } from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 const T = { timeout: 120_000 };
 

@@ -3,18 +3,12 @@
 // real private tmux server: the machine's tmux sessions are listed (their names set as text), a
 // tap with a session chosen opens the starter as a new, named window of that session — no pane
 // hosted by Collie — and the app shows it; the default stays a pane run by Collie.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { fakeAgent, launchBrowser, session, pairInApp, waitFor, waitScreen, WINDOW } from './support.mjs';
+import { fakeAgent, session, pairInApp, waitFor, waitScreen, WINDOW, useBrowser } from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 const T = { timeout: 120_000 };
 const VIEW = { width: 360, height: 740 };

@@ -2,17 +2,11 @@
 // size"), in headless chromium against a real bridge and a real 100-column tmux pane: Larger and
 // Smaller, kept across a reload; Fit width, which shows all 100 columns without reflowing a line;
 // and a two-finger pinch on the terminal.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchBrowser, session, pairInApp, openPane, waitFor, waitScreen } from './support.mjs';
+import { session, pairInApp, openPane, waitFor, waitScreen, useBrowser } from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 const T = { timeout: 120_000 };
 const VIEW = { width: 360, height: 740 };

@@ -22,6 +22,9 @@
 //! word and the length. The store is written first, then the line; a line that cannot be written
 //! undoes the store write and refuses the change.
 
+mod kept;
+mod row;
+
 use std::collections::BTreeSet;
 
 use collie_actors::audit::AuditEventKind;
@@ -29,203 +32,21 @@ use collie_actors::pairing::PairingMsg;
 use collie_actors::panes::actor::PaneInfo;
 use collie_actors::panes::keys::NamedKey;
 use collie_actors::panes::PanesMsg;
-use collie_actors::store::{Store, Table};
+use collie_actors::store::Table;
 use collie_crew::relay::{RelayKind, RowSpec};
-use rand::RngCore;
-use serde::{Deserialize, Serialize};
 
-use super::commands::{first_word, validate_command};
+pub use kept::{paired_in_store, purge_orphans, shown_from_store, Rows};
+pub use row::{
+    validate, NewRow, RowPolicy, RowShown, RowView, RowsOffer, ADDS_OFF, FREE_TEXT_OFF, MAX_ROWS,
+    MAX_ROWS_PER_DEVICE,
+};
+
 use super::machine::Machine;
-use super::panes::{validate_pane_name, Launch};
+use super::panes::Launch;
 use super::{App, AppError, Caller, Who};
 use crate::applied::agents::{valid_model, Agent};
-
-/// The most rows one device may have added, over all machines.
-pub const MAX_ROWS_PER_DEVICE: usize = 32;
-/// The most rows kept in all.
-pub const MAX_ROWS: usize = 256;
-/// A stored row larger than this is not read (a row is a name, a line of at most 4,096
-/// characters and a few words).
-const MAX_ROW_BYTES: usize = 32 * 1024;
-
-/// The refusal when `[phone] adds = false` (a lead passes a member's on in these words).
-pub const ADDS_OFF: &str =
-    "starters added from a phone are off on this machine ([phone] adds = false)";
-/// The refusal of a hand-typed row when `[phone] free_text = false`.
-pub const FREE_TEXT_OFF: &str =
-    "hand-typed starters are off on this machine ([phone] free_text = false)";
-
-/// `[phone] adds` and `free_text`, read with the configuration (which stays below the app).
-pub use crate::config::RowPolicy;
-
-impl RowPolicy {
-    /// Whether `spec` may be added or started under this policy.
-    pub fn allows(&self, spec: &RowSpec) -> Result<(), AppError> {
-        if !self.adds {
-            return Err(AppError::Forbidden(ADDS_OFF));
-        }
-        if matches!(spec, RowSpec::Line { .. }) && !self.free_text {
-            return Err(AppError::Forbidden(FREE_TEXT_OFF));
-        }
-        Ok(())
-    }
-}
-
-/// The rows' store and the lock that keeps a count and the write after it together.
-pub struct Rows {
-    store: Store,
-    policy: RowPolicy,
-    lock: tokio::sync::Mutex<()>,
-}
-
-impl Rows {
-    /// Rows kept in `store`, under `policy`.
-    pub fn new(store: Store, policy: RowPolicy) -> Rows {
-        Rows {
-            store,
-            policy,
-            lock: tokio::sync::Mutex::new(()),
-        }
-    }
-}
-
-/// A row as the store keeps it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StoredRow {
-    /// Random, 8 hex characters.
-    pub id: String,
-    /// The machine it runs on: `local` for the bridge that keeps it, else a member's name.
-    pub machine: String,
-    /// Its name (the pane-name rules; unique per machine among starters and rows).
-    pub name: String,
-    /// What it runs.
-    pub spec: RowSpec,
-    /// The adding device's label.
-    pub device: String,
-    /// The first 16 hex of the adding device's token hash.
-    pub owner: String,
-    /// When, RFC 3339.
-    pub added_at: String,
-}
-
-impl StoredRow {
-    fn key(&self) -> String {
-        format!("{}/{}", self.owner, self.id)
-    }
-
-    /// `claude`, `codex` or `line`.
-    fn kind(&self) -> &str {
-        match &self.spec {
-            RowSpec::Template { agent, .. } => agent,
-            RowSpec::Line { .. } => "line",
-        }
-    }
-
-    fn no_prompts(&self) -> bool {
-        matches!(
-            self.spec,
-            RowSpec::Template {
-                no_prompts: true,
-                ..
-            }
-        )
-    }
-}
-
-/// `POST /api/starters/{machine}/rows`: a template (`agent`, `model`, `no_prompts`) or a `line`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NewRow {
-    /// The row's name.
-    pub name: String,
-    /// `claude` or `codex`: the machine's applied starter of that agent.
-    pub agent: Option<String>,
-    /// The model option field.
-    pub model: Option<String>,
-    /// The "no prompts" option field.
-    #[serde(default)]
-    pub no_prompts: bool,
-    /// A hand-typed line instead of a template.
-    pub line: Option<String>,
-}
-
-/// A row on the New page.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RowView {
-    /// What a start or a removal names.
-    pub id: String,
-    /// Its name.
-    pub name: String,
-    /// `claude`, `codex`, or `line` for a hand-typed one.
-    pub agent: String,
-    /// The model option field, if one was chosen.
-    pub model: Option<String>,
-    /// It skips the agent's permission prompts (the "No prompts" badge).
-    pub no_prompts: bool,
-    /// Whether this device already confirmed it (always true when `no_prompts` is false).
-    pub confirmed: bool,
-    /// The label of the device that added it.
-    pub added_by: String,
-    /// When, RFC 3339.
-    pub added_at: String,
-}
-
-/// What the New page needs to know about rows on a machine.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RowsOffer {
-    /// Whether a phone may add rows (the lead's `[phone] adds`).
-    pub adds: bool,
-    /// Whether a phone may add hand-typed rows (`[phone] free_text`).
-    pub free_text: bool,
-    /// The agents a template can name there: those the machine has an applied starter of.
-    pub templates: Vec<String>,
-}
-
-/// Checks a new row's name and spec (the same rules on the lead and on the member that runs it).
-pub fn validate(name: &str, spec: &RowSpec) -> Result<(), AppError> {
-    validate_pane_name(name)?;
-    match spec {
-        RowSpec::Template { agent, model, .. } => {
-            if Agent::from_name(agent).is_none() {
-                return Err(AppError::BadRequest("agent: claude or codex".into()));
-            }
-            if model.as_deref().is_some_and(|m| !valid_model(m)) {
-                return Err(AppError::BadRequest(
-                    "model: one word of letters, digits and ._:/-, not starting with -".into(),
-                ));
-            }
-        }
-        RowSpec::Line { line } => validate_command(line).map_err(|e| match e {
-            AppError::BadRequest(m) => AppError::BadRequest(m.replacen("command:", "line:", 1)),
-            other => other,
-        })?,
-    }
-    Ok(())
-}
-
-impl NewRow {
-    /// The spec the body asks for: a template or a line, never both.
-    fn spec(self) -> Result<(String, RowSpec), AppError> {
-        let spec = match (self.agent, self.line) {
-            (Some(agent), None) => RowSpec::Template {
-                agent,
-                model: self.model.filter(|m| !m.is_empty()),
-                no_prompts: self.no_prompts,
-            },
-            (None, Some(line)) if self.model.is_none() && !self.no_prompts => {
-                RowSpec::Line { line }
-            }
-            _ => {
-                return Err(AppError::BadRequest(
-                    "give agent (with model and no_prompts) or line, not both".into(),
-                ))
-            }
-        };
-        validate(&self.name, &spec)?;
-        Ok((self.name, spec))
-    }
-}
+use kept::load;
+use row::{new_id, row_record, StoredRow};
 
 /// The adding device: its label and the first 16 hex of its token hash.
 fn adder(caller: &Caller) -> Result<(String, String), AppError> {
@@ -236,122 +57,6 @@ fn adder(caller: &Caller) -> Result<(String, String), AppError> {
             "starter rows are added from a paired phone".into(),
         )),
     }
-}
-
-/// Reads every row the store holds (a record too large or unreadable is skipped and logged).
-fn load(store: &Store) -> Result<Vec<StoredRow>, AppError> {
-    let entries = store
-        .scan(Table::StarterRows)
-        .map_err(|e| AppError::backend("starter rows", e))?;
-    Ok(entries
-        .into_iter()
-        .filter_map(|(key, value)| {
-            let row = (value.len() <= MAX_ROW_BYTES)
-                .then(|| serde_json::from_slice::<StoredRow>(&value).ok())
-                .flatten()
-                .filter(|r| r.key() == key);
-            if row.is_none() {
-                tracing::warn!(%key, "an unreadable starter row is skipped");
-            }
-            row
-        })
-        .collect())
-}
-
-/// Removes, at the bridge's start, every row whose device is no longer paired (its revocation's
-/// removal failed, or it was taken over after expiry). `paired` holds `label/short hash` of each
-/// paired device. Returns how many it removed.
-pub fn purge_orphans(store: &Store, paired: &BTreeSet<String>) -> usize {
-    let Ok(rows) = load(store) else { return 0 };
-    let gone: Vec<_> = rows
-        .iter()
-        .filter(|r| !paired.contains(&format!("{}/{}", r.device, r.owner)))
-        .map(|r| collie_actors::store::Change::Remove(r.key()))
-        .collect();
-    if gone.is_empty() {
-        return 0;
-    }
-    match store.apply(Table::StarterRows, &gone) {
-        Ok(()) => gone.len(),
-        Err(e) => {
-            tracing::warn!(error = %e, "starter rows of unpaired devices not removed");
-            0
-        }
-    }
-}
-
-/// `label/short hash` of every paired device in the store (for [`purge_orphans`]).
-pub fn paired_in_store(store: &Store) -> Option<BTreeSet<String>> {
-    let devices = store.scan(Table::Devices).ok()?;
-    devices
-        .into_iter()
-        .map(|(_, v)| {
-            serde_json::from_slice::<collie_actors::pairing::Device>(&v)
-                .ok()
-                .map(|d| format!("{}/{}", d.label.as_str(), d.token_hash.short_hex()))
-        })
-        .collect()
-}
-
-/// A row as `collie show` prints it to the machine's own user: never a typed line, only its first
-/// word and length.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RowShown {
-    /// `local` or a member's name.
-    pub machine: String,
-    /// Its name.
-    pub name: String,
-    /// `claude (sonnet)`, `codex`, or `line: make… (12 characters)`.
-    pub runs: String,
-    /// It skips the agent's permission prompts.
-    pub no_prompts: bool,
-    /// The label of the device that added it.
-    pub added_by: String,
-}
-
-impl From<StoredRow> for RowShown {
-    fn from(r: StoredRow) -> RowShown {
-        let runs = match &r.spec {
-            RowSpec::Template {
-                agent,
-                model: Some(m),
-                ..
-            } => format!("{agent} ({m})"),
-            RowSpec::Template { agent, .. } => agent.clone(),
-            RowSpec::Line { line } => format!(
-                "line: {}… ({} characters)",
-                first_word(line),
-                line.chars().count()
-            ),
-        };
-        RowShown {
-            no_prompts: r.no_prompts(),
-            machine: r.machine,
-            name: r.name,
-            runs,
-            added_by: r.device,
-        }
-    }
-}
-
-/// The rows of paired devices in `store` (a stopped bridge's, for `collie show`); `None` when the
-/// store cannot be read.
-pub fn shown_from_store(store: &Store) -> Option<Vec<RowShown>> {
-    let paired = paired_in_store(store)?;
-    Some(
-        load(store)
-            .ok()?
-            .into_iter()
-            .filter(|r| paired.contains(&format!("{}/{}", r.device, r.owner)))
-            .map(RowShown::from)
-            .collect(),
-    )
-}
-
-fn new_id() -> String {
-    let mut b = [0u8; 4];
-    rand::rngs::OsRng.fill_bytes(&mut b);
-    hex::encode(b)
 }
 
 impl App {
@@ -713,96 +418,7 @@ fn row_kind() -> RelayKind {
     }
 }
 
-/// The detail of a `starter.added` / `starter.removed` line: never a line's text, only its first
-/// word and length.
-fn row_record(
-    rec: collie_actors::audit::AuditRecord,
-    machine: &str,
-    row: &StoredRow,
-) -> collie_actors::audit::AuditRecord {
-    let rec = rec
-        .with_detail("machine", machine.to_owned())
-        .with_detail("row", row.id.clone())
-        .with_detail("name", row.name.clone())
-        .with_detail("agent", row.kind().to_owned());
-    match &row.spec {
-        RowSpec::Line { line } => rec
-            .with_detail("word", first_word(line))
-            .with_detail("length", line.chars().count() as u64),
-        RowSpec::Template {
-            model, no_prompts, ..
-        } => {
-            let rec = rec.with_detail("no_prompts", *no_prompts);
-            match model {
-                Some(m) => rec.with_detail("model", m.clone()),
-                None => rec,
-            }
-        }
-    }
-}
-
 /// Whether a relayed refusal is one of the rows' own (passed on in this build's words).
 pub fn known_refusal(m: &str) -> Option<&'static str> {
     [ADDS_OFF, FREE_TEXT_OFF].into_iter().find(|r| *r == m)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn row(name: &str, agent: Option<&str>, line: Option<&str>) -> NewRow {
-        NewRow {
-            name: name.to_owned(),
-            agent: agent.map(str::to_owned),
-            model: None,
-            no_prompts: false,
-            line: line.map(str::to_owned),
-        }
-    }
-
-    #[test]
-    fn a_body_is_a_template_or_a_line() {
-        assert!(matches!(
-            row("a", Some("claude"), None).spec(),
-            Ok((_, RowSpec::Template { .. }))
-        ));
-        assert!(matches!(
-            row("a", None, Some("make test")).spec(),
-            Ok((_, RowSpec::Line { .. }))
-        ));
-        assert!(row("a", Some("claude"), Some("ls")).spec().is_err());
-        assert!(row("a", None, None).spec().is_err());
-        assert!(row("a", Some("bash"), None).spec().is_err());
-        assert!(row("", Some("claude"), None).spec().is_err());
-        assert!(row("a", None, Some("a\nb")).spec().is_err());
-        let mut m = row("a", Some("codex"), None);
-        m.model = Some("-x".into());
-        assert!(m.spec().is_err());
-        let mut m = row("a", None, Some("ls"));
-        m.no_prompts = true;
-        assert!(m.spec().is_err(), "no prompts is a template's option");
-    }
-
-    #[test]
-    fn the_policy_gates_templates_and_lines() {
-        let template = RowSpec::Template {
-            agent: "claude".into(),
-            model: None,
-            no_prompts: false,
-        };
-        let line = RowSpec::Line { line: "ls".into() };
-        let default = RowPolicy::default();
-        assert!(default.allows(&template).is_ok());
-        assert!(default.allows(&line).is_err());
-        let free = RowPolicy {
-            adds: true,
-            free_text: true,
-        };
-        assert!(free.allows(&line).is_ok());
-        let off = RowPolicy {
-            adds: false,
-            free_text: true,
-        };
-        assert!(off.allows(&template).is_err() && off.allows(&line).is_err());
-    }
 }
