@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { session, pairInApp, waitFor, COLLIE_BIN, useBrowser } from './support.mjs';
+import { session, pairInApp, waitFor, axeViolations, COLLIE_BIN, useBrowser } from './support.mjs';
 
 const browser = useBrowser();
 
@@ -53,6 +53,29 @@ test('the pill counts a waiting card, Cards shows it whole, and two taps always-
     assert.deepEqual(decision.updatedPermissions.map((p) => p.type), ['addRules']);
     await page.getByText('No cards waiting.', { exact: true }).waitFor({ timeout: 10_000 });
     await page.getByText(/always by phone/).waitFor();
+  }));
+
+test('a waiting card, and its "Always allow" confirm step, pass axe-core in the light and the dark theme', T,
+  () => session(browser, 'cards-a11y', async ({ bridge, page }) => {
+    await pairInApp(page, bridge);
+    const hook = await startHook(bridge);
+    await page.getByRole('link', { name: '1 card waiting', exact: true }).click({ timeout: 15_000 });
+    await page.getByText('cargo test --workspace', { exact: true }).waitFor();
+    const found = [];
+    const audit = async (what) => {
+      for (const colorScheme of ['light', 'dark']) {
+        await page.emulateMedia({ colorScheme });
+        for (const v of await axeViolations(page)) found.push(`${what} (${colorScheme}): ${v}`);
+      }
+    };
+    await audit('a card');
+    await page.getByRole('button', { name: 'Always allow', exact: true }).click();
+    await page.getByRole('button', { name: 'Confirm always allow', exact: true }).waitFor();
+    await audit('the confirm step');
+    assert.deepEqual(found, []);
+    await page.getByRole('button', { name: 'Deny', exact: true }).click();
+    await waitFor('the hook to return', () => existsSync(hook.done), { timeout: 15_000 });
+    assert.deepEqual(page.problems, []);
   }));
 
 test('a card answered at the machine leaves Cards and is listed as answered elsewhere', T,

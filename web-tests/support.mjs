@@ -550,6 +550,12 @@ export async function axeViolations(page) {
   axeSource ??= await readFile(path.join(ROOT, 'web-tests', 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
   if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.evaluate(axeSource);
   const found = await page.evaluate(async () => {
+    // A button's colours fade for 0.15 s (style.css): a contrast measured mid-fade, right after a
+    // theme switch or a tap, is neither colour's. Wait (at most 2 s) for every transition to end.
+    await Promise.race([
+      Promise.all(document.getAnimations().map((a) => a.finished.catch(() => {}))),
+      new Promise((r) => setTimeout(r, 2000)),
+    ]);
     const result = await window.axe.run(document, { resultTypes: ['violations'] });
     return result.violations
       .filter((v) => v.impact === 'serious' || v.impact === 'critical')

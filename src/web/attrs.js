@@ -135,14 +135,18 @@ export function contrast(a, b) {
   return (x + 0.05) / (y + 0.05);
 }
 
+/** Which theme the page shows: the `Theme` setting and the system's preference. */
+function themeKey() {
+  return `${document.documentElement.dataset.theme || ''}/${matchMedia('(prefers-color-scheme: dark)').matches}`;
+}
+
 /** The theme's value of a CSS colour (`var(--…)` read from the page once per theme), as RGB. */
 const themeValues = new Map();
 function resolve(css) {
   const m = /^var\((--[a-z0-9-]+)\)$/.exec(css);
   if (!m) return rgb(css);
   const html = document.documentElement;
-  const theme = `${html.dataset.theme || ''}/${matchMedia('(prefers-color-scheme: dark)').matches}`;
-  const key = `${theme}${m[1]}`;
+  const key = `${themeKey()}${m[1]}`;
   if (!themeValues.has(key)) themeValues.set(key, rgb(getComputedStyle(html).getPropertyValue(m[1]).trim()));
   return themeValues.get(key);
 }
@@ -167,17 +171,25 @@ export function readable(fg, bg) {
   return hex([to, to, to]);
 }
 
-/** Draws `s` (a style of the table) on `el`. */
-function paint(el, s) {
+/**
+ * How style `s` (of the table) is drawn in the current theme: its colours, kept readable, and its
+ * classes. Worked out once per style and theme (`ScreenColours.node` keeps it): the contrast
+ * search is the costly part of drawing a screen of many colours.
+ */
+function look(s) {
   let fg = cssColour(s.fg);
   let bg = cssColour(s.bg);
   if (s.inverse) [fg, bg] = [bg || 'var(--term-bg)', fg || 'var(--term-fg)'];
   if (fg || bg) fg = readable(fg, bg);
+  const classes = [s.bold && 'a-b', s.italic && 'a-i', s.underline && 'a-u'].filter(Boolean);
+  return { fg, bg, classes };
+}
+
+/** Draws a style's `look` on `el`. */
+function paint(el, { fg, bg, classes }) {
   if (fg) el.style.color = fg;
   if (bg) el.style.backgroundColor = bg;
-  if (s.bold) el.classList.add('a-b');
-  if (s.italic) el.classList.add('a-i');
-  if (s.underline) el.classList.add('a-u');
+  if (classes.length) el.classList.add(...classes);
 }
 
 /** The colours of the rows on screen: the stream's style table and each row's runs. */
@@ -185,6 +197,9 @@ export class ScreenColours {
   constructor() {
     this.styles = new Map();
     this.runs = [];
+    // Style number → its look in theme `lookTheme`.
+    this.looks = new Map();
+    this.lookTheme = '';
   }
 
   /** Takes a snapshot's `attrs` and `styles` (its `lines` become the rows). */
@@ -218,8 +233,11 @@ export class ScreenColours {
   }
 
   merge(styles) {
+    if (this.styles.size === 0) this.looks.clear();
     for (const [k, v] of Object.entries(styles || {})) {
-      if (v && typeof v === 'object') this.styles.set(Number(k), v);
+      if (!v || typeof v !== 'object') continue;
+      this.styles.set(Number(k), v);
+      this.looks.delete(Number(k));
     }
   }
 
@@ -231,15 +249,25 @@ export class ScreenColours {
     const runs = this.runs[i];
     if ((!runs || !runs.length) && !MAYBE_WIDE.test(text)) return document.createTextNode(text + tail);
     const row = document.createElement('span');
+    const theme = themeKey();
+    if (theme !== this.lookTheme) {
+      this.looks.clear();
+      this.lookTheme = theme;
+    }
     for (const p of pieces(text, runs)) {
       const s = this.styles.get(p.style);
       if (!s) {
         row.append(...cells(p.text));
         continue;
       }
+      let l = this.looks.get(p.style);
+      if (!l) {
+        l = look(s);
+        this.looks.set(p.style, l);
+      }
       const span = document.createElement('span');
       span.append(...cells(p.text));
-      paint(span, s);
+      paint(span, l);
       row.append(span);
     }
     if (tail) row.append(document.createTextNode(tail));

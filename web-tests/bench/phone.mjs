@@ -12,7 +12,8 @@
 //    worker itself), each compressed with `gzip -9`, summed;
 // 3. time to interactive of ~10 cold loads (a fresh browser context each: no HTTP cache, no service
 //    worker): navigation start → the pairing form is usable (the `Pairing code` field and the `Pair`
-//    button are in the page, visible and enabled, and the app's module scripts have run).
+//    button are in the page, visible and enabled, and the app's module scripts have run); and the
+//    bytes such a load moved over the wire (Resource Timing's `transferSize`, headers included).
 //
 // Environment: COLLIE_BIN (default target/release/collie), BENCH_KEYS (200), BENCH_LOADS (10),
 // BENCH_GAP_MS (0: each keystroke right after the previous echo; else an idle gap before each one).
@@ -124,7 +125,14 @@ async function coldLoad(browser, url) {
     return await page.evaluate(async () => {
       const form = await Promise.race([window.__collieFormUsable, new Promise((r) => setTimeout(() => r(NaN), 5000))]);
       const nav = performance.getEntriesByType('navigation')[0];
-      return { form, dcl: nav.domContentLoadedEventEnd, load: nav.loadEventEnd, tti: Math.max(form, nav.domContentLoadedEventEnd) };
+      // What crossed the wire (headers included), as the phone downloaded it: gzip where sent so.
+      const entries = [nav, ...performance.getEntriesByType('resource')];
+      const transfer = entries.reduce((a, e) => a + (e.transferSize || 0), 0);
+      const decoded = entries.reduce((a, e) => a + (e.decodedBodySize || 0), 0);
+      return {
+        form, dcl: nav.domContentLoadedEventEnd, load: nav.loadEventEnd, tti: Math.max(form, nav.domContentLoadedEventEnd),
+        transfer, decoded, files: entries.length,
+      };
     });
   } finally {
     await context.close();
@@ -206,6 +214,7 @@ try {
       formUsable: { median: pct(loads.map((l) => l.form), 50) },
       domContentLoaded: { median: pct(loads.map((l) => l.dcl), 50) },
       load: { median: pct(loads.map((l) => l.load), 50) },
+      transfer: { median: pct(loads.map((l) => l.transfer), 50), decoded: pct(loads.map((l) => l.decoded), 50), files: loads[0]?.files },
       all: loads,
     },
   };
@@ -215,6 +224,7 @@ try {
   for (const f of shell) console.log(`  ${f.path.padEnd(32)} ${String(f.bytes).padStart(7)} B  gzip -9 ${String(f.gzip9).padStart(6)} B`);
   console.log(`  total ${raw} B, gzip -9 ${total} B (${(total / 1024).toFixed(1)} KiB)`);
   console.log(`cold load (n=${loads.length}): TTI median ${ms(result.coldLoad.tti.median)} (${ms(result.coldLoad.tti.min)}–${ms(result.coldLoad.tti.max)}); form usable ${ms(result.coldLoad.formUsable.median)}, DOMContentLoaded ${ms(result.coldLoad.domContentLoaded.median)}, load ${ms(result.coldLoad.load.median)}`);
+  console.log(`cold load transfer: ${result.coldLoad.transfer.median} B over the wire for ${result.coldLoad.transfer.files} files (${result.coldLoad.transfer.decoded} B decoded), until the pairing form`);
   console.log(JSON.stringify(result));
 } finally {
   await browser?.close();
