@@ -396,6 +396,21 @@ mod tests {
     }
 
     #[test]
+    fn the_shell_stays_under_60_kib_gzipped() {
+        // Issue 15's budget for the whole shell, each file as served and compressed at gzip's
+        // best level, as `web-tests/bench/phone.mjs` sums them. A change that passes it decides
+        // what gives (decision 0046 weighs the options) rather than growing the shell unseen.
+        let total: usize = ASSETS
+            .iter()
+            .map(|a| {
+                let served = minify::shrink(a.path, a.content_type, a.body);
+                gzip(&served).map_or(served.len(), |z| z.len())
+            })
+            .sum();
+        assert!(total < 60 * 1024, "the app shell is {total} B gzipped");
+    }
+
+    #[test]
     fn accept_encoding_is_read_with_its_weights() {
         let takes = |v: &str| accepts_gzip(&headers(&[(header::ACCEPT_ENCODING, v)]));
         assert!(takes("gzip"));

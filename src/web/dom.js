@@ -18,6 +18,27 @@ export function h(tag, attrs, ...children) {
   return el;
 }
 
+const SVG = 'http://www.w3.org/2000/svg';
+
+/**
+ * A line icon: path `d` on a 24 × 24 grid, stroked in the text's colour (style.css `.icon`) and
+ * hidden from screen readers — the button it sits in carries the name. Drawn, not a font's
+ * glyph: an emoji such as 📎 is a box on a phone without a colour emoji font.
+ */
+export function icon(d) {
+  const svg = document.createElementNS(SVG, 'svg');
+  svg.setAttribute('viewBox', '0 0 24 24');
+  svg.setAttribute('aria-hidden', 'true');
+  svg.setAttribute('class', 'icon');
+  const path = document.createElementNS(SVG, 'path');
+  path.setAttribute('d', d);
+  svg.append(path);
+  return svg;
+}
+
+/** A paper clip, for the attach buttons. */
+export const PAPER_CLIP = 'M16 7v10a5 5 0 0 1-10 0V6a3.5 3.5 0 0 1 7 0v10a1.5 1.5 0 0 1-3 0V8';
+
 function append(el, children) {
   for (const c of children) {
     if (c === null || c === undefined || c === false) continue;

@@ -12,7 +12,7 @@ import { ScreenColours } from '../attrs.js';
 import { api, KEYS, panePath } from '../client.js';
 import { PaneChat } from '../chat.js';
 import { decider } from '../decide.js';
-import { clear, h, when } from '../dom.js';
+import { clear, h, icon, PAPER_CLIP, when } from '../dom.js';
 import * as kept from '../kept.js';
 import { actionsSheet, canManage, closePane, confirmClose, refreshTier, refusal, renameDialog, unpaired } from '../manage.js';
 import { hasMask, maskedHint, PASTE_WARNING } from '../masked.js';
@@ -609,7 +609,7 @@ export function paneView(root, { machine, pane }) {
         'aria-label': 'Attach a file',
         title: 'Attach a file',
         onclick: () => picker.click(),
-      }, '📎')];
+      }, icon(PAPER_CLIP))];
     }
     return [
       h('div', { class: 'input-row' },
