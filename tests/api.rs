@@ -512,6 +512,38 @@ fn health_headers_host_and_origin() {
 }
 
 #[test]
+fn the_app_s_files_are_gzipped_and_api_answers_never_are() {
+    // Decision 0046: an answer that mixes a secret with text someone else chose must not be
+    // compressed (its length would tell the secret, BREACH); the app's own files may be.
+    let b = TestBridge::start();
+    let token = b.pair("phone", "full");
+    let gz = [("Accept-Encoding", "gzip, deflate, br")];
+    let get = |h: &[(String, String)], name: &str| {
+        h.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+    };
+    let (s, h, _) = b.raw("GET", "/app.js", None, None, &gz);
+    assert_eq!(s, 200);
+    assert_eq!(get(&h, "content-encoding").as_deref(), Some("gzip"));
+    assert_eq!(get(&h, "vary").as_deref(), Some("accept-encoding"));
+    let (_, h, body) = b.raw("GET", "/app.js", None, None, &[]);
+    assert_eq!(get(&h, "content-encoding"), None, "no gzip unasked");
+    assert!(body.contains("import"), "the script itself");
+    assert!(
+        !body.lines().any(|l| l.trim_start().starts_with("//")),
+        "served without its comments"
+    );
+    for path in ["/api/health", "/api/panes", "/api/devices"] {
+        let (s, h, _) = b.raw("GET", path, Some(&token), None, &gz);
+        assert_eq!(s, 200, "{path}");
+        assert_eq!(
+            get(&h, "content-encoding"),
+            None,
+            "{path} is never compressed"
+        );
+    }
+}
+
+#[test]
 fn a_secret_wrapped_across_rows_leaks_neither_half() {
     let b = TestBridge::start();
     let token = b.pair("phone", "full");
