@@ -183,6 +183,91 @@ fn a_starter_and_a_shell_open_as_named_windows_of_a_mirrored_session() {
 }
 
 #[test]
+fn the_cli_lists_the_sessions_and_opens_a_window_or_a_pane_in_a_folder() {
+    let (b, _token, _agent) = bridge();
+    let tmux = b.tmux.as_ref().expect("tmux");
+    let proj = b.dir.path().join("home").join("proj");
+    std::fs::create_dir_all(&proj).expect("mkdir");
+    let proj = std::fs::canonicalize(&proj).expect("proj");
+
+    assert_eq!(b.cli_ok(&["panes", "sessions"]).trim(), MAIN);
+    let out = b.cli_ok(&[
+        "panes",
+        "new",
+        "--json",
+        "--session",
+        MAIN,
+        "--name",
+        "cli-win",
+        "--folder",
+        "~/proj",
+        "--",
+        "sh",
+        "-c",
+        "echo IN-$PWD; exec cat",
+    ]);
+    let v: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        (v["backend"].as_str(), v["name"].as_str()),
+        (Some("tmux"), Some("cli-win"))
+    );
+    let id = tmux_id(v["pane"].as_str().expect("pane"));
+    let win = windows(tmux)
+        .into_iter()
+        .find(|w| w.1 == id)
+        .expect("tmux lists the window");
+    assert_eq!(win.0, "cli-win");
+    let ran = wait_for(Duration::from_secs(10), || {
+        tmux.capture(&id)
+            .contains(&format!("IN-{}", proj.display()))
+            .then_some(())
+    });
+    assert!(ran.is_some(), "ran in the folder: {}", tmux.capture(&id));
+    let line = b
+        .audit_lines()
+        .into_iter()
+        .find(|l| l["event"] == "pane.create" && l["detail"]["session"] == MAIN)
+        .expect("pane.create");
+    assert_eq!(line["detail"]["folder"], proj.display().to_string());
+
+    // Without --session: a hosted pane, in the folder.
+    let out = b.cli_ok(&[
+        "panes",
+        "new",
+        "--json",
+        "--folder",
+        "~/proj",
+        "--",
+        "sh",
+        "-c",
+        "echo AT-$PWD; exec cat",
+    ]);
+    let v: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["backend"], "pty", "a hosted pane");
+    let pane = v["pane"].as_str().expect("pane").to_owned();
+    let seen = wait_for(Duration::from_secs(10), || {
+        let screen = b.cli_ok(&["panes", "read", &pane]);
+        screen
+            .contains(&format!("AT-{}", proj.display()))
+            .then_some(())
+    });
+    assert!(seen.is_some(), "the hosted pane started in the folder");
+
+    // An unknown session or a folder outside the workspaces opens nothing and says why.
+    let before = windows(tmux).len();
+    let out = b.cli(&["panes", "new", "--session", "t1:nope"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("session"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = b.cli(&["panes", "new", "--session", MAIN, "--folder", "/"]);
+    assert!(!out.status.success());
+    assert_eq!(windows(tmux).len(), before, "no window was opened");
+}
+
+#[test]
 fn unknown_or_malformed_sessions_and_a_changed_exec_open_no_window() {
     let (b, token, agent) = bridge();
     let tmux = b.tmux.as_ref().expect("tmux");

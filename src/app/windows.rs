@@ -17,7 +17,7 @@ use collie_actors::panes::tmux::TmuxSessionInfo;
 use collie_actors::panes::PanesMsg;
 use collie_actors::tools::ToolError;
 use collie_crew::relay::{RelayKind, RelayOk, TmuxSession};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::machine::Machine;
 use super::panes::{validate_pane_name, with_folder, Launch, Resolved};
@@ -29,8 +29,8 @@ pub const MAX_SESSION_LEN: usize = 256;
 /// The most sessions a listing carries (a member's answer is cut there too).
 pub const MAX_SESSIONS: usize = 500;
 
-/// `GET /api/sessions/{machine}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// `GET /api/sessions/{machine}`; `collie panes sessions`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionList {
     /// The machine they are on.
     pub machine: String,

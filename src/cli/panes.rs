@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use super::{ask, print_json};
 use collie_actors::panes::actor::{PaneInfo, PaneSnapshot};
 
+use crate::app::windows::SessionList;
 use crate::control::protocol::Request;
 use crate::control::replies::Panes;
 
@@ -21,15 +22,24 @@ pub(super) struct Args {
 enum Cmd {
     /// List panes (the default).
     List,
-    /// Start a hosted pane running CMD (default: your shell).
+    /// Start a hosted pane running CMD (default: your shell), or a new window of a tmux session.
     New {
         /// The pane's name.
         #[arg(long)]
         name: Option<String>,
+        /// The folder it starts in (absolute or `~/…`, inside one of your workspaces).
+        #[arg(long)]
+        folder: Option<String>,
+        /// Open it as a new window of this tmux session (`t0:main`, as `collie panes sessions`
+        /// lists them) instead of a hosted pane.
+        #[arg(long)]
+        session: Option<String>,
         /// The command and its arguments.
         #[arg(last = true)]
         command: Vec<String>,
     },
+    /// List the tmux sessions the bridge mirrors (where `new --session` opens a window).
+    Sessions,
     /// Print a pane's screen (masked).
     Read {
         /// Pane id (`t0-3`, `p1`, or `local/t0-3`).
@@ -74,10 +84,18 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cmd = args.cmd.unwrap_or(Cmd::List);
     let req = match &cmd {
         Cmd::List => Request::PanesList,
-        Cmd::New { name, command } => Request::PanesNew {
+        Cmd::New {
+            name,
+            folder,
+            session,
+            command,
+        } => Request::PanesNew {
             name: name.clone(),
             command: command.clone(),
+            folder: folder.clone(),
+            session: session.clone(),
         },
+        Cmd::Sessions => Request::PanesSessions,
         Cmd::Read { pane, scrollback } => Request::PanesRead {
             pane: pane.clone(),
             scrollback: *scrollback,
@@ -122,6 +140,22 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
                     p.rows,
                     if p.alive { "" } else { "  (exited)" },
                 )?;
+            }
+        }
+        Cmd::Sessions => {
+            let list: SessionList = match ask(&req) {
+                Ok(d) => d,
+                Err(code) => return Ok(code),
+            };
+            if args.json {
+                print_json(&list)?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            if list.sessions.is_empty() {
+                outln!("no tmux sessions mirrored on {}", list.machine)?;
+            }
+            for s in list.sessions {
+                outln!("{}", s.session)?;
             }
         }
         Cmd::Read { .. } => {

@@ -78,14 +78,29 @@ async fn answer(app: &App, req: Request) -> Result<Value, AppError> {
         Request::PanesList => data(Panes {
             panes: app.local_panes().await?,
         }),
-        Request::PanesNew { name, command } => {
+        Request::PanesNew {
+            name,
+            command,
+            folder,
+            session,
+        } => {
             let launch = if command.is_empty() {
                 Launch::Shell
             } else {
                 Launch::Command(command)
             };
-            data(app.create_pane(&cli, "local", name, launch).await?)
+            match session {
+                Some(session) => data(
+                    app.create_window(&cli, "local", session, name, launch, folder)
+                        .await?,
+                ),
+                None => data(
+                    app.create_pane_in(&cli, "local", name, launch, folder)
+                        .await?,
+                ),
+            }
         }
+        Request::PanesSessions => data(app.sessions(&cli, "local").await?),
         Request::PanesRead { pane, scrollback } => {
             let (machine, pane) = split_address(&pane);
             data(

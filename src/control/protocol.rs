@@ -61,7 +61,16 @@ pub enum Request {
         name: Option<String>,
         /// The command (empty = the user's shell).
         command: Vec<String>,
+        /// The folder it starts in (absolute or `~/…`, inside a workspace); `None`: home.
+        #[serde(default)]
+        folder: Option<String>,
+        /// A mirrored tmux session (`t<i>:<name>`) to open it in as a new window, instead of a
+        /// hosted pane.
+        #[serde(default)]
+        session: Option<String>,
     },
+    /// The tmux sessions this bridge mirrors (where `PanesNew { session }` can open a window).
+    PanesSessions,
     /// A pane's screen.
     PanesRead {
         /// Pane id (`local/` prefix allowed).
