@@ -493,15 +493,21 @@ fn literal(s: &str) -> Result<String, TmuxError> {
 }
 
 /// Waits, at most [`NEW_PANE_WAIT`], until the server's mirror has pane `%pane`; whether it does.
+/// Woken by each pane list the manager merges, not by a clock.
 async fn wait_for_mirror(server: &server::Shared, pane: u32) -> bool {
+    let mut merged = server.merged();
     let deadline = tokio::time::Instant::now() + NEW_PANE_WAIT;
-    while !server.has_pane(pane) {
-        if tokio::time::Instant::now() >= deadline {
-            return false;
+    loop {
+        // Marked seen before the check: a merge after it wakes the wait below.
+        merged.borrow_and_update();
+        if server.has_pane(pane) {
+            return true;
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        match tokio::time::timeout_at(deadline, merged.changed()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) | Err(_) => return false,
+        }
     }
-    true
 }
 
 /// Runs a tmux process that makes a pane (`new-session`/`new-window` with `-P -F '#{pane_id}'`)

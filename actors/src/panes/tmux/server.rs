@@ -60,6 +60,9 @@ pub(super) struct Shared {
     /// there is no server. Lookups right after a start wait for it (see
     /// [`super::TmuxBackend::settled`]).
     settled: watch::Sender<bool>,
+    /// Counts the pane lists merged into the mirrors, so a wait for a new pane wakes when one
+    /// lands (see [`Shared::merged`]).
+    merged: watch::Sender<u64>,
 }
 
 #[derive(Debug, Default)]
@@ -139,7 +142,13 @@ impl Shared {
             wake: Notify::new(),
             scrollback,
             settled: watch::channel(false).0,
+            merged: watch::channel(0).0,
         }
+    }
+
+    /// A receiver that changes each time a pane list is merged into the mirrors.
+    pub(super) fn merged(&self) -> watch::Receiver<u64> {
+        self.merged.subscribe()
     }
 
     /// A receiver that turns true once the first discovery (and sync) of this server is done.
@@ -526,6 +535,7 @@ impl Shared {
                 }
             }
         }
+        self.merged.send_modify(|n| *n += 1);
         to_seed
     }
 
