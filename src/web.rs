@@ -42,7 +42,8 @@ macro_rules! asset {
     };
 }
 
-/// Every file of the app, by URL path. `sw.js` lists the same files (less itself) as the shell.
+/// Every file of the app, by URL path. `sw.js` lists the same files (less itself) as the shell, and
+/// `index.html` preloads every module but `app.js` (which it runs) and `sw.js`, in this order.
 pub const ASSETS: &[Asset] = &[
     asset!("/", "index.html", "text/html; charset=utf-8"),
     asset!("/app.js", "app.js", JS),
@@ -240,6 +241,28 @@ mod tests {
             );
         }
         assert!(sw.contains("startsWith('/api/')"), "sw.js must skip /api/");
+    }
+
+    #[test]
+    fn the_start_page_preloads_every_module_the_app_imports() {
+        // A module is fetched only once the one importing it has arrived and been read: without
+        // these links a cold load walks the import graph one round trip per level (seven deep),
+        // which a phone's network turns into most of its time to interactive (docs/PERFORMANCE.md).
+        let index = text(&ASSETS[0]);
+        let preloaded: Vec<&str> = index
+            .split("<link rel=\"modulepreload\" href=\"")
+            .skip(1)
+            .filter_map(|rest| rest.split('"').next())
+            .collect();
+        let modules: Vec<&str> = ASSETS
+            .iter()
+            .map(|a| a.path)
+            .filter(|p| p.ends_with(".js") && !matches!(*p, "/app.js" | "/sw.js"))
+            .collect();
+        assert_eq!(
+            preloaded, modules,
+            "index.html's modulepreload links, in ASSETS order"
+        );
     }
 
     #[test]

@@ -357,10 +357,12 @@ export function useBrowser() {
 
 /**
  * A fresh context and page, with every console error, page error, failed request and CSP violation
- * recorded in `page.problems`.
+ * recorded in `page.problems`. `ignoreHTTPSErrors` only for a bench behind its self-signed TLS proxy
+ * (`bench/tls-proxy.mjs`).
  */
-export async function openPage(browser, { width = 390, height = 844, colorScheme = 'light', scale = 1 } = {}) {
+export async function openPage(browser, { width = 390, height = 844, colorScheme = 'light', scale = 1, ignoreHTTPSErrors = false } = {}) {
   const context = await browser.newContext({
+    ignoreHTTPSErrors,
     viewport: { width, height },
     deviceScaleFactor: scale,
     isMobile: true,

@@ -16,7 +16,12 @@
 //    bytes such a load moved over the wire (Resource Timing's `transferSize`, headers included).
 //
 // Environment: COLLIE_BIN (default target/release/collie), BENCH_KEYS (200), BENCH_LOADS (10),
-// BENCH_GAP_MS (0: each keystroke right after the previous echo; else an idle gap before each one).
+// BENCH_GAP_MS (0: each keystroke right after the previous echo; else an idle gap before each one),
+// BENCH_RTT_MS and BENCH_KBPS (0: the cold loads run at loopback speed; else chromium's network
+// emulation adds that latency to every request and caps the download at that many kilobits per
+// second — `BENCH_RTT_MS=150 BENCH_KBPS=1600` is its "Slow 4G", a phone on a poor network),
+// BENCH_TLS (unset: the cold loads ask the bridge itself over plain HTTP/1.1; 1: through a TLS
+// reverse proxy speaking HTTP/2, as a phone reaches the bridge — `tls-proxy.mjs`).
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
@@ -29,11 +34,15 @@ if (!existsSync(process.env.COLLIE_BIN)) {
   console.error(`${process.env.COLLIE_BIN} is missing: run \`cargo build --release\` first`);
   process.exit(1);
 }
+const { startTlsProxy } = await import('./tls-proxy.mjs');
 const { Bridge, launchBrowser, openPage, pairInApp, openPane, waitFor, waitScreen, CHROMIUM } = await import('../support.mjs');
 
 const KEYS = Number(process.env.BENCH_KEYS || 200);
 const LOADS = Number(process.env.BENCH_LOADS || 10);
 const GAP = Number(process.env.BENCH_GAP_MS || 0);
+const RTT = Number(process.env.BENCH_RTT_MS || 0);
+const KBPS = Number(process.env.BENCH_KBPS || 0);
+const TLS = Boolean(process.env.BENCH_TLS);
 
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -96,8 +105,18 @@ async function keystrokes(page, n, gap = 0) {
 
 /** In a fresh context: navigation start → pairing form usable, in ms. */
 async function coldLoad(browser, url) {
-  const { context, page } = await openPage(browser);
+  const { context, page } = await openPage(browser, { ignoreHTTPSErrors: TLS });
   try {
+    if (RTT || KBPS) {
+      const cdp = await context.newCDPSession(page);
+      await cdp.send('Network.enable');
+      await cdp.send('Network.emulateNetworkConditions', {
+        offline: false,
+        latency: RTT,
+        downloadThroughput: KBPS ? (KBPS * 1000) / 8 : -1,
+        uploadThroughput: -1,
+      });
+    }
     await context.addInitScript(() => {
       const labelOf = (el) => {
         if (el.getAttribute('aria-label')) return el.getAttribute('aria-label').trim();
@@ -131,7 +150,7 @@ async function coldLoad(browser, url) {
       const decoded = entries.reduce((a, e) => a + (e.decodedBodySize || 0), 0);
       return {
         form, dcl: nav.domContentLoadedEventEnd, load: nav.loadEventEnd, tti: Math.max(form, nav.domContentLoadedEventEnd),
-        transfer, decoded, files: entries.length,
+        transfer, decoded, files: entries.length, protocol: nav.nextHopProtocol,
       };
     });
   } finally {
@@ -196,8 +215,14 @@ try {
 
   // 3. Cold loads.
   const loads = [];
-  await coldLoad(browser, `${bridge.url}/`); // warm the bridge and the browser process, not counted
-  for (let i = 0; i < LOADS; i++) loads.push(await coldLoad(browser, `${bridge.url}/`));
+  const proxy = TLS ? await startTlsProxy(bridge.url) : null;
+  try {
+    const url = `${proxy?.url ?? bridge.url}/`;
+    await coldLoad(browser, url); // warm the bridge and the browser process, not counted
+    for (let i = 0; i < LOADS; i++) loads.push(await coldLoad(browser, url));
+  } finally {
+    await proxy?.close();
+  }
 
   const total = shell.reduce((a, f) => a + f.gzip9, 0);
   const raw = shell.reduce((a, f) => a + f.bytes, 0);
@@ -210,6 +235,7 @@ try {
     shell: { files: shell, bytes: raw, gzip9: total },
     coldLoad: {
       n: loads.length,
+      network: { rttMs: RTT, kbps: KBPS, protocol: loads[0]?.protocol },
       tti: { median: pct(loads.map((l) => l.tti), 50), min: Math.min(...loads.map((l) => l.tti)), max: Math.max(...loads.map((l) => l.tti)) },
       formUsable: { median: pct(loads.map((l) => l.form), 50) },
       domContentLoaded: { median: pct(loads.map((l) => l.dcl), 50) },
@@ -223,7 +249,7 @@ try {
   console.log('app shell:');
   for (const f of shell) console.log(`  ${f.path.padEnd(32)} ${String(f.bytes).padStart(7)} B  gzip -9 ${String(f.gzip9).padStart(6)} B`);
   console.log(`  total ${raw} B, gzip -9 ${total} B (${(total / 1024).toFixed(1)} KiB)`);
-  console.log(`cold load (n=${loads.length}): TTI median ${ms(result.coldLoad.tti.median)} (${ms(result.coldLoad.tti.min)}–${ms(result.coldLoad.tti.max)}); form usable ${ms(result.coldLoad.formUsable.median)}, DOMContentLoaded ${ms(result.coldLoad.domContentLoaded.median)}, load ${ms(result.coldLoad.load.median)}`);
+  console.log(`cold load (n=${loads.length}, ${loads[0]?.protocol}, ${RTT || KBPS ? `emulated: ${RTT} ms latency, ${KBPS || 'unlimited'} kbit/s` : 'loopback'}): TTI median ${ms(result.coldLoad.tti.median)} (${ms(result.coldLoad.tti.min)}–${ms(result.coldLoad.tti.max)}); form usable ${ms(result.coldLoad.formUsable.median)}, DOMContentLoaded ${ms(result.coldLoad.domContentLoaded.median)}, load ${ms(result.coldLoad.load.median)}`);
   console.log(`cold load transfer: ${result.coldLoad.transfer.median} B over the wire for ${result.coldLoad.transfer.files} files (${result.coldLoad.transfer.decoded} B decoded), until the pairing form`);
   console.log(JSON.stringify(result));
 } finally {
