@@ -15,7 +15,7 @@ import https from 'node:https';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
 import {
-  Bridge, COLLIE_BIN, MEMBER, Scope, crewSetup, openPage, pairInApp, sleep, waitFor, useBrowser,
+  Bridge, COLLIE_BIN, bounded, MEMBER, Scope, crewSetup, openPage, pairInApp, sleep, waitFor, useBrowser,
 } from './support.mjs';
 import { NodeAgent, conversation } from './durable-agent.mjs';
 
@@ -392,15 +392,14 @@ async function referenceAgent(socket) {
     stderr = (stderr + d).slice(-5_000);
   });
   const lines = createInterface({ input: child.stdout });
-  const ready = await Promise.race([
+  const ready = await bounded(Promise.race([
     new Promise((resolve) => lines.once('line', (l) => resolve(l.startsWith('listening on')))),
     exited.then(() => false),
-    sleep(15_000).then(() => false),
-  ]);
+  ]), 15_000, () => false);
   lines.on('line', () => {});
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    if (!(await Promise.race([exited.then(() => true), sleep(5_000).then(() => false)]))) child.kill('SIGKILL');
+    if (!(await bounded(exited.then(() => true), 5_000, () => false))) child.kill('SIGKILL');
   };
   if (!ready) {
     await stop();

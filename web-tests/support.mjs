@@ -49,6 +49,26 @@ export async function fakeAgent(dir) {
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * `p`, or what `late()` gives (or throws) when `p` has not settled within `ms`. The timer is
+ * cleared as soon as `p` settles: a race against a bare `sleep` leaves its timer pending, and a
+ * pending timer holds the test file's process open until it fires (each file then ended up to 20 s
+ * after its last test).
+ */
+export function bounded(p, ms, late = () => undefined) {
+  let timer;
+  const timeout = new Promise((resolve, reject) => {
+    timer = setTimeout(() => {
+      try {
+        resolve(late());
+      } catch (e) {
+        reject(e);
+      }
+    }, ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
 /** Polls `f` (sync or async) every `every` ms until it returns a truthy value; throws after `timeout`. */
 export async function waitFor(what, f, { timeout = 10_000, every = 50 } = {}) {
   const deadline = Date.now() + timeout;
@@ -201,15 +221,14 @@ export class Bridge {
     const exited = new Promise((resolve) => child.once('exit', (code, sig) => resolve({ code, sig })));
     child.exitedP = exited;
     const lines = createInterface({ input: child.stdout });
-    const banner = await Promise.race([
+    const banner = await bounded(Promise.race([
       new Promise((resolve) => lines.once('line', resolve)),
       exited.then((e) => {
         throw new Error(`bridge exited before its banner (${JSON.stringify(e)}): ${this.stderr}`);
       }),
-      sleep(15_000).then(() => {
-        throw new Error(`no bridge banner within 15 s: ${this.stderr}`);
-      }),
-    ]);
+    ]), 15_000, () => {
+      throw new Error(`no bridge banner within 15 s: ${this.stderr}`);
+    });
     // Keep draining stdout so the bridge never blocks on a full pipe.
     lines.on('line', () => {});
     const m = /http:\/\/127\.0\.0\.1:(\d+)/.exec(banner);
@@ -227,10 +246,10 @@ export class Bridge {
     this.child = null;
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');
-    const done = await Promise.race([child.exitedP.then(() => true), sleep(10_000).then(() => false)]);
+    const done = await bounded(child.exitedP.then(() => true), 10_000, () => false);
     if (!done) {
       child.kill('SIGKILL');
-      await Promise.race([child.exitedP, sleep(5_000)]);
+      await bounded(child.exitedP, 5_000);
     }
   }
 
@@ -241,7 +260,7 @@ export class Bridge {
     this.child = null;
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGKILL');
-    await Promise.race([child.exitedP, sleep(5_000)]);
+    await bounded(child.exitedP, 5_000);
   }
 
   /** Runs `collie ARGS` against this bridge. */
@@ -434,7 +453,7 @@ export class Scope {
     const errors = [];
     for (const close of this.items.reverse()) {
       try {
-        await Promise.race([close(), sleep(20_000)]);
+        await bounded(close(), 20_000);
       } catch (e) {
         errors.push(e);
       }
