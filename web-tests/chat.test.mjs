@@ -113,3 +113,45 @@ test('a pane that asks for a password drops its kept copy, chat turns and screen
       { timeout: 20_000, every: 250 });
     assert.deepEqual(page.problems, []);
   }, VIEW));
+
+/**
+ * Makes the page read as hidden (`on`) or shown, and tells it as the browser does. Headless
+ * chromium never hides a page, so this stands in for the browser's own state: `document.hidden`
+ * and `visibilityState` answer as in a hidden tab, and the `visibilitychange` event follows.
+ */
+const setHidden = (page, on) => page.evaluate((on) => {
+  Object.defineProperty(document, 'hidden', { configurable: true, get: () => on });
+  Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => (on ? 'hidden' : 'visible') });
+  document.dispatchEvent(new Event('visibilitychange'));
+}, on);
+
+test('while the app is hidden the pane asks the bridge nothing; shown again it asks at once', T, () =>
+  session(browser, 'chat-hidden', async ({ page, bridge }) => {
+    await pairInApp(page, bridge);
+    await openPane(page);
+    const agent = await fakeClaude(bridge);
+    await page.getByRole('button', { name: 'Chat', exact: true }).click({ timeout: 10_000 });
+    const chat = page.getByRole('region', { name: 'Chat', exact: true });
+    await agent.say('user', 'before hiding');
+    await waitFor('the turn', async () => (await chat.innerText()).includes('before hiding'));
+
+    const asked = [];
+    page.on('request', (r) => {
+      const { pathname } = new URL(r.url());
+      if (pathname.endsWith('/chat') || pathname === '/api/cards' || pathname === '/api/panes') asked.push(pathname);
+    });
+    await setHidden(page, true);
+    asked.length = 0;
+    await agent.say('assistant', [{ type: 'text', text: 'said while hidden' }]);
+    // Longer than every poll's period (chat and cards 2 s, the pane list 5 s).
+    await page.waitForTimeout(5_500);
+    assert.deepEqual(asked, [], 'no poll while hidden');
+    assert.equal((await chat.innerText()).includes('said while hidden'), false);
+
+    await setHidden(page, false);
+    await waitFor('the polls at once', () => ['/api/cards', '/api/panes'].every((p) => asked.includes(p))
+      && asked.some((p) => p.endsWith('/chat')), { timeout: 1_000 });
+    await waitFor('the turn said while hidden', async () => (await chat.innerText()).includes('said while hidden'),
+      { timeout: 1_500 });
+    assert.deepEqual(page.problems, []);
+  }, VIEW));

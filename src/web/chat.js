@@ -2,7 +2,7 @@
 // the bridge read them from the agent's own transcript, masked. Prose is markdown shown as text
 // (markdown.js: every character in a text node), tool calls and results are code blocks; nothing
 // here ever parses markup. New turns are followed by polling with the answer's cursor every two
-// seconds while the pane is open; a pane without an agent answers `agent: null` and shows no toggle.
+// seconds while the pane is open and shown; a pane without an agent answers `agent: null` and shows no toggle.
 
 import { api, panePath } from './client.js';
 import { clear, h, when } from './dom.js';
@@ -52,7 +52,8 @@ export class PaneChat {
 
   start() {
     this.poll();
-    this.timer = setInterval(() => this.poll(), POLL_MS);
+    // Not while the app is hidden; the pane view asks again when it is shown.
+    this.timer = setInterval(() => document.hidden || this.poll(), POLL_MS);
   }
 
   stop() {

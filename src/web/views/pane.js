@@ -669,6 +669,8 @@ export function paneView(root, { machine, pane }) {
     } else if (Date.now() - hiddenAt > 1500 || status.dataset.state !== 'live') {
       stream.kick();
       check();
+      loadPrompts();
+      chat.poll();
     }
   }
 
@@ -680,8 +682,11 @@ export function paneView(root, { machine, pane }) {
   document.addEventListener('visibilitychange', onVisibility);
   window.addEventListener('online', onOnline);
   window.addEventListener('pagehide', saveKept);
-  timers.push(setInterval(saveKept, SAVE_MS), setInterval(check, CHECK_MS),
-    setInterval(loadPrompts, PROMPTS_MS));
+  // The polls wait while the app is not shown (a locked phone, another tab): they would spend the
+  // phone's battery and data on a screen nobody sees; coming back asks at once (onVisibility).
+  const shown = (f) => () => document.hidden || f();
+  timers.push(setInterval(saveKept, SAVE_MS), setInterval(shown(check), CHECK_MS),
+    setInterval(shown(loadPrompts), PROMPTS_MS));
   stream.start();
   chat.start();
   loadPrompts();
