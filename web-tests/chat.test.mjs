@@ -125,7 +125,7 @@ const setHidden = (page, on) => page.evaluate((on) => {
   document.dispatchEvent(new Event('visibilitychange'));
 }, on);
 
-test('while the app is hidden the pane asks the bridge nothing; shown again it asks at once', T, () =>
+test('while the app is hidden the pane asks for no turn and no card; shown again it asks at once', T, () =>
   session(browser, 'chat-hidden', async ({ page, bridge }) => {
     await pairInApp(page, bridge);
     await openPane(page);
@@ -138,19 +138,19 @@ test('while the app is hidden the pane asks the bridge nothing; shown again it a
     const asked = [];
     page.on('request', (r) => {
       const { pathname } = new URL(r.url());
-      if (pathname.endsWith('/chat') || pathname === '/api/cards' || pathname === '/api/panes') asked.push(pathname);
+      if (pathname.endsWith('/chat') || pathname === '/api/cards') asked.push(pathname);
     });
     await setHidden(page, true);
     asked.length = 0;
     await agent.say('assistant', [{ type: 'text', text: 'said while hidden' }]);
-    // Longer than every poll's period (chat and cards 2 s, the pane list 5 s).
+    // Longer than both polls' periods (chat and cards 2 s; the app's card count 5 s).
     await page.waitForTimeout(5_500);
     assert.deepEqual(asked, [], 'no poll while hidden');
     assert.equal((await chat.innerText()).includes('said while hidden'), false);
 
     await setHidden(page, false);
-    await waitFor('the polls at once', () => ['/api/cards', '/api/panes'].every((p) => asked.includes(p))
-      && asked.some((p) => p.endsWith('/chat')), { timeout: 1_000 });
+    await waitFor('the polls at once', () => asked.includes('/api/cards') && asked.some((p) => p.endsWith('/chat')),
+      { timeout: 1_000 });
     await waitFor('the turn said while hidden', async () => (await chat.innerText()).includes('said while hidden'),
       { timeout: 1_500 });
     assert.deepEqual(page.problems, []);

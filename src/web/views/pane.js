@@ -682,11 +682,12 @@ export function paneView(root, { machine, pane }) {
   document.addEventListener('visibilitychange', onVisibility);
   window.addEventListener('online', onOnline);
   window.addEventListener('pagehide', saveKept);
-  // The polls wait while the app is not shown (a locked phone, another tab): they would spend the
-  // phone's battery and data on a screen nobody sees; coming back asks at once (onVisibility).
-  const shown = (f) => () => document.hidden || f();
-  timers.push(setInterval(saveKept, SAVE_MS), setInterval(shown(check), CHECK_MS),
-    setInterval(shown(loadPrompts), PROMPTS_MS));
+  // The prompts' poll (and the chat's) waits while the app is not shown (a locked phone, another
+  // tab): it would spend the phone's battery and data on cards nobody sees; coming back asks at
+  // once (onVisibility). `check` goes on: the stream still arrives and is kept, and a pane that
+  // starts asking for a password must drop its kept copy then, not when the phone is looked at.
+  timers.push(setInterval(saveKept, SAVE_MS), setInterval(check, CHECK_MS),
+    setInterval(() => document.hidden || loadPrompts(), PROMPTS_MS));
   stream.start();
   chat.start();
   loadPrompts();
