@@ -6,7 +6,7 @@
 // kept on the phone beside the screen's text.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { session, pairInApp, openPane, waitFor, waitScreen, fakeClaude, useBrowser } from './support.mjs';
+import { session, pairInApp, openPane, waitFor, waitScreen, fakeClaude, keptStore, useBrowser } from './support.mjs';
 
 const browser = useBrowser();
 
@@ -14,17 +14,7 @@ const T = { timeout: 120_000 };
 const VIEW = { width: 360, height: 740 };
 
 /** The kept record of every pane, as IndexedDB holds it. */
-const keptRecords = (page) => page.evaluate(() => new Promise((resolve) => {
-  const r = indexedDB.open('collie-store');
-  r.onsuccess = () => {
-    const db = r.result;
-    if (!db.objectStoreNames.contains('panes')) return resolve([]);
-    const all = db.transaction('panes').objectStore('panes').getAll();
-    all.onsuccess = () => resolve(all.result);
-    all.onerror = () => resolve([]);
-  };
-  r.onerror = () => resolve([]);
-}));
+const keptRecords = async (page) => (await keptStore(page)).records;
 
 test('a Claude Code pane has a Chat toggle: turns as text, followed live, the screen a tap away', T, () =>
   session(browser, 'chat', async ({ page, bridge }) => {
@@ -92,6 +82,17 @@ test('with "Keep text on this phone" off no chat turn is kept', T, () =>
     assert.deepEqual(page.problems, []);
   }, VIEW));
 
+/**
+ * Makes the page read as hidden (`on`) or shown, and tells it as the browser does. Headless
+ * chromium never hides a page, so this stands in for the browser's own state: `document.hidden`
+ * and `visibilityState` answer as in a hidden tab, and the `visibilitychange` event follows.
+ */
+const setHidden = (page, on) => page.evaluate((on) => {
+  Object.defineProperty(document, 'hidden', { configurable: true, get: () => on });
+  Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => (on ? 'hidden' : 'visible') });
+  document.dispatchEvent(new Event('visibilitychange'));
+}, on);
+
 test('a pane that asks for a password drops its kept copy, chat turns and screen alike', T, () =>
   session(browser, 'chat-password', async ({ page, bridge }) => {
     await pairInApp(page, bridge);
@@ -113,17 +114,6 @@ test('a pane that asks for a password drops its kept copy, chat turns and screen
       { timeout: 20_000, every: 250 });
     assert.deepEqual(page.problems, []);
   }, VIEW));
-
-/**
- * Makes the page read as hidden (`on`) or shown, and tells it as the browser does. Headless
- * chromium never hides a page, so this stands in for the browser's own state: `document.hidden`
- * and `visibilityState` answer as in a hidden tab, and the `visibilitychange` event follows.
- */
-const setHidden = (page, on) => page.evaluate((on) => {
-  Object.defineProperty(document, 'hidden', { configurable: true, get: () => on });
-  Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => (on ? 'hidden' : 'visible') });
-  document.dispatchEvent(new Event('visibilitychange'));
-}, on);
 
 test('while the app is hidden the pane asks for no turn and no card; shown again it asks at once', T, () =>
   session(browser, 'chat-hidden', async ({ page, bridge }) => {
@@ -155,5 +145,20 @@ test('while the app is hidden the pane asks for no turn and no card; shown again
       { timeout: 1_500 });
     await waitFor('the turn said while hidden', async () => (await chat.innerText()).includes('said while hidden'),
       { timeout: 5_000 });
+    assert.deepEqual(page.problems, []);
+  }, VIEW));
+
+test('a pane that asks for a password while the app is hidden drops its kept copy then', T, () =>
+  session(browser, 'password-hidden', async ({ page, bridge }) => {
+    await pairInApp(page, bridge);
+    await openPane(page);
+    await waitScreen(page, 'the prompt', (l) => l.startsWith('$'));
+    await waitFor('the kept screen', async () => (await keptRecords(page)).length > 0);
+    // The phone is locked; the stream goes on, and so must the check that sees the password prompt.
+    await setHidden(page, true);
+    await bridge.tmux.sendKeys("printf 'Pass''word: '; read -r x", 'Enter');
+    await waitFor('the prompt in tmux', async () => (await bridge.tmux.capture()).includes('Password:'));
+    await waitFor('the kept copy dropped while hidden', async () => (await keptRecords(page)).length === 0,
+      { timeout: 20_000, every: 250 });
     assert.deepEqual(page.problems, []);
   }, VIEW));

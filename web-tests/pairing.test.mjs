@@ -3,37 +3,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  session, storage, pairInApp, openPane, waitFor, waitScreen, WINDOW, useBrowser,
+  session, storage, pairInApp, openPane, waitFor, waitScreen, WINDOW, keptStore, useBrowser,
 } from './support.mjs';
 
 const browser = useBrowser();
 
 const T = { timeout: 90_000 };
 const norm = (code) => code.replace(/-/g, '').toUpperCase();
-
-/** Names of IndexedDB databases and, for `collie-store`, how many entries its `panes` store holds. */
-function collieStore(page) {
-  return page.evaluate(async () => {
-    const dbs = await indexedDB.databases();
-    if (!dbs.some((d) => d.name === 'collie-store')) return { exists: false, entries: 0 };
-    const db = await new Promise((resolve, reject) => {
-      const r = indexedDB.open('collie-store');
-      r.onsuccess = () => resolve(r.result);
-      r.onerror = () => reject(r.error);
-    });
-    try {
-      if (!db.objectStoreNames.contains('panes')) return { exists: true, entries: 0 };
-      const n = await new Promise((resolve, reject) => {
-        const r = db.transaction('panes').objectStore('panes').count();
-        r.onsuccess = () => resolve(r.result);
-        r.onerror = () => reject(r.error);
-      });
-      return { exists: true, entries: n };
-    } finally {
-      db.close();
-    }
-  });
-}
 
 /** Every URL held in Cache Storage. */
 function cachedUrls(page) {
@@ -87,7 +63,7 @@ test('5. revoking this device from Settings clears storage, keeps the theme and 
     await waitScreen(page, 'the prompt', (l) => l.startsWith('$'));
     await page.getByLabel('Type to pane', { exact: true }).fill('an unsent draft');
     // Keeping text is on by default: the pane's masked text is in collie-store before unpairing.
-    await waitFor('kept pane text in collie-store', async () => (await collieStore(page)).entries > 0);
+    await waitFor('kept pane text in collie-store', async () => (await keptStore(page)).records.length > 0);
     await page.getByRole('link', { name: 'Back', exact: true }).click();
     await page.getByRole('heading', { name: 'Panes', exact: true }).waitFor();
 
@@ -106,8 +82,8 @@ test('5. revoking this device from Settings clears storage, keeps the theme and 
     assert.equal(ls['collie.device'], undefined, 'collie.device removed');
     assert.deepEqual(Object.keys(ls).filter((k) => k.startsWith('collie.draft.')), [], 'drafts removed');
     assert.equal(ls['collie.pref.theme'], theme, 'collie.pref.theme kept');
-    const store = await collieStore(page);
-    assert.equal(store.entries, 0, `collie-store gone or empty: ${JSON.stringify(store)}`);
+    const store = await keptStore(page);
+    assert.equal(store.records.length, 0, `collie-store gone or empty: ${JSON.stringify(store)}`);
     const urls = await cachedUrls(page);
     assert.deepEqual(urls.filter((u) => new URL(u).pathname.startsWith('/api/')), [], 'no API answers cached');
 
@@ -137,7 +113,7 @@ test('7. a 403 device not paired while open (revoked from the CLI) clears storag
     await openPane(page);
     await waitFor('status Live', async () => (await page.getByRole('status').innerText()).includes('Live'));
     await page.getByLabel('Type to pane', { exact: true }).fill('echo a draft');
-    await waitFor('kept pane text in collie-store', async () => (await collieStore(page)).entries > 0);
+    await waitFor('kept pane text in collie-store', async () => (await keptStore(page)).records.length > 0);
     await waitFor('the draft stored', async () =>
       Object.keys(await storage(page)).some((k) => k.startsWith('collie.draft.')));
 
@@ -153,8 +129,8 @@ test('7. a 403 device not paired while open (revoked from the CLI) clears storag
     assert.equal(ls['collie.token'], undefined, 'collie.token removed');
     assert.equal(ls['collie.device'], undefined, 'collie.device removed');
     assert.deepEqual(Object.keys(ls).filter((k) => k.startsWith('collie.draft.')), [], 'drafts removed');
-    const store = await collieStore(page);
-    assert.equal(store.entries, 0, `collie-store gone or empty: ${JSON.stringify(store)}`);
+    const store = await keptStore(page);
+    assert.equal(store.records.length, 0, `collie-store gone or empty: ${JSON.stringify(store)}`);
     // Nothing typed after the revocation reached tmux.
     assert.ok(!(await bridge.tmux.capture()).includes('after revoke'));
   }));
@@ -193,18 +169,18 @@ test('turning "Keep text on this phone" off deletes the kept copy and keeps noth
     await pairInApp(page, bridge, { label: 'keeper' });
     await openPane(page);
     await waitScreen(page, 'the prompt', (l) => l.startsWith('$'));
-    await waitFor('kept pane text in collie-store', async () => (await collieStore(page)).entries > 0);
+    await waitFor('kept pane text in collie-store', async () => (await keptStore(page)).records.length > 0);
     await page.getByRole('link', { name: 'Back', exact: true }).click();
     await page.getByRole('link', { name: 'Settings', exact: true }).click();
     const keep = page.getByRole('checkbox', { name: 'Keep text on this phone', exact: true });
     assert.equal(await keep.isChecked(), true, 'on by default');
     await keep.uncheck();
-    await waitFor('collie-store emptied', async () => (await collieStore(page)).entries === 0);
+    await waitFor('collie-store emptied', async () => (await keptStore(page)).records.length === 0);
     await page.getByRole('link', { name: 'Back', exact: true }).click();
     await openPane(page);
     await page.getByLabel('Type to pane', { exact: true }).fill('echo no""thing');
     await page.getByRole('button', { name: 'Send', exact: true }).click();
     await waitScreen(page, 'the output line `nothing`', (l) => l.trim() === 'nothing');
     await page.waitForTimeout(500);
-    assert.equal((await collieStore(page)).entries, 0, 'nothing kept while the setting is off');
+    assert.equal((await keptStore(page)).records.length, 0, 'nothing kept while the setting is off');
   }));

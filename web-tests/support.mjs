@@ -585,6 +585,35 @@ export async function axeViolations(page) {
   return found;
 }
 
+/**
+ * What the app keeps on this phone: its IndexedDB database `collie-store` (`exists`) and every
+ * record of its `panes` store (`records`: a pane's screen text and chat turns). A database the app
+ * has not made is never opened: opening it would create it empty at version 1, and the app, opening
+ * version 1 too, would then never make its store and keep nothing — a test would see "nothing kept"
+ * of its own making.
+ */
+export function keptStore(page) {
+  return page.evaluate(async () => {
+    if (!(await indexedDB.databases()).some((d) => d.name === 'collie-store')) return { exists: false, records: [] };
+    const db = await new Promise((resolve, reject) => {
+      const r = indexedDB.open('collie-store');
+      r.onsuccess = () => resolve(r.result);
+      r.onerror = () => reject(r.error);
+    });
+    try {
+      if (!db.objectStoreNames.contains('panes')) return { exists: true, records: [] };
+      const records = await new Promise((resolve, reject) => {
+        const r = db.transaction('panes').objectStore('panes').getAll();
+        r.onsuccess = () => resolve(r.result);
+        r.onerror = () => reject(r.error);
+      });
+      return { exists: true, records };
+    } finally {
+      db.close();
+    }
+  });
+}
+
 /** Whether a process of this user named `comm` runs with `cwd` as its working folder (from `/proc`). */
 async function runningIn(comm, cwd) {
   for (const pid of (await readdir('/proc')).filter((e) => /^\d+$/.test(e))) {
