@@ -45,6 +45,33 @@ pub struct Origin {
     pub reads: bool,
 }
 
+/// What a route lets in: a device of at least `tier`, and the local secret only when
+/// `local_secret` (SPEC §4.6: the GET routes the CLI reads — an allow-list, so a route added later
+/// is closed to it until it is listed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gate {
+    /// The lowest tier a device must hold.
+    pub tier: Tier,
+    /// Whether `Authorization: Local <secret>` may read the route.
+    pub local_secret: bool,
+}
+
+impl Gate {
+    /// A route for paired devices of at least `tier` only.
+    pub const fn device(tier: Tier) -> Gate {
+        Gate {
+            tier,
+            local_secret: false,
+        }
+    }
+
+    /// A read the CLI makes: any paired device, and the local secret.
+    pub const CLI_READ: Gate = Gate {
+        tier: Tier::Read,
+        local_secret: true,
+    };
+}
+
 impl App {
     /// The caller `credential` names, or the refusal (counted and audited, rate-limited, never a
     /// log line per request). The caller is found in the current policy snapshot, never in the
@@ -63,15 +90,22 @@ impl App {
         }
     }
 
-    /// The tier gate: `insufficient tier` (audited) unless `caller` holds `required`. The local
-    /// secret and the CLI hold `read`.
-    pub fn admit(&self, caller: &Caller, required: Tier, from: &Origin) -> Result<(), AppError> {
-        if let Who::Device { label, tier, .. } = caller.who() {
-            if !tier.allows(required) {
+    /// The gate of a route: `insufficient tier` (audited) unless `caller` holds its tier; the
+    /// local secret only where the gate lets the CLI read (`device not paired` elsewhere, as for
+    /// any credential that names no device).
+    pub fn admit(&self, caller: &Caller, gate: Gate, from: &Origin) -> Result<(), AppError> {
+        match caller.who() {
+            Who::Device { label, tier, .. } if !tier.allows(gate.tier) => {
                 let e = AppError::InsufficientTier;
-                self.refuse(from, &e, Some(label), Some((required, *tier)));
+                self.refuse(from, &e, Some(label), Some((gate.tier, *tier)));
                 return Err(e);
             }
+            Who::LocalSecret if !gate.local_secret => {
+                let e = AppError::NotPaired;
+                self.refuse(from, &e, None, None);
+                return Err(e);
+            }
+            _ => {}
         }
         if from.reads {
             self.counters.read();

@@ -94,6 +94,17 @@ impl Member {
         self.client.call(on, kind).await
     }
 
+    /// Sends one request the member works on for up to `works` (a tool's time limit) before it
+    /// answers.
+    pub async fn call_working(
+        &self,
+        on: On<'_>,
+        kind: RelayKind,
+        works: std::time::Duration,
+    ) -> Result<RelayOk, RelayError> {
+        self.client.call_working(on, kind, works).await
+    }
+
     /// Whether the member declared what `kind` needs (`capability missing` otherwise), checked
     /// before anything is audited for it.
     pub fn allows(&self, kind: &RelayKind) -> Result<(), AppError> {

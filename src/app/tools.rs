@@ -26,6 +26,7 @@
 
 use collie_actors::audit::{AuditEventKind, AuditRecord};
 use collie_actors::pairing::Tier;
+use collie_actors::tools::sessions::SessionLimits;
 use collie_actors::tools::{Done, Meta, ToolError, ToolName, ToolSpec};
 use collie_crew::relay::{RelayError, RelayKind, RelayOk};
 use serde_json::{Map, Value};
@@ -185,7 +186,9 @@ impl App {
                         .with_detail("machine", member.name().to_owned());
                     self.audit(rec).await?;
                 }
-                match member.call(caller.on(), kind).await {
+                let timeout_ms = args.get("timeout_ms").and_then(Value::as_u64);
+                let works = SessionLimits::default().call_time(name, timeout_ms);
+                match member.call_working(caller.on(), kind, works).await {
                     Ok(RelayOk::Tool(text)) => {
                         let mut answer: Value =
                             serde_json::from_str(&text).map_err(|_| AppError::MemberUnreadable)?;

@@ -21,7 +21,7 @@ use axum::response::{IntoResponse, Response};
 use collie_actors::pairing::{pairing_source, Tier};
 
 use super::tiers::{self, Access};
-use crate::app::authn::{Credential, Origin};
+use crate::app::authn::{Credential, Gate, Origin};
 use crate::app::{App, AppError, Caller, Who};
 
 /// Where a request comes from, for rate limits: the peer, or behind a loopback proxy the last
@@ -85,14 +85,15 @@ pub async fn authorize(
         Ok(caller) => caller,
         Err(e) => return e.into_response(),
     };
-    let required = match access {
-        Some(Access::Device(tier)) => tier,
-        Some(Access::Open) => Tier::Read,
+    let gate = match access {
+        Some(Access::Device(tier)) => Gate::device(tier),
+        Some(Access::CliRead) => Gate::CLI_READ,
+        Some(Access::Open) => Gate::device(Tier::Read),
         // Known to a paired caller only: which routes exist is not for strangers.
         None if matched.is_some() => return AppError::MethodNotAllowed.into_response(),
         None => return AppError::NotFound.into_response(),
     };
-    if let Err(e) = app.admit(&caller, required, &from) {
+    if let Err(e) = app.admit(&caller, gate, &from) {
         return e.into_response();
     }
     req.extensions_mut().insert(caller);

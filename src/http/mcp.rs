@@ -30,8 +30,12 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
+mod reject;
+
+pub use self::reject::json_rejections;
+
 use super::auth::origin;
-use crate::app::authn::Credential;
+use crate::app::authn::{Credential, Gate};
 use crate::app::{App, AppError, Caller};
 
 /// The largest MCP request body (a `write_file` of the tools' largest content, JSON-escaped).
@@ -79,7 +83,7 @@ pub async fn authorize(
         Ok(caller) => caller,
         Err(e) => return e.into_response(),
     };
-    if let Err(e) = app.admit(&caller, Tier::Read, &from) {
+    if let Err(e) = app.admit(&caller, Gate::device(Tier::Read), &from) {
         return e.into_response();
     }
     req.extensions_mut().insert(caller);

@@ -26,7 +26,8 @@ use crate::app::{App, AppError};
 /// authenticated request's body is then read whole, within limits, before any handler runs.
 /// `/mcp` is read the same way before rmcp sees it: its limit is the tools' 24 MiB, checked
 /// against `Content-Length` before any byte is read, and refused in the API's JSON shape (rmcp's
-/// own limit waits for the body and answers in plain text).
+/// own limit waits for the body and answers in plain text); rmcp's other plain-text refusals are
+/// answered in JSON too ([`mcp::json_rejections`]).
 pub fn router(ctx: App) -> Router {
     let api = routes::api()
         .fallback(|| async { AppError::NotFound })
@@ -34,6 +35,7 @@ pub fn router(ctx: App) -> Router {
         .layer(middleware::from_fn_with_state(ctx.clone(), auth::authorize));
     let mcp = Router::new()
         .route_service("/mcp", mcp::service(ctx.clone(), ctx.allowed_host_names()))
+        .layer(middleware::from_fn(mcp::json_rejections))
         .layer(middleware::from_fn(body::read_whole))
         .layer(middleware::from_fn_with_state(ctx.clone(), mcp::authorize));
     Router::new()

@@ -13,17 +13,21 @@ use collie_actors::pairing::Tier;
 pub enum Access {
     /// No token needed (`/api/health`, `/api/pair`).
     Open,
-    /// A paired device of at least this tier (the local secret counts as `read` for GETs).
+    /// A paired device of at least this tier. The local secret is refused.
     Device(Tier),
+    /// A `GET` the CLI reads: any paired device, and the local secret too (SPEC §4.6). Only the
+    /// routes the CLI reads are marked so — a route added later is closed to the local secret
+    /// until someone decides otherwise here.
+    CliRead,
 }
 
 /// Every API route with its required access. Patterns are axum's (`{m}` placeholders).
 pub const ROUTES: &[(Method, &str, Access)] = &[
     (Method::GET, "/api/health", Access::Open),
     (Method::POST, "/api/pair", Access::Open),
-    (Method::GET, "/api/machines", Access::Device(Tier::Read)),
-    (Method::GET, "/api/settings", Access::Device(Tier::Read)),
-    (Method::GET, "/api/devices", Access::Device(Tier::Read)),
+    (Method::GET, "/api/machines", Access::CliRead),
+    (Method::GET, "/api/settings", Access::CliRead),
+    (Method::GET, "/api/devices", Access::CliRead),
     // Revoking oneself needs only `read`; revoking another device needs `full` (checked in the handler,
     // which knows whose label it is).
     (
@@ -31,10 +35,12 @@ pub const ROUTES: &[(Method, &str, Access)] = &[
         "/api/devices/{label}",
         Access::Device(Tier::Read),
     ),
-    (Method::GET, "/api/panes", Access::Device(Tier::Read)),
+    // Every new pairing is announced on the other devices (SPEC §4.6).
+    (Method::GET, "/api/notices", Access::Device(Tier::Read)),
+    (Method::GET, "/api/panes", Access::CliRead),
     (Method::GET, "/api/walky", Access::Device(Tier::Read)),
     (Method::GET, "/api/walky/{id}", Access::Device(Tier::Read)),
-    (Method::GET, "/api/cards", Access::Device(Tier::Read)),
+    (Method::GET, "/api/cards", Access::CliRead),
     (Method::GET, "/api/cards/stream", Access::Device(Tier::Read)),
     // Only a paired device's tap answers a card (SPEC §10.1).
     (
@@ -94,11 +100,7 @@ pub const ROUTES: &[(Method, &str, Access)] = &[
     (Method::POST, "/api/blobs", Access::Device(Tier::Files)),
     (Method::GET, "/api/blobs/{id}", Access::Device(Tier::Files)),
     (Method::POST, "/api/panes", Access::Device(Tier::Full)),
-    (
-        Method::GET,
-        "/api/panes/{m}/{p}",
-        Access::Device(Tier::Read),
-    ),
+    (Method::GET, "/api/panes/{m}/{p}", Access::CliRead),
     (
         Method::DELETE,
         "/api/panes/{m}/{p}",

@@ -14,9 +14,12 @@ pub mod model_api;
 pub mod procs;
 pub mod responses_api;
 
-/// The `collie` binary under test.
+/// The `collie` binary under test: this build's, or `COLLIE_BIN` when set — to show that an
+/// attack test fails against an older build (`COLLIE_BIN=<old>/collie cargo test --test …`).
 pub fn collie_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_collie"))
+    std::env::var_os("COLLIE_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_collie")))
 }
 
 /// Parses `out` as JSON, or fails the test showing it.

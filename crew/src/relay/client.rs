@@ -123,7 +123,24 @@ impl<C: Connection> RelayClient<C> {
         if kind.is_subscribe() {
             return Err(RelayError::BadInput("use subscribe for streams".to_owned()));
         }
-        let (ok, _send, _recv) = self.exchange(on, kind).await?;
+        let (ok, _send, _recv) = self.exchange(on, kind, Duration::ZERO).await?;
+        Ok(ok)
+    }
+
+    /// [`Self::call`] for a request the member works on for up to `works` before it answers (a
+    /// tool's own time limit): the answer deadline is that long beyond the usual one, so a command
+    /// that is still running is never reported `member unreachable`. An offline member is still
+    /// found at once (its connection is closed).
+    pub async fn call_working(
+        &self,
+        on: On<'_>,
+        kind: RelayKind,
+        works: Duration,
+    ) -> Result<RelayOk, RelayError> {
+        if kind.is_subscribe() {
+            return Err(RelayError::BadInput("use subscribe for streams".to_owned()));
+        }
+        let (ok, _send, _recv) = self.exchange(on, kind, works).await?;
         Ok(ok)
     }
 
@@ -149,7 +166,7 @@ impl<C: Connection> RelayClient<C> {
         let permit = Arc::clone(&self.streams)
             .try_acquire_owned()
             .map_err(|_| RelayError::ResourceLimit)?;
-        let (_, send, recv) = self.exchange(on, kind).await?;
+        let (_, send, recv) = self.exchange(on, kind, Duration::ZERO).await?;
         Ok(Subscription {
             _send: send,
             recv,
@@ -166,7 +183,7 @@ impl<C: Connection> RelayClient<C> {
         let permit = Arc::clone(&self.streams)
             .try_acquire_owned()
             .map_err(|_| RelayError::ResourceLimit)?;
-        let (_, send, recv) = self.exchange(on, kind).await?;
+        let (_, send, recv) = self.exchange(on, kind, Duration::ZERO).await?;
         Ok(Subscription {
             _send: send,
             recv,
@@ -175,11 +192,13 @@ impl<C: Connection> RelayClient<C> {
         })
     }
 
-    /// Opens a stream, sends the request and reads the answer, within the deadline.
+    /// Opens a stream, sends the request and reads the answer, within the deadline (extended by
+    /// `works`, the time the member may spend on it).
     async fn exchange(
         &self,
         on: On<'_>,
         kind: RelayKind,
+        works: Duration,
     ) -> Result<(RelayOk, C::Send, C::Recv), RelayError> {
         self.allows(&kind)?;
         if self.conn.close_reason().is_some() {
@@ -207,7 +226,7 @@ impl<C: Connection> RelayClient<C> {
             request_id: on.request_id.to_owned(),
             kind,
         };
-        let answered = tokio::time::timeout(within, async {
+        let answered = tokio::time::timeout(within.saturating_add(works), async {
             let (mut send, mut recv) = self.conn.open_bi().await.map_err(unreachable)?;
             send.send_message(&request).await.map_err(unreachable)?;
             let message = recv

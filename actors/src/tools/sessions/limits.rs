@@ -80,6 +80,28 @@ impl SessionLimits {
     }
 }
 
+impl SessionLimits {
+    /// The longest a call of `tool` asking for `timeout_ms` may run before it answers:
+    /// `exec_command` its time limit, `start_process` and `interact_with_process` their wait for
+    /// output, every other tool no time of its own. A lead that relays the call waits this long
+    /// beyond its usual answer deadline, so a long command is not reported `member unreachable`
+    /// while it still runs (issue 26). A `timeout_ms` past the cap is refused by the tool itself,
+    /// so the cap bounds the wait too.
+    pub fn call_time(&self, tool: crate::tools::ToolName, timeout_ms: Option<u64>) -> Duration {
+        use crate::tools::ToolName;
+        let asked = timeout_ms.map(Duration::from_millis);
+        match tool {
+            ToolName::ExecCommand => asked
+                .unwrap_or(self.exec_default_timeout)
+                .min(self.exec_max_timeout),
+            ToolName::StartProcess | ToolName::InteractWithProcess => {
+                asked.unwrap_or(self.default_wait).min(self.max_wait)
+            }
+            _ => Duration::ZERO,
+        }
+    }
+}
+
 impl Default for SessionLimits {
     /// The caps for a 32 MiB output budget, within seed 003 §8.9's ceiling:
     ///
@@ -111,6 +133,25 @@ mod tests {
         assert_eq!(l.buffer_cap, 32 * MIB);
         let exec_room = l.buffer_cap - l.max_sessions * l.ring_bytes;
         assert_eq!(exec_room / (2 * l.exec_output_cap), 16);
+    }
+
+    #[test]
+    fn a_call_s_time_is_its_own_limit_within_the_caps() {
+        use crate::tools::ToolName;
+        let l = SessionLimits::default();
+        let secs = Duration::from_secs;
+        assert_eq!(l.call_time(ToolName::ExecCommand, None), secs(30));
+        assert_eq!(l.call_time(ToolName::ExecCommand, Some(5_000)), secs(5));
+        assert_eq!(
+            l.call_time(ToolName::ExecCommand, Some(u64::MAX)),
+            secs(600)
+        );
+        assert_eq!(l.call_time(ToolName::InteractWithProcess, None), secs(2));
+        assert_eq!(l.call_time(ToolName::StartProcess, Some(60_000)), secs(30));
+        assert_eq!(
+            l.call_time(ToolName::ReadFile, Some(60_000)),
+            Duration::ZERO
+        );
     }
 
     #[test]
