@@ -512,3 +512,48 @@ fn cards_until_pushed(b: &TestBridge, service: &PushService, prefix: &str, n: us
     }
     hooks
 }
+
+#[test]
+fn a_new_pairing_is_announced_to_every_other_device() {
+    let (service, config) = service();
+    let b = bridge_for(&service, &config, &[]);
+    let phone = b.pair("pixel", "read");
+    let key = key_of(&b, &phone);
+    let browser = Browser::new();
+    let (status, v) = subscribe(
+        &b,
+        &phone,
+        &browser.subscription(&service.endpoint("pixel")),
+    );
+    assert_eq!(status, 200, "{v}");
+    // Nothing is announced yet: pixel's own pairing is not news to pixel.
+    let (_, n) = b.get("/api/notices", Some(&phone));
+    assert_eq!(n, json!({"notices": []}));
+
+    // Someone pairs a second device (a full one, the kind an attacker would want).
+    let _stranger = b.pair("stranger", "full");
+    let posts = service.wait_for(1, "the pairing's push");
+    assert_eq!(posts[0].path, "/push/pixel");
+    let payload = check_post(&posts[0], &key, &service.origin(), &browser);
+    assert_eq!(
+        payload,
+        json!({"kind": "paired", "machine": "testbox", "count": 1})
+    );
+    // The phone's Cards view lists it, with its tier, for pixel (and not for the new device).
+    let (status, n) = b.get("/api/notices", Some(&phone));
+    assert_eq!(status, 200, "{n}");
+    assert_eq!(n["notices"][0]["kind"], "paired");
+    assert_eq!(n["notices"][0]["label"], "stranger");
+    assert_eq!(n["notices"][0]["tier"], "full");
+    let (_, own) = b.get("/api/notices", Some(&_stranger));
+    assert_eq!(own["notices"][0]["label"], "pixel");
+    assert!(own["notices"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .all(|x| x["label"] != "stranger"));
+    // Revoked, it is no longer announced.
+    b.cli_ok(&["devices", "revoke", "stranger"]);
+    let (_, n) = b.get("/api/notices", Some(&phone));
+    assert_eq!(n, json!({"notices": []}));
+}

@@ -88,7 +88,7 @@ async fn call(
 
 /// Pairs a device of `tier` through the router; its token.
 async fn pair(bridge: &RunningBridge, router: &Router, label: &str, tier: &str) -> String {
-    let code = bridge.ctx.new_code(tier, None).await.expect("code");
+    let code = bridge.ctx.new_code(tier, None, None).await.expect("code");
     let (status, v) = call(
         router,
         Method::POST,

@@ -65,7 +65,7 @@ async fn a_failed_child_is_restarted_and_the_in_flight_request_is_told() {
         .expect("start");
     let base = format!("http://{}", bridge.http_addr);
 
-    let code = bridge.ctx.new_code("full", None).await.expect("code");
+    let code = bridge.ctx.new_code("full", None, None).await.expect("code");
     let claimed = bridge
         .ctx
         .claim(code.code, "phone".into(), "127.0.0.1".parse().expect("ip"))

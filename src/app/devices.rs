@@ -73,14 +73,42 @@ impl From<PairingError> for AppError {
     }
 }
 
+/// The refusal of a pairing code asked from inside an agent's process tree.
+pub const AGENT_PAIRING: &str =
+    "refused: an agent is running this command; pair a device from your own terminal";
+
+fn agent_name(agent: collie_actors::chat::Agent) -> &'static str {
+    match agent {
+        collie_actors::chat::Agent::Claude => "claude",
+        collie_actors::chat::Agent::Codex => "codex",
+    }
+}
+
 impl App {
-    /// A new pairing code for a device of `tier` that expires `expires` after it claims the code.
-    pub async fn new_code(&self, tier: &str, expires: Option<&str>) -> Result<NewCode, AppError> {
+    /// A new pairing code for a device of `tier` that expires `expires` after it claims the code,
+    /// asked by process `asker` (the control socket's peer). Refused, and audited, when an agent
+    /// is on the asker's parent chain (SPEC §4.6, [`super::pair_guard`]). A peer whose pid the
+    /// platform does not report is not checked (macOS may not; Linux always does).
+    pub async fn new_code(
+        &self,
+        tier: &str,
+        expires: Option<&str>,
+        asker: Option<u32>,
+    ) -> Result<NewCode, AppError> {
         let tier = Tier::parse(tier).map_err(|e| AppError::BadRequest(e.to_string()))?;
         let expires = expires
             .map(Dur::parse)
             .transpose()
             .map_err(|e| AppError::BadRequest(e.to_string()))?;
+        if let Some(agent) = asker.and_then(super::pair_guard::agent_on_chain) {
+            let rec = AuditRecord::new(AuditEventKind::SecurityDenied, self.machine.get())
+                .with_request_id(super::request_id())
+                .with_detail("method", "pair")
+                .with_detail("agent", agent_name(agent))
+                .with_detail("tier", tier.as_str());
+            self.deny("local".to_owned(), AGENT_PAIRING, rec);
+            return Err(AppError::Forbidden(AGENT_PAIRING));
+        }
         Ok(self
             .pairing
             .call(|r| PairingMsg::NewCode {
@@ -101,7 +129,7 @@ impl App {
         if code.len() > 64 {
             return Err(AppError::InvalidCode);
         }
-        Ok(self
+        let claimed: ClaimedDevice = self
             .pairing
             .call(|r| PairingMsg::Claim {
                 code,
@@ -109,7 +137,9 @@ impl App {
                 source,
                 reply: r,
             })
-            .await??)
+            .await??;
+        self.announce_pairing(claimed.device.label.as_str());
+        Ok(claimed)
     }
 
     /// Every device, the asking one marked `current`.

@@ -24,6 +24,8 @@ mod error;
 pub mod files;
 pub mod follow;
 pub mod machine;
+pub mod notices;
+mod pair_guard;
 pub mod panes;
 pub mod push;
 pub mod rows;

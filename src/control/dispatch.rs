@@ -12,9 +12,9 @@ use crate::app::panes::{split_address, Launch};
 use crate::app::walky;
 use crate::app::{App, AppError, Caller};
 
-/// Answers one control-socket request.
-pub async fn dispatch(app: &App, req: Request) -> Reply {
-    match answer(app, req).await {
+/// Answers one control-socket request from process `peer` (its pid, as the socket reports it).
+pub async fn dispatch(app: &App, req: Request, peer: Option<u32>) -> Reply {
+    match answer(app, req, peer).await {
         Ok(v) => Reply::ok(v),
         Err(e) => Reply::err(e.for_local_user()),
     }
@@ -24,7 +24,7 @@ fn data(v: impl Serialize) -> Result<Value, AppError> {
     serde_json::to_value(v).map_err(|e| AppError::backend("encoding a reply", e))
 }
 
-async fn answer(app: &App, req: Request) -> Result<Value, AppError> {
+async fn answer(app: &App, req: Request, peer: Option<u32>) -> Result<Value, AppError> {
     let cli = Caller::cli();
     match req {
         Request::Status => data(app.status().await),
@@ -34,7 +34,7 @@ async fn answer(app: &App, req: Request) -> Result<Value, AppError> {
             data(Acknowledged { acknowledged })
         }
         Request::Pair { tier, expires } => {
-            let c = app.new_code(&tier, expires.as_deref()).await?;
+            let c = app.new_code(&tier, expires.as_deref(), peer).await?;
             let pair_url = app.pair_url(&c.code);
             data(PairCode {
                 code: c.code,

@@ -37,17 +37,17 @@ pub async fn serve(listener: UnixListener, ctx: App, cancel: CancellationToken) 
 
 async fn handle(stream: UnixStream, ctx: App) {
     let me = nix::unistd::Uid::current().as_raw();
-    match stream.peer_cred() {
-        Ok(cred) if cred.uid() == me => {}
+    let peer = match stream.peer_cred() {
+        Ok(cred) if cred.uid() == me => cred.pid().and_then(|p| u32::try_from(p).ok()),
         _ => return, // not our user: say nothing
-    }
+    };
     let (read, mut write) = stream.into_split();
     let mut reader = BufReader::new(read.take(MAX_REQUEST as u64 + 1));
     let mut line = String::new();
     let reply = match reader.read_line(&mut line).await {
         Ok(_) if line.len() > MAX_REQUEST => Reply::err("request too large"),
         Ok(_) => match serde_json::from_str::<Request>(&line) {
-            Ok(req) => super::dispatch::dispatch(&ctx, req).await,
+            Ok(req) => super::dispatch::dispatch(&ctx, req, peer).await,
             Err(e) => Reply::err(format!("bad request: {e}")),
         },
         Err(e) => Reply::err(format!("bad request: {e}")),

@@ -38,6 +38,7 @@ pub(super) fn api() -> Router<App> {
         .route("/api/settings", get(meta::settings))
         .route("/api/devices", get(devices::list))
         .route("/api/devices/{label}", delete(devices::revoke))
+        .route("/api/notices", get(devices::notices))
         .route("/api/panes", get(panes::list).post(panes::create))
         .route(
             "/api/panes/{m}/{p}",

@@ -97,6 +97,12 @@ function describe(p) {
   const machine = typeof p.machine === 'string' ? p.machine : '';
   const pane = typeof p.pane === 'string' ? p.pane : '';
   const count = Number.isInteger(p.count) ? p.count : 1;
+  if (p.kind === 'paired') {
+    return {
+      title: 'A new device was paired',
+      body: `${machine ? `${machine}: ` : ''}if it was not you, open Collie and revoke it.`,
+    };
+  }
   if (p.kind === 'summary') {
     return {
       title: `${count} questions in the last hour`,

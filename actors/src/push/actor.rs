@@ -115,6 +115,9 @@ pub enum PushMsg {
     },
     /// The device policy changed (the actor's own watcher).
     PolicyChanged,
+    /// A device was paired under this label: every other subscribed device is told (SPEC §4.6).
+    /// Not limited like questions: a pairing code is one use and the pairing limiter bounds them.
+    Paired(String),
 }
 
 /// What the actor is started with.
@@ -303,6 +306,17 @@ impl PushState {
                 return;
             }
         };
+        self.send_all(myself, &payload, now, None);
+    }
+
+    /// Posts `payload` to every live subscription but `except`'s device.
+    fn send_all(
+        &mut self,
+        myself: &ActorRef<PushMsg>,
+        payload: &Payload,
+        now: u64,
+        except: Option<&str>,
+    ) {
         if self.subs.is_empty() {
             return;
         }
@@ -314,7 +328,12 @@ impl PushState {
             }
         };
         let body = payload.to_bytes();
-        let subs: Vec<Subscription> = self.subs.values().cloned().collect();
+        let subs: Vec<Subscription> = self
+            .subs
+            .values()
+            .filter(|sub| Some(sub.device.as_str()) != except)
+            .cloned()
+            .collect();
         for sub in subs {
             match device_alive(&self.args.policy, &sub) {
                 Some(true) => {}
@@ -490,6 +509,10 @@ impl Actor for PushActor {
                 let _ = reply.send(state.subs.keys().cloned().collect());
             }
             PushMsg::Ask(ask) => state.ask(&myself, *ask),
+            PushMsg::Paired(label) => {
+                let payload = Payload::paired(&state.args.machine.get());
+                state.send_all(&myself, &payload, now_ms(), Some(&label));
+            }
             PushMsg::Card(card) => {
                 let machine = state.args.machine.get();
                 let masker = Arc::clone(&state.args.masker);

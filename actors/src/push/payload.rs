@@ -27,6 +27,9 @@ pub enum Kind {
     Question,
     /// The 31st question of an hour: one push for all, then an hour of quiet.
     Summary,
+    /// A new device was paired (SPEC §4.6): every other device is told, as Signal announces a
+    /// linked device. The device's label is not carried; the phone reads it from the bridge.
+    Paired,
 }
 
 impl Kind {
@@ -80,6 +83,16 @@ impl Payload {
         }
     }
 
+    /// The push that announces a new device on `machine`.
+    pub fn paired(machine: &str) -> Payload {
+        Payload {
+            kind: Kind::Paired,
+            machine: reduce(machine, 32),
+            pane: None,
+            count: 1,
+        }
+    }
+
     /// The JSON bytes that are encrypted and posted.
     pub fn to_bytes(&self) -> Vec<u8> {
         // Serializing a struct of strings, an enum and a number cannot fail.
@@ -116,6 +129,10 @@ mod tests {
         assert_eq!(
             String::from_utf8(s.to_bytes()).expect("utf-8"),
             r#"{"kind":"summary","machine":"laptop","count":31}"#
+        );
+        assert_eq!(
+            String::from_utf8(Payload::paired("laptop").to_bytes()).expect("utf-8"),
+            r#"{"kind":"paired","machine":"laptop","count":1}"#
         );
         assert_eq!(Kind::of(&Source::Screen), Kind::Prompt);
         assert_eq!(Kind::of(&Source::Durable("ci".into())), Kind::Question);

@@ -1,4 +1,5 @@
-//! `POST /api/pair`, `GET /api/devices`, `DELETE /api/devices/{label}` (SPEC §4).
+//! `POST /api/pair`, `GET /api/devices`, `DELETE /api/devices/{label}`, `GET /api/notices`
+//! (SPEC §4).
 
 use std::net::SocketAddr;
 
@@ -10,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::body;
 use crate::app::devices::{rfc3339, DeviceView};
+use crate::app::notices::Notices;
 use crate::app::{App, AppError, Caller};
 use crate::http::extract::ApiPath;
 
@@ -84,4 +86,12 @@ pub(super) async fn revoke(
     Ok(Json(Revoked {
         revoked: d.label.as_str().to_owned(),
     }))
+}
+
+/// `GET /api/notices`: the pairings of the last day, but the asking device's own (SPEC §4.6).
+pub(super) async fn notices(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Json<Notices>, AppError> {
+    Ok(Json(app.notices(&caller).await?))
 }

@@ -26,6 +26,9 @@ export function cardsView(root) {
   const status = h('p', { class: 'note', hidden: true, role: 'status' });
   const list = h('ul', { class: 'cards-list' }, h('li', { class: 'muted' }, 'Loading…'));
   const recent = h('ul', { class: 'receipts' });
+  // New pairings of the last day (SPEC §4.6): shown on every other device, so a device paired
+  // behind the person's back is seen on the phone they hold.
+  const notices = h('ul', { class: 'notices', 'aria-label': 'New devices' });
 
   root.append(
     h('header', { class: 'bar' },
@@ -34,6 +37,7 @@ export function cardsView(root) {
     h('main', { class: 'page' },
       h('p', { class: 'muted small' }, 'Questions from agents that wait for your tap. Nothing else answers them.'),
       status,
+      notices,
       list,
       h('h2', {}, 'Recent answers'),
       recent));
@@ -52,8 +56,19 @@ export function cardsView(root) {
     }
   }
 
+  function renderNotices(res) {
+    clear(notices);
+    for (const n of res?.notices || []) {
+      const at = n.at ? new Date(n.at).toLocaleString() : '';
+      notices.append(h('li', { class: 'notice', 'data-notice': n.label },
+        h('strong', {}, 'New device paired: '), `${n.label} (${n.tier})${at ? `, ${at}` : ''}. `,
+        'If it was not you, ', h('a', { href: '#/settings' }, 'revoke it in Settings'), '.'));
+    }
+  }
+
   async function reload() {
     try {
+      api('/api/notices').then((n) => { if (!gone) renderNotices(n); }, () => {});
       const res = await api('/api/cards');
       if (gone) return;
       status.hidden = true;
