@@ -4,6 +4,7 @@
 //! - [`send`]: the sender's side — local delivery, or signing and handing the message to the lead
 //!   (a member), or forwarding it to the member (the lead's own panes); waits for the result.
 //! - [`deliver`]: the receiver's last step on every path (checks, log, audit, header typed).
+//! - [`prompt`]: a header is never typed where it would answer a prompt.
 //! - [`forward`]: the lead's side of a member's message — verify, attest, forward, answer the
 //!   result — and of `who`.
 //! - [`inbox`]: `inbox`, `who` and `log` as the CLI and the phone see them.
@@ -17,6 +18,7 @@ pub mod deliver;
 pub mod forward;
 pub mod header;
 pub mod inbox;
+pub mod prompt;
 pub mod send;
 pub mod sender;
 pub mod views;

@@ -151,13 +151,17 @@ pub enum PanesMsg {
         /// The answer.
         reply: Reply<Option<u32>>,
     },
-    /// Type a walky header and Enter, unless the pane's foreground process is a shell.
+    /// Type a walky header and Enter, unless the pane's foreground process is a shell or its
+    /// screen shows a prompt.
     Deliver {
         /// Pane id.
         pane: String,
         /// The header line (already inert: see the walky header).
         line: String,
-        /// The answer: `AtShell` / `ForegroundUnknown` when refused.
+        /// Whether screen lines show a dialog that the typed Enter would answer (the cards'
+        /// screen-prompt recognizer; passed in, so panes do not depend on cards).
+        showing_prompt: fn(&[String]) -> bool,
+        /// The answer: `AtShell` / `ForegroundUnknown` / `ShowingPrompt` when refused.
         reply: Reply<()>,
     },
     /// Answer a screen prompt: type `keys` only if the pane's screen rows `rows` still hash to
@@ -324,8 +328,14 @@ impl Actor for PanesActor {
             PanesMsg::Process { pane, reply } => {
                 let _ = reply.send(state.process(PaneRef::parse(&pane)));
             }
-            PanesMsg::Deliver { pane, line, reply } => {
-                let _ = reply.send(state.deliver(PaneRef::parse(&pane), &line).await);
+            PanesMsg::Deliver {
+                pane,
+                line,
+                showing_prompt,
+                reply,
+            } => {
+                let pane = PaneRef::parse(&pane);
+                let _ = reply.send(state.deliver(pane, &line, showing_prompt).await);
             }
             PanesMsg::Prompt {
                 pane,
@@ -520,14 +530,25 @@ impl PanesState {
         Ok(self.process(pane)?.and_then(super::foreground::cwd_of))
     }
 
-    /// Types one line and Enter into `pane` only if its foreground process is not a shell — a
-    /// walky header (SPEC §9). The check and the typing happen in one turn of the actor.
-    async fn deliver(&self, pane: PaneRef<'_>, line: &str) -> Result<(), PaneError> {
+    /// Types one line and Enter into `pane` only if its foreground process is not a shell and
+    /// its screen, as the screen-prompt watcher reads it (the visible rows, masked), shows no
+    /// dialog `showing_prompt` recognizes — a walky header (SPEC §9). The checks and the typing
+    /// happen in one turn of the actor, so nothing the actor does in between can change them.
+    async fn deliver(
+        &self,
+        pane: PaneRef<'_>,
+        line: &str,
+        showing_prompt: fn(&[String]) -> bool,
+    ) -> Result<(), PaneError> {
         match self.foreground(pane)? {
-            Some(names) if !at_prompt(&names) => self.input(pane, line, &[NamedKey::Enter]).await,
-            Some(_) => Err(PaneError::AtShell),
-            None => Err(PaneError::ForegroundUnknown),
+            Some(names) if !at_prompt(&names) => {}
+            Some(_) => return Err(PaneError::AtShell),
+            None => return Err(PaneError::ForegroundUnknown),
         }
+        if showing_prompt(&self.snapshot(pane, 0)?.snapshot.lines) {
+            return Err(PaneError::ShowingPrompt);
+        }
+        self.input(pane, line, &[NamedKey::Enter]).await
     }
 
     fn info(&self, pane: PaneRef<'_>) -> Result<PaneInfo, PaneError> {

@@ -27,6 +27,10 @@ pub enum PaneError {
     /// The pane's foreground process is a shell, which would run a typed line (SPEC §9).
     #[error("is at a shell prompt")]
     AtShell,
+    /// The pane shows a dialog an agent asks a person with (SPEC §9): a typed line and Enter
+    /// would answer it, and only a person's tap answers a prompt.
+    #[error("is showing a prompt")]
+    ShowingPrompt,
     /// What runs in the pane's foreground cannot be read, so it may be a shell.
     #[error("runs a program Collie cannot identify")]
     ForegroundUnknown,

@@ -5,10 +5,12 @@
 //! In order: walky must be on here, the pane must exist with the token the sender addressed (a
 //! reused pane id has another token: the message is refused, never typed into a stranger's pane),
 //! the pane's foreground process must not be a shell (a shell would run the typed line: refused
-//! with `<machine>/<pane> is at a shell prompt`), the header must pass its grammar, the message is
-//! logged (synced) and audited, and only then is the header typed, followed by Enter — by the
-//! panes actor, which checks the foreground once more in the same turn. The body is never typed:
-//! the agent reads it with `collie walky inbox ID`.
+//! with `<machine>/<pane> is at a shell prompt`), the pane must not be showing a prompt (the Enter
+//! would answer it: refused with `<machine>/<pane> is showing a prompt`, see [`super::prompt`]),
+//! the header must pass its grammar, the message is logged (synced) and audited, the pane's cards
+//! are looked at again, and only then is the header typed, followed by Enter — by the panes
+//! actor, which checks the foreground and the screen once more in the same turn. The body is never
+//! typed: the agent reads it with `collie walky inbox ID`.
 
 use collie_actors::audit::{AuditEventKind, AuditRecord};
 use collie_actors::panes::actor::PaneError;
@@ -18,7 +20,7 @@ use collie_actors::walky::actor::WalkyMsg;
 use collie_actors::walky::log::Kind;
 use collie_crew::walky::{check_walky_on, Forwarded, Message, Outcome};
 
-use super::{append, entry, header};
+use super::{append, entry, header, prompt};
 use crate::app::App;
 
 /// Delivers `message` to its pane on this machine and says how it went. Every refusal is logged
@@ -120,6 +122,7 @@ async fn try_deliver(ctx: &App, message: &Message) -> Result<(), String> {
         Some(_) => return Err(refusal(&address, &PaneError::AtShell)),
         None => return Err(refusal(&address, &PaneError::ForegroundUnknown)),
     }
+    prompt::check(ctx, &message.to.pane, &address).await?;
     let line = header::header(&message.id, &message.from, &message.from_name)
         .map_err(|e| e.to_string())?;
     let logged_line = entry(message, Kind::Received, true, Some("delivered".into()));
@@ -130,19 +133,25 @@ async fn try_deliver(ctx: &App, message: &Message) -> Result<(), String> {
     );
     logged.map_err(|e| format!("cannot log the message on {here}: {e}"))?;
     audited.map_err(|_| format!("audit unavailable on {here}"))?;
-    let typed = ctx
-        .panes
-        .call(|reply| PanesMsg::Deliver {
-            pane: message.to.pane.clone(),
-            line,
-            reply,
-        })
-        .await
-        .map_err(|e| e.to_string())?;
-    if let Err(e) = typed {
-        // The pane went back to its shell between the check and the typing: nothing was typed;
-        // the log says so after its `delivered` line.
-        let why = refusal(&address, &e);
+    // Looked at again as late as each can be: a card here, the foreground and the screen by the
+    // panes actor in the turn it types.
+    let typed = match prompt::no_waiting_card(ctx, &message.to.pane, &address).await {
+        Ok(()) => ctx
+            .panes
+            .call(|reply| PanesMsg::Deliver {
+                pane: message.to.pane.clone(),
+                line,
+                showing_prompt: prompt::showing_prompt,
+                reply,
+            })
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| refusal(&address, &e)),
+        Err(why) => Err(why),
+    };
+    if let Err(why) = typed {
+        // The pane went back to its shell or began to ask between the check and the typing:
+        // nothing was typed; the log says so after its `delivered` line.
         super::send::log_result(ctx, &message.id, &Outcome::Rejected(why.clone()));
         return Err(why);
     }
@@ -152,7 +161,9 @@ async fn try_deliver(ctx: &App, message: &Message) -> Result<(), String> {
 /// Why a message is refused for `address`, in the words of SPEC §9.
 fn refusal(address: &str, e: &PaneError) -> String {
     match e {
-        PaneError::AtShell | PaneError::ForegroundUnknown => format!("{address} {e}"),
+        PaneError::AtShell | PaneError::ForegroundUnknown | PaneError::ShowingPrompt => {
+            format!("{address} {e}")
+        }
         PaneError::NoSuchPane => format!("no pane {address}"),
         other => {
             tracing::warn!(error = %other, "walky: cannot type into {address}");
