@@ -31,3 +31,28 @@ pub(crate) fn is_broken_pipe(error: &anyhow::Error) -> bool {
             .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
     })
 }
+
+/// JSON text with every control, invisible or direction character written as a `\u` escape:
+/// serde_json escapes only the C0 controls, and a DEL, a C1 control (which some terminals act on
+/// in UTF-8) or a U+202E printed raw would reach the reader's terminal. The JSON means the same.
+pub(crate) fn terminal_safe_json(text: &str) -> std::borrow::Cow<'_, str> {
+    use std::fmt::Write as _;
+    // Pretty JSON's own line breaks and indents are the only raw `\n` (strings escape theirs).
+    let escaped = |c: char| c != '\n' && collie_actors::cards::visible::hidden(c, false);
+    if !text.chars().any(escaped) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if escaped(c) {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                // Writing to a String cannot fail.
+                let _ = write!(out, "\\u{unit:04x}");
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
