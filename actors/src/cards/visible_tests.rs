@@ -26,7 +26,7 @@ fn lines_and_indents_stay_in_a_multi_line_text_only() {
 
 #[test]
 fn ordinary_text_is_borrowed_and_shown_as_itself() {
-    for text in ["cargo test", "rm -rf 'ü 日本'", "emoji 👩‍💻", "⟨ESC⟩ typed"] {
+    for text in ["cargo test", "rm -rf 'ü 日本'", "emoji 🐕", "⟨ESC⟩ typed"] {
         assert!(matches!(visible(text, false), Cow::Borrowed(t) if t == text));
     }
 }

