@@ -63,11 +63,13 @@ mod tests {
 
     #[test]
     fn json_carries_no_character_a_terminal_acts_on() {
-        let card = serde_json::json!({"title": "a\u{1b}]52;c;x\u{7}\u{9b}2J\u{7f}\u{202e}\u{e0041}é"});
+        let card =
+            serde_json::json!({"title": "a\u{1b}]52;c;x\u{7}\u{9b}2J\u{7f}\u{202e}\u{e0041}é"});
         let text = serde_json::to_string_pretty(&card).expect("json");
         let safe = terminal_safe_json(&text);
         assert!(
-            safe.bytes().all(|b| b >= 0x20 || b == b'\n') && !safe.contains(['\u{9b}', '\u{7f}', '\u{202e}', '\u{e0041}']),
+            safe.bytes().all(|b| b >= 0x20 || b == b'\n')
+                && !safe.contains(['\u{9b}', '\u{7f}', '\u{202e}', '\u{e0041}']),
             "{safe}"
         );
         let back: serde_json::Value = serde_json::from_str(&safe).expect("still JSON");

@@ -398,7 +398,15 @@ mod tests {
         assert_eq!(card.options.len(), 1);
         for option in ["allow", "always"] {
             assert_eq!(
-                cards.tap("a", option, &card.shown, "pixel", None, || "t".into(), 2_000),
+                cards.tap(
+                    "a",
+                    option,
+                    &card.shown,
+                    "pixel",
+                    None,
+                    || "t".into(),
+                    2_000
+                ),
                 Err(CardError::UnknownOption(option.into()))
             );
         }
