@@ -5,6 +5,8 @@
 //! rules (the waiting set and its cap, the two taps of "Always allow", claims, receipts,
 //! expiry); [`actor`] the shell that owns a core, hands each decision to whoever holds the card
 //! open (the hook socket) and tells watchers of every change; [`error`] how an answer fails.
+//! [`visible`] makes a text faithful (escapes, cuts) and [`present`] applies it to a whole card:
+//! a card shows what it decides, all of it.
 //! Screen prompts: [`prompt`] recognizes a dialog on a screen, [`offered`] decides which dialog a
 //! card stands for, and [`screens`] is the actor that watches the panes and offers them.
 //!
@@ -18,5 +20,7 @@ pub mod card;
 pub mod core;
 pub mod error;
 pub mod offered;
+pub mod present;
 pub mod prompt;
 pub mod screens;
+pub mod visible;

@@ -11,7 +11,9 @@
 //! value after a secret word or of a URL password. Masking is idempotent. Only high-precision
 //! shapes are masked ([`shape_patterns`] lists them): vendor-prefixed tokens, JWTs, PEM and PGP
 //! private key blocks, `scheme://user:password@host`, Collie device tokens and `key: value` /
-//! `KEY=value` lines whose key ends with a secret word. Bare hex or base64 never is.
+//! `KEY=value` lines whose key ends with a secret word. Bare hex or base64 never is. A card
+//! ([`Masker::mask_card`], SPEC §10.1) is masked without the secret-word rule: there the "value"
+//! may be a command substitution that runs.
 //!
 //! How: three passes of a case-sensitive literal search (`prefilter.rs`: two Teddy passes and
 //! one `memmem`) find the literals every shape needs (vendor prefixes, secret-word stems); only
@@ -27,6 +29,8 @@ mod pem;
 mod prefilter;
 mod shapes;
 
+#[cfg(test)]
+mod card_tests;
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]

@@ -20,6 +20,7 @@ use collie_actors::cards::card::{shown_hash, Card, CardState, Item, NewCard, Sou
 use collie_actors::cards::core::{Tap, ALWAYS};
 use collie_actors::cards::error::CardError;
 use collie_actors::cards::offered::Offered;
+use collie_actors::cards::present;
 use collie_actors::cards::screens::ScreensMsg;
 use collie_actors::pairing::Tier;
 use collie_actors::panes::actor::PaneError;
@@ -314,13 +315,16 @@ impl App {
         Ok(list)
     }
 
-    /// Masks a member's card again and hashes what is now shown.
+    /// Escapes and masks a member's card again, as a card of this machine is (SPEC §10.1: only
+    /// what a card masks, never the secret-word rule), and hashes what is now shown.
     fn mask_shown(&self, card: &mut Card) {
-        self.mask_in_place(&mut card.title);
+        present::reshow(card);
+        let mut masked = self.mask_card_text(&mut card.title);
         for item in &mut card.items {
-            self.mask_item(item);
+            masked |= self.mask_item(item);
         }
-        card.shown = shown_hash(&card.title, &card.items, &card.options);
+        card.masked |= masked;
+        card.shown = shown_hash(card);
     }
 
     /// A tap on card `id` of `machine` (this one when `None`).
@@ -607,21 +611,37 @@ impl App {
         }
     }
 
-    /// Masks secret shapes in what a card shows (never the command word, a path or a host: the
-    /// masker only replaces secret shapes).
+    /// Masks secret shapes in what a card shows, as a card masks (SPEC §10.1): vendor-prefixed
+    /// tokens, PEM blocks and URL passwords — never the command word, a path, a host or a
+    /// `KEY=value` whose value may be a command substitution that runs. The card says when it
+    /// masked. This runs on the whole text, before the cards core cuts it to the card's limits,
+    /// so a secret the cut would split is still found.
     fn mask_card(&self, new: &mut NewCard) {
-        self.mask_in_place(&mut new.title);
+        let mut masked = self.mask_card_text(&mut new.title);
         for item in &mut new.items {
-            self.mask_item(item);
+            masked |= self.mask_item(item);
+        }
+        new.masked |= masked;
+    }
+
+    /// Masks one of a card's items; whether that changed it.
+    fn mask_item(&self, item: &mut Item) -> bool {
+        match item {
+            Item::Text { text } | Item::Code { text } | Item::Diff { text } => {
+                self.mask_card_text(text)
+            }
+            Item::Link { url } => self.mask_card_text(url),
         }
     }
 
-    fn mask_item(&self, item: &mut Item) {
-        match item {
-            Item::Text { text } | Item::Code { text } | Item::Diff { text } => {
-                self.mask_in_place(text);
+    /// Masks `text` as a card masks it; whether that changed it.
+    fn mask_card_text(&self, text: &mut String) -> bool {
+        match self.masker.mask_card(text) {
+            std::borrow::Cow::Owned(masked) => {
+                *text = masked;
+                true
             }
-            Item::Link { url } => self.mask_in_place(url),
+            std::borrow::Cow::Borrowed(_) => false,
         }
     }
 }

@@ -153,7 +153,7 @@ fn ask<T: serde::de::DeserializeOwned>(req: &Request) -> Result<T, ExitCode> {
 /// Prints JSON data pretty, for `--json`.
 fn print_json(v: &impl serde::Serialize) -> std::io::Result<()> {
     match serde_json::to_string_pretty(v) {
-        Ok(text) => outln!("{text}")?,
+        Ok(text) => outln!("{}", out::terminal_safe_json(&text))?,
         Err(e) => eprintln!("collie: cannot print JSON: {e}"),
     }
     Ok(())

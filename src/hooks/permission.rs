@@ -12,15 +12,13 @@
 //! `addDirectories` — never `setMode`, which would change the agent's whole permission mode.
 
 use collie_actors::cards::actor::Decision;
-use collie_actors::cards::card::{CardOption, Item, NewCard, Source, MAX_ITEM, MAX_TITLE};
+use collie_actors::cards::card::{CardOption, Item, NewCard, Source};
 use collie_crew::relay::PaneInfo;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::always::Suggestion;
 use super::wire::Agent;
-
-/// The suggestion types "Always allow" may apply.
-const ALWAYS_TYPES: [&str; 2] = ["addRules", "addDirectories"];
 
 /// Why a hook input is not a permission request this bridge can show.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -43,7 +41,8 @@ pub struct Ask {
     tool: String,
     input: Map<String, Value>,
     session: Option<String>,
-    always: Vec<Value>,
+    /// What "Always allow" adds: exactly what the card shows of it (see [`super::always`]).
+    always: Vec<Suggestion>,
 }
 
 impl Ask {
@@ -69,15 +68,9 @@ impl Ask {
             .and_then(Value::as_str)
             .map(str::to_owned);
         let always = match (agent, obj.get("permission_suggestions")) {
-            (Agent::Claude, Some(Value::Array(list))) => list
-                .iter()
-                .filter(|s| {
-                    s.get("type")
-                        .and_then(Value::as_str)
-                        .is_some_and(|t| ALWAYS_TYPES.contains(&t))
-                })
-                .cloned()
-                .collect(),
+            (Agent::Claude, Some(Value::Array(list))) => {
+                list.iter().filter_map(Suggestion::read).collect()
+            }
             _ => Vec::new(),
         };
         Ok(Ask {
@@ -89,7 +82,9 @@ impl Ask {
         })
     }
 
-    /// The card the phone shows: the tool, and the command, path or URL in full.
+    /// The card the phone shows: the tool, and the command, path or URL in full (the cards core
+    /// escapes and, past its limits, cuts them and offers only Deny), and what "Always allow"
+    /// adds.
     pub fn card(&self, machine: &str, pane: &PaneInfo) -> NewCard {
         let who = match self.agent {
             Agent::Claude => "Claude Code",
@@ -108,11 +103,12 @@ impl Ask {
                 Agent::Codex => Source::Codex,
             },
             conversation: self.session.clone(),
-            title: cut(&format!("{who} asks to use {}", self.tool), MAX_TITLE),
+            title: format!("{who} asks to use {}", self.tool),
             items: self.items(),
             options,
             question: None,
             shortened: false,
+            masked: false,
         }
     }
 
@@ -122,24 +118,24 @@ impl Ask {
         let mut items = Vec::new();
         if let Some(description) = text("description") {
             items.push(Item::Text {
-                text: cut(description, MAX_ITEM),
+                text: description.to_owned(),
             });
         }
         if let Some(command) = text("command") {
             items.push(Item::Code {
-                text: cut(command, MAX_ITEM),
+                text: command.to_owned(),
             });
         }
         for key in ["file_path", "notebook_path", "path"] {
             if let Some(path) = text(key) {
                 items.push(Item::Code {
-                    text: cut(path, MAX_ITEM),
+                    text: path.to_owned(),
                 });
             }
         }
         if let Some(url) = text("url") {
             items.push(Item::Code {
-                text: cut(url, MAX_ITEM),
+                text: url.to_owned(),
             });
         }
         if let (Some(old), Some(new)) = (text("old_string"), text("new_string")) {
@@ -148,20 +144,24 @@ impl Ask {
                 .map(|l| format!("-{l}\n"))
                 .chain(new.lines().map(|l| format!("+{l}\n")))
                 .collect();
-            items.push(Item::Diff {
-                text: cut(&diff, MAX_ITEM),
-            });
+            items.push(Item::Diff { text: diff });
         }
         if let Some(content) = text("content") {
             items.push(Item::Code {
-                text: cut(content, MAX_ITEM),
+                text: content.to_owned(),
             });
         }
         if items.is_empty() && !self.input.is_empty() {
             // A tool this reading does not know: show its whole input rather than nothing.
             let whole = serde_json::to_string_pretty(&self.input).unwrap_or_default();
+            items.push(Item::Code { text: whole });
+        }
+        if !self.always.is_empty() {
+            items.push(Item::Text {
+                text: "\u{201c}Always allow\u{201d} also adds:".to_owned(),
+            });
             items.push(Item::Code {
-                text: cut(&whole, MAX_ITEM),
+                text: super::always::describe(&self.always),
             });
         }
         items
@@ -219,7 +219,7 @@ struct Verdict<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     message: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    updated_permissions: Option<&'a [Value]>,
+    updated_permissions: Option<&'a [Suggestion]>,
 }
 
 fn option(id: &str, label: &str) -> CardOption {
@@ -229,22 +229,10 @@ fn option(id: &str, label: &str) -> CardOption {
     }
 }
 
-/// `s` cut to at most `max` bytes on a character boundary, with `…` when cut.
-fn cut(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_owned();
-    }
-    let ellipsis = "…";
-    let mut end = max.saturating_sub(ellipsis.len());
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}{ellipsis}", &s[..end])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use collie_actors::cards::card::MAX_ITEM;
     use serde_json::json;
 
     fn claude_input() -> Value {
@@ -420,17 +408,46 @@ mod tests {
     }
 
     #[test]
-    fn long_text_is_cut_on_a_character_boundary() {
+    fn long_text_reaches_the_cards_core_whole() {
+        // The core cuts it, marks the card shortened and offers only Deny (`cards::present`).
         let mut input = claude_input();
-        input["tool_input"]["command"] = json!("é".repeat(MAX_ITEM));
+        let long = "é".repeat(MAX_ITEM);
+        input["tool_input"]["command"] = json!(long);
         let card = Ask::parse(Agent::Claude, &input)
             .unwrap()
             .card("m", &pane());
-        assert!(card.check().is_ok());
-        let Item::Code { text } = &card.items[1] else {
-            panic!("the command")
+        assert!(card.items.contains(&Item::Code { text: long }));
+    }
+
+    #[test]
+    fn always_allow_s_rules_and_directories_are_shown_as_applied() {
+        let mut input = claude_input();
+        input["permission_suggestions"] = json!([
+            {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "rm -rf build"}],
+             "behavior": "allow", "destination": "localSettings", "extra": "dropped"},
+            {"type": "addDirectories", "directories": ["/srv/a\nrule Bash"], "destination": "session"},
+            {"type": "setMode", "mode": "acceptEdits", "destination": "session"},
+        ]);
+        let ask = Ask::parse(Agent::Claude, &input).unwrap();
+        let card = ask.card("m", &pane());
+        let Some(Item::Code { text }) = card.items.last() else {
+            panic!("the rules")
         };
-        assert!(text.len() <= MAX_ITEM && text.ends_with('…'));
+        assert_eq!(
+            text,
+            "rule Bash(rm -rf build) (allow) in localSettings\n\
+             directory /srv/a⟨U+000A⟩rule Bash in session"
+        );
+        let always = ask.output(&decision("always"));
+        assert_eq!(
+            always["hookSpecificOutput"]["decision"]["updatedPermissions"],
+            json!([
+                {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "rm -rf build"}],
+                 "behavior": "allow", "destination": "localSettings"},
+                {"type": "addDirectories", "directories": ["/srv/a\nrule Bash"], "destination": "session"},
+            ]),
+            "exactly what was shown, no field it did not show"
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
 // One card drawn with its answer buttons, and the tap that answers it (SPEC §10.1): shared by the
 // Cards view and the pane view's screen-prompt cards. Everything a card says becomes text nodes.
 // "Always allow" takes a second tap; what the last tap got is said under the card. A durable
-// question whose title or reason the sanitizer changed says `Text shortened` (SPEC §10.3), and the
+// question whose title or reason the sanitizer changed says `Text shortened` (SPEC §10.3); a held
+// permission says when it holds hidden characters, masked text or was cut (§10.1); and the
 // conversation view draws a conversation's open questions with this too.
 
 import { api } from './client.js';
@@ -14,6 +15,20 @@ function item(it) {
   if (it.kind === 'code' || it.kind === 'diff') return h('pre', { class: `card-${it.kind}` }, it.text);
   if (it.kind === 'link') return h('p', { class: 'card-link' }, it.url);
   return h('p', {}, it.text);
+}
+
+/**
+ * What the bridge says about how a card's text is shown (SPEC §10.1): characters made visible as
+ * ⟨…⟩ escapes, secrets masked, a held permission cut at the card's limit (then only Deny is
+ * offered), or a durable question's text shortened by its sanitizer.
+ */
+function notes(card) {
+  const said = [];
+  if (card.not_shown > 0) said.push(`Shortened: ${card.not_shown} bytes not shown \u2014 only Deny is offered`);
+  else if (card.shortened) said.push('Text shortened');
+  if (card.hidden_characters) said.push('Holds hidden characters, shown as \u27e8\u2026\u27e9');
+  if (card.masked) said.push('Secrets masked (\u2022)');
+  return said.map((s) => h('p', { class: 'shortened' }, s));
 }
 
 /** What a refused tap says. */
@@ -65,7 +80,7 @@ export function decider(changed) {
       }, o.id === 'always' && confirming.has(card.id) ? 'Confirm always allow' : o.label));
     return h('article', { class: 'card decision', 'data-card': card.id },
       h('h2', {}, card.title),
-      card.shortened ? h('p', { class: 'shortened' }, 'Text shortened') : null,
+      notes(card),
       // Who asks, from the bridge — never from the question's own words, which a durable agent
       // could make read like any other card's.
       card.source?.startsWith('durable:')

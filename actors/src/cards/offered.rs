@@ -137,6 +137,7 @@ pub fn screen_card(
             .collect(),
         question: None,
         shortened: false,
+        masked: false,
     }
 }
 

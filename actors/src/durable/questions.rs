@@ -166,6 +166,7 @@ pub fn card(agent: &str, machine: &str, conversation: &str, question: &QuestionV
             .collect(),
         question: Some(question.id.clone()),
         shortened: question.shortened,
+        masked: false,
     }
 }
 

@@ -73,6 +73,9 @@ mod tests {
             shown: String::new(),
             question: None,
             shortened: false,
+            hidden_characters: false,
+            masked: false,
+            not_shown: 0,
         }
     }
 

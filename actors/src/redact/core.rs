@@ -64,6 +64,21 @@ impl Masker {
         }
     }
 
+    /// `text` masked as a card shows it (SPEC §10.1): vendor-prefixed tokens, PEM blocks and URL
+    /// passwords only — never an assignment to a secret word, whose "value" may be a command
+    /// substitution that would run (``API_TOKEN=`curl …|sh` make``): hiding it would hide what
+    /// a tap decides. Borrowed when nothing was masked, so `Cow::Owned` means the card masked.
+    pub fn mask_card<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        match self
+            .engine
+            .as_ref()
+            .and_then(|engine| engine.mask_only(text, !ASSIGNMENTS))
+        {
+            Some(masked) => Cow::Owned(masked),
+            None => Cow::Borrowed(text),
+        }
+    }
+
     /// [`Masker::mask`] for an owned string, which is handed back as is when nothing matched.
     pub fn mask_string(&self, text: String) -> String {
         match self.engine.as_ref().and_then(|engine| engine.mask(&text)) {
@@ -192,6 +207,12 @@ impl Engine {
     }
 
     fn mask(&self, text: &str) -> Option<String> {
+        self.mask_only(text, u64::MAX)
+    }
+
+    /// Masks `text` with the shapes in `only` (a bitset over [`SHAPES`]); `None` when nothing
+    /// changed.
+    fn mask_only(&self, text: &str, only: u64) -> Option<String> {
         #[cfg(test)]
         if self.every_shape {
             let mut candidates = Vec::new();
@@ -201,22 +222,26 @@ impl Engine {
                 start = line.end + 1;
                 candidates.push(Candidate {
                     line,
-                    shapes: all_shapes(),
+                    shapes: all_shapes() & only,
                     literals: 0,
                 });
             }
-            return self.rewrite(text, &candidates);
+            return self.rewrite(text, &candidates, only);
         }
         let (mut hits, mut scratch) = (Vec::new(), Vec::new());
         self.prefilter.hits(text, &mut hits, &mut scratch);
         if hits.is_empty() {
             return None;
         }
-        let candidates = self.candidates(text, &hits);
+        let mut candidates = self.candidates(text, &hits);
+        for candidate in &mut candidates {
+            candidate.shapes &= only;
+        }
+        candidates.retain(|candidate| candidate.shapes != 0);
         if candidates.is_empty() {
             return None;
         }
-        self.rewrite(text, &candidates)
+        self.rewrite(text, &candidates, only)
     }
 
     /// The lines where some hit passes a shape's check, with the shapes of all their hits.
@@ -261,7 +286,7 @@ impl Engine {
     }
 
     /// Masks the PEM bodies begun on candidate lines and the single-line shapes on the others.
-    fn rewrite(&self, text: &str, candidates: &[Candidate]) -> Option<String> {
+    fn rewrite(&self, text: &str, candidates: &[Candidate], only: u64) -> Option<String> {
         let mut body = Vec::new();
         for candidate in candidates {
             if candidate.shapes & MULTILINE != 0 {
@@ -298,7 +323,8 @@ impl Engine {
                 continue;
             }
             let buffers = (&mut spans, &mut masked, &mut spare);
-            if self.mask_line(&text[line.clone()], shapes, candidate.literals, buffers) {
+            let literals = (candidate.literals, only);
+            if self.mask_line(&text[line.clone()], shapes, literals, buffers) {
                 while let Some(range) = bodies.next_if(|b| b.start < line.start) {
                     emit(
                         &mut out,
@@ -329,22 +355,23 @@ impl Engine {
     /// masking it again would try: a shape it leaves out has no trigger there that passes its
     /// check, and so no match. Those triggers are among the `literals` hit on `line`.
     ///
-    /// The masked line is left in `masked`; `spans` and `spare` are buffers to reuse.
+    /// The masked line is left in `masked`; `spans` and `spare` are buffers to reuse. Only the
+    /// shapes in `only` are tried, in every round.
     fn mask_line(
         &self,
         line: &str,
         shapes: u64,
-        literals: u128,
+        (literals, only): (u128, u64),
         (spans, masked, spare): (&mut Vec<Range<usize>>, &mut String, &mut String),
     ) -> bool {
         spans.clear();
-        self.line_spans(line, shapes, spans);
+        self.line_spans(line, shapes & only, spans);
         if !apply(line, spans, masked) {
             return false;
         }
         loop {
             spans.clear();
-            let again = self.again(masked, literals);
+            let again = self.again(masked, literals) & only;
             self.line_spans(masked, again, spans);
             if !apply(masked, spans, spare) {
                 return true;
@@ -389,6 +416,18 @@ const MULTILINE: u64 = {
     let (mut set, mut i) = (0, 0);
     while i < SHAPES.len() {
         if SHAPES[i].multiline {
+            set |= 1 << i;
+        }
+        i += 1;
+    }
+    set
+};
+
+/// The assignments to secret words, which a card never masks ([`Masker::mask_card`]).
+const ASSIGNMENTS: u64 = {
+    let (mut set, mut i) = (0, 0);
+    while i < SHAPES.len() {
+        if matches!(SHAPES[i].value, Value::Assignment) {
             set |= 1 << i;
         }
         i += 1;

@@ -103,7 +103,7 @@ fn fragment() -> impl Strategy<Value = String> {
     ]
 }
 
-fn text() -> impl Strategy<Value = String> {
+pub(super) fn text() -> impl Strategy<Value = String> {
     proptest::collection::vec(fragment(), 0..24).prop_map(|parts| parts.concat())
 }
 
