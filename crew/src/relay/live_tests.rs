@@ -200,6 +200,7 @@ fn all() -> BTreeSet<Capability> {
 const ON: On<'static> = On {
     device: "phone-1",
     request_id: "req-1",
+    device_id: None,
 };
 
 #[tokio::test]
