@@ -292,6 +292,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     };
     ctx.spawn(crate::relay::uplink::run(ctx.clone(), uplink_streams_rx));
     ctx.spawn(crate::app::push::watch::run(ctx.clone()));
+    ctx.spawn(crate::app::ended::watch(ctx.clone()));
     ctx.spawn(crate::relay::member::run(ctx.clone(), relay_streams_rx));
     let screens_args = ScreensArgs {
         machine: machine.clone(),

@@ -18,6 +18,7 @@ mod attrs;
 mod bytes;
 mod capability;
 pub mod client;
+mod request;
 pub mod server;
 
 use std::collections::BTreeMap;
@@ -30,7 +31,12 @@ pub use attrs::{
 pub use capability::requires;
 
 /// A request the lead relays to a member.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// `device_id` came after the others (SPEC §10.1: what a device owns on a member is bound to its
+/// identity, never its label), so it follows `kind`: an older member ignores it with the rest of
+/// the frame, and a newer member reading an older lead's request finds it absent (see
+/// `request.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RelayRequest {
     /// Assigned by the lead's [`client::RelayClient`]; unique on the link, never reused.
     pub id: u64,
@@ -38,8 +44,13 @@ pub struct RelayRequest {
     pub device: String,
     /// The lead's request id for this phone request, so both audit logs can be matched.
     pub request_id: String,
-    /// What to do. Last, so that a kind from a newer lead decodes as [`RelayKind::Unknown`].
+    /// What to do. So that a kind from a newer lead decodes as [`RelayKind::Unknown`], nothing
+    /// the older fields need follows it.
     pub kind: RelayKind,
+    /// The identity of the phone's device on the lead (a digest of its token's hash: never the
+    /// token, never the hash), which the member binds the device's sessions and confirm tokens
+    /// to. `None` for the lead's own CLI, and from a lead that does not send it.
+    pub device_id: Option<String>,
 }
 
 /// What a relayed request asks of the member.
@@ -250,6 +261,15 @@ pub enum RelayKind {
         /// The cursor of the last answer (empty: the newest turns).
         after: String,
     },
+    /// The lead's notice that the authorization of the device whose identity is `device_id`
+    /// ended — revoked, expired or below `full` (SPEC §3.2): the member kills the sessions that
+    /// device owns there and refuses its relayed tool calls from then on; answered
+    /// [`RelayOk::Done`]. Capability `tools`: a member without tools has nothing of a device's to
+    /// end.
+    DeviceEnded {
+        /// The device's identity, as [`RelayRequest::device_id`] carries it.
+        device_id: String,
+    },
     /// A kind this side does not know (sent by a newer peer); answered [`RelayError::UnknownKind`].
     #[serde(other)]
     Unknown,
@@ -275,6 +295,7 @@ impl RelayKind {
                 | RelayKind::CreateIn { .. }
                 | RelayKind::CreateWindow { .. }
                 | RelayKind::CreateRow { .. }
+                | RelayKind::DeviceEnded { .. }
         )
     }
 
@@ -324,6 +345,7 @@ impl RelayKind {
             | RelayKind::Input { .. }
             | RelayKind::Rename { .. }
             | RelayKind::Close { .. }
+            | RelayKind::DeviceEnded { .. }
             | RelayKind::Unknown => matches!(ok, RelayOk::Done),
         }
     }

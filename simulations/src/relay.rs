@@ -159,6 +159,7 @@ impl RelayLink {
             device: "phone".to_owned(),
             request_id,
             kind,
+            device_id: None,
         };
         // The harness's requests are a few bytes; one too large to send fails its send in the real
         // client, which answers `member unreachable`.

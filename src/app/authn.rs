@@ -176,6 +176,7 @@ impl App {
                 Ok(Caller::new(Who::Device {
                     label,
                     tier: dev.tier,
+                    id: token.device_id(),
                     token,
                 }))
             }

@@ -30,6 +30,9 @@ pub enum Who {
         /// The SHA-256 of the token it presented (never the token), so a long request can check
         /// it again.
         token: TokenHash,
+        /// Its identity ([`TokenHash::device_id`]): what the sessions and confirm tokens it
+        /// owns are bound to, here and on members (SPEC §10.1).
+        id: String,
     },
     /// The CLI on this machine reading over HTTP with the local secret.
     LocalSecret,
@@ -39,8 +42,11 @@ pub enum Who {
     Relay {
         /// The lead's crew name.
         lead: String,
-        /// The device on the lead's side.
+        /// The device on the lead's side (its label, for audit lines).
         device: String,
+        /// The device's identity on the lead's side, when the lead sent one (not for its CLI,
+        /// not from an older lead).
+        device_id: Option<String>,
     },
 }
 
@@ -95,12 +101,44 @@ impl Caller {
         Caller::new(Who::Cli)
     }
 
-    /// The lead relaying its phone's request `request_id` for `device`.
-    pub fn relay(lead: String, device: String, request_id: String) -> Caller {
+    /// The lead relaying its phone's request `request_id` for `device` (identity `device_id`).
+    pub fn relay(
+        lead: String,
+        device: String,
+        device_id: Option<String>,
+        request_id: String,
+    ) -> Caller {
         Caller {
-            who: Who::Relay { lead, device },
+            who: Who::Relay {
+                lead,
+                device,
+                device_id,
+            },
             request_id,
             source: None,
+        }
+    }
+
+    /// What the sessions, searches and confirm tokens this caller starts are owned by (SPEC
+    /// §10.1): a device's identity, never its label — so a device paired again under the same
+    /// label owns none of it — on this machine and, relayed by the lead, on a member.
+    pub fn owner(&self) -> String {
+        match &self.who {
+            Who::Device { id, .. } => device_owner(id),
+            Who::Relay {
+                lead,
+                device_id: Some(id),
+                ..
+            } => relay_owner(lead, id),
+            // The lead's own CLI, or an older lead that names the device by its label only.
+            Who::Relay {
+                lead,
+                device,
+                device_id: None,
+            } => format!("relay:{lead}:label:{device}"),
+            Who::LocalSecret => "local-cli".to_owned(),
+            Who::Cli => "cli".to_owned(),
+            Who::Open => "open".to_owned(),
         }
     }
 
@@ -150,7 +188,7 @@ impl Caller {
         let rec =
             AuditRecord::new(event, app.machine.get()).with_request_id(self.request_id.clone());
         match &self.who {
-            Who::Relay { lead, device } => rec
+            Who::Relay { lead, device, .. } => rec
                 .with_device(device.clone())
                 .with_detail("via", "relay")
                 .with_detail("lead", lead.clone()),
@@ -162,14 +200,17 @@ impl Caller {
 
     /// How a request of this caller is named to a member the lead relays it to.
     pub fn on(&self) -> On<'_> {
-        let device = match &self.who {
-            Who::Device { label, .. } => label.as_str(),
-            Who::Relay { device, .. } => device.as_str(),
-            Who::Open | Who::Cli | Who::LocalSecret => LEAD_LOCAL_CALLER,
+        let (device, device_id) = match &self.who {
+            Who::Device { label, id, .. } => (label.as_str(), Some(id.as_str())),
+            Who::Relay {
+                device, device_id, ..
+            } => (device.as_str(), device_id.as_deref()),
+            Who::Open | Who::Cli | Who::LocalSecret => (LEAD_LOCAL_CALLER, None),
         };
         On {
             device,
             request_id: &self.request_id,
+            device_id,
         }
     }
 
@@ -203,15 +244,37 @@ impl Caller {
 }
 
 impl App {
-    /// On a member: the lead relaying a request of its phone's `device`, with the lead's request id
-    /// (so both machines' audit lines share it).
-    pub fn lead_caller(&self, device: String, request_id: String) -> Caller {
+    /// On a member: the lead relaying a request of its phone's `device` (identity `device_id`),
+    /// with the lead's request id (so both machines' audit lines share it). An identity that is
+    /// not one ([`TokenHash::device_id`]'s 32 hex digits) counts as none.
+    pub fn lead_caller(
+        &self,
+        device: String,
+        device_id: Option<String>,
+        request_id: String,
+    ) -> Caller {
         let lead = self
             .crew_view
             .load()
             .lead
             .as_ref()
             .map_or_else(|| "lead".to_owned(), |l| l.name.clone());
-        Caller::relay(lead, device, request_id)
+        let device_id = device_id.filter(|id| is_device_id(id));
+        Caller::relay(lead, device, device_id, request_id)
     }
+}
+
+/// What a device of this machine with identity `id` owns things as (see [`Caller::owner`]).
+pub(super) fn device_owner(id: &str) -> String {
+    format!("device:{id}")
+}
+
+/// What a device of `lead` with identity `id` owns things as on this member.
+pub(super) fn relay_owner(lead: &str, id: &str) -> String {
+    format!("relay:{lead}:{id}")
+}
+
+/// Whether `s` has the shape of a device identity: 32 lowercase hex digits.
+pub(super) fn is_device_id(s: &str) -> bool {
+    s.len() == 32 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }

@@ -337,13 +337,18 @@ impl App {
         shown: String,
         confirm: Option<String>,
     ) -> Result<Answered, AppError> {
-        match self.machine(machine.unwrap_or("local"))? {
-            Machine::Local => self.answer_card(caller, id, option, shown, confirm).await,
-            Machine::Member(member) => {
-                self.answer_member_card(caller, &member, id, option, shown, confirm)
-                    .await
+        // The tap's right holds until it is decided (SPEC §3.2): lost mid-way, nothing more of
+        // it happens and the device gets why.
+        let tap = async {
+            match self.machine(machine.unwrap_or("local"))? {
+                Machine::Local => self.answer_card(caller, id, option, shown, confirm).await,
+                Machine::Member(member) => {
+                    self.answer_member_card(caller, &member, id, option, shown, confirm)
+                        .await
+                }
             }
-        }
+        };
+        self.while_allowed(caller, Tier::Full, tap).await
     }
 
     /// A tap on a member's card: checked here against what this machine showed, audited here
@@ -443,7 +448,9 @@ impl App {
                 id: id.clone(),
                 option,
                 shown,
-                device: device.clone(),
+                // A confirm token is the device's, by identity: never another device's that
+                // was paired under the same label (SPEC §10.1).
+                device: caller.owner(),
                 confirm,
                 reply,
             })
@@ -451,6 +458,12 @@ impl App {
         let (card, option) = match tap {
             Tap::Confirm(token) => return Ok(Answered::Confirm(token)),
             Tap::Claimed { card, option } => (card, option),
+        };
+        // Until it is released, a tap that ends here (its device's right lost, the lead gone)
+        // gives the card back instead of leaving it claimed.
+        let mut claim = Claim {
+            app: self,
+            id: Some(id.clone()),
         };
         // A screen prompt: the dialog must still be there before the tap is audited (and again,
         // in the same turn as the typing, after).
@@ -467,13 +480,12 @@ impl App {
             Some(pane) => rec.with_detail("pane", pane.clone()),
             None => rec,
         };
-        if let Err(e) = self.audit(rec).await {
-            let _ = self.cards.cast(CardsMsg::Unclaim(id));
-            return Err(e);
-        }
+        self.audit(rec).await?;
         if let Some(offer) = screen {
             self.screen_still(&card.id, Some((offer, option.id.clone())))
                 .await?;
+            // Typed: that was its delivery, whatever happens next.
+            claim.id = None;
         }
         // A durable question: the agent is told before the card is released; an agent that
         // refuses or cannot be reached leaves the card waiting and the tap gets the reason.
@@ -487,11 +499,9 @@ impl App {
                     &option.id,
                 )
                 .await;
-            if let Err(e) = told {
-                let _ = self.cards.cast(CardsMsg::Unclaim(id));
-                return Err(e);
-            }
+            told?;
         }
+        claim.id = None;
         let delivered = self
             .cards
             .call(|reply| CardsMsg::Release {
@@ -642,6 +652,23 @@ impl App {
                 true
             }
             std::borrow::Cow::Borrowed(_) => false,
+        }
+    }
+}
+
+/// A card this tap claimed and has not yet released or delivered: given back ([`CardsMsg::Unclaim`])
+/// when the tap ends without deciding it — an error, or its future dropped because the device
+/// lost its right or the lead left — so it waits for another tap instead of staying claimed.
+struct Claim<'a> {
+    app: &'a App,
+    /// The card, until the tap decided it.
+    id: Option<String>,
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            let _ = self.app.cards.cast(CardsMsg::Unclaim(id));
         }
     }
 }

@@ -20,6 +20,7 @@ pub mod counters;
 pub mod crew;
 pub mod devices;
 pub mod durable;
+pub mod ended;
 mod error;
 pub mod files;
 pub mod follow;

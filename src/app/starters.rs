@@ -118,7 +118,8 @@ impl NoPrompts {
 /// lead relaying (the lead checked its device before it relayed).
 pub(super) fn confirmer(caller: &Caller) -> Option<String> {
     match caller.who() {
-        Who::Device { .. } => Some(super::tools::owner(caller)),
+        // Kept in a file under this name since before [`Caller::owner`]: label and token hash.
+        Who::Device { label, token, .. } => Some(format!("device:{label}:{}", token.short_hex())),
         _ => None,
     }
 }

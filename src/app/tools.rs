@@ -19,6 +19,10 @@
 //!    command lines and output are never written.
 //! 5. **The answer**: every string in it passes this machine's masker before it leaves.
 //!
+//! Steps 3 to 5 run while the device still holds the tool's tier ([`App::while_allowed`]): a
+//! revocation or a lower tier mid-call ends the call at once — its command killed, a relayed call
+//! dropped on the member too — and the caller gets the refusal instead of the output.
+//!
 //! Refusals a tool reports are answered in Collie's words: a path outside the workspace or one of
 //! Collie's own files is 403 (audited `security.denied`), a reached cap 503 `resource limit`
 //! (audited `resource.denied`), anything unexpected 500 `internal error` with the detail in the
@@ -146,18 +150,6 @@ fn split_machine(args: Value) -> Result<(Option<String>, Map<String, Value>), Ap
     Ok((machine, args))
 }
 
-/// The owner of the sessions and searches a caller starts: the device, named so that a device
-/// paired later under the same label does not inherit them (the token's hash is part of it).
-pub(super) fn owner(caller: &Caller) -> String {
-    match caller.who() {
-        Who::Device { label, token, .. } => format!("device:{label}:{}", &token.to_hex()[..16]),
-        Who::Relay { lead, device } => format!("relay:{lead}:{device}"),
-        Who::LocalSecret => "local-cli".to_owned(),
-        Who::Cli => "cli".to_owned(),
-        Who::Open => "open".to_owned(),
-    }
-}
-
 impl App {
     /// Calls `tool` with `args` for `caller` (see the module docs for the steps).
     pub async fn call_tool(
@@ -171,6 +163,19 @@ impl App {
         };
         let spec = name.spec();
         self.tool_gate(caller, spec)?;
+        // The right holds for the whole call (SPEC §3.2): lost, the call ends and answers why.
+        self.while_allowed(caller, spec.tier, self.dispatch_tool(caller, name, args))
+            .await
+    }
+
+    /// Steps 3 to 5, after the gate.
+    async fn dispatch_tool(
+        &self,
+        caller: &Caller,
+        name: ToolName,
+        args: Value,
+    ) -> Result<Value, AppError> {
+        let spec = name.spec();
         let (machine, args) = split_machine(args)?;
         match self.machine(machine.as_deref().unwrap_or("local"))? {
             Machine::Local => self.local_tool(caller, name, args).await,
@@ -266,7 +271,7 @@ impl App {
         }
         let done = self
             .toolbox
-            .run(&owner(caller), name, Value::Object(args))
+            .run(&caller.owner(), name, Value::Object(args))
             .await;
         let Done {
             mut answer,

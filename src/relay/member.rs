@@ -46,8 +46,11 @@ struct Served {
 
 impl Served {
     fn caller(&self, request: &RelayRequest) -> Caller {
-        self.app
-            .lead_caller(request.device.clone(), request.request_id.clone())
+        self.app.lead_caller(
+            request.device.clone(),
+            request.device_id.clone(),
+            request.request_id.clone(),
+        )
     }
 }
 
@@ -184,6 +187,10 @@ impl Handler for Served {
             }
             RelayKind::Tool { tool, args } => {
                 RelayOk::Tool(app.relayed_tool(&caller, &tool, &args).await?)
+            }
+            RelayKind::DeviceEnded { device_id } => {
+                app.relayed_device_ended(&caller, device_id).await?;
+                RelayOk::Done
             }
             RelayKind::Blob { pane, name, bytes } => {
                 RelayOk::Stored(app.relayed_upload(&caller, &pane, &name, bytes).await?)

@@ -77,7 +77,8 @@ pub enum CardsMsg {
         option: String,
         /// The `shown` hash the phone drew.
         shown: String,
-        /// The tapping device's label (a confirm token holds only for the device it was given to).
+        /// The tapping device's identity (a confirm token holds only for the device it was given
+        /// to, never another paired later under the same label).
         device: String,
         /// The token of a first tap on "Always allow".
         confirm: Option<String>,

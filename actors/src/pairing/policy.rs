@@ -193,6 +193,35 @@ impl PolicySnapshot {
     }
 }
 
+impl PolicySnapshot {
+    /// Every device that holds `required` at `now`, with its token hash: what a bridge compares
+    /// between two snapshots to learn whose authorization ended (a revocation, an expiry, a lower
+    /// tier). Empty while the store cannot be read.
+    pub fn holding(
+        &self,
+        required: Tier,
+        now: OffsetDateTime,
+    ) -> Vec<(TokenHash, AuthorizedDevice)> {
+        if !self.available {
+            return Vec::new();
+        }
+        self.by_prefix
+            .values()
+            .flatten()
+            .filter(|e| e.tier.allows(required) && e.expires_at.is_none_or(|at| now < at))
+            .map(|e| {
+                let device = AuthorizedDevice {
+                    label: e.label.clone(),
+                    tier: e.tier,
+                    expires_at: e.expires_at,
+                    policy_version: self.version,
+                };
+                (e.hash, device)
+            })
+            .collect()
+    }
+}
+
 impl fmt::Debug for PolicySnapshot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PolicySnapshot")
@@ -249,6 +278,31 @@ mod tests {
 
     fn token(seed: u64) -> DeviceToken {
         DeviceToken::generate(&mut StdRng::seed_from_u64(seed))
+    }
+
+    #[test]
+    fn holding_lists_the_devices_that_hold_a_tier_now() {
+        let (a, b, c) = (token(1), token(2), token(3));
+        let s = PolicySnapshot::build(
+            4,
+            [
+                &device("full", Tier::Full, &a, None),
+                &device("files", Tier::Files, &b, None),
+                &device("gone", Tier::Full, &c, Some(T0)),
+            ],
+        );
+        let full = s.holding(Tier::Full, T0);
+        assert_eq!(
+            full.len(),
+            1,
+            "a lower tier and an expired device do not hold full"
+        );
+        assert!(full[0].0.ct_eq(&a.hash()));
+        assert_eq!(full[0].1.label.as_str(), "full");
+        assert_eq!(s.holding(Tier::Files, T0 - Duration::seconds(1)).len(), 3);
+        assert!(PolicySnapshot::unavailable(5)
+            .holding(Tier::Read, T0)
+            .is_empty());
     }
 
     #[test]

@@ -100,6 +100,18 @@ impl TokenHash {
     pub fn short_hex(&self) -> String {
         hex::encode(&self.0[..8])
     }
+
+    /// The device's identity as what it owns is bound to (SPEC §10.1: tool sessions, a confirm
+    /// token, locally and on crew members): 128 bits of a SHA-256 over this hash under a label of
+    /// its own, in hex. Stable for the device's life, another for a device paired again under
+    /// the same label, and neither the token nor the hash the policy looks it up by, so it may
+    /// travel to a member.
+    pub fn device_id(&self) -> String {
+        let mut h = Sha256::new();
+        h.update(b"collie device id\0");
+        h.update(self.0);
+        hex::encode(&h.finalize()[..16])
+    }
 }
 
 impl PartialEq for TokenHash {
@@ -161,6 +173,16 @@ mod tests {
         let mut s = String::new();
         base64url_nopad(bytes, &mut s);
         s
+    }
+
+    #[test]
+    fn a_device_id_is_stable_per_token_and_reveals_no_hash_prefix() {
+        let a = DeviceToken::generate(&mut StdRng::seed_from_u64(1)).hash();
+        let b = DeviceToken::generate(&mut StdRng::seed_from_u64(2)).hash();
+        assert_eq!(a.device_id(), a.device_id());
+        assert_ne!(a.device_id(), b.device_id());
+        assert_eq!(a.device_id().len(), 32);
+        assert!(!a.to_hex().contains(&a.device_id()[..8]));
     }
 
     #[test]

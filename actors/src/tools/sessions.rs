@@ -387,6 +387,43 @@ impl Sessions {
         Ok(done)
     }
 
+    /// Kills every session of `owner` with its process group, reaps and forgets them: the device
+    /// that owns them may no longer use them (SPEC §3.2: revoked, expired or below `full`). For
+    /// `refuse_for` after, `owner` starts nothing (a start already on its way is refused rather
+    /// than left running). Answers each session ended with its command's first word, for the
+    /// audit.
+    pub async fn end_owner(&self, owner: &str, refuse_for: Duration) -> Vec<(String, String)> {
+        let ending: Vec<(String, String, Option<watch::Receiver<()>>)> = {
+            let mut st = self.inner.lock();
+            let now = Instant::now();
+            st.core.end_owner(owner, now + refuse_for, now);
+            st.core
+                .owned_by(owner)
+                .into_iter()
+                .map(|(id, e)| {
+                    let live = st.live.get(id);
+                    if let Some(live) = live.filter(|_| e.running) {
+                        // `running` is cleared under this lock before the leader is reaped: the
+                        // group is still this session's.
+                        child::signal_group(live.group, Signal::SIGKILL);
+                    }
+                    let rx = live.map(|l| l.changed.subscribe());
+                    (id.clone(), first_word(&e.command).to_owned(), rx)
+                })
+                .collect()
+        };
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let mut ended = Vec::with_capacity(ending.len());
+        for (id, command, rx) in ending {
+            if let Some(rx) = rx {
+                self.wait_for(&id, rx, deadline, |e| e.exit.is_some()).await;
+            }
+            self.inner.lock().forget(&id);
+            ended.push((id, command));
+        }
+        ended
+    }
+
     /// Kills every session's process group and reaps them: the bridge is stopping. No session
     /// outlives its bridge.
     pub async fn shutdown(&self) {

@@ -137,6 +137,16 @@ impl Toolbox {
         }
     }
 
+    /// Kills every process session of `owner` (see [`Sessions::end_owner`]); the sessions ended,
+    /// each with its command's first word.
+    pub async fn end_owner(
+        &self,
+        owner: &str,
+        refuse_for: std::time::Duration,
+    ) -> Vec<(String, String)> {
+        self.sessions.end_owner(owner, refuse_for).await
+    }
+
     /// Ends every search and kills every session (the bridge stops).
     pub async fn shutdown(&self) {
         self.searches.stop_all();

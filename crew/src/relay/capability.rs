@@ -24,7 +24,7 @@ pub fn requires(kind: &RelayKind) -> Capability {
             Capability::Cards
         }
         RelayKind::Durable | RelayKind::DurableWrite { .. } => Capability::Durable,
-        RelayKind::Tool { .. } => Capability::Tools,
+        RelayKind::Tool { .. } | RelayKind::DeviceEnded { .. } => Capability::Tools,
         RelayKind::Blob { .. } => Capability::Uploads,
         RelayKind::SentList | RelayKind::SentDiscard { .. } | RelayKind::SentClear => {
             Capability::Sent

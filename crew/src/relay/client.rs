@@ -81,13 +81,16 @@ pub struct RelayClient<C: Connection> {
     next_id: AtomicU64,
 }
 
-/// Who a request is for: the phone's label and the lead's request id, for the member's audit line.
+/// Who a request is for: the phone's label and the lead's request id, for the member's audit line,
+/// and the device's identity, which what it owns on the member is bound to.
 #[derive(Debug, Clone, Copy)]
 pub struct On<'a> {
     /// The device label.
     pub device: &'a str,
     /// The lead's request id.
     pub request_id: &'a str,
+    /// The device's identity ([`super::RelayRequest::device_id`]); `None` for the lead's CLI.
+    pub device_id: Option<&'a str>,
 }
 
 impl<C: Connection> RelayClient<C> {
@@ -225,6 +228,7 @@ impl<C: Connection> RelayClient<C> {
             device: on.device.to_owned(),
             request_id: on.request_id.to_owned(),
             kind,
+            device_id: on.device_id.map(str::to_owned),
         };
         let answered = tokio::time::timeout(within.saturating_add(works), async {
             let (mut send, mut recv) = self.conn.open_bi().await.map_err(unreachable)?;

@@ -200,6 +200,7 @@ fn all() -> BTreeSet<Capability> {
 const ON: On<'static> = On {
     device: "phone-1",
     request_id: "req-1",
+    device_id: None,
 };
 
 #[tokio::test]
@@ -504,6 +505,7 @@ async fn an_unknown_request_kind_is_answered_with_an_error() {
         id: 9,
         device: "phone-1".into(),
         request_id: "req-9".into(),
+        device_id: None,
         kind: RelayKind::Unknown,
     };
     send.send_message(&request).await.unwrap();

@@ -25,7 +25,9 @@ pub trait Handler: Send + Sync + 'static {
     type Events: Events;
 
     /// Answers every request but a subscription. `request.device` and `request.request_id` say
-    /// whom a write is for, for the member's audit line.
+    /// whom a write is for, for the member's audit line. The future is dropped when the lead
+    /// leaves the stream before the answer (it no longer waits for it), so what it does must
+    /// stop cleanly at any await.
     fn handle(
         &self,
         request: &RelayRequest,
@@ -110,7 +112,13 @@ pub async fn serve<S: SendFrames, R: RecvFrames, H: Handler>(
                 .await;
         }
         _ => {
-            let result = handler.handle(&request).await;
+            // The lead sends nothing after the request: anything here (its finish, a stop, the
+            // connection ending) means it no longer waits — its phone's device lost the right to
+            // ask, or the deadline passed. The work stops with it and nothing is answered.
+            let result = tokio::select! {
+                result = handler.handle(&request) => result,
+                _ = recv.recv() => return,
+            };
             let _ = send.send_message(&answer(result)).await;
         }
     }

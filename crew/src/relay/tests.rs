@@ -53,6 +53,7 @@ fn messages_round_trip() {
         id: 3,
         device: "phone".to_owned(),
         request_id: "r-77".to_owned(),
+        device_id: Some("0f".repeat(16)),
         kind: input_kind(),
     };
     assert_eq!(
@@ -173,6 +174,8 @@ fn an_unknown_kind_from_a_newer_lead_decodes_as_unknown() {
         #[allow(dead_code)]
         M18,
         #[allow(dead_code)]
+        M19,
+        #[allow(dead_code)]
         N,
         Resize {
             cols: u16,
@@ -198,6 +201,48 @@ fn an_unknown_kind_from_a_newer_lead_decodes_as_unknown() {
     let got: RelayRequest = decode(&encode(&newer).unwrap()).unwrap();
     assert_eq!(got.id, 8);
     assert_eq!(got.kind, RelayKind::Unknown);
+}
+
+#[test]
+fn the_device_id_reaches_a_newer_member_and_an_older_one_reads_around_it() {
+    // The request as a lead sent it before `device_id`.
+    #[derive(serde::Serialize, serde::Deserialize, Debug, PartialEq)]
+    struct OlderRequest {
+        id: u64,
+        device: String,
+        request_id: String,
+        kind: RelayKind,
+    }
+    let older = OlderRequest {
+        id: 5,
+        device: "phone".to_owned(),
+        request_id: "r-5".to_owned(),
+        kind: input_kind(),
+    };
+    let got: RelayRequest = decode(&encode(&older).unwrap()).unwrap();
+    assert_eq!((got.id, got.kind, got.device_id), (5, input_kind(), None));
+
+    let newer = RelayRequest {
+        id: 6,
+        device: "phone".to_owned(),
+        request_id: "r-6".to_owned(),
+        kind: RelayKind::DeviceEnded {
+            device_id: "ab".repeat(16),
+        },
+        device_id: Some("cd".repeat(16)),
+    };
+    let bytes = encode(&newer).unwrap();
+    assert_eq!(decode::<RelayRequest>(&bytes).unwrap(), newer);
+    // An older member reads the fields it knows and ignores the rest.
+    let read: OlderRequest = decode(
+        &encode(&RelayRequest {
+            kind: input_kind(),
+            ..newer.clone()
+        })
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!((read.id, read.kind), (6, input_kind()));
 }
 
 #[test]
@@ -229,6 +274,7 @@ fn the_largest_upload_fits_a_frame_and_crosses_the_wire_whole() {
         id: 1,
         device: "d".repeat(64),
         request_id: "r".repeat(64),
+        device_id: None,
         kind: RelayKind::Blob {
             pane: "p".repeat(64),
             name: "n".repeat(128),
@@ -286,6 +332,7 @@ fn an_upload_past_the_cap_does_not_decode_though_it_fits_a_frame() {
         id: 1,
         device: "d".to_owned(),
         request_id: "r".to_owned(),
+        device_id: None,
         kind: RelayKind::Blob {
             pane: "p1".to_owned(),
             name: "big.bin".to_owned(),
@@ -319,6 +366,7 @@ fn sessions_and_a_new_window_round_trip_and_fit_only_their_kinds() {
         id: 9,
         device: "phone".to_owned(),
         request_id: "r-9".to_owned(),
+        device_id: None,
         kind: window.clone(),
     };
     assert_eq!(
@@ -408,6 +456,7 @@ fn a_starter_row_crosses_the_wire_as_its_spec_and_is_a_write() {
             id: 9,
             device: "phone".to_owned(),
             request_id: "r-9".to_owned(),
+            device_id: None,
             kind: RelayKind::CreateRow {
                 row: "Mine".to_owned(),
                 name: None,

@@ -101,6 +101,7 @@ pub(super) async fn hello_and_relay<C: Connection>(lead: &C, member: &C) {
             id: 1,
             device: "phone".to_owned(),
             request_id: "r-1".to_owned(),
+            device_id: None,
             kind: RelayKind::PaneList,
         };
         send.send_message(&request).await.unwrap();

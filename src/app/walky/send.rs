@@ -251,6 +251,7 @@ pub async fn replay_last(ctx: &App, to: &str) -> Result<Sent, AppError> {
     let on = On {
         device: "walky",
         request_id: &id.to_string(),
+        device_id: None,
     };
     let kind = RelayKind::Walky {
         forwarded: Box::new(forwarded),
@@ -284,6 +285,7 @@ pub async fn relay_walky(
     let on = On {
         device: "walky",
         request_id: &request_id,
+        device_id: None,
     };
     let kind = RelayKind::Walky {
         forwarded: Box::new(forwarded),

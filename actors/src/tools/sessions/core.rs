@@ -62,6 +62,9 @@ pub(crate) struct Core {
     sessions: HashMap<String, Entry>,
     execs: HashMap<String, usize>,
     buckets: HashMap<String, Bucket>,
+    /// Owners whose sessions were ended, and until when they may start none (see
+    /// [`Core::end_owner`]).
+    ended: HashMap<String, Instant>,
 }
 
 impl Core {
@@ -71,6 +74,25 @@ impl Core {
             sessions: HashMap::new(),
             execs: HashMap::new(),
             buckets: HashMap::new(),
+            ended: HashMap::new(),
+        }
+    }
+
+    /// `owner`'s sessions are being ended: until `until` it may start none — a start already on
+    /// its way when the end was decided (a relayed call the lead has not yet dropped) is refused
+    /// instead of outliving it. Past ends are forgotten here.
+    pub(crate) fn end_owner(&mut self, owner: &str, until: Instant, now: Instant) {
+        self.ended.retain(|_, t| *t > now);
+        if until > now {
+            self.ended.insert(owner.to_owned(), until);
+        }
+    }
+
+    /// Refuses a start of an owner being ended.
+    fn check_not_ended(&self, owner: &str, now: Instant) -> Result<(), ToolError> {
+        match self.ended.get(owner) {
+            Some(until) if *until > now => Err(ToolError::ResourceLimit("ended device")),
+            _ => Ok(()),
         }
     }
 
@@ -119,6 +141,7 @@ impl Core {
         command: &str,
         now: Instant,
     ) -> Result<(), ToolError> {
+        self.check_not_ended(owner, now)?;
         let l = &self.limits;
         if self.sessions.len() >= l.max_sessions {
             return Err(ToolError::ResourceLimit("sessions"));
@@ -147,6 +170,7 @@ impl Core {
 
     /// Admits an `exec_command` for `owner`; the caller must [`Core::end_exec`] it.
     pub(crate) fn begin_exec(&mut self, owner: &str, now: Instant) -> Result<(), ToolError> {
+        self.check_not_ended(owner, now)?;
         let l = &self.limits;
         if self.execs.get(owner).copied().unwrap_or(0) >= l.exec_concurrency_per_owner {
             return Err(ToolError::ResourceLimit("exec concurrency"));
@@ -396,6 +420,21 @@ mod tests {
         );
         c.begin_exec("a", now + Duration::from_secs(2))
             .expect("the half second counted");
+    }
+
+    #[test]
+    fn an_ended_owner_starts_nothing_for_a_while() {
+        let mut core = Core::new(small());
+        let t0 = Instant::now();
+        core.end_owner("relay:lead:ab", t0 + Duration::from_secs(10), t0);
+        let refused = Err(ToolError::ResourceLimit("ended device"));
+        assert_eq!(core.open("s1".into(), "relay:lead:ab", "ls", t0), refused);
+        assert_eq!(core.begin_exec("relay:lead:ab", t0), refused);
+        assert!(core.open("s2".into(), "relay:lead:cd", "ls", t0).is_ok());
+        let later = t0 + Duration::from_secs(10);
+        assert!(core.open("s3".into(), "relay:lead:ab", "ls", later).is_ok());
+        core.end_owner("other", later, later);
+        assert!(core.ended.is_empty(), "past ends are forgotten");
     }
 
     #[test]
