@@ -239,7 +239,9 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     });
 
     let audit_args = AuditArgs {
-        path: settings.state_dir.join("audit.log"),
+        path: settings
+            .state_dir
+            .join(collie_actors::state_files::AUDIT_LOG),
         store: store.clone(),
         mode: content_mode,
         mask: {

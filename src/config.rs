@@ -45,7 +45,7 @@ pub const KNOWN_VARS: &[&str] = &[
 ];
 
 /// The hook socket's file name in the state dir.
-pub const HOOK_SOCKET: &str = "hooks.sock";
+pub const HOOK_SOCKET: &str = collie_actors::state_files::HOOK_SOCKET;
 
 /// `[push]` resolved: hosts lowercased and checked, each with its CA file.
 fn push_services(c: &PushConfig) -> Result<Vec<Service>> {
@@ -336,7 +336,8 @@ impl Settings {
 
     /// `<state>/bridge.sock`.
     pub fn control_socket(&self) -> PathBuf {
-        self.state_dir.join("bridge.sock")
+        self.state_dir
+            .join(collie_actors::state_files::CONTROL_SOCKET)
     }
 
     /// `<state>/hooks.sock`, where the held-permission hooks connect (SPEC §2, §10.2).

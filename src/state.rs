@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use rand::RngCore;
 
 /// The file holding the local secret.
-pub const LOCAL_SECRET_FILE: &str = "local-secret";
+pub const LOCAL_SECRET_FILE: &str = collie_actors::state_files::LOCAL_SECRET;
 
 /// Creates the state dir (0700) if needed and tightens it and every file in it (recursively) to
 /// 0700/0600. Returns one line per change, which the bridge logs.
@@ -86,7 +86,7 @@ pub fn read_local_secret(state_dir: &Path) -> Option<String> {
 pub fn ephemeral_files(state_dir: &Path) -> [PathBuf; 3] {
     [
         state_dir.join(LOCAL_SECRET_FILE),
-        state_dir.join("bridge.sock"),
+        state_dir.join(collie_actors::state_files::CONTROL_SOCKET),
         state_dir.join(crate::config::HOOK_SOCKET),
     ]
 }

@@ -21,6 +21,7 @@ pub mod push;
 pub mod redact;
 pub mod sent;
 pub mod slot;
+pub mod state_files;
 pub mod store;
 pub mod supervisor;
 pub mod tier;

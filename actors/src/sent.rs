@@ -23,10 +23,10 @@ mod proptests;
 use std::path::PathBuf;
 
 /// The sent log's file name in the state dir.
-pub const SENT_FILE: &str = "sent.jsonl";
+pub const SENT_FILE: &str = crate::state_files::SENT;
 
 /// The recent one-shot commands' file name in the state dir.
-pub const RECENT_FILE: &str = "commands-recent.json";
+pub const RECENT_FILE: &str = crate::state_files::COMMANDS_RECENT;
 
 /// What `pane` holds for a one-shot command's entry (it ran in a fresh shell, not a chosen pane).
 pub const COMMAND_PANE: &str = "command";

@@ -8,7 +8,8 @@
 //! guarded, not in a `.git` folder — or the upload is refused and audited `security.denied`. The
 //! file is written under a hidden `.collie-uploads/` folder there (created 0700) as 0600,
 //! atomically (a temp file linked into place, so a reader never sees half a file) and never over
-//! an existing file: a taken name gets a `-1`, `-2`… suffix. A copy is kept as
+//! an existing file — all of it in a handle on the pane's folder opened beneath its workspace root
+//! with no symlink on the way, so a folder swapped for a link meanwhile is refused (decision 0049): a taken name gets a `-1`, `-2`… suffix. A copy is kept as
 //! `<state>/blobs/<id>` (0600 in a 0700 folder) and served back by id.
 //!
 //! The upload is audited `tool.upload` before anything is written (a line that cannot be written
@@ -21,15 +22,20 @@
 //! own workspace rules and audits its own lines with the same request id. A member with
 //! `[crew] tools = false` leaves the capability out and refuses a relayed upload anyway.
 
-use std::fs::{self, DirBuilder, OpenOptions};
+use std::fs::{self, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use collie_actors::audit::{AuditEventKind, AuditRecord};
+use collie_actors::tools::workspace::Workspaces;
 use collie_actors::tools::ToolError;
 use collie_crew::relay::{RelayError, RelayKind, RelayOk, Stored, MAX_BLOB};
 use rand::RngCore;
+use rustix::fs::{fchmod, fstat, linkat, mkdirat, openat, unlinkat, AtFlags, Mode, OFlags, CWD};
+use rustix::io::Errno;
 use serde::Serialize;
 
 use super::files::in_git_folder;
@@ -130,61 +136,81 @@ pub fn valid_id(id: &str) -> bool {
     id.len() == 32 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
-/// A folder of ours: created 0700 when missing; an existing one must be a real folder (not a
-/// link), and is tightened to 0700.
-fn own_dir(dir: &Path) -> std::io::Result<()> {
-    match fs::symlink_metadata(dir) {
-        Ok(m) if m.is_dir() => {
-            if m.permissions().mode() & 0o777 != 0o700 {
-                fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
-            }
-            Ok(())
-        }
-        Ok(_) => Err(std::io::Error::other("not a folder")),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            DirBuilder::new().mode(0o700).create(dir)
-        }
-        Err(e) => Err(e),
+/// A folder of ours, `name` in the folder `parent` (a handle): created 0700 when missing; an
+/// existing one must be a real folder (not a link), and is tightened to 0700. Its handle.
+fn own_dir(parent: BorrowedFd<'_>, name: &str) -> rustix::io::Result<OwnedFd> {
+    match mkdirat(parent, name, Mode::from_raw_mode(0o700)) {
+        Ok(()) | Err(Errno::EXIST) => {}
+        Err(e) => return Err(e),
     }
+    let dir = openat(
+        parent,
+        name,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    if fstat(&dir)?.st_mode & 0o777 != 0o700 {
+        fchmod(&dir, Mode::from_raw_mode(0o700))?;
+    }
+    Ok(dir)
 }
 
-/// Writes `bytes` as a new 0600 file in `dir` under the first free [`candidate`] of `name`:
-/// written whole to a temp file first, then hard-linked into place (a link never replaces an
-/// existing entry), then the temp name removed. Answers the path and the name it got.
-fn write_new(dir: &Path, name: &str, bytes: &[u8]) -> Result<(PathBuf, String), AppError> {
-    let tmp = dir.join(format!(".upload-{}", new_id()));
+/// The folder at the absolute path `dir` of Collie's own (the kept blobs), opened.
+fn open_own(dir: &Path) -> rustix::io::Result<OwnedFd> {
+    let parent = dir.parent().unwrap_or(Path::new("/"));
+    let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or(".");
+    let parent = openat(
+        CWD,
+        parent,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    own_dir(parent.as_fd(), name)
+}
+
+/// Writes `bytes` as a new 0600 file in the folder `dir` (a handle; `shown` its path) under the
+/// first free [`candidate`] of `name`: written whole to a temp file first, then hard-linked into
+/// place (a link never replaces an existing entry), then the temp name removed — all relative to
+/// the handle, never by a path looked up again. Answers the path and the name it got.
+fn write_new(
+    dir: BorrowedFd<'_>,
+    shown: &Path,
+    name: &str,
+    bytes: &[u8],
+) -> Result<(PathBuf, String), AppError> {
+    let tmp = format!(".upload-{}", new_id());
     let written = (|| -> std::io::Result<()> {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(nix::libc::O_NOFOLLOW)
-            .open(&tmp)?;
+        let fd = openat(
+            dir,
+            tmp.as_str(),
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o600),
+        )?;
+        let mut f = fs::File::from(fd);
         f.write_all(bytes)?;
         f.sync_all()
     })();
     if let Err(e) = written {
-        let _ = fs::remove_file(&tmp);
+        let _ = unlinkat(dir, tmp.as_str(), AtFlags::empty());
         tracing::error!(error = %e, "cannot write an upload");
         return Err(AppError::Internal);
     }
     let mut placed = None;
     for n in 0..=MAX_SUFFIX {
         let name = candidate(name, n);
-        let path = dir.join(&name);
-        match fs::hard_link(&tmp, &path) {
+        match linkat(dir, tmp.as_str(), dir, name.as_str(), AtFlags::empty()) {
             Ok(()) => {
-                placed = Some((path, name));
+                placed = Some((shown.join(&name), name));
                 break;
             }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(Errno::EXIST) => continue,
             Err(e) => {
                 tracing::error!(error = %e, "cannot place an upload");
                 break;
             }
         }
     }
-    let _ = fs::remove_file(&tmp);
+    let _ = unlinkat(dir, tmp.as_str(), AtFlags::empty());
     placed.ok_or(AppError::Internal)
 }
 
@@ -209,7 +235,7 @@ impl App {
             return self.member_upload(caller, &member, pane, name, bytes).await;
         }
         let cwd = self.pane_folder(pane).await?;
-        let folder = self.upload_folder(caller, &cwd)?;
+        let (ws, folder) = self.upload_folder(caller, &cwd)?;
         let size = bytes.len() as u64;
         self.blobs_room(size)?;
         let rec = caller
@@ -225,17 +251,19 @@ impl App {
         let id = new_id();
         let blob_id = id.clone();
         let (path, name) = tokio::task::spawn_blocking(move || {
-            let uploads = folder.join(UPLOADS_DIR);
-            own_dir(&uploads).map_err(|e| {
+            // The pane's folder, opened beneath its workspace root with no symlink on the way:
+            // the uploads folder and the file are made in this handle (decision 0049).
+            let pane_dir = ws.open_dir(&folder).map_err(AppError::Tool)?;
+            let uploads = own_dir(pane_dir.as_fd(), UPLOADS_DIR).map_err(|e| {
                 tracing::error!(error = %e, "cannot make the uploads folder");
                 AppError::Internal
             })?;
-            let placed = write_new(&uploads, &name, &bytes)?;
-            own_dir(&blobs).map_err(|e| {
+            let placed = write_new(uploads.as_fd(), &folder.join(UPLOADS_DIR), &name, &bytes)?;
+            let kept = open_own(&blobs).map_err(|e| {
                 tracing::error!(error = %e, "cannot make the blobs folder");
                 AppError::Internal
             })?;
-            write_new(&blobs, &blob_id, &bytes)?;
+            write_new(kept.as_fd(), &blobs, &blob_id, &bytes)?;
             Ok::<_, AppError>(placed)
         })
         .await
@@ -379,8 +407,12 @@ impl App {
 
     /// The pane's folder as the workspace rules see it, or the refusal (audited
     /// `security.denied`, as a file tool's).
-    fn upload_folder(&self, caller: &Caller, cwd: &Path) -> Result<PathBuf, AppError> {
-        let checked = (|| -> Result<PathBuf, ToolError> {
+    fn upload_folder(
+        &self,
+        caller: &Caller,
+        cwd: &Path,
+    ) -> Result<(Arc<Workspaces>, PathBuf), AppError> {
+        let checked = (|| -> Result<(Arc<Workspaces>, PathBuf), ToolError> {
             let ws = self
                 .toolbox
                 .workspaces()
@@ -391,7 +423,7 @@ impl App {
             if !folder.is_dir() || !ws.allows_write(&target) || in_git_folder(cwd) {
                 return Err(ToolError::PathNotAllowed);
             }
-            Ok(folder)
+            Ok((ws, folder))
         })();
         checked.map_err(|e| {
             if matches!(e, ToolError::OutsideWorkspace | ToolError::PathNotAllowed) {
@@ -426,6 +458,8 @@ impl App {
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
     use super::*;
 
     #[test]
@@ -474,7 +508,8 @@ mod tests {
     fn a_taken_name_is_never_overwritten() {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("a.txt"), b"old").unwrap();
-        let (path, name) = write_new(dir.path(), "a.txt", b"new").unwrap();
+        let fd = open_own(dir.path()).unwrap();
+        let (path, name) = write_new(fd.as_fd(), dir.path(), "a.txt", b"new").unwrap();
         assert_eq!(name, "a-1.txt");
         assert_eq!(fs::read(dir.path().join("a.txt")).unwrap(), b"old");
         assert_eq!(fs::read(&path).unwrap(), b"new");

@@ -21,7 +21,7 @@ use super::{App, Caller, Who};
 use collie_actors::panes::actor::PaneInfo;
 
 /// The confirmations' file name in the state dir.
-pub const NO_PROMPTS_FILE: &str = "no-prompts.json";
+pub const NO_PROMPTS_FILE: &str = collie_actors::state_files::NO_PROMPTS;
 
 /// The most confirmations kept (devices × machines × starters); past it the oldest device's go.
 const MAX_CONFIRMATIONS: usize = 4096;

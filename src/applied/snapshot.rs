@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::resolve::Resolved;
 
 /// The snapshot's file name in the state dir.
-pub const APPLIED_FILE: &str = "applied.json";
+pub const APPLIED_FILE: &str = collie_actors::state_files::APPLIED;
 
 /// The largest snapshot read (64 starters and workspaces are a few tens of KiB).
 pub const MAX_SNAPSHOT_BYTES: u64 = 4 * 1024 * 1024;

@@ -64,7 +64,9 @@ impl Checked {
 
 /// Verifies the log of `settings` against the running bridge's view, or the store's.
 pub(super) fn check(settings: &Settings) -> anyhow::Result<Checked> {
-    let path = settings.state_dir.join("audit.log");
+    let path = settings
+        .state_dir
+        .join(collie_actors::state_files::AUDIT_LOG);
     let (anchor, len, breaks, kept): (Option<Anchor>, Option<u64>, Vec<BreakRecord>, usize) =
         match client::ask::<AuditStatus>(&settings.control_socket(), &Request::AuditStatus) {
             Ok(status) => (Some(status.anchor), status.len, status.breaks, status.kept),
@@ -92,7 +94,9 @@ pub(super) fn check(settings: &Settings) -> anyhow::Result<Checked> {
 
 pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
     let settings = super::settings()?;
-    let path = settings.state_dir.join("audit.log");
+    let path = settings
+        .state_dir
+        .join(collie_actors::state_files::AUDIT_LOG);
     match cmd {
         Cmd::Tail { n } => {
             for line in audit::tail(&path, n.min(100_000))? {

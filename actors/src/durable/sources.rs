@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 /// The file's name in the state dir.
-pub const FILE: &str = "sources.json";
+pub const FILE: &str = crate::state_files::SOURCES;
 /// Largest `sources.json` read (a bigger one is refused before it is read).
 pub const MAX_FILE: u64 = 1024 * 1024;
 /// Most agents attached at once.

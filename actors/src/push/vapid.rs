@@ -22,7 +22,7 @@ use ring::rand::SystemRandom;
 use ring::signature::{EcdsaKeyPair, KeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
 
 /// The key file's name in the push directory.
-pub const KEY_FILE: &str = "vapid.p8";
+pub const KEY_FILE: &str = crate::state_files::VAPID_KEY;
 /// How long a token is valid.
 pub const TOKEN_LIFETIME_SECS: u64 = 12 * 60 * 60;
 /// The contact the token names (RFC 8292 `sub`). Collie runs on the user's own machines and has

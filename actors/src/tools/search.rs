@@ -11,6 +11,11 @@
 //! searches at once (globally and per device), files read at once across all searches (the IO
 //! bound), file size; binary files are skipped. Finished searches are forgotten after a while.
 //!
+//! The walker finds entries by path; what reaches an answer is checked beneath a handle on the
+//! root instead: a file is read, and a name reported, only when it opens beneath the root with no
+//! symlink on the way — a folder swapped for a link to elsewhere during the walk shows nothing of
+//! elsewhere (decision 0049).
+//!
 //! Nothing here panics on a caller's input; a search that fails to read a file skips it and
 //! counts it in `skippedFiles`. Dropping the last [`Searches`] handle, or [`Searches::stop_all`],
 //! stops every search; their threads end within one file's read.
@@ -45,6 +50,7 @@ pub use self::limits::SearchLimits;
 use self::plan::Plan;
 use self::run::{Live, Run, Walk};
 use self::table::Table;
+use super::workspace::{open_root, refusal};
 use super::{Done, ToolError};
 
 /// `get_more_search_results`' page length when the request names none (Desktop Commander's).
@@ -113,7 +119,9 @@ impl Searches {
         if !allowed(&root) {
             return Err(ToolError::PathNotAllowed);
         }
-        std::fs::metadata(&root).map_err(|e| ToolError::io("search root", &e))?;
+        // The root, resolved by the caller, is opened once with no symlink on its path; every
+        // file the walk reads or names is then opened beneath this handle (decision 0049).
+        let root_dir = Arc::new(open_root(&root).map_err(|e| refusal("search root", e))?);
         let id = new_id();
         let now = Instant::now();
         let run = Arc::new(Run::new(now, &plan, limits));
@@ -131,6 +139,7 @@ impl Searches {
             run: run.clone(),
             plan: plan.clone(),
             root: root.clone(),
+            root_dir,
             allowed,
             io: self.inner.io.clone(),
             live: self.inner.live.clone(),

@@ -15,19 +15,24 @@
 //! reads the shared file; writing through it never changes the outside file, because every write
 //! replaces the entry with a new file by rename (see `files`).
 //!
-//! **The race between resolving and opening** is narrowed, not closed: files open their final
-//! component with `O_NOFOLLOW` (a symlink swapped in meanwhile fails the open), writes rename a
-//! temp file over the entry (a rename replaces a symlink, never follows it), and `move_file` never
-//! creates or moves a `.git`, `.claude` or `.codex` folder, so no tool call can turn a checked
-//! folder into a guarded one under another call. A local process of the same user that swaps a
-//! parent folder for a symlink between the check and the open can still redirect one call — it
-//! could write there itself. Decision 0030 has the reasoning.
+//! **Nothing is opened by the path it was checked on.** The lookup only chooses the path; every
+//! tool then opens that path beneath a handle on its workspace root following no symlink at all
+//! ([`beneath`]: `openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), and creates, replaces
+//! and renames entries relative to a handle on their folder. A folder swapped for a symlink after
+//! the lookup fails the open instead of leading out (SPEC §15). A symlink inside a workspace —
+//! relative or absolute — that leads to another place inside keeps working: the lookup replaces
+//! it by its target and the open goes straight there. Decision 0049 has the reasoning.
 
+mod beneath;
 mod guard;
 mod walk;
 
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
+use rustix::fs::{Mode, OFlags};
+
+pub(crate) use self::beneath::{open_at, open_root, refusal, Parent};
 pub use self::guard::{Guarded, AGENT_FILE_NAMES, AGENT_SETTINGS_FILES, STATE_FILE_NAMES};
 use self::walk::walk;
 use super::ToolError;
@@ -177,6 +182,76 @@ impl Workspaces {
     /// guarded. The search and list walkers call it for every entry they visit.
     pub fn allows(&self, resolved: &Path) -> bool {
         self.inside(resolved) && !self.guarded.covers(resolved)
+    }
+
+    /// Opens the resolved path `resolved` (from [`Workspaces::resolve`] or
+    /// [`Workspaces::resolve_new`]) beneath a handle on the deepest root holding it, following no
+    /// symlink (see [`beneath`]).
+    pub(crate) fn open(
+        &self,
+        resolved: &Path,
+        flags: OFlags,
+        mode: Mode,
+    ) -> Result<OwnedFd, ToolError> {
+        let (root, rel) = self.root_of(resolved)?;
+        let dir = open_root(root).map_err(|e| refusal("open workspace", e))?;
+        open_at(dir.as_fd(), rel, flags, mode).map_err(|e| refusal("open", e))
+    }
+
+    /// What the resolved path `resolved` is now (a file, a folder, anything else), looked at
+    /// beneath its root without following a symlink; a symlink there now was put there since the
+    /// lookup and is refused as a path out of the workspace.
+    pub(crate) fn metadata(&self, resolved: &Path) -> Result<std::fs::Metadata, ToolError> {
+        // `O_PATH` opens anything without reading it (a FIFO does not wait for a writer).
+        #[cfg(target_os = "linux")]
+        let flags = OFlags::PATH;
+        #[cfg(not(target_os = "linux"))]
+        let flags = OFlags::RDONLY | OFlags::NONBLOCK;
+        let fd = self.open(resolved, flags, Mode::empty())?;
+        let meta = std::fs::File::from(fd)
+            .metadata()
+            .map_err(|e| ToolError::io("stat", &e))?;
+        if meta.file_type().is_symlink() {
+            return Err(ToolError::OutsideWorkspace);
+        }
+        Ok(meta)
+    }
+
+    /// The resolved folder `resolved`, opened beneath its root (a handle to create, list and
+    /// rename in).
+    pub fn open_dir(&self, resolved: &Path) -> Result<OwnedFd, ToolError> {
+        self.open(resolved, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty())
+    }
+
+    /// The folder holding the resolved path `resolved`, opened beneath its root, and the last
+    /// name: where `resolved` is created, replaced or renamed.
+    pub(crate) fn parent(&self, resolved: &Path) -> Result<Parent, ToolError> {
+        let (root, rel) = self.root_of(resolved)?;
+        let name = rel
+            .file_name()
+            .ok_or_else(|| ToolError::WrongKind("a workspace folder itself".to_owned()))?;
+        let folder = rel.parent().unwrap_or(Path::new(""));
+        let dir = open_root(root).map_err(|e| refusal("open workspace", e))?;
+        let dir = open_at(
+            dir.as_fd(),
+            folder,
+            OFlags::RDONLY | OFlags::DIRECTORY,
+            Mode::empty(),
+        )
+        .map_err(|e| refusal("open folder", e))?;
+        Ok(Parent {
+            dir,
+            name: name.to_os_string(),
+        })
+    }
+
+    /// The deepest root holding `resolved`, and the rest of `resolved` below it.
+    fn root_of<'p>(&self, resolved: &'p Path) -> Result<(&Path, &'p Path), ToolError> {
+        self.roots
+            .iter()
+            .filter_map(|r| resolved.strip_prefix(r).ok().map(|rel| (r.as_path(), rel)))
+            .max_by_key(|(r, _)| r.components().count())
+            .ok_or(ToolError::OutsideWorkspace)
     }
 
     /// Whether a tool may change `resolved` (already allowed): nothing inside a `.git` folder —

@@ -9,14 +9,17 @@
 //! never creates or moves a `.git`, `.claude` or `.codex` entry: a concurrent call could
 //! otherwise turn a folder that was checked as harmless into one that holds hook settings.
 
+use std::os::fd::AsFd;
 use std::path::Path;
 
+use rustix::fs::{mkdirat, renameat, statat, AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::list::EntryKind;
 use super::shown;
-use crate::tools::workspace::{is_special_folder_name, Last, Workspaces};
+use crate::tools::workspace::{is_special_folder_name, open_at, refusal, Last, Parent, Workspaces};
 use crate::tools::{Done, ToolError};
 
 /// `create_directory`'s arguments.
@@ -68,28 +71,44 @@ pub fn create_directory(
         return Err(ToolError::PathNotAllowed);
     }
     if r.missing == 0 {
-        let meta = std::fs::metadata(&r.path).map_err(|e| ToolError::io("stat", &e))?;
+        let meta = ws.metadata(&r.path)?;
         if !meta.is_dir() {
             return Err(ToolError::WrongKind("a file, not a folder".to_owned()));
         }
     }
-    // The missing folders, outermost first: each extends the resolved existing part, so each
-    // is inside the workspace as the whole path is.
-    let mut to_make: Vec<&Path> = r.path.ancestors().take(r.missing).collect();
-    to_make.reverse();
+    // The missing folders, outermost first, each made in a handle on the one before — the first
+    // in the existing part, opened beneath the workspace root — and never through a link.
+    let existing = r
+        .path
+        .ancestors()
+        .nth(r.missing)
+        .ok_or(ToolError::OutsideWorkspace)?;
+    let mut names: Vec<&std::ffi::OsStr> = r
+        .path
+        .ancestors()
+        .take(r.missing)
+        .filter_map(Path::file_name)
+        .collect();
+    names.reverse();
+    let mut cur = ws.open_dir(existing)?;
     let mut created = 0u64;
-    for dir in to_make {
-        match std::fs::create_dir(dir) {
+    for name in names {
+        match mkdirat(&cur, name, Mode::from_raw_mode(0o777)) {
             Ok(()) => created += 1,
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                // Made meanwhile: fine if it is a real folder, not a link someone put there.
-                let meta = std::fs::symlink_metadata(dir).map_err(|e| ToolError::io("stat", &e))?;
-                if !meta.is_dir() {
-                    return Err(ToolError::Conflict);
-                }
-            }
-            Err(e) => return Err(ToolError::io("create folder", &e)),
+            // Made meanwhile: fine if it is a real folder (the open below refuses a link).
+            Err(Errno::EXIST) => {}
+            Err(e) => return Err(refusal("create folder", e)),
         }
+        cur = open_at(
+            cur.as_fd(),
+            Path::new(name),
+            OFlags::RDONLY | OFlags::DIRECTORY,
+            Mode::empty(),
+        )
+        .map_err(|e| match e {
+            Errno::LOOP | Errno::NOTDIR => ToolError::Conflict,
+            other => refusal("open folder", other),
+        })?;
     }
     let path = shown(&r.path);
     Ok(Done::new(CreateDirectoryAnswer {
@@ -126,21 +145,22 @@ pub fn move_file(ws: &Workspaces, a: MoveFileArgs) -> Result<Done<MoveFileAnswer
             "`destination` is inside `source`".to_owned(),
         ));
     }
-    let meta = std::fs::symlink_metadata(&src.path).map_err(|e| ToolError::io("stat", &e))?;
-    let ft = meta.file_type();
-    let kind = if ft.is_symlink() {
-        EntryKind::Symlink
-    } else if ft.is_dir() {
-        EntryKind::Dir
-    } else if ft.is_file() {
-        EntryKind::File
-    } else {
-        EntryKind::Other
+    // Both folders opened beneath their roots: the entries are named in them, never by a path
+    // looked up again.
+    let from = ws.parent(&src.path)?;
+    let to = ws.parent(&dst.path)?;
+    let st =
+        statat(&from.dir, &from.name, AtFlags::SYMLINK_NOFOLLOW).map_err(|e| refusal("stat", e))?;
+    let kind = match FileType::from_raw_mode(st.st_mode) {
+        FileType::Symlink => EntryKind::Symlink,
+        FileType::Directory => EntryKind::Dir,
+        FileType::RegularFile => EntryKind::File,
+        _ => EntryKind::Other,
     };
-    rename_no_replace(&src.path, &dst.path)?;
+    rename_no_replace(&from, &to)?;
     let (from, to) = (shown(&src.path), shown(&dst.path));
     let size = if kind == EntryKind::File {
-        Some(meta.len())
+        u64::try_from(st.st_size).ok()
     } else {
         None
     };
@@ -157,30 +177,40 @@ pub fn move_file(ws: &Workspaces, a: MoveFileArgs) -> Result<Done<MoveFileAnswer
     Ok(done)
 }
 
-/// Renames `from` to `to`, refusing to replace an existing `to`.
-fn rename_no_replace(from: &Path, to: &Path) -> Result<(), ToolError> {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+/// Renames the entry `from` to `to` (each a name in a folder handle), refusing to replace an
+/// existing `to`.
+fn rename_no_replace(from: &Parent, to: &Parent) -> Result<(), ToolError> {
+    #[cfg(target_os = "linux")]
     {
-        use nix::errno::Errno;
-        use nix::fcntl::{renameat2, RenameFlags};
-        match renameat2(None, from, None, to, RenameFlags::RENAME_NOREPLACE) {
+        use rustix::fs::{renameat_with, RenameFlags};
+        match renameat_with(
+            &from.dir,
+            &from.name,
+            &to.dir,
+            &to.name,
+            RenameFlags::NOREPLACE,
+        ) {
             Ok(()) => return Ok(()),
-            Err(Errno::EEXIST) => return Err(ToolError::AlreadyExists),
+            Err(Errno::EXIST) => return Err(ToolError::AlreadyExists),
             // The file system cannot refuse a replace itself: checked just before, below.
-            Err(Errno::EINVAL) if !to.starts_with(from) => {}
-            Err(e) => return Err(rename_error(std::io::Error::from(e))),
+            Err(Errno::INVAL) => {}
+            Err(e) => return Err(rename_error(e)),
         }
     }
-    if std::fs::symlink_metadata(to).is_ok() {
+    if statat(&to.dir, &to.name, AtFlags::SYMLINK_NOFOLLOW).is_ok() {
         return Err(ToolError::AlreadyExists);
     }
-    std::fs::rename(from, to).map_err(rename_error)
+    renameat(&from.dir, &from.name, &to.dir, &to.name).map_err(rename_error)
 }
 
-fn rename_error(e: std::io::Error) -> ToolError {
-    if e.raw_os_error() == Some(nix::libc::EXDEV) {
+fn rename_error(e: Errno) -> ToolError {
+    if e == Errno::XDEV {
+        // Here `EXDEV` is the kernel's "another file system", not an escape: both folders were
+        // opened beneath their roots.
         ToolError::BadArgument("`destination` is on another file system".to_owned())
+    } else if e == Errno::INVAL {
+        ToolError::BadArgument("`destination` is inside `source`".to_owned())
     } else {
-        ToolError::io("rename", &e)
+        refusal("rename", e)
     }
 }

@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::atomic::{replace, Replace};
-use super::open::{open_regular, read_capped, sha256, Stamp};
+use super::open::{open_regular_in, read_capped, sha256, Stamp};
 use super::{shown, WRITE_CAP};
 use crate::tools::workspace::Workspaces;
 use crate::tools::{Done, ToolError};
@@ -75,7 +75,10 @@ pub(super) fn edit_block_with(
     if !ws.allows_write(&path) {
         return Err(ToolError::PathNotAllowed);
     }
-    let (mut file, meta) = open_regular(&path)?;
+    // The file's folder, opened beneath the root: the read, the temp file and the rename all
+    // happen relative to it.
+    let target = ws.parent(&path)?;
+    let (mut file, meta) = open_regular_in(&target)?;
     let bytes = read_capped(&mut file, &meta, WRITE_CAP, "read size")?;
     drop(file);
     let stamp = Stamp::of(&meta, &bytes);
@@ -105,7 +108,7 @@ pub(super) fn edit_block_with(
     let edited = text.replace(a.old_string.as_str(), &a.new_string);
     replace(
         Replace {
-            target: &path,
+            target: &target,
             bytes: edited.as_bytes(),
             expect: Some(&stamp),
             keep: Some(&stamp),

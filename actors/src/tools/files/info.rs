@@ -47,7 +47,7 @@ pub struct FileInfo {
 /// Describes a file or folder.
 pub fn get_file_info(ws: &Workspaces, a: GetFileInfoArgs) -> Result<Done<FileInfo>, ToolError> {
     let resolved = ws.resolve(&a.path)?;
-    let meta = std::fs::metadata(&resolved).map_err(|e| ToolError::io("stat", &e))?;
+    let meta = ws.metadata(&resolved)?;
     let kind = if meta.is_dir() {
         EntryKind::Dir
     } else if meta.is_file() {
@@ -56,7 +56,7 @@ pub fn get_file_info(ws: &Workspaces, a: GetFileInfoArgs) -> Result<Done<FileInf
         EntryKind::Other
     };
     let lines = if kind == EntryKind::File && meta.len() <= READ_CAP {
-        line_count(&resolved)
+        line_count(ws, &resolved)
     } else {
         None
     };
@@ -76,8 +76,8 @@ pub fn get_file_info(ws: &Workspaces, a: GetFileInfoArgs) -> Result<Done<FileInf
 }
 
 /// A text file's line count; `None` for a binary file or one that cannot be read.
-fn line_count(path: &std::path::Path) -> Option<u64> {
-    let (mut file, meta) = open_regular(path).ok()?;
+fn line_count(ws: &Workspaces, path: &std::path::Path) -> Option<u64> {
+    let (mut file, meta) = open_regular(ws, path).ok()?;
     let bytes = read_capped(&mut file, &meta, READ_CAP, "read size").ok()?;
     (!is_binary(&bytes)).then(|| count_lines(&bytes))
 }

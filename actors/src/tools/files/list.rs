@@ -8,17 +8,24 @@
 //! listed but not descended into. A sub-folder that cannot be read is listed without its
 //! entries.
 //!
+//! Every folder is read through a handle opened beneath its workspace root following no symlink:
+//! a sub-folder swapped for a link to elsewhere after it was seen is skipped, never listed.
+//!
 //! Memory stays bounded for huge folders: at most one more entry than the answer still has room
 //! for is kept from each folder (which of them, in a folder too big to list, is the OS's order).
 
 use std::collections::VecDeque;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+
+use rustix::fs::{statat, AtFlags, Dir, FileType};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::shown;
-use crate::tools::workspace::Workspaces;
+use crate::tools::workspace::{refusal, Workspaces};
 use crate::tools::{Done, ToolError};
 
 /// The depth listed when none is given.
@@ -92,7 +99,7 @@ pub fn list_directory(
         )));
     }
     let root = ws.resolve(&a.path)?;
-    let meta = std::fs::metadata(&root).map_err(|e| ToolError::io("stat", &e))?;
+    let meta = ws.metadata(&root)?;
     if !meta.is_dir() {
         return Err(ToolError::WrongKind("a file, not a folder".to_owned()));
     }
@@ -148,34 +155,42 @@ pub fn list_directory(
     .with("truncated", truncated))
 }
 
-/// Up to `keep` allowed entries of `dir`, sorted by name.
+/// Up to `keep` allowed entries of `dir` (a resolved folder, read through a handle opened
+/// beneath its workspace root), sorted by name.
 fn read_folder(
     ws: &Workspaces,
     dir: &Path,
     keep: usize,
 ) -> Result<Vec<(String, EntryKind, Option<u64>)>, ToolError> {
+    let fd = ws.open_dir(dir)?;
+    let mut entries = Dir::new(fd).map_err(|e| refusal("read folder", e))?;
     let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(|e| ToolError::io("read folder", &e))? {
+    while let Some(entry) = entries.read() {
         if found.len() >= keep {
             break;
         }
         let Ok(entry) = entry else { continue };
-        let full = dir.join(entry.file_name());
-        // `dir` is canonical and nothing is followed, so `full` is resolved already.
+        let raw = entry.file_name().to_bytes();
+        if raw == b"." || raw == b".." {
+            continue;
+        }
+        let name = OsStr::from_bytes(raw);
+        let full = dir.join(name);
+        // `dir` is resolved and nothing is followed, so `full` is resolved already.
         if !ws.allows(&full) {
             continue;
         }
-        let Ok(ft) = entry.file_type() else { continue };
-        let (kind, size) = if ft.is_symlink() {
-            (EntryKind::Symlink, None)
-        } else if ft.is_dir() {
-            (EntryKind::Dir, None)
-        } else if ft.is_file() {
-            (EntryKind::File, entry.metadata().ok().map(|m| m.len()))
-        } else {
-            (EntryKind::Other, None)
+        let Ok(folder) = entries.fd() else { continue };
+        let Ok(st) = statat(folder, name, AtFlags::SYMLINK_NOFOLLOW) else {
+            continue;
         };
-        found.push((entry.file_name().to_string_lossy().into_owned(), kind, size));
+        let (kind, size) = match FileType::from_raw_mode(st.st_mode) {
+            FileType::Symlink => (EntryKind::Symlink, None),
+            FileType::Directory => (EntryKind::Dir, None),
+            FileType::RegularFile => (EntryKind::File, u64::try_from(st.st_size).ok()),
+            _ => (EntryKind::Other, None),
+        };
+        found.push((name.to_string_lossy().into_owned(), kind, size));
     }
     found.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(found)

@@ -1,30 +1,56 @@
-//! Opening and reading a resolved file: the last component is opened with `O_NOFOLLOW` (a symlink
-//! swapped in since the path was resolved fails the open instead of being followed) and
-//! `O_NONBLOCK` (a FIFO swapped in does not hang the call), and only a regular file is read —
-//! never more than the cap, which is checked against the size before any byte is read.
+//! Opening and reading a resolved file: opened beneath its workspace root's handle following no
+//! symlink (`Workspaces::open`: a link swapped in anywhere on the path since it was resolved
+//! fails the open instead of being followed) and `O_NONBLOCK` (a FIFO swapped in does not hang
+//! the call), and only a regular file is read — never more than the cap, which is checked
+//! against the size before any byte is read.
 
-use std::fs::{File, Metadata, OpenOptions};
+use std::fs::{File, Metadata};
 use std::io::Read;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::fd::AsFd;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::SystemTime;
 
-use nix::libc;
+use rustix::fs::{Mode, OFlags};
 use sha2::{Digest, Sha256};
 
+use crate::tools::workspace::{open_at, refusal, Parent, Workspaces};
 use crate::tools::ToolError;
 
-/// Opens the regular file at the resolved `path` for reading.
-pub(super) fn open_regular(path: &Path) -> Result<(File, Metadata), ToolError> {
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| match e.raw_os_error() {
-            // The last component became a symlink after it was resolved.
-            Some(libc::ELOOP) => ToolError::OutsideWorkspace,
-            _ => ToolError::io("open", &e),
-        })?;
+/// Opens the regular file at the resolved `path` for reading, beneath its workspace root.
+pub(super) fn open_regular(ws: &Workspaces, path: &Path) -> Result<(File, Metadata), ToolError> {
+    regular(File::from(ws.open(
+        path,
+        OFlags::RDONLY | OFlags::NONBLOCK,
+        Mode::empty(),
+    )?))
+}
+
+/// Opens the regular file `name` in the folder `dir` for reading, not following a symlink.
+pub(super) fn open_regular_in(dir: &Parent) -> Result<(File, Metadata), ToolError> {
+    let fd = open_at(
+        dir.dir.as_fd(),
+        Path::new(&dir.name),
+        OFlags::RDONLY | OFlags::NONBLOCK,
+        Mode::empty(),
+    )
+    .map_err(|e| refusal("open", e))?;
+    regular(File::from(fd))
+}
+
+/// What the entry `name` in the folder `dir` is, not following a symlink (a symlink there now
+/// was put there since the lookup: refused as a path out of the workspace).
+pub(super) fn stat_in(dir: &Parent) -> Result<rustix::fs::Stat, ToolError> {
+    let st = rustix::fs::statat(&dir.dir, &dir.name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+        .map_err(|e| refusal("stat", e))?;
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Symlink {
+        return Err(ToolError::OutsideWorkspace);
+    }
+    Ok(st)
+}
+
+/// `file` and its metadata, if it is a regular file.
+fn regular(file: File) -> Result<(File, Metadata), ToolError> {
     let meta = file.metadata().map_err(|e| ToolError::io("stat", &e))?;
     if meta.is_dir() {
         return Err(ToolError::WrongKind("a folder, not a file".to_owned()));
@@ -86,9 +112,13 @@ impl Stamp {
         hex::encode(self.sha256)
     }
 
-    /// Whether the file at `path` is still this version (re-reads it).
-    pub(super) fn still(&self, path: &Path, cap: u64) -> Result<bool, ToolError> {
-        let (mut file, meta) = match open_regular(path) {
+    /// Whether the file `file` (just opened) is still this version (re-reads it).
+    pub(super) fn still(
+        &self,
+        opened: Result<(File, Metadata), ToolError>,
+        cap: u64,
+    ) -> Result<bool, ToolError> {
+        let (mut file, meta) = match opened {
             Ok(f) => f,
             // Gone, a folder, a symlink or a FIFO now: not the file that was read.
             Err(ToolError::Internal(detail)) => return Err(ToolError::Internal(detail)),

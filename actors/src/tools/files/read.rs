@@ -161,7 +161,7 @@ fn read_one(
     cap: u64,
 ) -> Result<ReadFileAnswer, ToolError> {
     let resolved = ws.resolve(path)?;
-    let (mut file, meta) = open_regular(&resolved)?;
+    let (mut file, meta) = open_regular(ws, &resolved)?;
     let bytes = read_capped(&mut file, &meta, cap, "read size")?;
     let stamp = Stamp::of(&meta, &bytes);
     let size = bytes.len() as u64;

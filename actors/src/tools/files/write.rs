@@ -6,13 +6,12 @@
 //! did not change meanwhile (else `conflict`). An existing file keeps its permissions; a new file
 //! is 0644 less the umask (decision 0030). The folder must exist (`create_directory` makes it).
 
-use std::os::unix::fs::MetadataExt;
-
+use rustix::fs::FileType;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::atomic::{replace, Replace};
-use super::open::{open_regular, read_capped, sha256, Stamp};
+use super::open::{open_regular_in, read_capped, sha256, stat_in, Stamp};
 use super::{shown, WRITE_CAP};
 use crate::tools::workspace::{Last, Workspaces};
 use crate::tools::{Done, ToolError};
@@ -82,30 +81,33 @@ pub(super) fn write_file_with(
     }
     let created = r.missing == 1;
     let path = r.path;
+    // The target's folder, opened beneath the root: everything below happens relative to it.
+    let target = ws.parent(&path)?;
     let (bytes, stamp) = if created {
         (a.content.into_bytes(), None)
     } else {
         match a.mode {
             WriteMode::Rewrite => {
-                let meta = std::fs::metadata(&path).map_err(|e| ToolError::io("stat", &e))?;
-                if meta.is_dir() {
-                    return Err(ToolError::WrongKind("a folder, not a file".to_owned()));
-                }
-                if !meta.is_file() {
-                    return Err(ToolError::WrongKind("not a regular file".to_owned()));
+                let st = stat_in(&target)?;
+                match FileType::from_raw_mode(st.st_mode) {
+                    FileType::RegularFile => {}
+                    FileType::Directory => {
+                        return Err(ToolError::WrongKind("a folder, not a file".to_owned()))
+                    }
+                    _ => return Err(ToolError::WrongKind("not a regular file".to_owned())),
                 }
                 let keep = Stamp {
-                    size: meta.len(),
+                    size: u64::try_from(st.st_size).unwrap_or(0),
                     modified: None,
                     sha256: [0; 32],
-                    mode: meta.mode() & 0o7777,
-                    uid: meta.uid(),
-                    gid: meta.gid(),
+                    mode: st.st_mode & 0o7777,
+                    uid: st.st_uid,
+                    gid: st.st_gid,
                 };
                 (a.content.into_bytes(), Some((keep, false)))
             }
             WriteMode::Append => {
-                let (mut file, meta) = open_regular(&path)?;
+                let (mut file, meta) = open_regular_in(&target)?;
                 let room = WRITE_CAP - a.content.len() as u64;
                 let mut old = read_capped(&mut file, &meta, room, "write size")?;
                 let stamp = Stamp::of(&meta, &old);
@@ -116,7 +118,7 @@ pub(super) fn write_file_with(
     };
     replace(
         Replace {
-            target: &path,
+            target: &target,
             bytes: &bytes,
             expect: stamp.as_ref().filter(|(_, check)| *check).map(|(s, _)| s),
             keep: stamp.as_ref().map(|(s, _)| s),

@@ -5,6 +5,7 @@
 //! threads inside `run`); every worker checks the stop flag and the deadline at each entry and
 //! each match, so a stop or a timeout ends all of them within one file's read.
 
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
@@ -16,6 +17,7 @@ use grep_searcher::{
     SinkMatch,
 };
 use ignore::{DirEntry, WalkBuilder, WalkState};
+use rustix::fs::{Mode, OFlags};
 
 use super::args::{CutShort, SearchHit};
 use super::buffer::Results;
@@ -23,6 +25,7 @@ use super::io::IoGate;
 use super::limits::SearchLimits;
 use super::plan::{Plan, Target};
 use super::table::Entry;
+use crate::tools::workspace::open_at;
 
 /// Decides whether the walker may visit a path (the caller's workspace rules).
 pub(crate) type Allowed = Arc<dyn Fn(&Path) -> bool + Send + Sync>;
@@ -143,6 +146,8 @@ pub(crate) struct Walk {
     pub(crate) run: Arc<Run>,
     pub(crate) plan: Arc<Plan>,
     pub(crate) root: PathBuf,
+    /// `root`, opened with no symlink on its path: files are opened beneath it.
+    pub(crate) root_dir: Arc<OwnedFd>,
     pub(crate) allowed: Allowed,
     pub(crate) io: Arc<IoGate>,
     pub(crate) live: Arc<AtomicUsize>,
@@ -183,6 +188,7 @@ struct Worker {
     run: Arc<Run>,
     plan: Arc<Plan>,
     root: PathBuf,
+    root_dir: Arc<OwnedFd>,
     io: Arc<IoGate>,
     searcher: Searcher,
     max_line_len: usize,
@@ -208,6 +214,7 @@ impl Worker {
             run: walk.run.clone(),
             plan: walk.plan.clone(),
             root: walk.root.clone(),
+            root_dir: walk.root_dir.clone(),
             io: walk.io.clone(),
             searcher,
             max_line_len: walk.limits.max_line_len,
@@ -240,7 +247,8 @@ impl Worker {
         let plan = self.plan.clone();
         match &plan.target {
             Target::Names { matcher, exact } => {
-                if matcher.is_match(&name) {
+                // Reported only if the name is a regular file beneath the root now.
+                if matcher.is_match(&name) && self.is_file_beneath(entry.path()) {
                     self.run.add(vec![SearchHit {
                         file: entry.path().to_string_lossy().into_owned(),
                         line: None,
@@ -263,6 +271,25 @@ impl Worker {
         }
     }
 
+    /// The file at `path` (a path the walker found under the root), opened beneath the root's
+    /// handle with no symlink on the way; `None` when it does not open so.
+    fn open_beneath(&self, path: &Path, flags: OFlags) -> Option<std::fs::File> {
+        let rel = path.strip_prefix(&self.root).ok()?;
+        let fd = open_at(self.root_dir.as_fd(), rel, flags, Mode::empty()).ok()?;
+        Some(std::fs::File::from(fd))
+    }
+
+    /// Whether `path` is a regular file beneath the root now (not through a link).
+    fn is_file_beneath(&self, path: &Path) -> bool {
+        #[cfg(target_os = "linux")]
+        let flags = OFlags::PATH;
+        #[cfg(not(target_os = "linux"))]
+        let flags = OFlags::RDONLY | OFlags::NONBLOCK;
+        self.open_beneath(path, flags)
+            .and_then(|f| f.metadata().ok())
+            .is_some_and(|m| m.is_file())
+    }
+
     fn search_file(&mut self, matcher: &RegexMatcher, path: &Path) {
         let run = self.run.clone();
         let Some(_permit) = self.io.acquire(|| run.should_stop()) else {
@@ -270,7 +297,7 @@ impl Worker {
         };
         // Opened once: the size is the open file's (no second lookup by path), and what is read
         // is what was measured.
-        let Ok(file) = std::fs::File::open(path) else {
+        let Some(file) = self.open_beneath(path, OFlags::RDONLY | OFlags::NONBLOCK) else {
             self.run.skipped.fetch_add(1, Ordering::Relaxed);
             return;
         };

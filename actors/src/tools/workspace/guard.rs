@@ -7,20 +7,13 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use crate::state_files;
 use crate::tools::ToolError;
 
-/// The names of Collie's state files (SPEC §2). A file with one of these names is refused
-/// wherever it lies — a copy, a hard link or a bind mount of the state folder is still state.
-pub const STATE_FILE_NAMES: [&str; 8] = [
-    "audit.log",
-    "local-secret",
-    "sources.json",
-    "applied.json",
-    "sent.jsonl",
-    "commands-recent.json",
-    "bridge.sock",
-    "hooks.sock",
-];
+/// The names of Collie's state files (SPEC §2), from the one list their writers name them by
+/// ([`state_files::ALL`]). A file with one of these names is refused wherever it lies — a copy,
+/// a hard link or a bind mount of the state folder is still state.
+pub const STATE_FILE_NAMES: [&str; state_files::ALL.len()] = state_files::ALL;
 
 /// The agents' settings that hold their hooks and permissions, and their login tokens, as (folder
 /// name, file name): refused in any folder of that name, and by file name alone directly inside a
