@@ -37,6 +37,9 @@ fn send(
 }
 
 const JSON: (&str, &str) = ("Content-Type", "application/json");
+
+/// One refused request: method, headers, body, the status it must get.
+type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, Option<&'a str>, u16);
 const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
 
 #[test]
@@ -45,7 +48,7 @@ fn every_refusal_of_mcp_is_json_without_the_transport_s_words() {
     let full = b.pair("agent-phone", "full");
     let list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
     let batch = format!("[{list},{list}]");
-    let cases: Vec<(&str, Vec<(&str, &str)>, Option<&str>, u16)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "POST",
             vec![JSON, ACCEPT],

@@ -3,7 +3,7 @@
 //! lies ([`STATE_FILE_NAMES`](crate::tools::workspace::STATE_FILE_NAMES) is [`ALL`]).
 //!
 //! A new state file gets its name here, or it has none to be written under; `ALL` is matched
-//! exhaustively against [`StateFile`], so a name left out of it does not compile. The crew's
+//! exhaustively against `StateFile`, so a name left out of it does not compile. The crew's
 //! identity files are named in `collie-crew` (which knows nothing of this crate) and listed here
 //! by reference. The test `tests/guard_list.rs` runs a bridge and finds every file it left in its
 //! state folder in [`ALL`] (sled's own `db/` files, the kept uploads named by id and the walky's

@@ -4,7 +4,7 @@
 //! The request names the pane and the file's name; the bytes are the body (at most
 //! [`MAX_UPLOAD`], refused by the body limit before more is read). The pane's folder is its
 //! foreground process's working folder, read now (tmux's `#{pane_current_path}`; a hosted pane's
-//! the same way), and it must pass the tools' [`Workspaces`](collie_actors::tools::workspace::Workspaces) rules — inside a workspace, not
+//! the same way), and it must pass the tools' [`Workspaces`] rules — inside a workspace, not
 //! guarded, not in a `.git` folder — or the upload is refused and audited `security.denied`. The
 //! file is written under a hidden `.collie-uploads/` folder there (created 0700) as 0600,
 //! atomically (a temp file linked into place, so a reader never sees half a file) and never over

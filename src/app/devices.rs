@@ -87,7 +87,7 @@ fn agent_name(agent: collie_actors::chat::Agent) -> &'static str {
 impl App {
     /// A new pairing code for a device of `tier` that expires `expires` after it claims the code,
     /// asked by process `asker` (the control socket's peer). Refused, and audited, when an agent
-    /// is on the asker's parent chain (SPEC §4.6, [`super::pair_guard`]). A peer whose pid the
+    /// is on the asker's parent chain (SPEC §4.6, `pair_guard`). A peer whose pid the
     /// platform does not report is not checked (macOS may not; Linux always does).
     pub async fn new_code(
         &self,

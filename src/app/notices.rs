@@ -46,7 +46,7 @@ pub fn notices_for(devices: &[Device], asking: Option<&str>, now: OffsetDateTime
         .filter(|d| Some(d.label.as_str()) != asking)
         .filter(|d| now - d.created_at < NOTICE_FOR && d.created_at <= now)
         .collect();
-    fresh.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+    fresh.sort_by_key(|d| std::cmp::Reverse(d.created_at));
     fresh
         .into_iter()
         .map(|d| Notice {

@@ -17,7 +17,7 @@
 //!
 //! **Nothing is opened by the path it was checked on.** The lookup only chooses the path; every
 //! tool then opens that path beneath a handle on its workspace root following no symlink at all
-//! ([`beneath`]: `openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), and creates, replaces
+//! (`beneath`: `openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), and creates, replaces
 //! and renames entries relative to a handle on their folder. A folder swapped for a symlink after
 //! the lookup fails the open instead of leading out (SPEC §15). A symlink inside a workspace —
 //! relative or absolute — that leads to another place inside keeps working: the lookup replaces
