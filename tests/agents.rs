@@ -6,6 +6,8 @@
 //! OpenAI's Responses API (`support::responses_api`) — the model is the one part that cannot run
 //! here.
 
+#[path = "support/claude.rs"]
+mod claude;
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -16,51 +18,6 @@ use sha2::{Digest, Sha256};
 use support::model_api::ModelApi;
 use support::responses_api::ResponsesApi;
 use support::{wait_for, TestBridge};
-
-/// The native Claude Code binary of the pinned npm package for this machine.
-fn claude_binary() -> PathBuf {
-    let arch = match std::env::consts::ARCH {
-        "x86_64" => "x64",
-        "aarch64" => "arm64",
-        other => other,
-    };
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
-        "agent-tests/node_modules/@anthropic-ai/claude-code-linux-{arch}/claude"
-    ));
-    assert!(
-        path.exists(),
-        "Claude Code is not installed at {}: run scripts/test (it installs agent-tests/ from the \
-         npm registry) or `npm ci --prefix agent-tests --ignore-scripts`",
-        path.display()
-    );
-    path
-}
-
-/// The API key the stand-in accepts (any works; Claude Code asks once whether to use it, which
-/// `.claude.json` answers).
-const API_KEY: &str = "sk-ant-api03-collie-standin-0123456789abcdef";
-
-/// A home for Claude Code in which it starts straight at its prompt in `work`: onboarding done,
-/// the key approved, the folder trusted, the default permission mode.
-fn claude_home(b: &TestBridge, work: &Path) -> PathBuf {
-    let home = b.dir.path().join("claude-home");
-    std::fs::create_dir_all(home.join(".claude")).expect("claude home");
-    let key_tail = &API_KEY[API_KEY.len() - 20..];
-    let state = json!({
-        "hasCompletedOnboarding": true,
-        "hasSeenAutoDefaultNudge": true,
-        "numStartups": 5,
-        "customApiKeyResponses": {"approved": [key_tail], "rejected": []},
-        "projects": {work.display().to_string(): {"hasTrustDialogAccepted": true, "allowedTools": []}},
-    });
-    std::fs::write(home.join(".claude.json"), state.to_string()).expect(".claude.json");
-    std::fs::write(
-        home.join(".claude/settings.json"),
-        json!({"permissions": {"defaultMode": "default"}}).to_string(),
-    )
-    .expect("settings.json");
-    home
-}
 
 /// Runs `collie ARGS` with `home` as HOME (for `hooks install`).
 fn collie_in_home(b: &TestBridge, home: &Path, args: &[&str]) -> String {
@@ -143,7 +100,7 @@ fn start_claude(b: &TestBridge, claude: &Path, work: &Path, home: &Path, model: 
     // environment (the hook it runs inherits it).
     let env = format!(
         "env -i PATH={path} HOME={home} TERM=xterm-256color COLLIE_STATE_DIR={state} \
-         COLLIE_CONFIG_DIR={config} ANTHROPIC_BASE_URL={url} ANTHROPIC_API_KEY={API_KEY} \
+         COLLIE_CONFIG_DIR={config} ANTHROPIC_BASE_URL={url} ANTHROPIC_API_KEY={key} \
          DISABLE_TELEMETRY=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 {claude}",
         path = std::env::var("PATH").unwrap_or_default(),
         home = home.display(),
@@ -151,6 +108,7 @@ fn start_claude(b: &TestBridge, claude: &Path, work: &Path, home: &Path, model: 
         config = b.dir.path().join("config").display(),
         url = model.url(),
         claude = claude.display(),
+        key = claude::API_KEY,
     );
     let started = b
         .tmux
@@ -171,7 +129,7 @@ fn start_claude(b: &TestBridge, claude: &Path, work: &Path, home: &Path, model: 
 
 #[test]
 fn a_tap_on_the_phone_decides_whether_claude_code_runs_the_command() {
-    let claude = claude_binary();
+    let claude = claude::binary();
     let b = TestBridge::start();
     let phone = b.pair("pixel", "full");
     let work = b.dir.path().join("work");
@@ -179,7 +137,7 @@ fn a_tap_on_the_phone_decides_whether_claude_code_runs_the_command() {
     let allowed = work.join("allowed-marker");
     let denied = work.join("denied-marker");
     let model = ModelApi::start(&format!("touch {}", allowed.display()));
-    let home = claude_home(&b, &work);
+    let home = claude::home(&b, "claude-home", &work);
     collie_in_home(
         &b,
         &home,
@@ -241,14 +199,14 @@ fn a_tap_on_the_phone_decides_whether_claude_code_runs_the_command() {
 /// the tap types the option's number into it (SPEC §10.2).
 #[test]
 fn claude_code_s_own_dialog_is_a_screen_card_and_the_tap_answers_it() {
-    let claude = claude_binary();
+    let claude = claude::binary();
     let b = TestBridge::start();
     let phone = b.pair("pixel", "full");
     let work = b.dir.path().join("work");
     std::fs::create_dir_all(&work).expect("work dir");
     let marker = work.join("screen-marker");
     let model = ModelApi::start(&format!("touch {}", marker.display()));
-    let home = claude_home(&b, &work);
+    let home = claude::home(&b, "claude-home", &work);
     start_claude(&b, &claude, &work, &home, &model);
     ask(&b, "make the marker");
     let card = the_card(&b, &phone);
@@ -695,7 +653,7 @@ fn texts(chat: &Value, role: &str, kind: &str) -> Vec<String> {
 /// its result and the answer, every text masked; new turns follow from the cursor.
 #[test]
 fn the_chat_of_a_claude_code_pane_is_read_from_its_transcript_and_masked() {
-    let claude = claude_binary();
+    let claude = claude::binary();
     let b = TestBridge::start();
     let phone = b.pair("pixel", "read");
     let tapper = b.pair("tapper", "full");
@@ -704,7 +662,7 @@ fn the_chat_of_a_claude_code_pane_is_read_from_its_transcript_and_masked() {
     let marker = work.join("chat-marker");
     let secret = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
     let model = ModelApi::start(&format!("touch {} && echo {secret}", marker.display()));
-    let home = claude_home(&b, &work);
+    let home = claude::home(&b, "claude-home", &work);
     start_claude(&b, &claude, &work, &home, &model);
     let pane = b.pane_named(&phone, None, "claude");
 

@@ -36,7 +36,29 @@ pub fn binary() -> PathBuf {
 
 /// The API key the stand-in accepts (any works; Claude Code asks once whether to use it, which
 /// `.claude.json` answers).
-const API_KEY: &str = "sk-ant-api03-collie-standin-0123456789abcdef";
+pub const API_KEY: &str = "sk-ant-api03-collie-standin-0123456789abcdef";
+
+/// A home `<test dir>/<name>` for Claude Code in which it starts straight at its prompt in
+/// `work`: onboarding done, the key approved, the folder trusted, the default permission mode.
+pub fn home(b: &TestBridge, name: &str, work: &Path) -> PathBuf {
+    let home = b.dir.path().join(name);
+    std::fs::create_dir_all(home.join(".claude")).expect("claude home");
+    let key_tail = &API_KEY[API_KEY.len() - 20..];
+    let state = json!({
+        "hasCompletedOnboarding": true,
+        "hasSeenAutoDefaultNudge": true,
+        "numStartups": 5,
+        "customApiKeyResponses": {"approved": [key_tail], "rejected": []},
+        "projects": {work.display().to_string(): {"hasTrustDialogAccepted": true, "allowedTools": []}},
+    });
+    std::fs::write(home.join(".claude.json"), state.to_string()).expect(".claude.json");
+    std::fs::write(
+        home.join(".claude/settings.json"),
+        json!({"permissions": {"defaultMode": "default"}}).to_string(),
+    )
+    .expect("settings.json");
+    home
+}
 
 /// Claude Code in window `window` of `b`'s tmux server, working in `work`.
 pub struct Claude<'a> {
@@ -50,22 +72,7 @@ impl<'a> Claude<'a> {
     /// done, the key approved, the folder trusted, the default permission mode, no Collie hook),
     /// against `model`, and waits for its prompt.
     pub fn start(b: &'a TestBridge, window: &str, work: &Path, model: &ModelApi) -> Claude<'a> {
-        let home = b.dir.path().join(format!("{window}-home"));
-        std::fs::create_dir_all(home.join(".claude")).expect("claude home");
-        let key_tail = &API_KEY[API_KEY.len() - 20..];
-        let state = json!({
-            "hasCompletedOnboarding": true,
-            "hasSeenAutoDefaultNudge": true,
-            "numStartups": 5,
-            "customApiKeyResponses": {"approved": [key_tail], "rejected": []},
-            "projects": {work.display().to_string(): {"hasTrustDialogAccepted": true, "allowedTools": []}},
-        });
-        std::fs::write(home.join(".claude.json"), state.to_string()).expect(".claude.json");
-        std::fs::write(
-            home.join(".claude/settings.json"),
-            json!({"permissions": {"defaultMode": "default"}}).to_string(),
-        )
-        .expect("settings.json");
+        let home = home(b, &format!("{window}-home"), work);
         let env = format!(
             "env -i PATH={path} HOME={home} TERM=xterm-256color ANTHROPIC_BASE_URL={url} \
              ANTHROPIC_API_KEY={API_KEY} DISABLE_TELEMETRY=1 \
