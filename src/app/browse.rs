@@ -28,6 +28,7 @@ use serde::Serialize;
 
 use super::files::in_git_folder;
 use super::machine::Machine;
+use super::ops::Op;
 use super::{App, AppError, Caller};
 
 /// The most directory entries one browse reads before it answers `truncated`.
@@ -162,6 +163,7 @@ impl App {
         machine: &str,
         path: Option<String>,
     ) -> Result<Browsed, AppError> {
+        self.authorize(caller, Op::Browse)?;
         let machine = self.machine(machine)?;
         if let Machine::Member(member) = &machine {
             member.allows(&RelayKind::Browse { path: None })?;

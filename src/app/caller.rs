@@ -142,6 +142,19 @@ impl Caller {
         }
     }
 
+    /// Who confirms a starter's "No prompts" (SPEC §12): a paired device by label and token hash;
+    /// `None` for the machine's own CLI and a lead relaying (the lead checked its device before it
+    /// relayed).
+    pub(super) fn confirmer(&self) -> Option<String> {
+        match &self.who {
+            // Kept in a file under this name since before [`Caller::owner`]: label and token hash.
+            Who::Device { label, token, .. } => {
+                Some(format!("device:{label}:{}", token.short_hex()))
+            }
+            _ => None,
+        }
+    }
+
     /// Who it is.
     pub fn who(&self) -> &Who {
         &self.who

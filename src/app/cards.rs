@@ -32,6 +32,7 @@ use tokio::task::JoinSet;
 
 use super::follow::{Slot, StillAllowed};
 use super::machine::{Machine, Member};
+use super::ops::Op;
 use super::{App, AppError, Caller, Who};
 
 impl From<CardError> for AppError {
@@ -266,6 +267,7 @@ impl App {
     /// masked again by this machine (§6). A member card's `shown` is the hash of what this machine
     /// shows, which is what the phone sends back.
     pub async fn crew_cards(&self, caller: &Caller) -> Result<CardList, AppError> {
+        self.authorize(caller, Op::Cards)?;
         let members: Vec<Member> = self
             .online_members()
             .into_iter()
@@ -429,6 +431,7 @@ impl App {
         shown: String,
         confirm: Option<String>,
     ) -> Result<Answered, AppError> {
+        self.authorize(caller, Op::CardAnswer)?;
         let device = match caller.who() {
             Who::Device {
                 label,

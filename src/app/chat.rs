@@ -12,6 +12,7 @@ use collie_actors::panes::PanesMsg;
 use collie_crew::relay::{RelayKind, RelayOk};
 
 use super::machine::Machine;
+use super::ops::Op;
 use super::{App, AppError, Caller};
 
 impl From<ChatError> for AppError {
@@ -31,6 +32,7 @@ impl App {
         pane: String,
         after: String,
     ) -> Result<Chat, AppError> {
+        self.authorize(caller, Op::PaneChat)?;
         chat::parse_cursor(&after)?;
         match self.machine(machine)? {
             Machine::Local => self.local_chat(pane, after).await,

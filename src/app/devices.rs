@@ -10,6 +10,7 @@ use collie_actors::pairing::{Device, Dur, PairingMsg, Tier};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
+use super::ops::Op;
 use super::{App, AppError, Caller};
 
 /// A device as the phone and `collie devices list --json` show it.
@@ -144,6 +145,7 @@ impl App {
 
     /// Every device, the asking one marked `current`.
     pub async fn devices(&self, caller: &Caller) -> Result<Vec<DeviceView>, AppError> {
+        self.authorize(caller, Op::Devices)?;
         let list = self.pairing.call(PairingMsg::List).await??;
         Ok(list
             .iter()
@@ -165,6 +167,7 @@ impl App {
     /// CLI may) — a lower device reaching for another's token is a tier refusal like any other,
     /// audited `security.denied` (SPEC §7).
     pub async fn revoke(&self, caller: &Caller, label: String) -> Result<Device, AppError> {
+        self.authorize(caller, Op::DeviceRevoke)?;
         if caller.device_label() != Some(label.as_str()) && !caller.is_full() {
             let rec = AuditRecord::new(AuditEventKind::SecurityDenied, self.machine.get())
                 .with_request_id(caller.request_id().to_owned())

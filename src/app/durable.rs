@@ -27,6 +27,7 @@ use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};
 
 use super::machine::{Machine, Member};
+use super::ops::Op;
 use super::{App, AppError, Caller, Who};
 
 /// One agent as the phone sees it: where it is attached, and its state.
@@ -178,6 +179,7 @@ impl App {
     /// Every agent of the crew: this machine's and each online member's that declared `durable`
     /// (a member that does not answer is left out), masked again by this machine.
     pub async fn durable_list(&self, caller: &Caller) -> Result<DurableList, AppError> {
+        self.authorize(caller, Op::DurableRead)?;
         let members: Vec<Member> = self
             .online_members()
             .into_iter()
@@ -284,6 +286,7 @@ impl App {
         conversation: String,
         write: Write,
     ) -> Result<DurableDone, AppError> {
+        self.authorize(caller, Op::DurableWrite)?;
         let device = writer(caller)?;
         caller.still_allowed(self, Tier::Full)?;
         check(&agent, &conversation, &write)?;

@@ -16,6 +16,7 @@ use collie_actors::tools::ToolError;
 use serde_json::{Map, Value};
 
 use super::machine::Machine;
+use super::ops::Op;
 use super::{App, AppError, Caller};
 
 /// The most a page of an opened file holds, in lines (the view asks for pages of this size).
@@ -69,6 +70,7 @@ impl App {
         machine: &str,
         path: &str,
     ) -> Result<Value, AppError> {
+        self.authorize(caller, Op::FileList)?;
         let path = if path.is_empty() { "." } else { path };
         check(path)?;
         let mut args = Map::new();
@@ -99,6 +101,7 @@ impl App {
         offset: u64,
         length: Option<u64>,
     ) -> Result<Value, AppError> {
+        self.authorize(caller, Op::FileRead)?;
         check(path)?;
         let length = length.unwrap_or(PAGE_LINES);
         if length == 0 || length > PAGE_LINES {
@@ -129,6 +132,7 @@ impl App {
         path: &str,
         pane: Option<&str>,
     ) -> Result<Value, AppError> {
+        self.authorize(caller, Op::FileChanges)?;
         let mut args = Map::new();
         if let (true, Some(pane)) = (path.is_empty(), pane) {
             if let Machine::Member(_) = self.machine(machine)? {

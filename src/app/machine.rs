@@ -21,7 +21,6 @@ use collie_crew::transport::quic::QuicConnection;
 
 use super::colours::{checked, RelayedColours};
 use super::{App, AppError};
-use crate::app::walky::views::Card;
 
 /// Where a request goes.
 pub enum Machine {
@@ -173,29 +172,6 @@ impl Member {
     pub(super) async fn done(&self, on: On<'_>, kind: RelayKind) -> Result<(), AppError> {
         match self.client.call(on, kind).await? {
             RelayOk::Done => Ok(()),
-            _ => Err(AppError::MemberUnreadable),
-        }
-    }
-
-    /// The walky card of message `id` from the member's log (`None` if it does not hold the id),
-    /// its body and name masked again.
-    pub async fn walky_card(
-        &self,
-        app: &App,
-        on: On<'_>,
-        id: String,
-    ) -> Result<Option<Card>, AppError> {
-        match self.client.call(on, RelayKind::WalkyCard { id }).await? {
-            RelayOk::WalkyCard(None) => Ok(None),
-            RelayOk::WalkyCard(Some(text)) => {
-                let mut card: Card =
-                    serde_json::from_str(&text).map_err(|_| AppError::MemberUnreadable)?;
-                // The member masked them already, or did not (its own setting): the lead masks
-                // what it shows either way (SPEC §6).
-                card.name = app.masker.mask(&card.name).into_owned();
-                card.body = card.body.map(|b| app.masker.mask(&b).into_owned());
-                Ok(Some(card))
-            }
             _ => Err(AppError::MemberUnreadable),
         }
     }

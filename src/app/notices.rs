@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use time::{Duration, OffsetDateTime};
 
 use super::devices::rfc3339;
+use super::ops::Op;
 use super::{App, AppError, Caller};
 
 /// How long a pairing is announced on the other devices.
@@ -61,6 +62,7 @@ pub fn notices_for(devices: &[Device], asking: Option<&str>, now: OffsetDateTime
 impl App {
     /// The notices for `caller`.
     pub async fn notices(&self, caller: &Caller) -> Result<Notices, AppError> {
+        self.authorize(caller, Op::Notices)?;
         let devices = self.pairing.call(PairingMsg::List).await??;
         Ok(Notices {
             notices: notices_for(&devices, caller.device_label(), OffsetDateTime::now_utc()),

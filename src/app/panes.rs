@@ -16,6 +16,7 @@ use futures_util::future::join_all;
 use serde_json::Value;
 
 use super::machine::{Machine, Member};
+use super::ops::Op;
 use super::{App, AppError, Caller};
 
 /// The most scrollback lines a snapshot carries.
@@ -183,6 +184,7 @@ impl App {
     /// Every pane: this machine's and each online member's, asked at once; members that are
     /// offline or did not answer are listed as unreachable.
     pub async fn pane_list(&self, caller: &Caller) -> Result<PaneList, AppError> {
+        self.authorize(caller, Op::PaneList)?;
         let members = self.online_members();
         let (local, answers) = tokio::join!(
             self.local_panes(),
@@ -223,6 +225,7 @@ impl App {
         pane: String,
         scrollback: usize,
     ) -> Result<ColourSnapshot, AppError> {
+        self.authorize(caller, Op::PaneSnapshot)?;
         let scrollback = scrollback.min(MAX_SCROLLBACK);
         match self.machine(machine)? {
             Machine::Local => Ok(self
@@ -247,6 +250,7 @@ impl App {
         text: String,
         key_names: Vec<String>,
     ) -> Result<(), AppError> {
+        self.authorize(caller, Op::PaneInput)?;
         let machine = self.machine(machine)?;
         if let Machine::Member(member) = &machine {
             member.allows(&RelayKind::Input {
@@ -325,6 +329,7 @@ impl App {
         launch: Launch,
         folder: Option<String>,
     ) -> Result<PaneInfo, AppError> {
+        self.authorize(caller, Op::PaneCreate)?;
         let machine = self.machine(machine)?;
         let starter = match &launch {
             Launch::Starter(s) => Some(s.clone()),
@@ -563,6 +568,7 @@ impl App {
         pane: String,
         name: String,
     ) -> Result<(), AppError> {
+        self.authorize(caller, Op::PaneRename)?;
         let machine = self.machine(machine)?;
         if let Machine::Member(member) = &machine {
             member.allows(&RelayKind::Rename {
@@ -610,6 +616,7 @@ impl App {
         machine: &str,
         pane: String,
     ) -> Result<(), AppError> {
+        self.authorize(caller, Op::PaneClose)?;
         match self.machine(machine)? {
             Machine::Local => {
                 let info = self.pane_info(&pane).await?;

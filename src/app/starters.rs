@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::error::AppError;
 use super::machine::Machine;
 use super::panes::Launch;
-use super::{App, Caller, Who};
+use super::{App, Caller};
 use collie_actors::panes::actor::PaneInfo;
 
 /// The confirmations' file name in the state dir.
@@ -114,16 +114,6 @@ impl NoPrompts {
     }
 }
 
-/// Who confirms: a paired device by label and token hash; `None` for the machine's own CLI and a
-/// lead relaying (the lead checked its device before it relayed).
-pub(super) fn confirmer(caller: &Caller) -> Option<String> {
-    match caller.who() {
-        // Kept in a file under this name since before [`Caller::owner`]: label and token hash.
-        Who::Device { label, token, .. } => Some(format!("device:{label}:{}", token.short_hex())),
-        _ => None,
-    }
-}
-
 impl App {
     /// This machine's applied starters, as a listing shows them.
     pub fn local_starters(&self) -> Vec<StarterInfo> {
@@ -151,7 +141,7 @@ impl App {
             }
         };
         let (rows, offer) = self.rows_of(caller, &resolved, &name, &infos).await?;
-        let owner = confirmer(caller);
+        let owner = caller.confirmer();
         let starters = infos
             .into_iter()
             .map(|s| {
@@ -205,7 +195,7 @@ impl App {
         starter: &str,
         confirm_no_prompts: bool,
     ) -> Result<(), AppError> {
-        if let Some(owner) = confirmer(caller) {
+        if let Some(owner) = caller.confirmer() {
             let list = self.starters(caller, machine).await?;
             let found = list
                 .starters

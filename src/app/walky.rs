@@ -26,7 +26,7 @@ pub mod views;
 use collie_actors::walky::actor::WalkyMsg;
 use collie_actors::walky::log::{Entry, Kind};
 use collie_crew::pin::Pin;
-use collie_crew::walky::{public_key_of, Message};
+use collie_crew::walky::{public_key_of, Message, MessageId, Outcome};
 use ed25519_dalek::VerifyingKey;
 
 pub use collie_crew::walky::MAX_BODY;
@@ -53,6 +53,36 @@ pub fn entry(message: &Message, kind: Kind, with_body: bool, outcome: Option<Str
         sent_at: message.sent_at,
         body: with_body.then(|| message.body.clone()),
         outcome,
+    }
+}
+
+/// `delivered` or `rejected: why`.
+pub fn outcome_text(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Delivered => "delivered".to_owned(),
+        Outcome::Rejected(why) => format!("rejected: {why}"),
+    }
+}
+
+/// Logs a result without waiting for the disk: the answer it goes with is not held back by it.
+pub fn log_result(ctx: &App, id: &MessageId, outcome: &Outcome) {
+    let entry = Entry {
+        id: id.to_string(),
+        at: now(),
+        kind: Kind::Result,
+        from: String::new(),
+        from_name: String::new(),
+        to: String::new(),
+        sent_at: 0,
+        body: None,
+        outcome: Some(outcome_text(outcome)),
+    };
+    if ctx
+        .walky
+        .cast(WalkyMsg::AppendLater(Box::new(entry)))
+        .is_err()
+    {
+        tracing::warn!("walky: cannot log a result (the walky actor is restarting)");
     }
 }
 

@@ -39,7 +39,10 @@ pub fn parse(text: &str) -> Result<ConfigFile, ConfigFileError> {
     let table: toml::Table = text
         .parse()
         .map_err(|e: toml::de::Error| ConfigFileError::Invalid(e.to_string()))?;
-    migrate::check(&table)?;
+    migrate::check(&table).map_err(|m| ConfigFileError::Migrated {
+        key: m.key,
+        instead: m.instead,
+    })?;
     match table.get("schema_version") {
         None => {
             return Err(ConfigFileError::Version(format!(

@@ -4,7 +4,14 @@
 //! The table is the whole of it: each row names a key as written (`table.key`, and `starters.key`
 //! for any row of `[[starters]]`) and the sentence that says what to write instead.
 
-use super::file::ConfigFileError;
+/// A key of an older shape, and what replaced it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Migrated {
+    /// The key, dotted (`tmux.socket`).
+    pub key: String,
+    /// What to write instead.
+    pub instead: &'static str,
+}
 
 /// Keys no longer read, and what to write instead.
 const REPLACED: &[(&str, &str)] = &[
@@ -42,7 +49,7 @@ const REPLACED: &[(&str, &str)] = &[
 ];
 
 /// Refuses the first key of `table` that [`REPLACED`] names.
-pub(super) fn check(table: &toml::Table) -> Result<(), ConfigFileError> {
+pub(super) fn check(table: &toml::Table) -> Result<(), Migrated> {
     for (key, value) in table {
         refuse(key)?;
         match value {
@@ -66,9 +73,9 @@ pub(super) fn check(table: &toml::Table) -> Result<(), ConfigFileError> {
     Ok(())
 }
 
-fn refuse(key: &str) -> Result<(), ConfigFileError> {
+fn refuse(key: &str) -> Result<(), Migrated> {
     match REPLACED.iter().find(|(old, _)| *old == key) {
-        Some((_, instead)) => Err(ConfigFileError::Migrated {
+        Some((_, instead)) => Err(Migrated {
             key: key.to_owned(),
             instead,
         }),

@@ -18,10 +18,10 @@ use axum::extract::{ConnectInfo, MatchedPath, Request, State};
 use axum::http::{header, HeaderMap, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use collie_actors::pairing::{pairing_source, Tier};
+use collie_actors::pairing::pairing_source;
 
 use super::tiers::{self, Access};
-use crate::app::authn::{Credential, Gate, Origin};
+use crate::app::authn::{Credential, Origin};
 use crate::app::{App, AppError, Caller, Who};
 
 /// Where a request comes from, for rate limits: the peer, or behind a loopback proxy the last
@@ -86,9 +86,7 @@ pub async fn authorize(
         Err(e) => return e.into_response(),
     };
     let gate = match access {
-        Some(Access::Device(tier)) => Gate::device(tier),
-        Some(Access::CliRead) => Gate::CLI_READ,
-        Some(Access::Open) => Gate::device(Tier::Read),
+        Some(access) => access.gate(),
         // Known to a paired caller only: which routes exist is not for strangers.
         None if matched.is_some() => return AppError::MethodNotAllowed.into_response(),
         None => return AppError::NotFound.into_response(),

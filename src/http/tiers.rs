@@ -1,165 +1,69 @@
-//! The route → required tier registry (SPEC §11): the one place that says what each route needs.
+//! Which operation each route exposes; what the operation requires is the application's one
+//! registry ([`crate::app::ops`], SPEC §11).
 //!
 //! The auth middleware looks every request up here by method and matched route pattern. A route that
 //! is missing from this table is refused (fail closed), and `tests/router.rs` tries every entry with a
-//! device of each tier: the router serves it, and a tier below the entry's is refused. Nothing at run
-//! time changes these tiers and no request field grants one.
+//! device of each tier: the router serves it, and a tier below the entry's is refused.
 
 use axum::http::Method;
-use collie_actors::pairing::Tier;
 
-/// What a route requires of its caller.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
-    /// No token needed (`/api/health`, `/api/pair`).
-    Open,
-    /// A paired device of at least this tier. The local secret is refused.
-    Device(Tier),
-    /// A `GET` the CLI reads: any paired device, and the local secret too (SPEC §4.6). Only the
-    /// routes the CLI reads are marked so — a route added later is closed to the local secret
-    /// until someone decides otherwise here.
-    CliRead,
-}
+pub use crate::app::ops::Access;
+use crate::app::ops::Op;
 
-/// Every API route with its required access. Patterns are axum's (`{m}` placeholders).
+/// Every API route, with the access of the operation it exposes (the tier is the registry's,
+/// [`Op::access`]). Patterns are axum's (`{m}` placeholders).
 pub const ROUTES: &[(Method, &str, Access)] = &[
-    (Method::GET, "/api/health", Access::Open),
-    (Method::POST, "/api/pair", Access::Open),
-    (Method::GET, "/api/machines", Access::CliRead),
-    (Method::GET, "/api/settings", Access::CliRead),
-    (Method::GET, "/api/devices", Access::CliRead),
-    // Revoking oneself needs only `read`; revoking another device needs `full` (checked in the handler,
-    // which knows whose label it is).
-    (
-        Method::DELETE,
-        "/api/devices/{label}",
-        Access::Device(Tier::Read),
-    ),
-    // Every new pairing is announced on the other devices (SPEC §4.6).
-    (Method::GET, "/api/notices", Access::Device(Tier::Read)),
-    (Method::GET, "/api/panes", Access::CliRead),
-    (Method::GET, "/api/walky", Access::Device(Tier::Read)),
-    (Method::GET, "/api/walky/{id}", Access::Device(Tier::Read)),
-    (Method::GET, "/api/cards", Access::CliRead),
-    (Method::GET, "/api/cards/stream", Access::Device(Tier::Read)),
-    // Only a paired device's tap answers a card (SPEC §10.1).
-    (
-        Method::POST,
-        "/api/cards/{id}/answer",
-        Access::Device(Tier::Full),
-    ),
-    // Durable agents (SPEC §10.3): reading for any paired device, writing only for `full`.
-    (Method::GET, "/api/durable", Access::Device(Tier::Read)),
-    (
+    route(Method::GET, "/api/health", Op::Health),
+    route(Method::POST, "/api/pair", Op::Pair),
+    route(Method::GET, "/api/machines", Op::Machines),
+    route(Method::GET, "/api/settings", Op::Settings),
+    route(Method::GET, "/api/devices", Op::Devices),
+    route(Method::DELETE, "/api/devices/{label}", Op::DeviceRevoke),
+    route(Method::GET, "/api/notices", Op::Notices),
+    route(Method::GET, "/api/panes", Op::PaneList),
+    route(Method::GET, "/api/walky", Op::WalkyList),
+    route(Method::GET, "/api/walky/{id}", Op::WalkyCard),
+    route(Method::GET, "/api/cards", Op::Cards),
+    route(Method::GET, "/api/cards/stream", Op::CardStream),
+    route(Method::POST, "/api/cards/{id}/answer", Op::CardAnswer),
+    route(Method::GET, "/api/durable", Op::DurableRead),
+    route(
         Method::POST,
         "/api/durable/{name}/{conversation}/{verb}",
-        Access::Device(Tier::Full),
+        Op::DurableWrite,
     ),
-    // Web Push (SPEC §10.4): any paired device may be told that a question waits.
-    (Method::GET, "/api/push/key", Access::Device(Tier::Read)),
-    (
-        Method::GET,
-        "/api/push/subscribe",
-        Access::Device(Tier::Read),
-    ),
-    (
-        Method::POST,
-        "/api/push/subscribe",
-        Access::Device(Tier::Read),
-    ),
-    (
-        Method::DELETE,
-        "/api/push/subscribe",
-        Access::Device(Tier::Read),
-    ),
-    // Tools (SPEC §11): any paired device reaches the door; the tool's own tier, from the tool
-    // registry, is checked first thing in `App::call_tool` (before the machine or the arguments).
-    (
-        Method::POST,
-        "/api/tools/{tool}",
-        Access::Device(Tier::Read),
-    ),
-    // The Files and Changes views and uploads (SPEC §11: "Both need tier files").
-    (
-        Method::GET,
-        "/api/files/{m}/list",
-        Access::Device(Tier::Files),
-    ),
-    (
-        Method::GET,
-        "/api/files/{m}/read",
-        Access::Device(Tier::Files),
-    ),
-    (
-        Method::GET,
-        "/api/files/{m}/changes",
-        Access::Device(Tier::Files),
-    ),
-    // Browsing for the New page's folder (SPEC §11: "Both need tier files").
-    (Method::GET, "/api/browse/{m}", Access::Device(Tier::Files)),
-    (Method::POST, "/api/blobs", Access::Device(Tier::Files)),
-    (Method::GET, "/api/blobs/{id}", Access::Device(Tier::Files)),
-    (Method::POST, "/api/panes", Access::Device(Tier::Full)),
-    (Method::GET, "/api/panes/{m}/{p}", Access::CliRead),
-    (
-        Method::DELETE,
-        "/api/panes/{m}/{p}",
-        Access::Device(Tier::Full),
-    ),
-    (
-        Method::GET,
-        "/api/panes/{m}/{p}/stream",
-        Access::Device(Tier::Read),
-    ),
-    // The chat view reads what the screen shows, from the agent's transcript (SPEC §3.3).
-    (
-        Method::GET,
-        "/api/panes/{m}/{p}/chat",
-        Access::Device(Tier::Read),
-    ),
-    (
-        Method::POST,
-        "/api/panes/{m}/{p}/input",
-        Access::Device(Tier::Full),
-    ),
-    (
-        Method::POST,
-        "/api/panes/{m}/{p}/rename",
-        Access::Device(Tier::Full),
-    ),
-    // The sent log (SPEC §11): any paired device reads it (it reads the panes too); discarding
-    // needs `files` (docs/decisions/0033: it edits a file on the machine, which `read` never
-    // does); one-shot commands and their recent list need `full`.
-    (Method::GET, "/api/sent", Access::Device(Tier::Read)),
-    (Method::DELETE, "/api/sent/{m}", Access::Device(Tier::Files)),
-    (
-        Method::DELETE,
-        "/api/sent/{m}/{id}",
-        Access::Device(Tier::Files),
-    ),
-    (Method::POST, "/api/commands", Access::Device(Tier::Full)),
-    // The starters a New page lists (SPEC §12): only a device that may start one sees them.
-    (Method::GET, "/api/starters/{m}", Access::Device(Tier::Full)),
-    // The tmux sessions a new window can open in (decision 0042): listed, like the starters,
-    // only to a device that may open one.
-    (Method::GET, "/api/sessions/{m}", Access::Device(Tier::Full)),
-    // Rows a phone adds to the New page (decision 0041): as starting a starter.
-    (
-        Method::POST,
-        "/api/starters/{m}/rows",
-        Access::Device(Tier::Full),
-    ),
-    (
-        Method::DELETE,
-        "/api/starters/{m}/rows/{id}",
-        Access::Device(Tier::Full),
-    ),
-    (
-        Method::GET,
-        "/api/commands/recent",
-        Access::Device(Tier::Full),
-    ),
+    route(Method::GET, "/api/push/key", Op::PushKey),
+    route(Method::GET, "/api/push/subscribe", Op::PushSubscription),
+    route(Method::POST, "/api/push/subscribe", Op::PushSubscribe),
+    route(Method::DELETE, "/api/push/subscribe", Op::PushUnsubscribe),
+    route(Method::POST, "/api/tools/{tool}", Op::ToolCall),
+    route(Method::GET, "/api/files/{m}/list", Op::FileList),
+    route(Method::GET, "/api/files/{m}/read", Op::FileRead),
+    route(Method::GET, "/api/files/{m}/changes", Op::FileChanges),
+    route(Method::GET, "/api/browse/{m}", Op::Browse),
+    route(Method::POST, "/api/blobs", Op::Upload),
+    route(Method::GET, "/api/blobs/{id}", Op::BlobRead),
+    route(Method::POST, "/api/panes", Op::PaneCreate),
+    route(Method::GET, "/api/panes/{m}/{p}", Op::PaneSnapshot),
+    route(Method::DELETE, "/api/panes/{m}/{p}", Op::PaneClose),
+    route(Method::GET, "/api/panes/{m}/{p}/stream", Op::PaneStream),
+    route(Method::GET, "/api/panes/{m}/{p}/chat", Op::PaneChat),
+    route(Method::POST, "/api/panes/{m}/{p}/input", Op::PaneInput),
+    route(Method::POST, "/api/panes/{m}/{p}/rename", Op::PaneRename),
+    route(Method::GET, "/api/sent", Op::SentList),
+    route(Method::DELETE, "/api/sent/{m}", Op::SentDiscardAll),
+    route(Method::DELETE, "/api/sent/{m}/{id}", Op::SentDiscard),
+    route(Method::POST, "/api/commands", Op::CommandRun),
+    route(Method::GET, "/api/starters/{m}", Op::StarterList),
+    route(Method::GET, "/api/sessions/{m}", Op::SessionList),
+    route(Method::POST, "/api/starters/{m}/rows", Op::RowAdd),
+    route(Method::DELETE, "/api/starters/{m}/rows/{id}", Op::RowRemove),
+    route(Method::GET, "/api/commands/recent", Op::CommandsRecent),
 ];
+
+const fn route(method: Method, pattern: &'static str, op: Op) -> (Method, &'static str, Access) {
+    (method, pattern, op.access())
+}
 
 /// The access a route requires, or `None` for a route the registry does not know (refused).
 pub fn required(method: &Method, pattern: &str) -> Option<Access> {
@@ -172,6 +76,7 @@ pub fn required(method: &Method, pattern: &str) -> Option<Access> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use collie_actors::pairing::Tier;
 
     #[test]
     fn writes_need_full() {

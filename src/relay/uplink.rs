@@ -52,7 +52,7 @@ async fn serve(app: &App, stream: UplinkStream) {
             return;
         }
         Uplink::Who => {
-            let (panes, unreachable) = forward::who(app).await;
+            let (panes, unreachable) = crate::app::walky::inbox::crew_panes(app).await;
             UplinkAnswer::Who { panes, unreachable }
         }
         _ => UplinkAnswer::Refused("unknown request".into()),

@@ -46,9 +46,7 @@ use crate::store::{Store, StoreError, Table};
 
 /// Posts running at once, at most.
 pub const MAX_IN_FLIGHT: usize = 32;
-/// How long a push service may hold a message for an offline phone (the `TTL` header): as long as
-/// a held permission waits by default, after which the question is gone anyway.
-pub const TTL: Duration = Duration::from_secs(600);
+pub use super::message::TTL;
 /// Bounds of one post.
 pub const LIMITS: Limits = Limits {
     connect: Duration::from_secs(5),

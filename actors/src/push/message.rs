@@ -3,9 +3,12 @@
 
 use web_push_native::{p256, Auth, WebPushBuilder};
 
-use super::actor::TTL;
 use super::endpoint::{Endpoint, EndpointError, Subscription};
 use super::vapid::{Vapid, VapidError};
+
+/// How long a push service may hold a message for an offline phone (the `TTL` header): as long as
+/// a held permission waits by default, after which the question is gone anyway.
+pub const TTL: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// Why a request could not be built.
 #[derive(Debug, thiserror::Error)]

@@ -34,8 +34,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use self::beneath::Kind;
 use self::git::{Blobs, GitError};
-use self::worktree::{Change, Kind, Status};
+use self::worktree::{Change, Status};
 use super::{Done, ToolError};
 
 /// At most this many changed files are listed.

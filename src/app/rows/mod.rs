@@ -140,7 +140,7 @@ impl App {
             return Ok((Vec::new(), offer));
         }
         let on = Self::row_machine(machine);
-        let owner = super::starters::confirmer(caller);
+        let owner = caller.confirmer();
         let rows = self
             .live_rows()
             .await?
@@ -292,7 +292,7 @@ impl App {
             })?;
         self.rows.policy.allows(&row.spec)?;
         if row.no_prompts() {
-            if let Some(owner) = super::starters::confirmer(caller) {
+            if let Some(owner) = caller.confirmer() {
                 let shown = match &resolved {
                     Machine::Local => self.machine_name(),
                     Machine::Member(m) => m.name().to_owned(),

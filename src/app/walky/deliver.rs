@@ -152,7 +152,7 @@ async fn try_deliver(ctx: &App, message: &Message) -> Result<(), String> {
     if let Err(why) = typed {
         // The pane went back to its shell or began to ask between the check and the typing:
         // nothing was typed; the log says so after its `delivered` line.
-        super::send::log_result(ctx, &message.id, &Outcome::Rejected(why.clone()));
+        super::log_result(ctx, &message.id, &Outcome::Rejected(why.clone()));
         return Err(why);
     }
     Ok(())

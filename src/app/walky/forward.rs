@@ -9,10 +9,8 @@
 use collie_actors::walky::actor::WalkyMsg;
 use collie_actors::walky::log::Kind;
 use collie_crew::pin::Pin;
-use collie_crew::uplink::WhoPane;
 use collie_crew::walky::{Outcome, Signed, WalkyResult};
 
-use super::inbox::who_pane;
 use super::send::relay_walky;
 use super::{append, deliver, entry};
 use crate::app::machine::Machine;
@@ -118,27 +116,10 @@ pub fn settle(ctx: &App, result: &WalkyResult) {
     if ctx.walky.cast(WalkyMsg::Record(result.clone())).is_err() {
         tracing::warn!("walky: cannot keep a result (the walky actor is restarting)");
     }
-    super::send::log_result(ctx, &result.id, &result.outcome);
+    super::log_result(ctx, &result.id, &result.outcome);
 }
 
 /// The lead's own verifying key.
 async fn own_key(ctx: &App) -> Option<ed25519_dalek::VerifyingKey> {
     ctx.walky.call(WalkyMsg::OwnKey).await.ok()?.ok()
-}
-
-/// Every addressable pane of the crew as the lead sees it, and the members that did not answer.
-pub async fn who(ctx: &App) -> (Vec<WhoPane>, Vec<String>) {
-    let list = match ctx.pane_list(&crate::app::Caller::cli()).await {
-        Ok(list) => list,
-        Err(e) => {
-            tracing::warn!(error = %e, "walky who: cannot list panes");
-            return (Vec::new(), Vec::new());
-        }
-    };
-    let panes = list
-        .panes
-        .into_iter()
-        .map(|p| who_pane(&p.machine.clone(), p))
-        .collect();
-    (panes, list.unreachable)
 }

@@ -3,6 +3,8 @@
 
 use collie_actors::walky::actor::{WalkyMsg, RECORDS_CAP};
 use collie_actors::walky::log::{Entry, Kind};
+use collie_crew::relay::client::On;
+use collie_crew::relay::{RelayKind, RelayOk};
 use collie_crew::transport::{Connection, RecvFrames, SendFrames};
 use collie_crew::uplink::{Uplink, UplinkAnswer, WhoPane};
 
@@ -11,6 +13,7 @@ use super::sender::{self, PaneEnv};
 use super::views::{
     Card, Cards, Inbox, InboxItem, InboxMessage, Log, LogLine, Records, Who, WhoEntry,
 };
+use crate::app::machine::Member;
 use crate::app::App;
 use crate::app::AppError;
 use collie_actors::crew_link::CrewRole;
@@ -97,7 +100,7 @@ pub async fn get(ctx: &App, env: &PaneEnv, id: &str) -> Result<InboxMessage, App
 pub async fn who(ctx: &App) -> Result<Who, AppError> {
     let view = ctx.crew_view.load();
     let (panes, unreachable) = match view.role {
-        CrewRole::Lead => super::forward::who(ctx).await,
+        CrewRole::Lead => crew_panes(ctx).await,
         CrewRole::Member => {
             let mut panes = local_panes(ctx).await?;
             let (others, mut unreachable) = ask_lead_who(ctx).await;
@@ -135,6 +138,23 @@ async fn local_panes(ctx: &App) -> Result<Vec<WhoPane>, AppError> {
         .into_iter()
         .map(|p| who_pane(&here, p))
         .collect())
+}
+
+/// Every addressable pane of the crew as the lead sees it, and the members that did not answer.
+pub async fn crew_panes(ctx: &App) -> (Vec<WhoPane>, Vec<String>) {
+    let list = match ctx.pane_list(&crate::app::Caller::cli()).await {
+        Ok(list) => list,
+        Err(e) => {
+            tracing::warn!(error = %e, "walky who: cannot list panes");
+            return (Vec::new(), Vec::new());
+        }
+    };
+    let panes = list
+        .panes
+        .into_iter()
+        .map(|p| who_pane(&p.machine.clone(), p))
+        .collect();
+    (panes, list.unreachable)
 }
 
 /// A pane as `who` lists it, on `machine` (the crew name, which is what addresses carry).
@@ -271,5 +291,30 @@ fn card(ctx: &App, e: Entry) -> Card {
         logged_at: rfc3339(e.at),
         body: e.body.as_deref().map(mask),
         outcome: e.outcome,
+    }
+}
+
+impl Member {
+    /// The walky card of message `id` from the member's log (`None` if it does not hold the id),
+    /// its body and name masked again.
+    pub async fn walky_card(
+        &self,
+        app: &App,
+        on: On<'_>,
+        id: String,
+    ) -> Result<Option<Card>, AppError> {
+        match self.call(on, RelayKind::WalkyCard { id }).await? {
+            RelayOk::WalkyCard(None) => Ok(None),
+            RelayOk::WalkyCard(Some(text)) => {
+                let mut card: Card =
+                    serde_json::from_str(&text).map_err(|_| AppError::MemberUnreadable)?;
+                // The member masked them already, or did not (its own setting): the lead masks
+                // what it shows either way (SPEC §6).
+                card.name = app.masker.mask(&card.name).into_owned();
+                card.body = card.body.map(|b| app.masker.mask(&b).into_owned());
+                Ok(Some(card))
+            }
+            _ => Err(AppError::MemberUnreadable),
+        }
     }
 }

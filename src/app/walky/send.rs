@@ -16,7 +16,7 @@
 use collie_actors::audit::AuditEventKind;
 use collie_actors::crew_link::CrewRole;
 use collie_actors::walky::actor::WalkyMsg;
-use collie_actors::walky::log::{Entry, Kind};
+use collie_actors::walky::log::Kind;
 use collie_crew::relay::client::On;
 use collie_crew::relay::{RelayKind, RelayOk};
 use collie_crew::transport::{Connection, RecvFrames, SendFrames};
@@ -28,7 +28,7 @@ use collie_crew::walky::{
 use super::deliver::{self, audit_record};
 use super::sender::{self, PaneEnv};
 use super::views::Sent;
-use super::{append, entry, now, RESULT_WITHIN};
+use super::{append, entry, log_result, now, outcome_text, RESULT_WITHIN};
 use crate::app::machine::{Machine, Member};
 use crate::app::App;
 use crate::app::AppError;
@@ -102,14 +102,6 @@ pub async fn send(
     })
 }
 
-/// `delivered` or `rejected: why`.
-pub fn outcome_text(outcome: &Outcome) -> String {
-    match outcome {
-        Outcome::Delivered => "delivered".to_owned(),
-        Outcome::Rejected(why) => format!("rejected: {why}"),
-    }
-}
-
 async fn log_sent(ctx: &App, message: &Message) -> Result<(), AppError> {
     let line = entry(message, Kind::Sent, true, None);
     // Both must be on disk before the message leaves; they go to two actors, so at once.
@@ -119,28 +111,6 @@ async fn log_sent(ctx: &App, message: &Message) -> Result<(), AppError> {
     );
     logged.map_err(|e| AppError::backend("walky: cannot log the message", e))?;
     audited
-}
-
-/// Logs a result without waiting for the disk: the answer it goes with is not held back by it.
-pub fn log_result(ctx: &App, id: &MessageId, outcome: &Outcome) {
-    let entry = Entry {
-        id: id.to_string(),
-        at: now(),
-        kind: Kind::Result,
-        from: String::new(),
-        from_name: String::new(),
-        to: String::new(),
-        sent_at: 0,
-        body: None,
-        outcome: Some(outcome_text(outcome)),
-    };
-    if ctx
-        .walky
-        .cast(WalkyMsg::AppendLater(Box::new(entry)))
-        .is_err()
-    {
-        tracing::warn!("walky: cannot log a result (the walky actor is restarting)");
-    }
 }
 
 /// On a member: sign, hand to the lead, and (with `wait`) read the result it answers.

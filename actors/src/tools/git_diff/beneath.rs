@@ -18,7 +18,14 @@ use std::path::Path;
 
 use rustix::fs::{openat, readlinkat, statat, AtFlags, FileType, Mode, OFlags, CWD};
 
-use super::worktree::Kind;
+/// What the working tree holds at a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// A regular file of this many bytes.
+    File(u64),
+    /// A symbolic link (its content is its target, never what it points to).
+    Link,
+}
 
 /// What a file's stat says, as far as the diff needs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::beneath::{unsafe_path, Beneath, Stat};
+use super::beneath::{unsafe_path, Beneath, Kind, Stat};
 use super::git::TreeEntry;
 use super::index::Index;
 use super::text::{BlobHasher, ObjectFormat};
@@ -39,15 +39,6 @@ pub(super) enum Status {
     Deleted,
     /// Neither in HEAD nor staged, and not ignored.
     Untracked,
-}
-
-/// What the working tree holds at a path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
-    /// A regular file of this many bytes.
-    File(u64),
-    /// A symbolic link (its content is its target, never what it points to).
-    Link,
 }
 
 /// One changed file.

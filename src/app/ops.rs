@@ -1,0 +1,243 @@
+//! The one registry of operations and what each requires of its caller (SPEC §11: "each tool and
+//! route has a required tier fixed in code in one registry").
+//!
+//! Every operation a caller can ask for is an [`Op`]; [`Op::access`] is the only place its tier is
+//! written. The HTTP adapter's route table names an `Op` per route (its gate reads the access from
+//! here), and the application checks the same value again when the operation runs
+//! ([`App::authorize`]) — so an adapter that forgot its gate still cannot let a `read` device type
+//! into a pane, and the control socket, the relay and the HTTP routes cannot disagree about a
+//! tier. Nothing at run time changes an access and no request field grants one.
+
+use collie_actors::audit::AuditEventKind;
+use collie_actors::pairing::Tier;
+
+use super::authn::Gate;
+use super::{App, AppError, Caller, Who};
+
+/// What an operation requires of its caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// No token needed (`/api/health`, `/api/pair`).
+    Open,
+    /// A paired device of at least this tier. The local secret is refused.
+    Device(Tier),
+    /// A read the CLI makes: any paired device, and the local secret too (SPEC §4.6). Only the
+    /// reads the CLI makes are marked so — an operation added later is closed to the local secret
+    /// until someone decides otherwise here.
+    CliRead,
+}
+
+impl Access {
+    /// The gate of a request for an operation of this access (an open one: any device).
+    pub const fn gate(self) -> Gate {
+        match self {
+            Access::Device(tier) => Gate::device(tier),
+            Access::CliRead => Gate::CLI_READ,
+            Access::Open => Gate::device(Tier::Read),
+        }
+    }
+}
+
+/// Every operation a caller may ask of a bridge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Op {
+    /// `GET /api/health`.
+    Health,
+    /// Pairing with a one-time code.
+    Pair,
+    /// The crew's machines.
+    Machines,
+    /// The settings a phone shows.
+    Settings,
+    /// The paired devices.
+    Devices,
+    /// Revoking a device: oneself needs only `read`; another device needs `full`, checked by the
+    /// operation, which knows whose label it is.
+    DeviceRevoke,
+    /// The pairings of the last 24 hours, announced on every other device (SPEC §4.6).
+    Notices,
+    /// Every pane of the crew.
+    PaneList,
+    /// A pane's screen.
+    PaneSnapshot,
+    /// A pane's live screen.
+    PaneStream,
+    /// The chat view of an agent's pane: what the screen shows, from the agent's transcript.
+    PaneChat,
+    /// Typing into a pane.
+    PaneInput,
+    /// Starting a pane (or a tmux window).
+    PaneCreate,
+    /// Renaming a pane or a tmux window.
+    PaneRename,
+    /// Closing a pane.
+    PaneClose,
+    /// The walky cards.
+    WalkyList,
+    /// One walky card.
+    WalkyCard,
+    /// The waiting cards.
+    Cards,
+    /// The cards' live changes.
+    CardStream,
+    /// A tap on a card: only a paired device's (SPEC §10.1).
+    CardAnswer,
+    /// The durable agents' conversations.
+    DurableRead,
+    /// An answer, send, stop, action, rename, close, reopen or starter for a durable agent.
+    DurableWrite,
+    /// The push service's public key.
+    PushKey,
+    /// Whether this device is subscribed to pushes.
+    PushSubscription,
+    /// Subscribing to pushes (any paired device may be told that a question waits).
+    PushSubscribe,
+    /// Dropping a push subscription.
+    PushUnsubscribe,
+    /// The door to the tools: each tool's own tier, from the tool registry, is checked first
+    /// thing in `App::call_tool` (before the machine or the arguments).
+    ToolCall,
+    /// The Files view's listing (SPEC §11: "Both need tier files").
+    FileList,
+    /// The Files view's reading.
+    FileRead,
+    /// The Changes view.
+    FileChanges,
+    /// Browsing for a new pane's folder.
+    Browse,
+    /// An upload into a pane's folder.
+    Upload,
+    /// An upload served back.
+    BlobRead,
+    /// The sent log: any paired device reads it (it reads the panes too).
+    SentList,
+    /// Discarding a machine's sent log: `files` (decision 0033: it edits a file on the machine,
+    /// which `read` never does).
+    SentDiscardAll,
+    /// Discarding one sent line.
+    SentDiscard,
+    /// A one-shot command.
+    CommandRun,
+    /// The recent one-shot commands.
+    CommandsRecent,
+    /// The starters a New page lists: only to a device that may start one.
+    StarterList,
+    /// The tmux sessions a new window can open in (decision 0042): as the starters.
+    SessionList,
+    /// Adding a starter row from a phone (decision 0041): as starting a starter.
+    RowAdd,
+    /// Removing a starter row.
+    RowRemove,
+}
+
+impl Op {
+    /// What the operation requires: the registry (SPEC §11).
+    pub const fn access(self) -> Access {
+        use Access::{CliRead, Device, Open};
+        use Tier::{Files, Full, Read};
+        match self {
+            Op::Health | Op::Pair => Open,
+            Op::Machines | Op::Settings | Op::Devices | Op::PaneList | Op::PaneSnapshot => CliRead,
+            Op::Cards => CliRead,
+            Op::DeviceRevoke | Op::Notices | Op::PaneStream | Op::PaneChat => Device(Read),
+            Op::WalkyList | Op::WalkyCard | Op::CardStream | Op::DurableRead => Device(Read),
+            Op::PushKey | Op::PushSubscription | Op::PushSubscribe | Op::PushUnsubscribe => {
+                Device(Read)
+            }
+            Op::ToolCall | Op::SentList => Device(Read),
+            Op::FileList | Op::FileRead | Op::FileChanges | Op::Browse => Device(Files),
+            Op::Upload | Op::BlobRead | Op::SentDiscardAll | Op::SentDiscard => Device(Files),
+            Op::PaneInput | Op::PaneCreate | Op::PaneRename | Op::PaneClose => Device(Full),
+            Op::CardAnswer | Op::DurableWrite | Op::CommandRun | Op::CommandsRecent => Device(Full),
+            Op::StarterList | Op::SessionList | Op::RowAdd | Op::RowRemove => Device(Full),
+        }
+    }
+}
+
+impl Caller {
+    /// Whether this caller may run `op` (see [`App::authorize`], which also records a refusal).
+    fn may(&self, op: Op) -> Result<(), AppError> {
+        let required = match op.access() {
+            Access::Open => return Ok(()),
+            Access::Device(tier) => tier,
+            Access::CliRead => Tier::Read,
+        };
+        match self.who() {
+            // The machine's own user, and on a member the lead, which checked its own device's
+            // tier against this same registry before it relayed (a member's own rules — `[crew]
+            // tools`, its caps — still apply in the operation).
+            Who::Cli | Who::Relay { .. } => Ok(()),
+            Who::Device { tier, .. } if tier.allows(required) => Ok(()),
+            Who::Device { .. } => Err(AppError::InsufficientTier),
+            Who::LocalSecret if op.access() == Access::CliRead => Ok(()),
+            Who::LocalSecret | Who::Open => Err(AppError::NotPaired),
+        }
+    }
+}
+
+impl App {
+    /// Refuses `op` unless `caller` holds what the registry requires of it, with a
+    /// `security.denied` line (rate-limited like every denial). An adapter gates a request before
+    /// it reaches here; this is the same rule again where the operation runs, so no adapter can
+    /// leave it out.
+    pub fn authorize(&self, caller: &Caller, op: Op) -> Result<(), AppError> {
+        caller.may(op).inspect_err(|e| {
+            let rec = caller
+                .record(self, AuditEventKind::SecurityDenied)
+                .with_detail("operation", format!("{op:?}"));
+            self.deny(caller.source(), &e.to_string(), rec);
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use collie_actors::pairing::TokenHash;
+
+    fn device(tier: Tier) -> Caller {
+        let token = TokenHash::from_bytes([7; 32]);
+        Caller::new(Who::Device {
+            label: "phone".into(),
+            tier,
+            id: token.device_id(),
+            token,
+        })
+    }
+
+    #[test]
+    fn a_device_needs_the_tier_the_registry_names() {
+        assert!(device(Tier::Read).may(Op::PaneList).is_ok());
+        assert!(matches!(
+            device(Tier::Read).may(Op::PaneInput),
+            Err(AppError::InsufficientTier)
+        ));
+        assert!(matches!(
+            device(Tier::Files).may(Op::PaneCreate),
+            Err(AppError::InsufficientTier)
+        ));
+        assert!(device(Tier::Files).may(Op::Upload).is_ok());
+        assert!(device(Tier::Full).may(Op::PaneClose).is_ok());
+    }
+
+    #[test]
+    fn the_local_secret_reads_only_what_the_cli_reads() {
+        let local = Caller::new(Who::LocalSecret);
+        assert!(local.may(Op::PaneSnapshot).is_ok());
+        assert!(matches!(local.may(Op::PaneInput), Err(AppError::NotPaired)));
+        assert!(matches!(local.may(Op::Notices), Err(AppError::NotPaired)));
+        assert!(matches!(
+            Caller::new(Who::Open).may(Op::PaneList),
+            Err(AppError::NotPaired)
+        ));
+        assert!(Caller::new(Who::Open).may(Op::Health).is_ok());
+        assert!(Caller::cli().may(Op::PaneInput).is_ok());
+    }
+
+    #[test]
+    fn every_write_to_a_pane_needs_full() {
+        for op in [Op::PaneInput, Op::PaneCreate, Op::PaneRename, Op::PaneClose] {
+            assert_eq!(op.access(), Access::Device(Tier::Full), "{op:?}");
+        }
+    }
+}
