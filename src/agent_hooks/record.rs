@@ -15,10 +15,19 @@ pub fn action(kind: ChangeKind) -> Option<&'static str> {
     }
 }
 
-/// The line for `change` (whose [`action`] is `action`) on `machine`.
+/// The line for `change` (whose [`action`] is `action`) on `machine`, written by the CLI itself
+/// while no bridge runs.
 pub fn hooks_installed(machine: &str, change: &Change, action: &str) -> AuditRecord {
-    AuditRecord::new(AuditEventKind::HooksInstalled, machine)
-        .with_detail("agent", change.agent.as_str())
+    hooks_installed_detail(
+        AuditRecord::new(AuditEventKind::HooksInstalled, machine),
+        change,
+        action,
+    )
+}
+
+/// `rec` (a `hooks.installed` line) with what the line says of `change`.
+pub fn hooks_installed_detail(rec: AuditRecord, change: &Change, action: &str) -> AuditRecord {
+    rec.with_detail("agent", change.agent.as_str())
         .with_detail("scope", change.scope.as_str())
         .with_detail("action", action.to_owned())
         .with_detail("path", change.path.display().to_string())

@@ -5,11 +5,20 @@ use collie_actors::audit::{AuditEventKind, AuditRecord};
 
 use super::snapshot::Snapshot;
 
-/// The line for `snapshot`, applied on `machine` with `changes` differences.
+/// The line for `snapshot`, applied on `machine` with `changes` differences, written by the CLI
+/// itself while no bridge runs.
 pub fn config_applied(machine: &str, snapshot: &Snapshot, changes: usize) -> AuditRecord {
+    config_applied_detail(
+        AuditRecord::new(AuditEventKind::ConfigApplied, machine),
+        snapshot,
+        changes,
+    )
+}
+
+/// `rec` (a `config.applied` line) with what the line says of `snapshot`.
+pub fn config_applied_detail(rec: AuditRecord, snapshot: &Snapshot, changes: usize) -> AuditRecord {
     let resolved = &snapshot.resolved;
-    AuditRecord::new(AuditEventKind::ConfigApplied, machine)
-        .with_detail("confirmed", snapshot.confirmed.as_str())
+    rec.with_detail("confirmed", snapshot.confirmed.as_str())
         .with_detail(
             "sha256",
             resolved

@@ -7,8 +7,9 @@ use serde_json::Value;
 
 use super::protocol::{Reply, Request};
 use super::replies::{Acknowledged, Devices, Invite, Message, PairCode, Panes, StarterRows};
+use crate::app::create::CreateAsk;
 use crate::app::devices::rfc3339;
-use crate::app::panes::{split_address, Launch};
+use crate::app::panes::split_address;
 use crate::app::walky;
 use crate::app::{App, AppError, Caller};
 
@@ -83,23 +84,20 @@ async fn answer(app: &App, req: Request, peer: Option<u32>) -> Result<Value, App
             command,
             folder,
             session,
-        } => {
-            let launch = if command.is_empty() {
-                Launch::Shell
-            } else {
-                Launch::Command(command)
-            };
-            match session {
-                Some(session) => data(
-                    app.create_window(&cli, "local", session, name, launch, folder)
-                        .await?,
-                ),
-                None => data(
-                    app.create_pane_in(&cli, "local", name, launch, folder)
-                        .await?,
-                ),
-            }
-        }
+        } => data(
+            app.create(
+                &cli,
+                CreateAsk {
+                    machine: "local".to_owned(),
+                    name,
+                    command,
+                    folder,
+                    session,
+                    ..CreateAsk::default()
+                },
+            )
+            .await?,
+        ),
         Request::PanesSessions => data(app.sessions(&cli, "local").await?),
         Request::PanesRead { pane, scrollback } => {
             let (machine, pane) = split_address(&pane);
@@ -170,18 +168,11 @@ async fn answer(app: &App, req: Request, peer: Option<u32>) -> Result<Value, App
         Request::SentDiscard { id } => data(app.sent_discard(&cli, "local", Some(id)).await?),
         Request::SentClear => data(app.sent_discard(&cli, "local", None).await?),
         Request::ConfigApplied { snapshot, changes } => {
-            let changes = usize::try_from(changes).unwrap_or(usize::MAX);
-            let record =
-                crate::applied::record::config_applied(&app.machine_name(), &snapshot, changes);
-            app.audit(record).await?;
+            app.config_applied(&cli, &snapshot, changes).await?;
             data(true)
         }
         Request::HooksChanged { change } => {
-            use crate::agent_hooks::record::{action, hooks_installed};
-            if let Some(action) = action(change.kind) {
-                app.audit(hooks_installed(&app.machine_name(), &change, action))
-                    .await?;
-            }
+            app.hooks_changed(&cli, &change).await?;
             data(true)
         }
         #[cfg(feature = "fault-injection")]

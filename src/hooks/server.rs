@@ -1,11 +1,12 @@
 //! The bridge side of `<state>/hooks.sock`: accept a hook, check it is our user's process, read
-//! its one request (size-capped), and hold it through [`crate::app`] until a device decides, the
-//! deadline passes, or the hook goes away.
+//! its one request (size-capped), and hand it to the application
+//! ([`crate::app::App::ask_permission`], where every rule of SPEC §10.2 lives) until a device
+//! decides, the deadline passes, or the hook goes away.
 //!
-//! Every refusal is silence: a connection from another user, a request that does not parse, a
-//! hook not running in a pane, a full waiting set — the bridge closes the connection without a
-//! reply, and the hook prints nothing, so the agent asks in its own terminal (SPEC §10.2). Nothing
-//! here can decide a card.
+//! Every refusal is silence: a connection from another user, a request that does not parse, and
+//! whatever the application refuses — the bridge closes the connection without a reply, and the
+//! hook prints nothing, so the agent asks in its own terminal (SPEC §10.2). Nothing here can
+//! decide a card.
 
 use std::path::Path;
 
@@ -13,13 +14,8 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio_util::sync::CancellationToken;
 
-use super::permission::Ask;
 use super::wire::{HookReply, HookRequest, MAX_REQUEST};
 use crate::app::App;
-
-/// Most hooks held at once; past it a new hook is closed at once (its agent asks in the
-/// terminal). Above the cards' own cap, so that cap is the one that speaks.
-const MAX_HELD: usize = 4_096;
 
 /// Binds `path` with mode 0600, replacing a stale socket file.
 pub fn bind(path: &Path) -> std::io::Result<UnixListener> {
@@ -33,7 +29,7 @@ pub async fn serve(listener: UnixListener, app: App, cancel: CancellationToken) 
         tokio::select! {
             _ = cancel.cancelled() => break,
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) if held.len() < MAX_HELD => {
+                Ok((stream, _)) if app.may_hold_another(held.len()) => {
                     let app = app.clone();
                     held.spawn(async move { handle(stream, app).await });
                 }
@@ -66,47 +62,18 @@ async fn handle(stream: UnixStream, app: App) {
     let Ok(request) = serde_json::from_slice::<HookRequest>(&line) else {
         return;
     };
-    let ask = match Ask::parse(request.agent, &request.input) {
-        Ok(ask) => ask,
-        Err(e) => {
-            tracing::debug!(error = %e, "hook request refused");
-            return;
-        }
-    };
-    if super::shared_server::on_chain(&collie_actors::panes::foreground::ancestry(pid)) {
-        // A warning: the user's setup keeps every such question off the phone until changed.
-        tracing::warn!(
-            pid,
-            "a hook run by an agent's shared background server asked; not answered (start \
-             Codex with --no-daemon)"
-        );
-        return;
-    }
-    let held = match app
-        .hold_permission(pid, |machine, pane| ask.card(machine, pane))
-        .await
-    {
-        Ok(Some(held)) => held,
-        Ok(None) => {
-            tracing::info!(pid, "a hook outside any pane asked; not answered");
-            return;
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "a hook's card could not be opened");
-            return;
-        }
-    };
     // The hook sends nothing more: the end of its stream is its process going away.
     let gone = async move {
         let mut byte = [0u8; 64];
         while matches!(reader.read(&mut byte).await, Ok(n) if n > 0) {}
     };
-    let Some(decision) = held.decision(gone).await else {
+    let Some(print) = app
+        .ask_permission(pid, request.agent, &request.input, gone)
+        .await
+    else {
         return;
     };
-    let reply = HookReply {
-        print: ask.output(&decision),
-    };
+    let reply = HookReply { print };
     if let Ok(mut out) = serde_json::to_vec(&reply) {
         out.push(b'\n');
         let _ = write.write_all(&out).await;

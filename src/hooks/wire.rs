@@ -13,15 +13,7 @@ pub const MAX_REQUEST: usize = 1024 * 1024;
 /// Most bytes of a reply line.
 pub const MAX_REPLY: usize = 256 * 1024;
 
-/// Which agent's hook asks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Agent {
-    /// Claude Code.
-    Claude,
-    /// Codex.
-    Codex,
-}
+pub use crate::app::permission::Agent;
 
 /// The hook's request: its agent and the hook input exactly as the agent wrote it on stdin.
 #[derive(Debug, Clone, Serialize, Deserialize)]

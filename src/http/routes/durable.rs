@@ -5,11 +5,11 @@
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::{Extension, Json};
-use collie_actors::durable::wire::Write;
 use serde::Deserialize;
 
 use super::body;
 use crate::app::durable::{DurableDone, DurableList};
+use crate::app::durable_verb::{write_of, WriteFields};
 use crate::app::{App, AppError, Caller};
 use crate::http::extract::ApiPath;
 
@@ -31,61 +31,24 @@ pub(super) struct WriteBody {
     starter: Option<String>,
 }
 
-/// The write `verb` with the fields of `b`; a field the verb needs and lacks, or one it does not
-/// take, is a 400 naming it.
-fn write_of(verb: &str, b: &mut WriteBody) -> Result<Write, AppError> {
-    let need = |f: Option<String>, name: &str| {
-        f.ok_or_else(|| AppError::BadRequest(format!("{verb} needs \"{name}\"")))
-    };
-    let write = match verb {
-        "send" => Write::Send {
-            text: need(b.text.take(), "text")?,
-        },
-        "abort" => Write::Abort,
-        "action" => Write::Action {
-            action: need(b.action.take(), "action")?,
-        },
-        "rename" => Write::Rename {
-            title: need(b.title.take(), "title")?,
-        },
-        "close" => Write::Close,
-        "reopen" => Write::Reopen,
-        "starter" => Write::Starter {
-            starter: need(b.starter.take(), "starter")?,
-        },
-        "answer" => {
-            return Err(AppError::BadRequest(
-                "answer a durable question with its card (POST /api/cards/{id}/answer)".into(),
-            ))
-        }
-        other => return Err(AppError::BadRequest(format!("unknown verb: {other}"))),
-    };
-    let extra = [
-        ("text", b.text.is_some()),
-        ("action", b.action.is_some()),
-        ("title", b.title.is_some()),
-        ("starter", b.starter.is_some()),
-    ]
-    .into_iter()
-    .find(|(_, set)| *set);
-    if let Some((field, _)) = extra {
-        return Err(AppError::BadRequest(format!("{verb} takes no \"{field}\"")));
-    }
-    Ok(write)
-}
-
 pub(super) async fn write(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
     ApiPath((name, conversation, verb)): ApiPath<(String, String, String)>,
     bytes: Bytes,
 ) -> Result<Json<DurableDone>, AppError> {
-    let mut b: WriteBody = if bytes.is_empty() {
+    let b: WriteBody = if bytes.is_empty() {
         WriteBody::default()
     } else {
         body(&bytes)?
     };
-    let write = write_of(&verb, &mut b)?;
+    let fields = WriteFields {
+        text: b.text,
+        action: b.action,
+        title: b.title,
+        starter: b.starter,
+    };
+    let write = write_of(&verb, fields)?;
     Ok(Json(
         app.durable_write_on(&caller, b.machine.as_deref(), name, conversation, write)
             .await?,

@@ -11,7 +11,8 @@ use serde::Deserialize;
 
 use super::colours::SnapshotJson;
 use super::{body, Done, DONE};
-use crate::app::panes::{Launch, PaneList};
+use crate::app::create::CreateAsk;
+use crate::app::panes::PaneList;
 use crate::app::{App, AppError, Caller};
 use crate::http::extract::{ApiPath, ApiQuery};
 
@@ -110,56 +111,17 @@ pub(super) async fn create(
     bytes: Bytes,
 ) -> Result<Json<PaneInfo>, AppError> {
     let b: CreateBody = body(&bytes)?;
-    if let Some(session) = b.session {
-        if b.row.is_some() {
-            return Err(AppError::BadRequest(
-                "a starter row opens a pane, not a window: give row or session".into(),
-            ));
-        }
-        let launch = match b.starter {
-            Some(starter) => {
-                app.confirm_starter(&caller, &b.machine, &starter, b.confirm_no_prompts)
-                    .await?;
-                Launch::Starter(starter)
-            }
-            None => Launch::Shell,
-        };
-        let info = app
-            .create_window(&caller, &b.machine, session, b.name, launch, b.folder)
-            .await?;
-        return Ok(Json(info));
-    }
-    Ok(Json(match (b.starter, b.row) {
-        (Some(_), Some(_)) => {
-            return Err(AppError::BadRequest("give starter or row, not both".into()))
-        }
-        (None, Some(row)) => {
-            app.start_row(
-                &caller,
-                &b.machine,
-                &row,
-                b.name,
-                b.folder,
-                b.confirm_no_prompts,
-            )
-            .await?
-        }
-        (Some(starter), None) => {
-            app.start_starter(
-                &caller,
-                &b.machine,
-                starter,
-                b.name,
-                b.folder,
-                b.confirm_no_prompts,
-            )
-            .await?
-        }
-        (None, None) => {
-            app.create_pane_in(&caller, &b.machine, b.name, Launch::Shell, b.folder)
-                .await?
-        }
-    }))
+    let ask = CreateAsk {
+        machine: b.machine,
+        name: b.name,
+        starter: b.starter,
+        row: b.row,
+        command: Vec::new(),
+        folder: b.folder,
+        session: b.session,
+        confirm_no_prompts: b.confirm_no_prompts,
+    };
+    Ok(Json(app.create(&caller, ask).await?))
 }
 
 #[derive(Deserialize)]

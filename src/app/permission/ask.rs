@@ -18,7 +18,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::always::Suggestion;
-use super::wire::Agent;
+use super::Agent;
 
 /// Why a hook input is not a permission request this bridge can show.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
