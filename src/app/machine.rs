@@ -169,14 +169,6 @@ impl Member {
         })
     }
 
-    /// A write the member answers with `Done`.
-    pub(super) async fn done(&self, on: On<'_>, kind: RelayKind) -> Result<(), AppError> {
-        match self.client.call(on, kind).await? {
-            RelayOk::Done => Ok(()),
-            _ => Err(AppError::MemberUnreadable),
-        }
-    }
-
     /// The walky card of message `id` from the member's log (`None` if it does not hold the id),
     /// its body and name masked again.
     pub async fn walky_card(

@@ -29,6 +29,7 @@
 //! bridge's log only.
 
 use collie_actors::audit::{AuditEventKind, AuditRecord};
+use collie_actors::command_word::first_word;
 use collie_actors::pairing::Tier;
 use collie_actors::tools::sessions::SessionLimits;
 use collie_actors::tools::{Done, Meta, ToolError, ToolName, ToolSpec};
@@ -112,14 +113,8 @@ pub fn arguments_meta(args: &Map<String, Value>) -> Meta {
                 meta.insert(format!("{name}_bytes"), s.len().into());
             }
             (Kept::FirstWord, Value::String(s)) => {
-                let first = s.split_whitespace().next().unwrap_or("");
-                // `TOKEN=abc deploy`: an assignment's value is the secret, so only its name stays.
-                let first = match first.split_once('=') {
-                    Some((name, _)) => format!("{name}="),
-                    None => first.to_owned(),
-                };
-                let first: String = first.chars().take(64).collect();
-                meta.insert(format!("{name}_first_word"), first.into());
+                // The one meaning every line about a command shares (the outcome's too).
+                meta.insert(format!("{name}_first_word"), first_word(s).into());
                 meta.insert(format!("{name}_bytes"), s.len().into());
             }
             (Kept::Count, Value::Array(items)) => {
