@@ -365,3 +365,44 @@ fn the_two_lines_of_one_exec_name_the_command_alike() {
     let log = std::fs::read_to_string(b.state().join("audit.log")).expect("audit.log");
     assert!(!log.contains("zq4417"));
 }
+
+#[test]
+fn a_relayed_tool_is_audited_on_the_lead_once_the_member_ran_it() {
+    let (lead, member) = crew(false, None);
+    let phone = lead.pair("phone", "full");
+    // The member's own rule refuses: its security.denied (and its tool line, written before a
+    // tool runs on the machine that runs it), nothing on the lead.
+    let (s, v) = lead.post(
+        "/api/tools/write_file",
+        Some(&phone),
+        &json!({"path": "/etc/collie-nope", "content": "x", "machine": "web-1"}),
+    );
+    assert_eq!(
+        (s, v["error"].as_str()),
+        (403, Some("path outside the workspace"))
+    );
+    assert!(audit_of(&lead, &["tool.write_file", "security.denied"]).is_empty());
+    assert_eq!(audit_of(&member, &["security.denied"]).len(), 1);
+
+    // Done: the lead's line and the member's two carry one request id and one first word.
+    let (s, v) = lead.post(
+        "/api/tools/exec_command",
+        Some(&phone),
+        &json!({"command": "TOKEN=zq5521 true", "machine": "web-1"}),
+    );
+    assert_eq!(s, 200, "{v}");
+    let on_lead = audit_of(&lead, &["tool.exec_command"]);
+    let on_member = audit_of(&member, &["tool.exec_command"]);
+    assert_eq!((on_lead.len(), on_member.len()), (1, 2), "{on_member:?}");
+    assert_eq!(on_lead[0]["detail"]["machine"], "web-1");
+    for line in &on_member {
+        assert_eq!(line["request_id"], on_lead[0]["request_id"], "{line}");
+    }
+    assert_eq!(on_lead[0]["detail"]["command_first_word"], "TOKEN=");
+    assert_eq!(on_member[0]["detail"]["command_first_word"], "TOKEN=");
+    assert_eq!(on_member[1]["detail"]["command"], "TOKEN=");
+    for b in [&lead, &member] {
+        let log = std::fs::read_to_string(b.state().join("audit.log")).expect("audit.log");
+        assert!(!log.contains("zq5521"));
+    }
+}

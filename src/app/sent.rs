@@ -20,9 +20,9 @@
 //! (503 `audit unavailable`) when that line cannot be written.
 //!
 //! **A member's log** is read and edited through the lead (capability `sent`, decision 0036): the
-//! lead asks every online member at once and masks their lines again; a discard is gated and
-//! audited on the lead (with the member's name) before it is relayed, and counted, audited and
-//! done by the member as for its own caller.
+//! lead asks every online member at once and masks their lines again; a discard is gated on the
+//! lead, counted, audited and done by the member as for its own caller, then audited on the lead
+//! (with the member's name and count) once the member answered (decision 0052).
 
 use std::path::{Path, PathBuf};
 
