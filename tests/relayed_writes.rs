@@ -406,3 +406,48 @@ fn a_relayed_tool_is_audited_on_the_lead_once_the_member_ran_it() {
         assert!(!log.contains("zq5521"));
     }
 }
+
+#[test]
+fn a_done_write_whose_lead_line_cannot_be_written_is_kept_until_it_can() {
+    let (lead, member) = crew(true, None);
+    let phone = lead.pair("phone", "full");
+    let pane = lead.tmux_pane_of(&phone, "web-1");
+    let log = lead.state().join("audit.log");
+    std::fs::remove_file(&log).expect("remove the lead's log");
+    std::fs::create_dir(&log).expect("a directory in the log's place");
+
+    // The member typed it and wrote its line: the lead keeps its own and answers as it happened.
+    assert_eq!(
+        input(
+            &lead,
+            &phone,
+            &pane,
+            &json!({"text": "echo kept", "keys": ["Enter"]})
+        )
+        .0,
+        200
+    );
+    let on_member = audit_of(&member, &["pane.input"]);
+    assert_eq!(on_member.len(), 1);
+    // A create can be taken back: refused, and the member's pane closed again.
+    let (s, v) = lead.post("/api/panes", Some(&phone), &json!({"machine": "web-1"}));
+    assert_eq!((s, v["error"].as_str()), (503, Some("audit unavailable")));
+    let closed = wait_for(WAIT, || {
+        (audit_of(&member, &["pane.close"]).len() == 1).then_some(())
+    });
+    assert!(closed.is_some(), "{:?}", audit_of(&member, PANE_EVENTS));
+    let created = audit_of(&member, &["pane.create"]);
+    let closed = audit_of(&member, &["pane.close"]);
+    assert_eq!(created[0]["detail"]["pane"], closed[0]["detail"]["pane"]);
+
+    // Once the log can be written again, the kept line is in it, with the member's request id.
+    std::fs::remove_dir(&log).expect("remove the directory");
+    let kept = wait_for(WAIT, || {
+        audit_of(&lead, &["pane.input"])
+            .into_iter()
+            .find(|l| l["request_id"] == on_member[0]["request_id"])
+    });
+    let kept = kept.expect("the kept line reached the lead's log");
+    same_write(&kept, &on_member[0]);
+    assert!(audit_of(&lead, &["pane.create"]).is_empty());
+}
