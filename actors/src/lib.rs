@@ -9,6 +9,7 @@
 pub mod audit;
 pub mod cards;
 pub mod chat;
+pub mod command_word;
 pub mod crew_link;
 pub mod durable;
 pub mod https;

@@ -1,5 +1,6 @@
 //! The audit log as the application uses it (SPEC §7): appending a write's line (failing closed),
-//! the log's state for `collie audit verify`, and acknowledging a recorded break.
+//! the line of a write that already happened (kept until the log takes it), the log's state for
+//! `collie audit verify`, and acknowledging a recorded break.
 
 use collie_actors::audit::{AuditError, AuditMsg, AuditRecord, AuditStatus, BreakRecord};
 
@@ -12,6 +13,33 @@ impl App {
             Ok(_) => Ok(()),
             Err(e) => {
                 tracing::error!(error = %e, "audit append failed; refusing the write");
+                Err(AppError::AuditUnavailable)
+            }
+        }
+    }
+
+    /// Appends the line of a write that has already happened — a member answered that it did a
+    /// relayed write (decision 0052) — so it cannot be refused any more: a line the log refuses is
+    /// kept in the store and appended as soon as the log can be written (as a revocation's).
+    /// Only when the store cannot keep it either is the answer `audit unavailable`; the write
+    /// stays done, and the bridge's log says so, with the request id the member's line carries.
+    pub async fn audit_done(&self, rec: AuditRecord) -> Result<(), AppError> {
+        // The batched append first: the usual case costs what any write's line does.
+        if let Ok(Ok(_)) = self.audit.call(|r| AuditMsg::Append(rec.clone(), r)).await {
+            return Ok(());
+        }
+        let request = rec.request_id.clone().unwrap_or_default();
+        let event = rec.event;
+        match self.audit.call(|r| AuditMsg::AppendOrKeep(rec, r)).await {
+            Ok(Ok(_)) => Ok(()),
+            answer => {
+                tracing::error!(
+                    %event,
+                    request_id = %request,
+                    answer = ?answer.map(|a| a.map(|_| ())),
+                    "the member did this write, but its line could not be written or kept here; \
+                     answering audit unavailable (the member's own line has this request id)"
+                );
                 Err(AppError::AuditUnavailable)
             }
         }

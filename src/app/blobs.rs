@@ -17,9 +17,10 @@
 //! follow in a `"phase": "done"` line. The bytes are never in a line.
 //!
 //! A member's pane takes uploads through the lead ([`RelayKind::Blob`], capability `uploads`;
-//! decision 0036): the lead checks the tier, the name and the size before anything is relayed,
-//! audits the upload with the member's name, and the member checks the size again, applies its
-//! own workspace rules and audits its own lines with the same request id. A member with
+//! decision 0036): the lead checks the tier, the name and the size before anything is relayed;
+//! the member checks the size again, applies its own workspace rules and audits its own lines
+//! with the same request id; once it answered that the file is written, the lead audits the
+//! upload with the member's name (decision 0052). A member with
 //! `[crew] tools = false` leaves the capability out and refuses a relayed upload anyway.
 
 use std::fs::{self, OpenOptions};
@@ -32,7 +33,7 @@ use std::sync::Arc;
 use collie_actors::audit::{AuditEventKind, AuditRecord};
 use collie_actors::tools::workspace::Workspaces;
 use collie_actors::tools::ToolError;
-use collie_crew::relay::{RelayError, RelayKind, RelayOk, Stored, MAX_BLOB};
+use collie_crew::relay::{RelayKind, RelayOk, Stored, MAX_BLOB};
 use rand::RngCore;
 use rustix::fs::{fchmod, fstat, linkat, mkdirat, openat, unlinkat, AtFlags, Mode, OFlags, CWD};
 use rustix::io::Errno;
@@ -40,7 +41,6 @@ use serde::Serialize;
 
 use super::files::in_git_folder;
 use super::machine::{Machine, Member};
-use super::tools::relayed_refusal;
 use super::{App, AppError, Caller};
 
 /// The largest upload, in bytes (10 MiB; the relay's own cap, so that a member's pane takes
@@ -287,10 +287,11 @@ impl App {
     }
 
     /// An upload into a member pane's folder: checked here (the tier by the route, the name and
-    /// the size above), audited `tool.upload` here with the member's name before the bytes are
-    /// relayed ([`RelayKind::Blob`], capability `uploads`), then checked, written, kept and
-    /// audited by the member as its own upload with the same request id. The member's answer is
-    /// masked again; the kept copy is the member's (`GET /api/blobs/{id}` serves this machine's).
+    /// the size above), relayed ([`RelayKind::Blob`], capability `uploads`), then checked,
+    /// written, kept and audited by the member as its own upload with the same request id; once
+    /// the member answered that it is written, audited `tool.upload` here with the member's name
+    /// (decision 0052). The member's answer is masked again; the kept copy is the member's (`GET
+    /// /api/blobs/{id}` serves this machine's).
     async fn member_upload(
         &self,
         caller: &Caller,
@@ -312,12 +313,9 @@ impl App {
             .with_detail("pane", pane.to_owned())
             .with_detail("name", name.to_owned())
             .with_detail("size", size);
-        self.audit(rec).await?;
-        let stored = match member.call(caller.on(), kind).await {
-            Ok(RelayOk::Stored(stored)) => stored,
-            Ok(_) => return Err(AppError::MemberUnreadable),
-            Err(RelayError::Tool { status, error }) => return Err(relayed_refusal(status, error)),
-            Err(e) => return Err(e.into()),
+        let stored = match self.relay_write(caller, member, kind).await? {
+            RelayOk::Stored(stored) => stored,
+            _ => return Err(AppError::MemberUnreadable),
         };
         if !valid_id(&stored.id) || stored.size != size {
             return Err(AppError::MemberUnreadable);
@@ -330,13 +328,15 @@ impl App {
         } = stored;
         self.mask_in_place(&mut path);
         self.mask_in_place(&mut name);
+        // The member wrote the file: both lines follow here, the request's and where it landed.
+        self.audit_done(rec).await?;
         let done = caller
             .record(self, AuditEventKind::Upload)
             .with_detail("phase", "done")
             .with_detail("machine", member.name().to_owned())
             .with_detail("path", path.clone())
             .with_detail("blob", id.clone());
-        if let Err(e) = self.audit(done).await {
+        if let Err(e) = self.audit_done(done).await {
             tracing::error!(error = %e, "cannot audit an upload's outcome");
         }
         Ok(Uploaded {

@@ -353,9 +353,10 @@ impl App {
         self.while_allowed(caller, Tier::Full, tap).await
     }
 
-    /// A tap on a member's card: checked here against what this machine showed, audited here
-    /// (except a first tap on "Always allow", which decides nothing), then relayed with the
-    /// member's own hash; the member claims, audits and releases it as for a tap of its own.
+    /// A tap on a member's card: checked here against what this machine showed, relayed with the
+    /// member's own hash — the member claims, audits and releases it as for a tap of its own —
+    /// and audited here once the member answered (except a first tap on "Always allow", which
+    /// decides nothing; decision 0052).
     async fn answer_member_card(
         &self,
         caller: &Caller,
@@ -392,28 +393,29 @@ impl App {
             return Err(AppError::BadRequest(format!("unknown option: {option}")));
         }
         let decides = option != ALWAYS || confirm.is_some();
-        if decides {
-            let rec = caller
-                .record(self, answer_event(&here.source))
-                .with_detail("machine", member.name().to_owned())
-                .with_detail("card", id.clone())
-                .with_detail("source", String::from(here.source.clone()))
-                .with_detail("option", option.clone());
-            self.audit(rec).await?;
-        }
+        let rec = caller
+            .record(self, answer_event(&here.source))
+            .with_detail("machine", member.name().to_owned())
+            .with_detail("card", id.clone())
+            .with_detail("source", String::from(here.source.clone()))
+            .with_detail("option", option.clone());
         let kind = RelayKind::CardAnswer {
             id,
             option,
             shown: original.shown,
             confirm,
         };
-        match member.call(caller.on(), kind).await? {
-            RelayOk::CardAnswer(CardAnswered::Confirm(token)) => Ok(Answered::Confirm(token)),
-            RelayOk::CardAnswer(CardAnswered::Done { delivered }) => {
-                Ok(Answered::Done { delivered })
-            }
-            _ => Err(AppError::MemberUnreadable),
+        let answered = match member.call(caller.on(), kind).await? {
+            RelayOk::CardAnswer(CardAnswered::Confirm(token)) => Answered::Confirm(token),
+            RelayOk::CardAnswer(CardAnswered::Done { delivered }) => Answered::Done { delivered },
+            _ => return Err(AppError::MemberUnreadable),
+        };
+        // The member decided the card: audited here now, with the request id of the member's
+        // own line (decision 0052).
+        if decides {
+            self.audit_done(rec).await?;
         }
+        Ok(answered)
     }
 
     /// Every card change from now on.

@@ -15,13 +15,16 @@
 //! rules let it. Unpairing a device leaves the recent list: running a line again needs a paired
 //! device anyway.
 //!
-//! **A member's command** goes through the lead ([`RelayKind::Command`], capability `commands`):
-//! the lead's gate (tier `full`) and validation first, its own `command.run` line (with the
-//! member's name) before relaying; the member then applies its own `[phone] run` (its refusal
-//! reaches the phone in the same words), audits its own `command.run` with the same request id,
-//! and keeps the line in its own recent list and sent log.
+//! **A member's command** goes through the lead ([`RelayKind::Command`], capability `commands`)
+//! on the same path: the lead's gate (tier `full`) and validation first; the member then applies
+//! its own `[phone] run` (its refusal reaches the phone in the same words), audits its own
+//! `command.run` with the same request id, runs it and keeps the line in its own recent list and
+//! sent log; the lead writes its `command.run` (with the member's name) once the member answered
+//! that it ran (decision 0052). Both lines name the word as [`first_word`] does, the one meaning
+//! every audit line about a command shares.
 
 use collie_actors::audit::AuditEventKind;
+use collie_actors::command_word::first_word;
 use collie_actors::pairing::Tier;
 use collie_actors::panes::actor::PaneInfo;
 use collie_actors::panes::keys::NamedKey;
@@ -31,7 +34,7 @@ use collie_actors::sent::{file, COMMAND_PANE};
 use collie_crew::relay::{RelayKind, RelayOk};
 use serde::{Deserialize, Serialize};
 
-use super::machine::{Machine, Member};
+use super::machine::Machine;
 use super::panes::Launch;
 use super::sent::blocking;
 use super::{App, AppError, Caller, Who};
@@ -77,16 +80,6 @@ pub fn validate_command(line: &str) -> Result<(), AppError> {
     Ok(())
 }
 
-/// What the audit line keeps of `line`: its first word — only the name when that word sets a
-/// variable (`TOKEN=abc deploy` → `TOKEN=`).
-pub fn first_word(line: &str) -> String {
-    let word = line.split_whitespace().next().unwrap_or_default();
-    match word.split_once('=') {
-        Some((name, _)) => format!("{name}="),
-        None => word.to_owned(),
-    }
-}
-
 /// Only a `full` device (or the lead relaying one) runs a command.
 fn runner(caller: &Caller) -> Result<(), AppError> {
     match caller.who() {
@@ -100,7 +93,8 @@ fn runner(caller: &Caller) -> Result<(), AppError> {
 }
 
 impl App {
-    /// Runs `command` in a fresh shell on `machine` (this one when `None`).
+    /// Runs `command` in a fresh shell on `machine` (this one when `None`): one path for this
+    /// machine and a member (see the module docs).
     pub async fn run_command(
         &self,
         caller: &Caller,
@@ -108,18 +102,44 @@ impl App {
         command: String,
     ) -> Result<CommandRan, AppError> {
         runner(caller)?;
-        if let Machine::Member(member) = self.machine(machine.unwrap_or("local"))? {
-            return self.member_command(caller, &member, command).await;
-        }
-        if !self.sent.runs() {
-            return Err(AppError::Forbidden(RUN_OFF));
+        let machine = self.machine(machine.unwrap_or("local"))?;
+        let kind = RelayKind::Command {
+            command: command.clone(),
+        };
+        match &machine {
+            Machine::Member(member) => member.allows(&kind)?,
+            // A member applies its own `[phone] run`.
+            Machine::Local if !self.sent.runs() => return Err(AppError::Forbidden(RUN_OFF)),
+            Machine::Local => {}
         }
         validate_command(&command)?;
         let rec = caller
             .record(self, AuditEventKind::CommandRun)
             .with_detail("word", first_word(&command))
             .with_detail("length", command.chars().count() as u64);
-        self.audit(rec).await?;
+        let Machine::Member(member) = machine else {
+            self.audit(rec).await?;
+            let pane = self.run_here(caller, command).await?;
+            return Ok(CommandRan {
+                machine: self.machine_name(),
+                pane,
+            });
+        };
+        let pane = match self.relay_write(caller, &member, kind).await? {
+            RelayOk::Created(pane) => member.own_pane(self, pane),
+            _ => return Err(AppError::MemberUnreadable),
+        };
+        let rec = rec.with_detail("machine", member.name().to_owned());
+        self.audit_done(rec).await?;
+        Ok(CommandRan {
+            machine: member.name().to_owned(),
+            pane,
+        })
+    }
+
+    /// Opens the command's pane on this machine and types the line, once it is audited; the line
+    /// then joins the recent list and the sent log, as their rules allow.
+    async fn run_here(&self, caller: &Caller, command: String) -> Result<PaneInfo, AppError> {
         let pane = self
             .create_pane(
                 caller,
@@ -141,39 +161,7 @@ impl App {
             self.remember_command(command.clone()).await;
         }
         self.record_sent(COMMAND_PANE, vec![command]).await;
-        Ok(CommandRan {
-            machine: self.machine_name(),
-            pane,
-        })
-    }
-
-    /// A one-shot command on a member: checked here as for a local one, audited `command.run`
-    /// here (with the member's name) before it is relayed, then run, audited and remembered by
-    /// the member under its own `[phone] run`, `COLLIE_SENT` and sent-log rules.
-    async fn member_command(
-        &self,
-        caller: &Caller,
-        member: &Member,
-        command: String,
-    ) -> Result<CommandRan, AppError> {
-        let kind = RelayKind::Command {
-            command: command.clone(),
-        };
-        member.allows(&kind)?;
-        validate_command(&command)?;
-        let rec = caller
-            .record(self, AuditEventKind::CommandRun)
-            .with_detail("machine", member.name().to_owned())
-            .with_detail("word", first_word(&command))
-            .with_detail("length", command.chars().count() as u64);
-        self.audit(rec).await?;
-        match member.call(caller.on(), kind).await? {
-            RelayOk::Created(pane) => Ok(CommandRan {
-                machine: member.name().to_owned(),
-                pane: member.own_pane(self, pane),
-            }),
-            _ => Err(AppError::MemberUnreadable),
-        }
+        Ok(pane)
     }
 
     /// Puts `line` first in `commands-recent.json`; a file that cannot be written is logged
@@ -214,13 +202,6 @@ impl App {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_audit_keeps_a_word_never_a_value() {
-        assert_eq!(first_word("ls -la"), "ls");
-        assert_eq!(first_word("TOKEN=abc deploy"), "TOKEN=");
-        assert_eq!(first_word(""), "");
-    }
 
     #[test]
     fn a_command_is_one_line() {

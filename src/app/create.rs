@@ -1,7 +1,7 @@
 //! What a caller asks to start, and the one set of rules that picks how (SPEC §5, §12; decisions
 //! 0041, 0042): a starter, a starter row, a command line (the CLI on its own machine only) or the
 //! shell, as a hosted pane or as a new window of a tmux session. Every adapter hands the fields it
-//! decoded to [`App::create`]; none of them combines them itself.
+//! decoded to [`App::new_pane`]; none of them combines them itself.
 
 use collie_actors::panes::actor::PaneInfo;
 
@@ -31,7 +31,7 @@ pub struct CreateAsk {
 
 impl App {
     /// Starts what `ask` names (see the module docs); at most one of starter, row and command.
-    pub async fn create(&self, caller: &Caller, ask: CreateAsk) -> Result<PaneInfo, AppError> {
+    pub async fn new_pane(&self, caller: &Caller, ask: CreateAsk) -> Result<PaneInfo, AppError> {
         let CreateAsk {
             machine,
             name,

@@ -266,14 +266,17 @@ impl App {
                 let rec = self
                     .durable_record(caller, &agent, &conversation, &write)
                     .with_detail("machine", member.name().to_owned());
-                self.audit(rec).await?;
-                match member.call(caller.on(), kind).await? {
-                    RelayOk::DurableWrite(conversation) => Ok(DurableDone {
-                        ok: true,
-                        conversation,
-                    }),
-                    _ => Err(AppError::MemberUnreadable),
-                }
+                let RelayOk::DurableWrite(conversation) = member.call(caller.on(), kind).await?
+                else {
+                    return Err(AppError::MemberUnreadable);
+                };
+                // The member's agent took it: audited here now, with the request id of the
+                // member's own line (decision 0052).
+                self.audit_done(rec).await?;
+                Ok(DurableDone {
+                    ok: true,
+                    conversation,
+                })
             }
         }
     }

@@ -168,14 +168,6 @@ impl Member {
         })
     }
 
-    /// A write the member answers with `Done`.
-    pub(super) async fn done(&self, on: On<'_>, kind: RelayKind) -> Result<(), AppError> {
-        match self.client.call(on, kind).await? {
-            RelayOk::Done => Ok(()),
-            _ => Err(AppError::MemberUnreadable),
-        }
-    }
-
     /// Starts following the member's card changes.
     pub(super) async fn watch_cards(
         &self,

@@ -1,11 +1,20 @@
 //! Pane operations (SPEC §3.2, §5): list, snapshot, input, create, rename, close — each one
 //! function that validates, audits and runs, for a pane of this machine or of a member alike.
 //!
-//! Writes are audited before they happen and refused when their line cannot be written (`503
-//! audit unavailable`) — except `pane.create`, written once the pane exists (SPEC §7: a line is
-//! written for what happened; a refused create is `resource.denied`). A write for a member is
-//! checked here first (bad input costs no round trip), audited on this machine with the member's
-//! name as `machine` and the request id the member's own line carries, and then relayed.
+//! **On this machine** a write is audited before it happens and refused when its line cannot be
+//! written (`503 audit unavailable`) — except `pane.create`, written once the pane exists (SPEC
+//! §7: a line is written for what happened; a refused create is `resource.denied`).
+//!
+//! **For a member** the lead checks the input first (bad input costs no round trip), relays the
+//! write, and writes its own line only once the member answered that the write happened — with
+//! the member's name as `machine` and the request id the member's own line carries (decision
+//! 0052). The member audits first on its own machine and refuses when it cannot. A refusal leaves
+//! on the lead what §7 says for it, as on this machine: nothing for a plain refusal (`no such
+//! pane`, bad input, `capability missing`), `resource.denied` for a cap.
+//!
+//! **One create.** A hosted pane, a pane in a chosen folder, a starter row's pane and a new tmux
+//! window ([`super::windows`]) are one operation, [`App::create`]: a window is a create with a
+//! session.
 
 use collie_actors::audit::{typed_text_detail, AuditEventKind, AuditRecord};
 use collie_actors::panes::actor::{ColourSnapshot, PaneError, PaneInfo};
@@ -17,6 +26,7 @@ use serde_json::Value;
 
 use super::machine::{Machine, Member};
 use super::ops::Op;
+use super::windows::{no_such_session, parse_session};
 use super::{App, AppError, Caller};
 
 /// The most scrollback lines a snapshot carries.
@@ -52,16 +62,58 @@ pub(super) struct Resolved {
     pub runs: (&'static str, Option<String>),
 }
 
-impl Launch {
-    /// Whether a lead may relay it to a member: a starter (by name) or the shell, never a
-    /// command line.
-    pub(super) fn relayable(&self) -> Result<(), AppError> {
-        match self {
-            Launch::Command(_) => Err(AppError::BadRequest(
-                "a command line runs only on this machine; use a starter".into(),
-            )),
-            _ => Ok(()),
-        }
+/// A create as every adapter asks for it ([`App::create`]).
+#[derive(Debug, Clone)]
+pub struct NewPane {
+    /// The pane's name (`None`: the backend's).
+    pub name: Option<String>,
+    /// What it runs.
+    pub launch: Launch,
+    /// The folder it starts in (absolute or `~/…`), inside one of the machine's workspaces;
+    /// `None`: the home folder (a window: the session's).
+    pub folder: Option<String>,
+    /// `Some("t<i>:<name>")`: a new window of that mirrored tmux session
+    /// ([`super::windows`]) rather than a hosted pane.
+    pub session: Option<String>,
+}
+
+impl NewPane {
+    /// The relay request that asks a member for this create: a starter (by name), a row or the
+    /// shell — never a command line, which runs only on its own machine.
+    fn relay_kind(&self) -> Result<RelayKind, AppError> {
+        let starter = match &self.launch {
+            Launch::Command(_) => {
+                return Err(AppError::BadRequest(
+                    "a command line runs only on this machine; use a starter".into(),
+                ))
+            }
+            Launch::Starter(s) => Some(s.clone()),
+            Launch::Shell | Launch::Row { .. } => None,
+        };
+        let (name, folder) = (self.name.clone(), self.folder.clone());
+        Ok(match (&self.launch, &self.session) {
+            (_, Some(session)) => RelayKind::CreateWindow {
+                name,
+                starter,
+                folder,
+                session: session.clone(),
+            },
+            (Launch::Row { row, spec }, None) => RelayKind::CreateRow {
+                row: row.clone(),
+                name,
+                spec: spec.clone(),
+                folder,
+            },
+            // Only a member that declared `pane_folder` gets a folder (the gate in `create`).
+            (_, None) => match folder {
+                None => RelayKind::Create { name, starter },
+                Some(folder) => RelayKind::CreateIn {
+                    name,
+                    starter,
+                    folder,
+                },
+            },
+        })
     }
 }
 
@@ -160,11 +212,52 @@ impl From<PaneError> for AppError {
 }
 
 impl App {
-    /// Audits a write about a member's pane on this machine (the member audits it again when it
-    /// runs it), failing closed.
-    async fn audit_for(&self, member: &Member, mut rec: AuditRecord) -> Result<(), AppError> {
+    /// The lead's line of a write `member` answered it did, named by the member (see the module
+    /// docs; what becomes of a line this machine cannot write: [`App::audit_done`]).
+    pub(super) async fn audit_done_on(
+        &self,
+        member: &Member,
+        mut rec: AuditRecord,
+    ) -> Result<(), AppError> {
         rec.machine = member.name().to_owned();
-        self.audit(rec).await
+        self.audit_done(rec).await
+    }
+
+    /// Relays write `kind` to `member` and answers what the member answered. A refusal at a cap
+    /// is audited `resource.denied` here too (naming the member), as a local one is; any other
+    /// refusal leaves no line here — the member wrote what it did, if anything.
+    pub(super) async fn relay_write(
+        &self,
+        caller: &Caller,
+        member: &Member,
+        kind: RelayKind,
+    ) -> Result<RelayOk, AppError> {
+        match member.call(caller.on(), kind).await {
+            Ok(answer) => Ok(answer),
+            Err(RelayError::ResourceLimit) => {
+                let mut rec = caller
+                    .record(self, AuditEventKind::ResourceDenied)
+                    .with_detail("reason", "member limit");
+                rec.machine = member.name().to_owned();
+                // Refused either way; an unwritable log only loses the line.
+                let _ = self.audit(rec).await;
+                Err(AppError::ResourceLimit)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// [`App::relay_write`] of a write the member answers with `Done`.
+    async fn relay_done(
+        &self,
+        caller: &Caller,
+        member: &Member,
+        kind: RelayKind,
+    ) -> Result<(), AppError> {
+        match self.relay_write(caller, member, kind).await? {
+            RelayOk::Done => Ok(()),
+            _ => Err(AppError::MemberUnreadable),
+        }
     }
 
     /// This machine's panes.
@@ -240,8 +333,8 @@ impl App {
         }
     }
 
-    /// Types `text`, then presses `keys` — audited first; refused when the audit line cannot be
-    /// written.
+    /// Types `text`, then presses `keys`. Here: audited first, refused when the audit line cannot
+    /// be written. On a member: audited here once the member typed it.
     pub async fn input(
         &self,
         caller: &Caller,
@@ -293,13 +386,13 @@ impl App {
                     &text,
                     &keys,
                 );
-                self.audit_for(&member, rec).await?;
                 let kind = RelayKind::Input {
                     pane,
                     text: (!text.is_empty()).then_some(text),
                     keys: key_names,
                 };
-                member.done(caller.on(), kind).await
+                self.relay_done(caller, &member, kind).await?;
+                self.audit_done_on(&member, rec).await
             }
         }
     }
@@ -314,8 +407,13 @@ impl App {
         name: Option<String>,
         launch: Launch,
     ) -> Result<PaneInfo, AppError> {
-        self.create_pane_in(caller, machine, name, launch, None)
-            .await
+        let new = NewPane {
+            name,
+            launch,
+            folder: None,
+            session: None,
+        };
+        self.create(caller, machine, new).await
     }
 
     /// [`App::create_pane`] in `folder` (absolute or `~/…`; `None`: the home folder), which must
@@ -329,116 +427,145 @@ impl App {
         launch: Launch,
         folder: Option<String>,
     ) -> Result<PaneInfo, AppError> {
+        let new = NewPane {
+            name,
+            launch,
+            folder,
+            session: None,
+        };
+        self.create(caller, machine, new).await
+    }
+
+    /// Opens `launch` (a starter, the user's shell, or — on this machine only — a command line)
+    /// as a new window named `name` of the tmux session `session` on `machine`, in `folder` (as
+    /// for a hosted pane: inside one of the machine's workspaces; `None`: tmux's choice, the
+    /// session's folder). A starter's executable hash is checked again just before the spawn.
+    /// Answers the mirrored pane ([`super::windows`]). The one create path with a session.
+    pub async fn create_window(
+        &self,
+        caller: &Caller,
+        machine: &str,
+        session: String,
+        name: Option<String>,
+        launch: Launch,
+        folder: Option<String>,
+    ) -> Result<PaneInfo, AppError> {
+        let new = NewPane {
+            name,
+            launch,
+            folder,
+            session: Some(session),
+        };
+        self.create(caller, machine, new).await
+    }
+
+    /// Every create (see the module docs): checks the request, opens the pane or window on this
+    /// machine or relays it to a member, and writes `pane.create` once it exists — here and, for a
+    /// member, on the member too. If this machine's line cannot be written, the pane is closed
+    /// again (on the member too) and the create refused. A refusal at a cap is `resource.denied`
+    /// here, whichever machine refused.
+    pub async fn create(
+        &self,
+        caller: &Caller,
+        machine: &str,
+        new: NewPane,
+    ) -> Result<PaneInfo, AppError> {
         self.authorize(caller, Op::PaneCreate)?;
         let machine = self.machine(machine)?;
-        let starter = match &launch {
-            Launch::Starter(s) => Some(s.clone()),
-            _ => None,
-        };
-        let row = match &launch {
-            Launch::Row { row, spec } => Some((row.clone(), spec.clone())),
-            _ => None,
-        };
-        if let Machine::Member(member) = &machine {
-            member.allows(&match &folder {
-                _ if row.is_some() => RelayKind::CreateRow {
-                    row: String::new(),
-                    name: None,
-                    spec: RowSpec::Line {
-                        line: String::new(),
-                    },
-                    folder: None,
-                },
-                None => RelayKind::Create {
-                    name: None,
-                    starter: None,
-                },
-                Some(_) => RelayKind::CreateIn {
-                    name: None,
-                    starter: None,
-                    folder: String::new(),
-                },
-            })?;
+        if new.session.is_some() && matches!(new.launch, Launch::Row { .. }) {
+            // `CreateWindow` carries a starter's name only: a row would reach a member as a shell.
+            return Err(AppError::BadRequest(
+                "a starter row opens a pane, not a window".into(),
+            ));
         }
-        if let Some(n) = &name {
+        let relayed = match machine {
+            Machine::Local => None,
+            Machine::Member(member) => {
+                let kind = new.relay_kind()?;
+                member.allows(&kind)?;
+                Some((member, kind))
+            }
+        };
+        let session = match &new.session {
+            Some(s) => Some(parse_session(s).map(|(i, n)| (i, n.to_owned()))?),
+            None => None,
+        };
+        if let Some(n) = &new.name {
             validate_pane_name(n)?;
         }
-        if let Some(f) = &folder {
+        if let Some(f) = &new.folder {
             super::browse::validate_path("folder", f, true)?;
         }
-        match machine {
-            Machine::Local => {
-                let Resolved { cwd, command, runs } =
-                    self.resolve_launch(launch, folder.as_deref()).await?;
-                let created = self
-                    .panes
-                    .call(|r| PanesMsg::Create {
+        let NewPane {
+            name,
+            launch,
+            folder,
+            session: shown_session,
+        } = new;
+        if let Some((member, kind)) = relayed {
+            let runs = match &launch {
+                Launch::Row { row, .. } => ("row", Some(row.clone())),
+                Launch::Starter(s) => ("starter", Some(s.clone())),
+                _ => ("starter", None),
+            };
+            let info = match self.relay_write(caller, &member, kind).await? {
+                RelayOk::Created(info) => member.own_pane(self, info),
+                _ => return Err(AppError::MemberUnreadable),
+            };
+            let rec = self.created_record(caller, &info.pane, name, runs, shown_session);
+            let rec = with_folder(rec, folder);
+            self.keep_if_audited_on(caller, &member, rec, &info.pane)
+                .await?;
+            return Ok(info);
+        }
+        if let Some((socket, session_name)) = &session {
+            // Known before anything is resolved or checked: an unknown session costs nothing.
+            self.known_session(*socket, session_name).await?;
+        }
+        let Resolved { cwd, command, runs } =
+            self.resolve_launch(launch, folder.as_deref()).await?;
+        let created = match session {
+            Some((socket, session_name)) => {
+                self.panes
+                    .call(|reply| PanesMsg::CreateWindow {
+                        socket,
+                        session: session_name,
                         name: name.clone(),
                         command,
                         cwd: cwd.clone(),
-                        reply: r,
+                        reply,
                     })
-                    .await?;
-                let info = match created {
-                    Ok(info) => info,
-                    Err(PaneError::ResourceLimit(cap)) => {
-                        let rec = caller
-                            .record(self, AuditEventKind::ResourceDenied)
-                            .with_detail("reason", cap);
-                        // Refused either way; an unwritable log only loses the line.
-                        let _ = self.audit(rec).await;
-                        return Err(AppError::ResourceLimit);
-                    }
-                    Err(e) => return Err(e.into()),
-                };
-                let rec = self.create_record(caller, &info.pane, name, runs);
-                let rec = with_folder(rec, cwd.map(|d| d.display().to_string()));
-                self.keep_if_audited(rec, &info.pane).await?;
-                Ok(info)
+                    .await?
             }
-            Machine::Member(member) => {
-                launch.relayable()?;
-                // Only a member that declared `pane_folder` gets a folder (the gate above).
-                let kind = match (row.clone(), folder.clone()) {
-                    (Some((row, spec)), folder) => RelayKind::CreateRow {
-                        row,
+            None => {
+                self.panes
+                    .call(|reply| PanesMsg::Create {
                         name: name.clone(),
-                        spec,
-                        folder,
-                    },
-                    (None, None) => RelayKind::Create {
-                        name: name.clone(),
-                        starter: starter.clone(),
-                    },
-                    (None, Some(folder)) => RelayKind::CreateIn {
-                        name: name.clone(),
-                        starter: starter.clone(),
-                        folder,
-                    },
-                };
-                let info = match member.call(caller.on(), kind).await {
-                    Ok(RelayOk::Created(info)) => member.own_pane(self, info),
-                    Ok(_) => return Err(AppError::MemberUnreadable),
-                    Err(RelayError::ResourceLimit) => {
-                        let rec = caller
-                            .record(self, AuditEventKind::ResourceDenied)
-                            .with_detail("reason", "member pane limit");
-                        let _ = self.audit_for(&member, rec).await;
-                        return Err(AppError::ResourceLimit);
-                    }
-                    Err(e) => return Err(e.into()),
-                };
-                let runs = match row {
-                    Some((row, _)) => ("row", Some(row)),
-                    None => ("starter", starter),
-                };
-                let rec = self.create_record(caller, &info.pane, name, runs);
-                let rec = with_folder(rec, folder);
-                self.keep_if_audited_on(caller, &member, rec, &info.pane)
-                    .await?;
-                Ok(info)
+                        command,
+                        cwd: cwd.clone(),
+                        reply,
+                    })
+                    .await?
             }
-        }
+        };
+        let info = match created {
+            Ok(info) => info,
+            Err(PaneError::ResourceLimit(cap)) => {
+                let rec = caller
+                    .record(self, AuditEventKind::ResourceDenied)
+                    .with_detail("reason", cap);
+                // Refused either way; an unwritable log only loses the line.
+                let _ = self.audit(rec).await;
+                return Err(AppError::ResourceLimit);
+            }
+            // Gone between the check and the spawn.
+            Err(PaneError::NoSuchSession) => return Err(no_such_session()),
+            Err(e) => return Err(e.into()),
+        };
+        let rec = self.created_record(caller, &info.pane, name, runs, shown_session);
+        let rec = with_folder(rec, cwd.map(|d| d.display().to_string()));
+        self.keep_if_audited(rec, &info.pane).await?;
+        Ok(info)
     }
 
     /// What a new pane of this machine runs: the folder resolved and checked against the
@@ -483,16 +610,24 @@ impl App {
         Ok(())
     }
 
-    /// [`App::keep_if_audited`] for a pane of `member`: the line is written here, and the pane
-    /// closed again on the member if it cannot be.
-    pub(super) async fn keep_if_audited_on(
+    /// [`App::keep_if_audited`] for a pane of `member`, once the member opened it and wrote its
+    /// own line: the line is written here, and the pane closed again on the member if it cannot
+    /// be (a create can be taken back, unlike a keystroke; decision 0052).
+    async fn keep_if_audited_on(
         &self,
         caller: &Caller,
         member: &Member,
-        rec: AuditRecord,
+        mut rec: AuditRecord,
         pane: &str,
     ) -> Result<(), AppError> {
-        if let Err(e) = self.audit_for(member, rec).await {
+        rec.machine = member.name().to_owned();
+        if let Err(e) = self.audit(rec).await {
+            tracing::error!(
+                pane,
+                member = member.name(),
+                request_id = caller.request_id(),
+                "a member's pane.create could not be audited here; closing the pane again"
+            );
             let kind = RelayKind::Close {
                 pane: pane.to_owned(),
             };
@@ -560,7 +695,24 @@ impl App {
         rec
     }
 
-    /// Renames a pane (a tmux pane's window: `tab.rename`) — audited first.
+    /// [`App::create_record`] naming the tmux session of a new window, if it is one.
+    fn created_record(
+        &self,
+        caller: &Caller,
+        pane: &str,
+        name: Option<String>,
+        runs: (&str, Option<String>),
+        session: Option<String>,
+    ) -> AuditRecord {
+        let rec = self.create_record(caller, pane, name, runs);
+        match session {
+            Some(session) => rec.with_detail("session", session),
+            None => rec,
+        }
+    }
+
+    /// Renames a pane (a tmux pane's window: `tab.rename`). Here: audited first. On a member:
+    /// audited here once the member renamed it.
     pub async fn rename_pane(
         &self,
         caller: &Caller,
@@ -601,15 +753,14 @@ impl App {
                     .record(self, rename_event(&pane))
                     .with_detail("pane", pane.clone())
                     .with_detail("name", name.clone());
-                self.audit_for(&member, rec).await?;
-                member
-                    .done(caller.on(), RelayKind::Rename { pane, name })
-                    .await
+                self.relay_done(caller, &member, RelayKind::Rename { pane, name })
+                    .await?;
+                self.audit_done_on(&member, rec).await
             }
         }
     }
 
-    /// Closes a pane — audited first.
+    /// Closes a pane. Here: audited first. On a member: audited here once the member closed it.
     pub async fn close_pane(
         &self,
         caller: &Caller,
@@ -637,8 +788,8 @@ impl App {
                 let rec = caller
                     .record(self, AuditEventKind::PaneClose)
                     .with_detail("pane", pane);
-                self.audit_for(&member, rec).await?;
-                member.done(caller.on(), kind).await
+                self.relay_done(caller, &member, kind).await?;
+                self.audit_done_on(&member, rec).await
             }
         }
     }

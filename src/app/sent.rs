@@ -20,9 +20,9 @@
 //! (503 `audit unavailable`) when that line cannot be written.
 //!
 //! **A member's log** is read and edited through the lead (capability `sent`, decision 0036): the
-//! lead asks every online member at once and masks their lines again; a discard is gated and
-//! audited on the lead (with the member's name) before it is relayed, and counted, audited and
-//! done by the member as for its own caller.
+//! lead asks every online member at once and masks their lines again; a discard is gated on the
+//! lead, counted, audited and done by the member as for its own caller, then audited on the lead
+//! (with the member's name and count) once the member answered (decision 0052).
 
 use std::path::{Path, PathBuf};
 
@@ -346,8 +346,9 @@ impl App {
 }
 
 impl App {
-    /// A discard on a member: gated here, audited here (`sent.discard` with the member's name and
-    /// the scope, before relaying), then counted, audited and done by the member.
+    /// A discard on a member: gated here, relayed, counted, audited and done by the member, then
+    /// audited here (`sent.discard` with the member's name, the scope and the member's count)
+    /// once the member answered that it is done (decision 0052).
     async fn member_discard(
         &self,
         caller: &Caller,
@@ -359,21 +360,22 @@ impl App {
             None => RelayKind::SentClear,
         };
         member.allows(&kind)?;
+        let RelayOk::Discarded(n) = self.relay_write(caller, member, kind).await? else {
+            return Err(AppError::MemberUnreadable);
+        };
         let mut rec = caller
             .record(self, AuditEventKind::SentDiscard)
             .with_detail("machine", member.name().to_owned())
+            .with_detail("count", n)
             .with_detail("scope", if id.is_some() { "line" } else { "machine" });
         if let Some(id) = id {
             rec = rec.with_detail("id", id);
         }
-        self.audit(rec).await?;
-        match member.call(caller.on(), kind).await? {
-            RelayOk::Discarded(n) => Ok(Discarded {
-                machine: member.name().to_owned(),
-                discarded: usize::try_from(n).unwrap_or(usize::MAX),
-            }),
-            _ => Err(AppError::MemberUnreadable),
-        }
+        self.audit_done(rec).await?;
+        Ok(Discarded {
+            machine: member.name().to_owned(),
+            discarded: usize::try_from(n).unwrap_or(usize::MAX),
+        })
     }
 }
 

@@ -9,7 +9,8 @@
 //! 3. **The machine**: the optional `machine` argument, `local` when absent. A member's tool is
 //!    relayed when the member declared the `tools` capability (`capability missing` otherwise);
 //!    the member gates, validates, audits and runs it as for a local caller, and the lead masks
-//!    the answer again.
+//!    the answer again; a tool that changes something is audited on the lead once the member
+//!    answered that it ran (decision 0052), never for the member's refusal.
 //! 4. **Validation and audit**: the arguments are decoded strictly by the tool (an unknown field
 //!    is a 400 naming it). A tool that changes something is audited `tool.<name>` *before* it
 //!    runs — a line that cannot be written refuses the call (503 `audit unavailable`) — with the
@@ -29,6 +30,7 @@
 //! bridge's log only.
 
 use collie_actors::audit::{AuditEventKind, AuditRecord};
+use collie_actors::command_word::first_word;
 use collie_actors::pairing::Tier;
 use collie_actors::tools::sessions::SessionLimits;
 use collie_actors::tools::{Done, Meta, ToolError, ToolName, ToolSpec};
@@ -112,14 +114,8 @@ pub fn arguments_meta(args: &Map<String, Value>) -> Meta {
                 meta.insert(format!("{name}_bytes"), s.len().into());
             }
             (Kept::FirstWord, Value::String(s)) => {
-                let first = s.split_whitespace().next().unwrap_or("");
-                // `TOKEN=abc deploy`: an assignment's value is the secret, so only its name stays.
-                let first = match first.split_once('=') {
-                    Some((name, _)) => format!("{name}="),
-                    None => first.to_owned(),
-                };
-                let first: String = first.chars().take(64).collect();
-                meta.insert(format!("{name}_first_word"), first.into());
+                // The one meaning every line about a command shares (the outcome's too).
+                meta.insert(format!("{name}_first_word"), first_word(s).into());
                 meta.insert(format!("{name}_bytes"), s.len().into());
             }
             (Kept::Count, Value::Array(items)) => {
@@ -185,28 +181,33 @@ impl App {
                     args: Value::Object(args.clone()).to_string(),
                 };
                 member.allows(&kind)?;
-                if !spec.read_only {
-                    let rec = self
-                        .tool_record(caller, name, arguments_meta(&args))
-                        .with_detail("machine", member.name().to_owned());
-                    self.audit(rec).await?;
-                }
                 let timeout_ms = args.get("timeout_ms").and_then(Value::as_u64);
                 let works = SessionLimits::default().call_time(name, timeout_ms);
-                match member.call_working(caller.on(), kind, works).await {
+                let mut answer = match member.call_working(caller.on(), kind, works).await {
                     Ok(RelayOk::Tool(text)) => {
-                        let mut answer: Value =
+                        let answer: Value =
                             serde_json::from_str(&text).map_err(|_| AppError::MemberUnreadable)?;
                         if !answer.is_object() {
                             return Err(AppError::MemberUnreadable);
                         }
-                        self.mask_value(&mut answer);
-                        Ok(answer)
+                        answer
                     }
-                    Ok(_) => Err(AppError::MemberUnreadable),
-                    Err(RelayError::Tool { status, error }) => Err(relayed_refusal(status, error)),
-                    Err(e) => Err(e.into()),
+                    Ok(_) => return Err(AppError::MemberUnreadable),
+                    Err(RelayError::Tool { status, error }) => {
+                        return Err(relayed_refusal(status, error))
+                    }
+                    Err(e) => return Err(e.into()),
+                };
+                // A write the member answered that it did: audited here now, with the member's
+                // name and the request id of the member's own lines (decision 0052).
+                if !spec.read_only {
+                    let rec = self
+                        .tool_record(caller, name, arguments_meta(&args))
+                        .with_detail("machine", member.name().to_owned());
+                    self.audit_done(rec).await?;
                 }
+                self.mask_value(&mut answer);
+                Ok(answer)
             }
         }
     }

@@ -8,11 +8,11 @@
 //! backend targets it by tmux's id, never by the name (tmux matches a name by prefix and pattern).
 //!
 //! A window is the user's tmux server's, not a hosted pane: the hosted-pane cap does not apply
-//! (the window's mirror counts under the buffer cap like every tmux pane's). `pane.create` is
-//! written once the window exists and names the session; if it cannot be written the window is
-//! killed again and the create refused, as for a hosted pane.
+//! (the window's mirror counts under the buffer cap like every tmux pane's). Otherwise a window is
+//! a create like any other — one path, [`App::create`] with a session (`App::create_window`): `pane.create` is written
+//! once the window exists and names the session; if it cannot be written the window is killed
+//! again and the create refused; a cap's refusal is `resource.denied`, on a member's window too.
 
-use collie_actors::panes::actor::{PaneError, PaneInfo};
 use collie_actors::panes::tmux::TmuxSessionInfo;
 use collie_actors::panes::PanesMsg;
 use collie_actors::tools::ToolError;
@@ -20,7 +20,6 @@ use collie_crew::relay::{RelayKind, RelayOk, TmuxSession};
 use serde::{Deserialize, Serialize};
 
 use super::machine::Machine;
-use super::panes::{validate_pane_name, with_folder, Launch, Resolved};
 use super::{App, AppError, Caller};
 
 /// The longest session string a request may carry (`t<index>:` and a name), in bytes.
@@ -74,7 +73,7 @@ fn session_string(s: &TmuxSessionInfo) -> String {
 
 /// An unknown session: 404 `no such session` (the words of a tool session's, so a member's
 /// refusal crosses the relay in the tools' fixed strings and comes back the same).
-fn no_such_session() -> AppError {
+pub(super) fn no_such_session() -> AppError {
     AppError::Tool(ToolError::NoSuchSession)
 }
 
@@ -124,102 +123,13 @@ impl App {
         }
     }
 
-    /// Opens `launch` (a starter, the user's shell, or — on this machine only — a command line)
-    /// as a new window named `name` of the tmux session `session` on `machine`, in `folder` (as
-    /// for a hosted pane: inside one of the machine's workspaces; `None`: tmux's choice, the
-    /// session's folder). A starter's executable hash is checked again just before the spawn.
-    /// Answers the mirrored pane.
-    pub async fn create_window(
-        &self,
-        caller: &Caller,
-        machine: &str,
-        session: String,
-        name: Option<String>,
-        launch: Launch,
-        folder: Option<String>,
-    ) -> Result<PaneInfo, AppError> {
-        let machine = self.machine(machine)?;
-        // `CreateWindow` carries a starter's name only: a row would reach a member as a shell.
-        if let Launch::Row { .. } = launch {
-            return Err(AppError::BadRequest(
-                "a starter row opens a pane, not a window".into(),
-            ));
-        }
-        if let Machine::Member(member) = &machine {
-            member.allows(&RelayKind::CreateWindow {
-                name: None,
-                starter: None,
-                folder: None,
-                session: String::new(),
-            })?;
-        }
-        let (socket, session_name) = parse_session(&session)?;
-        if let Some(n) = &name {
-            validate_pane_name(n)?;
-        }
-        if let Some(f) = &folder {
-            super::browse::validate_path("folder", f, true)?;
-        }
-        let starter = match &launch {
-            Launch::Starter(s) => Some(s.clone()),
-            _ => None,
-        };
-        match machine {
-            Machine::Local => {
-                // Known before anything is resolved or checked: an unknown session costs nothing.
-                let known = self.panes.call(PanesMsg::Sessions).await?;
-                if !known
-                    .iter()
-                    .any(|s| s.socket == socket && s.name == session_name)
-                {
-                    return Err(no_such_session());
-                }
-                let Resolved { cwd, command, runs } =
-                    self.resolve_launch(launch, folder.as_deref()).await?;
-                let created = self
-                    .panes
-                    .call(|reply| PanesMsg::CreateWindow {
-                        socket,
-                        session: session_name.to_owned(),
-                        name: name.clone(),
-                        command,
-                        cwd: cwd.clone(),
-                        reply,
-                    })
-                    .await?;
-                let info = match created {
-                    Ok(info) => info,
-                    // Gone between the check and the spawn.
-                    Err(PaneError::NoSuchSession) => return Err(no_such_session()),
-                    Err(e) => return Err(e.into()),
-                };
-                let rec = self
-                    .create_record(caller, &info.pane, name, runs)
-                    .with_detail("session", session.clone());
-                let rec = with_folder(rec, cwd.map(|d| d.display().to_string()));
-                self.keep_if_audited(rec, &info.pane).await?;
-                Ok(info)
-            }
-            Machine::Member(member) => {
-                launch.relayable()?;
-                let kind = RelayKind::CreateWindow {
-                    name: name.clone(),
-                    starter: starter.clone(),
-                    folder: folder.clone(),
-                    session: session.clone(),
-                };
-                let info = match member.call(caller.on(), kind).await? {
-                    RelayOk::Created(info) => member.own_pane(self, info),
-                    _ => return Err(AppError::MemberUnreadable),
-                };
-                let rec = self
-                    .create_record(caller, &info.pane, name, ("starter", starter))
-                    .with_detail("session", session);
-                let rec = with_folder(rec, folder);
-                self.keep_if_audited_on(caller, &member, rec, &info.pane)
-                    .await?;
-                Ok(info)
-            }
+    /// Refuses a session this machine does not mirror (`no such session`).
+    pub(super) async fn known_session(&self, socket: usize, name: &str) -> Result<(), AppError> {
+        let known = self.panes.call(PanesMsg::Sessions).await?;
+        if known.iter().any(|s| s.socket == socket && s.name == name) {
+            Ok(())
+        } else {
+            Err(no_such_session())
         }
     }
 }

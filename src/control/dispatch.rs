@@ -85,7 +85,7 @@ async fn answer(app: &App, req: Request, peer: Option<u32>) -> Result<Value, App
             folder,
             session,
         } => data(
-            app.create(
+            app.new_pane(
                 &cli,
                 CreateAsk {
                     machine: "local".to_owned(),

@@ -17,8 +17,9 @@ use tokio_util::task::AbortOnDropHandle;
 
 use super::sessions::{check_command, Sessions};
 use super::{Done, ToolError};
+use crate::command_word::first_word;
 use crate::tools::sessions::child::{self, GroupGuard};
-use crate::tools::sessions::core::{first_word, millis};
+use crate::tools::sessions::core::millis;
 
 /// How long the pipes may stay open once the group is dead (a process that left the group on
 /// purpose could hold them); then the answer is built from what was read.

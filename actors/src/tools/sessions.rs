@@ -41,7 +41,7 @@ use tokio::sync::watch;
 use tokio_util::task::AbortOnDropHandle;
 
 use self::child::{GroupGuard, Spawned};
-use self::core::{first_word, millis, Core, Entry, Expiry};
+use self::core::{millis, Core, Entry, Expiry};
 pub use self::guard::guard_main;
 pub use self::limits::SessionLimits;
 pub use self::wire::{
@@ -49,6 +49,7 @@ pub use self::wire::{
     SessionList, StartProcessArgs, Started,
 };
 use super::{Done, ToolError};
+use crate::command_word::first_word;
 
 /// The hidden first argument of `collie` that runs the tool guard instead of the CLI.
 pub const TOOL_GUARD: &str = "__tool-guard";

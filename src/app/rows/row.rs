@@ -2,11 +2,12 @@
 //! a spec must meet and the policy that gates them — with no store, actor or network in reach (the
 //! App shell in [`super`] does the I/O).
 
+use collie_actors::command_word::first_word;
 use collie_crew::relay::RowSpec;
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 
-use super::super::commands::{first_word, validate_command};
+use super::super::commands::validate_command;
 use super::super::panes::validate_pane_name;
 use super::super::AppError;
 use crate::applied::agents::{valid_model, Agent};

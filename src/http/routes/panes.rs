@@ -121,7 +121,7 @@ pub(super) async fn create(
         session: b.session,
         confirm_no_prompts: b.confirm_no_prompts,
     };
-    Ok(Json(app.create(&caller, ask).await?))
+    Ok(Json(app.new_pane(&caller, ask).await?))
 }
 
 #[derive(Deserialize)]

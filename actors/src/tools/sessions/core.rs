@@ -302,29 +302,6 @@ pub(crate) fn cut(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
-/// What the audit line may say about a command: its first word that is not a variable
-/// assignment (`TOKEN=… deploy` is audited `deploy`), cut at 64 bytes. The rest of the line can
-/// hold a secret and is never audited.
-pub(crate) fn first_word(command: &str) -> &str {
-    let word = command
-        .split_whitespace()
-        .find(|w| !is_assignment(w))
-        .unwrap_or("");
-    cut(word, 64)
-}
-
-/// `NAME=…` with a shell variable name.
-fn is_assignment(word: &str) -> bool {
-    match word.split_once('=') {
-        Some((name, _)) => {
-            !name.is_empty()
-                && !name.starts_with(|c: char| c.is_ascii_digit())
-                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        }
-        None => false,
-    }
-}
-
 /// A duration in whole milliseconds, for answers.
 pub(crate) fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
@@ -489,14 +466,5 @@ mod tests {
             c.read("a", "s", Some(6), 1, now),
             Err(ToolError::BadArgument(_))
         ));
-    }
-
-    #[test]
-    fn the_audited_word_skips_assignments() {
-        assert_eq!(first_word("  ls -la"), "ls");
-        assert_eq!(first_word("TOKEN=abc123 API_KEY=x deploy --prod"), "deploy");
-        assert_eq!(first_word("a=b"), "");
-        assert_eq!(first_word("git commit -m 'x=y'"), "git");
-        assert_eq!(first_word(&"é".repeat(100)).len(), 64);
     }
 }
