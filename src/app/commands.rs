@@ -25,7 +25,6 @@
 
 use collie_actors::audit::AuditEventKind;
 use collie_actors::command_word::first_word;
-use collie_actors::pairing::Tier;
 use collie_actors::panes::actor::PaneInfo;
 use collie_actors::panes::keys::NamedKey;
 use collie_actors::panes::PanesMsg;
@@ -35,6 +34,7 @@ use collie_crew::relay::{RelayKind, RelayOk};
 use serde::{Deserialize, Serialize};
 
 use super::machine::Machine;
+use super::ops::Op;
 use super::panes::Launch;
 use super::sent::blocking;
 use super::{App, AppError, Caller, Who};
@@ -80,15 +80,12 @@ pub fn validate_command(line: &str) -> Result<(), AppError> {
     Ok(())
 }
 
-/// Only a `full` device (or the lead relaying one) runs a command.
+/// A one-shot command comes from a paired device (or the lead relaying one), never from this
+/// machine's CLI, which has a shell of its own; the tier is the registry's ([`Op::CommandRun`]).
 fn runner(caller: &Caller) -> Result<(), AppError> {
     match caller.who() {
-        Who::Device {
-            tier: Tier::Full, ..
-        }
-        | Who::Relay { .. } => Ok(()),
-        Who::Device { .. } | Who::LocalSecret => Err(AppError::InsufficientTier),
         Who::Cli | Who::Open => Err(AppError::NotPaired),
+        _ => Ok(()),
     }
 }
 
@@ -101,6 +98,7 @@ impl App {
         machine: Option<&str>,
         command: String,
     ) -> Result<CommandRan, AppError> {
+        self.authorize(caller, Op::CommandRun)?;
         runner(caller)?;
         let machine = self.machine(machine.unwrap_or("local"))?;
         let kind = RelayKind::Command {
@@ -183,6 +181,7 @@ impl App {
 
     /// The recent one-shot commands, masked.
     pub async fn recent_commands(&self, caller: &Caller) -> Result<RecentCommands, AppError> {
+        self.authorize(caller, Op::CommandsRecent)?;
         runner(caller)?;
         let path = self.sent.recent_path().to_owned();
         let recent = {

@@ -27,7 +27,6 @@
 use std::path::{Path, PathBuf};
 
 use collie_actors::audit::AuditEventKind;
-use collie_actors::pairing::Tier;
 use collie_actors::redact::Masker;
 use collie_actors::sent::entry::{self, Entry};
 use collie_actors::sent::{file, rules, SentError, RECENT_FILE, SENT_FILE};
@@ -39,7 +38,8 @@ use time::OffsetDateTime;
 use tokio::sync::Mutex;
 
 use super::machine::{Machine, Member};
-use super::{App, AppError, Caller, Who};
+use super::ops::Op;
+use super::{App, AppError, Caller};
 
 /// The sent log's and the recent commands' custody, and the two settings that govern them.
 pub struct Sent {
@@ -223,7 +223,7 @@ impl App {
     /// that declared the `sent` capability (asked at once, masked again here). A member that is
     /// offline, older or does not answer is listed under `unavailable`.
     pub async fn sent_list(&self, caller: &Caller) -> Result<SentList, AppError> {
-        reader(caller)?;
+        self.authorize(caller, Op::SentList)?;
         let members: Vec<Member> = self
             .online_members()
             .into_iter()
@@ -289,7 +289,7 @@ impl App {
 
     /// On a member: its own log for the lead (a relayed [`RelayKind::SentList`]).
     pub async fn relayed_sent(&self, caller: &Caller) -> Result<SentLines, AppError> {
-        reader(caller)?;
+        self.authorize(caller, Op::SentList)?;
         let lines = self.local_sent().await?;
         Ok(SentLines {
             recording: self.sent.keep,
@@ -313,7 +313,12 @@ impl App {
         machine: &str,
         id: Option<u64>,
     ) -> Result<Discarded, AppError> {
-        discarder(caller)?;
+        let op = if id.is_some() {
+            Op::SentDiscard
+        } else {
+            Op::SentDiscardAll
+        };
+        self.authorize(caller, op)?;
         if let Machine::Member(member) = self.machine(machine)? {
             return self.member_discard(caller, &member, id).await;
         }
@@ -376,24 +381,6 @@ impl App {
             machine: member.name().to_owned(),
             discarded: usize::try_from(n).unwrap_or(usize::MAX),
         })
-    }
-}
-
-/// Anyone who may read panes may read the log: a paired device, this machine's CLI.
-fn reader(caller: &Caller) -> Result<(), AppError> {
-    match caller.who() {
-        Who::Open => Err(AppError::NotPaired),
-        _ => Ok(()),
-    }
-}
-
-/// A discard needs tier `files` (docs/decisions/0033), or this machine's CLI.
-fn discarder(caller: &Caller) -> Result<(), AppError> {
-    match caller.who() {
-        Who::Device { tier, .. } if *tier >= Tier::Files => Ok(()),
-        Who::Device { .. } | Who::LocalSecret => Err(AppError::InsufficientTier),
-        Who::Cli | Who::Relay { .. } => Ok(()),
-        Who::Open => Err(AppError::NotPaired),
     }
 }
 
