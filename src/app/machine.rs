@@ -12,12 +12,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use collie_actors::crew_link::{MemberRelay, MemberSubscription};
 use collie_actors::panes::actor::PaneInfo;
 use collie_actors::panes::screen::mask_plain_rows;
-use collie_crew::relay::client::{On, RelayClient, Subscription};
+use collie_crew::relay::client::On;
 use collie_crew::relay::{ColourEvent, ColourSnapshot, EventAttrs, ScreenAttrs};
 use collie_crew::relay::{RelayError, RelayKind, RelayOk, StreamEvent};
-use collie_crew::transport::quic::QuicConnection;
 
 use super::colours::{checked, RelayedColours};
 use super::{App, AppError};
@@ -35,7 +35,7 @@ pub enum Machine {
 #[derive(Clone)]
 pub struct Member {
     name: String,
-    client: Arc<RelayClient<QuicConnection>>,
+    client: Arc<MemberRelay>,
 }
 
 impl App {
@@ -201,10 +201,7 @@ impl Member {
     }
 
     /// Starts following the member's card changes.
-    pub(super) async fn watch_cards(
-        &self,
-        on: On<'_>,
-    ) -> Result<Subscription<QuicConnection>, AppError> {
+    pub(super) async fn watch_cards(&self, on: On<'_>) -> Result<MemberSubscription, AppError> {
         Ok(self.client.watch_cards(on).await?)
     }
 
@@ -235,7 +232,7 @@ const MAX_RELAYED_ROWS: u16 = 1000;
 /// through unchanged (masking keeps widths); a row is passed on when its colours changed too.
 pub struct MemberStream {
     app: App,
-    subscription: Subscription<QuicConnection>,
+    subscription: MemberSubscription,
     /// The member's rows as it sent them.
     raw: Vec<String>,
     /// The size and the masked rows last passed on.
