@@ -27,7 +27,7 @@ use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};
 
 use super::machine::{Machine, Member};
-use super::{App, AppError, Caller, Who};
+use super::{wire, App, AppError, Caller, Who};
 
 /// One agent as the phone sees it: where it is attached, and its state.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -212,17 +212,12 @@ impl App {
         member: &Member,
         caller: &Caller,
     ) -> Result<DurableList, AppError> {
-        let RelayOk::Durable(json) = member.call(caller.on(), RelayKind::Durable).await? else {
+        let RelayOk::Durable(list) = member.call(caller.on(), RelayKind::Durable).await? else {
             return Err(AppError::MemberUnreadable);
         };
-        let mut list: DurableList =
-            serde_json::from_str(&json).map_err(|_| AppError::MemberUnreadable)?;
+        let mut list = wire::durable::list_of(member.name(), list);
         for agent in &mut list.agents {
-            agent.machine = member.name().to_owned();
             self.mask_view(&mut agent.agent.view);
-        }
-        for receipt in &mut list.receipts {
-            receipt.machine = member.name().to_owned();
         }
         Ok(list)
     }
@@ -258,7 +253,7 @@ impl App {
                 let kind = RelayKind::DurableWrite {
                     agent: agent.clone(),
                     conversation: conversation.clone(),
-                    write: serde_json::to_string(&write).map_err(|_| AppError::Internal)?,
+                    write: wire::durable::write(write.clone()),
                 };
                 member.allows(&kind)?;
                 let rec = self

@@ -20,7 +20,7 @@ use collie_crew::relay::{ColourEvent, ColourSnapshot, EventAttrs, ScreenAttrs};
 use collie_crew::relay::{RelayError, RelayKind, RelayOk, StreamEvent};
 
 use super::colours::{checked, RelayedColours};
-use super::{App, AppError};
+use super::{wire, App, AppError};
 use crate::app::walky::views::Card;
 
 /// Where a request goes.
@@ -187,9 +187,8 @@ impl Member {
     ) -> Result<Option<Card>, AppError> {
         match self.client.call(on, RelayKind::WalkyCard { id }).await? {
             RelayOk::WalkyCard(None) => Ok(None),
-            RelayOk::WalkyCard(Some(text)) => {
-                let mut card: Card =
-                    serde_json::from_str(&text).map_err(|_| AppError::MemberUnreadable)?;
+            RelayOk::WalkyCard(Some(card)) => {
+                let mut card = wire::walky::card_of(card);
                 // The member masked them already, or did not (its own setting): the lead masks
                 // what it shows either way (SPEC §6).
                 card.name = app.masker.mask(&card.name).into_owned();
@@ -201,8 +200,11 @@ impl Member {
     }
 
     /// Starts following the member's card changes.
-    pub(super) async fn watch_cards(&self, on: On<'_>) -> Result<MemberSubscription, AppError> {
-        Ok(self.client.watch_cards(on).await?)
+    pub(super) async fn watch_cards(&self, on: On<'_>) -> Result<MemberCards, AppError> {
+        Ok(MemberCards {
+            name: self.name.clone(),
+            feed: self.client.watch_cards(on).await?,
+        })
     }
 
     /// Starts following a pane of the member.
@@ -220,6 +222,23 @@ impl Member {
             sent: None,
             colours: RelayedColours::default(),
         })
+    }
+}
+
+/// A member's card changes, each named by the member's crew name (not yet masked again: the
+/// reader masks what it shows).
+pub struct MemberCards {
+    name: String,
+    feed: MemberSubscription,
+}
+
+impl MemberCards {
+    /// The next change; `Ok(None)` when the member ended the feed. Cancel-safe.
+    pub async fn next(&mut self) -> Result<Option<collie_actors::cards::card::Card>, AppError> {
+        match self.feed.next_card().await? {
+            Some(card) => Ok(Some(wire::cards::card_of(&self.name, card)?)),
+            None => Ok(None),
+        }
     }
 }
 

@@ -36,6 +36,7 @@ pub mod status;
 pub mod tools;
 pub mod walky;
 pub mod windows;
+pub mod wire;
 
 use std::net::IpAddr;
 use std::sync::Arc;
