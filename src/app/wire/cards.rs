@@ -168,3 +168,106 @@ fn state_of(s: wire::CardState) -> CardState {
         wire::CardState::Withdrawn => CardState::Withdrawn,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_card_crosses_the_relay_whole_and_is_named_by_the_member() {
+        let states = [
+            CardState::Waiting,
+            CardState::Answered,
+            CardState::AnsweredElsewhere,
+            CardState::Expired,
+            CardState::Withdrawn,
+        ];
+        let sources = [
+            Source::Claude,
+            Source::Codex,
+            Source::Screen,
+            Source::Durable("agent".into()),
+            Source::Claude,
+        ];
+        for (state, source) in states.into_iter().zip(sources) {
+            let card = Card {
+                id: "c1".into(),
+                machine: "local".into(),
+                pane: Some("t0-1".into()),
+                pane_name: Some("build".into()),
+                source: source.clone(),
+                conversation: Some("s".into()),
+                title: "Run?".into(),
+                items: vec![
+                    Item::Text { text: "a".into() },
+                    Item::Code { text: "b".into() },
+                    Item::Diff { text: "c".into() },
+                    Item::Link { url: "d".into() },
+                ],
+                options: vec![CardOption {
+                    id: "allow".into(),
+                    label: "Allow".into(),
+                }],
+                created: 1,
+                expires: 2,
+                state,
+                shown: "ab".into(),
+                question: Some("q".into()),
+                shortened: true,
+                hidden_characters: true,
+                masked: true,
+                not_shown: 3,
+            };
+            let receipt = Receipt {
+                card: "c1".into(),
+                machine: "local".into(),
+                source,
+                title: "Run?".into(),
+                state,
+                option: Some("allow".into()),
+                device: Some("phone".into()),
+                at: 4,
+            };
+            let sent = list(CardList {
+                cards: vec![card.clone()],
+                receipts: vec![receipt.clone()],
+            });
+            let read = list_of("web-1", sent).unwrap();
+            assert_eq!(
+                read.cards,
+                vec![Card {
+                    machine: "web-1".into(),
+                    ..card
+                }]
+            );
+            assert_eq!(
+                read.receipts,
+                vec![Receipt {
+                    machine: "web-1".into(),
+                    ..receipt
+                }]
+            );
+        }
+    }
+
+    #[test]
+    fn a_source_the_lead_does_not_know_is_unreadable() {
+        let mut sent = list(CardList {
+            cards: vec![],
+            receipts: vec![],
+        });
+        sent.receipts.push(wire::CardReceipt {
+            card: "c".into(),
+            source: "durable:".into(),
+            title: "t".into(),
+            state: wire::CardState::Expired,
+            option: None,
+            device: None,
+            at: 1,
+        });
+        assert!(matches!(
+            list_of("web-1", sent),
+            Err(AppError::MemberUnreadable)
+        ));
+    }
+}

@@ -64,3 +64,33 @@ pub fn chat_of(c: wire::Chat) -> Chat {
         cursor: c.cursor,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chat_crosses_the_relay_whole() {
+        let roles = [Role::User, Role::Assistant, Role::Tool];
+        let kinds = [Kind::Text, Kind::ToolCall, Kind::ToolResult];
+        for agent in [None, Some(Agent::Claude), Some(Agent::Codex)] {
+            let c = Chat {
+                agent,
+                session: Some("s".into()),
+                turns: roles
+                    .into_iter()
+                    .zip(kinds)
+                    .map(|(role, kind)| Turn {
+                        id: "1:0".into(),
+                        role,
+                        kind,
+                        text: "t".into(),
+                        at: Some("2026-12-06T09:00:00Z".into()),
+                    })
+                    .collect(),
+                cursor: "s:1".into(),
+            };
+            assert_eq!(chat_of(chat(c.clone())), c);
+        }
+    }
+}

@@ -248,3 +248,137 @@ fn receipt_of(machine: &str, r: wire::DurableReceipt) -> Receipt {
         request_id: r.request_id,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agents_and_writes_cross_the_relay_whole_and_are_named_by_the_member() {
+        let button = || ButtonView {
+            id: "b".into(),
+            label: "B".into(),
+        };
+        let kinds = [
+            ItemKind::Text,
+            ItemKind::Markdown,
+            ItemKind::Code,
+            ItemKind::Diff,
+            ItemKind::Link,
+            ItemKind::Tool,
+        ];
+        let roles = [Role::User, Role::Agent, Role::Tool];
+        let items: Vec<ItemView> = kinds
+            .into_iter()
+            .zip(roles.into_iter().cycle())
+            .map(|(kind, role)| ItemView {
+                id: "i".into(),
+                kind,
+                role,
+                text: "t".into(),
+                url: "u".into(),
+                summary: "s".into(),
+                output: "o".into(),
+                at: 1,
+            })
+            .collect();
+        let states = [
+            ConversationState::Working,
+            ConversationState::Idle,
+            ConversationState::Closed,
+        ];
+        let statuses = [
+            Status::New,
+            Status::Up,
+            Status::Down,
+            Status::Refused,
+            Status::Private,
+            Status::Missing,
+        ];
+        let agents: Vec<DurableAgent> = statuses
+            .into_iter()
+            .map(|status| DurableAgent {
+                machine: "local".into(),
+                agent: Snapshot {
+                    name: "a".into(),
+                    transport: "socket".into(),
+                    status,
+                    error: Some("e".into()),
+                    polled: Some(2),
+                    view: View {
+                        conversations: states
+                            .into_iter()
+                            .map(|state| ConversationView {
+                                id: "c".into(),
+                                title: "T".into(),
+                                state,
+                                updated: 3,
+                                items: items.clone(),
+                                questions: vec![QuestionView {
+                                    id: "q".into(),
+                                    title: "Q".into(),
+                                    reason: "r".into(),
+                                    items: items.clone(),
+                                    options: vec![button()],
+                                    shortened: true,
+                                    card: Some("card".into()),
+                                }],
+                                actions: vec![button()],
+                            })
+                            .collect(),
+                        starters: vec![button()],
+                    },
+                },
+            })
+            .collect();
+        let receipt = Receipt {
+            at: 5,
+            machine: "local".into(),
+            agent: "a".into(),
+            conversation: "c".into(),
+            verb: "send".into(),
+            choice: Some("x".into()),
+            device: "phone".into(),
+            request_id: "r".into(),
+        };
+        let sent = list(DurableList {
+            agents: agents.clone(),
+            receipts: vec![receipt.clone()],
+        });
+        let read = list_of("web-1", sent);
+        let named: Vec<DurableAgent> = agents
+            .into_iter()
+            .map(|a| DurableAgent {
+                machine: "web-1".into(),
+                ..a
+            })
+            .collect();
+        assert_eq!(read.agents, named);
+        assert_eq!(
+            read.receipts,
+            vec![Receipt {
+                machine: "web-1".into(),
+                ..receipt
+            }]
+        );
+
+        let writes = [
+            Write::Answer {
+                question: "q".into(),
+                option: "o".into(),
+            },
+            Write::Send { text: "t".into() },
+            Write::Abort,
+            Write::Action { action: "a".into() },
+            Write::Rename { title: "t".into() },
+            Write::Close,
+            Write::Reopen,
+            Write::Starter {
+                starter: "s".into(),
+            },
+        ];
+        for w in writes {
+            assert_eq!(write_of(write(w.clone())), w);
+        }
+    }
+}

@@ -44,3 +44,26 @@ pub fn card_of(c: WalkyCard) -> Card {
         outcome: c.outcome,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_walky_card_crosses_the_relay_whole() {
+        for kind in [Kind::Sent, Kind::Received, Kind::Forwarded, Kind::Result] {
+            let c = Card {
+                id: "ab".repeat(16),
+                kind,
+                from: "web-1/t0-1#ab12".into(),
+                name: "n".into(),
+                to: "t0-2#cd34".into(),
+                sent_at: Some("a".into()),
+                logged_at: Some("b".into()),
+                body: Some("c".into()),
+                outcome: None,
+            };
+            assert_eq!(card_of(card(c.clone())), c);
+        }
+    }
+}
