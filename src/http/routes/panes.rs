@@ -5,21 +5,21 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
-use collie_actors::chat::Chat;
-use collie_actors::panes::actor::PaneInfo;
 use serde::Deserialize;
 
 use super::colours::SnapshotJson;
 use super::{body, Done, DONE};
-use crate::app::panes::{Launch, PaneList};
+use crate::app::panes::Launch;
 use crate::app::{App, AppError, Caller};
 use crate::http::extract::{ApiPath, ApiQuery};
+use crate::http::json::chat::Chat;
+use crate::http::json::panes::{Pane, PaneList, SessionList};
 
 pub(super) async fn list(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Json<PaneList>, AppError> {
-    Ok(Json(app.pane_list(&caller).await?))
+    Ok(Json(PaneList::from(app.pane_list(&caller).await?)))
 }
 
 #[derive(Deserialize)]
@@ -54,10 +54,10 @@ pub(super) async fn chat(
     ApiPath((m, p)): ApiPath<(String, String)>,
     ApiQuery(q): ApiQuery<ChatQuery>,
 ) -> Result<Json<Chat>, AppError> {
-    Ok(Json(
+    Ok(Json(Chat::from(
         app.chat(&caller, &m, p, q.after.unwrap_or_default())
             .await?,
-    ))
+    )))
 }
 
 #[derive(Deserialize)]
@@ -108,7 +108,7 @@ pub(super) async fn create(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
     bytes: Bytes,
-) -> Result<Json<PaneInfo>, AppError> {
+) -> Result<Json<Pane>, AppError> {
     let b: CreateBody = body(&bytes)?;
     if let Some(session) = b.session {
         if b.row.is_some() {
@@ -127,9 +127,9 @@ pub(super) async fn create(
         let info = app
             .create_window(&caller, &b.machine, session, b.name, launch, b.folder)
             .await?;
-        return Ok(Json(info));
+        return Ok(Json(Pane::from(info)));
     }
-    Ok(Json(match (b.starter, b.row) {
+    Ok(Json(Pane::from(match (b.starter, b.row) {
         (Some(_), Some(_)) => {
             return Err(AppError::BadRequest("give starter or row, not both".into()))
         }
@@ -159,7 +159,7 @@ pub(super) async fn create(
             app.create_pane_in(&caller, &b.machine, b.name, Launch::Shell, b.folder)
                 .await?
         }
-    }))
+    })))
 }
 
 #[derive(Deserialize)]
@@ -194,8 +194,8 @@ pub(super) async fn sessions(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
     ApiPath(m): ApiPath<String>,
-) -> Result<Json<crate::app::windows::SessionList>, AppError> {
-    Ok(Json(app.sessions(&caller, &m).await?))
+) -> Result<Json<SessionList>, AppError> {
+    Ok(Json(SessionList::from(app.sessions(&caller, &m).await?)))
 }
 
 /// `GET /api/starters/{m}`: the machine's applied starters for the New page (SPEC §12).
