@@ -12,5 +12,6 @@
 pub mod cards;
 pub mod chat;
 pub mod durable;
+pub mod meta;
 pub mod panes;
 pub mod walky;
