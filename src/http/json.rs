@@ -11,6 +11,7 @@
 
 pub mod cards;
 pub mod chat;
+pub mod devices;
 pub mod durable;
 pub mod meta;
 pub mod panes;
