@@ -444,3 +444,33 @@ fn no_shipped_code_detaches_a_task() {
         detached.join("\n")
     );
 }
+
+#[test]
+fn the_application_names_no_transport_and_no_http_framework() {
+    // SPEC §1: `app` never names axum, the socket or QUIC. The crew link exports what the relay
+    // runs on under names of its own (`MemberRelay`, `MemberSubscription`), so a change of
+    // transport is the link's business alone.
+    let forbidden = [
+        "quic::",
+        "Quic",
+        "quinn",
+        "axum::",
+        "axum;",
+        "hyper::",
+        "tower",
+        "rustls",
+        "UnixStream",
+        "UnixListener",
+    ];
+    let mut files = Vec::new();
+    rust_files(&root().join("src/app"), &mut files);
+    let mut named = Vec::new();
+    for file in files {
+        for line in shipped(&file).lines() {
+            if let Some(word) = forbidden.iter().find(|w| line.contains(*w)) {
+                named.push(format!("{}: {word}: {}", file.display(), line.trim()));
+            }
+        }
+    }
+    assert!(named.is_empty(), "app names:\n{}", named.join("\n"));
+}

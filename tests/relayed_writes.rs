@@ -381,8 +381,13 @@ fn a_relayed_tool_is_audited_on_the_lead_once_the_member_ran_it() {
         (s, v["error"].as_str()),
         (403, Some("path outside the workspace"))
     );
+    // A denial line is written without holding the refusal up (SPEC §7): wait for it.
+    let denied = support::wait_for(Duration::from_secs(5), || {
+        let lines = audit_of(&member, &["security.denied"]);
+        (!lines.is_empty()).then_some(lines.len())
+    });
+    assert_eq!(denied, Some(1));
     assert!(audit_of(&lead, &["tool.write_file", "security.denied"]).is_empty());
-    assert_eq!(audit_of(&member, &["security.denied"]).len(), 1);
 
     // Done: the lead's line and the member's two carry one request id and one first word.
     let (s, v) = lead.post(

@@ -38,7 +38,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use collie_crew::relay::client::RelayClient;
+use collie_crew::relay::client::{RelayClient, Subscription};
 use collie_crew::transport::quic::{QuicConnection, QuicRecv, QuicSend};
 use serde::{Deserialize, Serialize};
 
@@ -48,7 +48,15 @@ pub use self::persist::{registry_from_entries, stored_member_name};
 /// On a lead: a relay client per online member, by name, published by the actor whenever a member
 /// comes or goes. The phone API reads it without a message, so a relayed request costs no actor
 /// round trip.
-pub type Relays = Arc<ArcSwap<BTreeMap<String, Arc<RelayClient<QuicConnection>>>>>;
+pub type Relays = Arc<ArcSwap<BTreeMap<String, Arc<MemberRelay>>>>;
+
+/// On a lead: the relay client of one member, over the link's transport. A name of its own so the
+/// application names the relay, never the transport it runs on (SPEC §1: `app` never names QUIC).
+pub type MemberRelay = RelayClient<QuicConnection>;
+
+/// On a lead: a running stream from a member (screen changes or card changes), over the link's
+/// transport; see [`MemberRelay`].
+pub type MemberSubscription = Subscription<QuicConnection>;
 
 /// On a member: one relay stream the lead opened, handed to the bridge's relay server (which
 /// knows panes, masking and auditing; this actor knows only the link).

@@ -36,10 +36,10 @@ use subtle::ConstantTimeEq;
 use crate::pin::Pin;
 
 /// The crew protocol version this build speaks best; sent in every hello.
-pub const PROTOCOL: u16 = 1;
+pub const PROTOCOL: u16 = 2;
 
 /// The oldest crew protocol version this build still speaks.
-pub const MIN_PROTOCOL: u16 = 1;
+pub const MIN_PROTOCOL: u16 = 2;
 
 /// The TLS exporter label of the hello proof (RFC 8446 §7.5; RFC 5705 asks for the `EXPORTER`
 /// prefix).

@@ -17,9 +17,14 @@
 mod attrs;
 mod bytes;
 mod capability;
+pub mod cards;
+pub mod chat;
 pub mod client;
+pub mod durable;
+pub mod json;
 mod request;
 pub mod server;
+mod walky_card;
 
 use std::collections::BTreeMap;
 
@@ -29,6 +34,11 @@ pub use attrs::{
     runs_fit, Colour, ColourEvent, ColourSnapshot, EventAttrs, Run, ScreenAttrs, Style, MAX_STYLES,
 };
 pub use capability::requires;
+pub use cards::{Card, CardList};
+pub use chat::Chat;
+pub use durable::{DurableList, DurableWrite};
+pub use json::Json;
+pub use walky_card::{WalkyCard, WalkyKind};
 
 /// A request the lead relays to a member.
 ///
@@ -134,8 +144,8 @@ pub enum RelayKind {
     /// Start a stream of the member's card changes; answered [`RelayOk::Subscribed`], then
     /// [`MemberMessage::CardChange`]s.
     CardsWatch,
-    /// The member's durable agents and the receipts of their writes (SPEC §10.3), as JSON text;
-    /// answered [`RelayOk::Durable`].
+    /// The member's durable agents and the receipts of their writes (SPEC §10.3); answered
+    /// [`RelayOk::Durable`].
     Durable,
     /// A device's write to one of the member's durable agents, relayed by the lead (audited on
     /// both); answered [`RelayOk::DurableWrite`].
@@ -144,8 +154,8 @@ pub enum RelayKind {
         agent: String,
         /// The conversation.
         conversation: String,
-        /// The write, as the JSON of the durable wire's `Write` (tagged by `verb`).
-        write: String,
+        /// The write.
+        write: DurableWrite,
     },
     /// A device's call of one of the member's tools (SPEC §11), relayed by the lead after its own
     /// tier gate; answered [`RelayOk::Tool`]. The member validates, audits and runs it as for a
@@ -153,8 +163,8 @@ pub enum RelayKind {
     Tool {
         /// The tool's registry name (`read_file`, …).
         tool: String,
-        /// The arguments as JSON object text, without `machine`.
-        args: String,
+        /// The arguments (a JSON object), without `machine`.
+        args: Json,
     },
     /// An upload into a member pane's folder (SPEC §11), relayed by the lead after its own tier
     /// gate and size cap; answered [`RelayOk::Stored`]. The member checks the size again
@@ -376,19 +386,18 @@ pub enum RelayOk {
     Created(PaneInfo),
     /// A walky message's outcome on the member.
     Walky(crate::walky::Outcome),
-    /// A walky card as JSON text, or `None` when the member's log does not hold the id.
-    WalkyCard(Option<String>),
-    /// The waiting cards and receipts as JSON text (cards' items are a tagged enum, which the
-    /// binary codec cannot carry).
-    Cards(String),
+    /// A walky card, or `None` when the member's log does not hold the id.
+    WalkyCard(Option<WalkyCard>),
+    /// The waiting cards and receipts.
+    Cards(CardList),
     /// What a relayed tap did.
     CardAnswer(CardAnswered),
-    /// The member's durable agents and receipts as JSON text.
-    Durable(String),
+    /// The member's durable agents and receipts.
+    Durable(DurableList),
     /// A durable write was taken; a starter names the conversation it made.
     DurableWrite(Option<String>),
-    /// A tool's answer as JSON object text, already masked by the member (the lead masks again).
-    Tool(String),
+    /// A tool's answer (a JSON object), already masked by the member (the lead masks again).
+    Tool(Json),
     /// Where an upload landed on the member.
     Stored(Stored),
     /// The member's sent log.
@@ -403,8 +412,8 @@ pub enum RelayOk {
     Sessions(Vec<TmuxSession>),
     /// A masked screen with its colours, the answer to [`RelayKind::SnapshotColour`].
     SnapshotColour(ColourSnapshot),
-    /// A pane's chat as JSON text, already masked by the member (the lead masks again).
-    Chat(String),
+    /// A pane's chat, already masked by the member (the lead masks again).
+    Chat(Chat),
     /// An outcome this side does not know (from a newer member); the lead treats it as unreadable.
     #[serde(other)]
     Unknown,
@@ -634,9 +643,8 @@ pub enum MemberMessage {
     Event(StreamEvent),
     /// A stream ended.
     End(StreamEnd),
-    /// One card changed (opened, answered or closed), as JSON text, on a [`RelayKind::CardsWatch`]
-    /// stream.
-    CardChange(String),
+    /// One card changed (opened, answered or closed), on a [`RelayKind::CardsWatch`] stream.
+    CardChange(Card),
     /// A screen change with its colours, on a [`RelayKind::SubscribeColour`] stream.
     ColourEvent(ColourEvent),
     /// A message this side does not know (from a newer member); ignored.

@@ -33,7 +33,7 @@ use tokio::task::JoinSet;
 use super::follow::{Slot, StillAllowed};
 use super::machine::{Machine, Member};
 use super::ops::Op;
-use super::{App, AppError, Caller, Who};
+use super::{wire, App, AppError, Caller, Who};
 
 impl From<CardError> for AppError {
     fn from(e: CardError) -> Self {
@@ -75,6 +75,16 @@ pub enum Answered {
         /// Whether the decision reached the waiting asker.
         delivered: bool,
     },
+}
+
+impl Answered {
+    /// What the tap did, as the relay tells a lead.
+    pub fn relayed(self) -> collie_crew::relay::CardAnswered {
+        match self {
+            Answered::Confirm(token) => collie_crew::relay::CardAnswered::Confirm(token),
+            Answered::Done { delivered } => collie_crew::relay::CardAnswered::Done { delivered },
+        }
+    }
 }
 
 /// A card held open for a process: the hook waits on it.
@@ -207,11 +217,8 @@ impl CardStream {
             started = true;
             let (app, merged) = (self.app.clone(), self.member_tx.clone());
             self.feeds.spawn(async move {
-                while let Ok(Some(json)) = feed.next_card().await {
-                    let Ok(mut card) = serde_json::from_str::<Card>(&json) else {
-                        break;
-                    };
-                    card.machine = member.name().to_owned();
+                // A change that does not read ends the feed (`member response unreadable`).
+                while let Ok(Some(mut card)) = feed.next().await {
                     app.mask_shown(&mut card);
                     if merged.send(card).await.is_err() {
                         break;
@@ -301,17 +308,14 @@ impl App {
 
     /// One member's cards as this machine shows them.
     async fn member_cards(&self, member: &Member, caller: &Caller) -> Result<CardList, AppError> {
-        let RelayOk::Cards(json) = member.call(caller.on(), RelayKind::Cards).await? else {
+        let RelayOk::Cards(list) = member.call(caller.on(), RelayKind::Cards).await? else {
             return Err(AppError::MemberUnreadable);
         };
-        let mut list: CardList =
-            serde_json::from_str(&json).map_err(|_| AppError::MemberUnreadable)?;
+        let mut list = wire::cards::list_of(member.name(), list)?;
         for card in &mut list.cards {
-            card.machine = member.name().to_owned();
             self.mask_shown(card);
         }
         for receipt in &mut list.receipts {
-            receipt.machine = member.name().to_owned();
             self.mask_in_place(&mut receipt.title);
         }
         Ok(list)
@@ -377,10 +381,10 @@ impl App {
         }
         caller.still_allowed(self, Tier::Full)?;
         member.allows(&RelayKind::Cards)?;
-        let RelayOk::Cards(json) = member.call(caller.on(), RelayKind::Cards).await? else {
+        let RelayOk::Cards(list) = member.call(caller.on(), RelayKind::Cards).await? else {
             return Err(AppError::MemberUnreadable);
         };
-        let list: CardList = serde_json::from_str(&json).map_err(|_| AppError::MemberUnreadable)?;
+        let list = wire::cards::list_of(member.name(), list)?;
         let Some(original) = list.cards.into_iter().find(|c| c.id == id) else {
             return Err(AppError::CardClosed);
         };

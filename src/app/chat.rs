@@ -13,7 +13,7 @@ use collie_crew::relay::{RelayKind, RelayOk};
 
 use super::machine::Machine;
 use super::ops::Op;
-use super::{App, AppError, Caller};
+use super::{wire, App, AppError, Caller};
 
 impl From<ChatError> for AppError {
     fn from(e: ChatError) -> Self {
@@ -39,13 +39,10 @@ impl App {
             Machine::Member(member) => {
                 let kind = RelayKind::Chat { pane, after };
                 member.allows(&kind)?;
-                let text = match member.call(caller.on(), kind).await {
-                    Ok(RelayOk::Chat(text)) => text,
-                    Ok(_) => return Err(AppError::MemberUnreadable),
-                    Err(e) => return Err(e.into()),
+                let RelayOk::Chat(chat) = member.call(caller.on(), kind).await? else {
+                    return Err(AppError::MemberUnreadable);
                 };
-                let mut chat: Chat =
-                    serde_json::from_str(&text).map_err(|_| AppError::MemberUnreadable)?;
+                let mut chat = wire::chat::chat_of(chat);
                 self.remask(&mut chat);
                 Ok(chat)
             }

@@ -13,6 +13,8 @@
 //! reason for `caller-refused`, an unknown id or "already answered"; 502 `durable agent
 //! unreachable` for everything else (the detail goes to the bridge's log).
 
+pub mod wire;
+
 use collie_actors::audit::AuditEventKind;
 use collie_actors::durable::actor::DurableMsg;
 use collie_actors::durable::agent::{Snapshot, WriteError};
@@ -214,17 +216,12 @@ impl App {
         member: &Member,
         caller: &Caller,
     ) -> Result<DurableList, AppError> {
-        let RelayOk::Durable(json) = member.call(caller.on(), RelayKind::Durable).await? else {
+        let RelayOk::Durable(list) = member.call(caller.on(), RelayKind::Durable).await? else {
             return Err(AppError::MemberUnreadable);
         };
-        let mut list: DurableList =
-            serde_json::from_str(&json).map_err(|_| AppError::MemberUnreadable)?;
+        let mut list = wire::list_of(member.name(), list);
         for agent in &mut list.agents {
-            agent.machine = member.name().to_owned();
             self.mask_view(&mut agent.agent.view);
-        }
-        for receipt in &mut list.receipts {
-            receipt.machine = member.name().to_owned();
         }
         Ok(list)
     }
@@ -260,7 +257,7 @@ impl App {
                 let kind = RelayKind::DurableWrite {
                     agent: agent.clone(),
                     conversation: conversation.clone(),
-                    write: serde_json::to_string(&write).map_err(|_| AppError::Internal)?,
+                    write: wire::write(write.clone()),
                 };
                 member.allows(&kind)?;
                 let rec = self

@@ -122,6 +122,15 @@ impl Follow {
     pub fn ended(&self) -> Option<&AppError> {
         self.ended.as_ref()
     }
+
+    /// Why a followed pane's relayed stream ended, as the relay says it: `None` when the pane
+    /// closed (or is gone), else `restarting` so the lead's phone retries.
+    pub fn relay_ended(&self) -> Option<collie_crew::relay::RelayError> {
+        match self.ended() {
+            None | Some(AppError::NoSuchPane) => None,
+            Some(_) => Some(collie_crew::relay::RelayError::Restarting),
+        }
+    }
 }
 
 /// Most open streams of one device.

@@ -12,15 +12,15 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use collie_actors::crew_link::{MemberRelay, MemberSubscription};
 use collie_actors::panes::actor::PaneInfo;
 use collie_actors::panes::screen::mask_plain_rows;
-use collie_crew::relay::client::{On, RelayClient, Subscription};
+use collie_crew::relay::client::On;
 use collie_crew::relay::{ColourEvent, ColourSnapshot, EventAttrs, ScreenAttrs};
 use collie_crew::relay::{RelayError, RelayKind, RelayOk, StreamEvent};
-use collie_crew::transport::quic::QuicConnection;
 
 use super::colours::{checked, RelayedColours};
-use super::{App, AppError};
+use super::{wire, App, AppError};
 
 /// Where a request goes.
 pub enum Machine {
@@ -34,7 +34,7 @@ pub enum Machine {
 #[derive(Clone)]
 pub struct Member {
     name: String,
-    client: Arc<RelayClient<QuicConnection>>,
+    client: Arc<MemberRelay>,
 }
 
 impl App {
@@ -169,11 +169,11 @@ impl Member {
     }
 
     /// Starts following the member's card changes.
-    pub(super) async fn watch_cards(
-        &self,
-        on: On<'_>,
-    ) -> Result<Subscription<QuicConnection>, AppError> {
-        Ok(self.client.watch_cards(on).await?)
+    pub(super) async fn watch_cards(&self, on: On<'_>) -> Result<MemberCards, AppError> {
+        Ok(MemberCards {
+            name: self.name.clone(),
+            feed: self.client.watch_cards(on).await?,
+        })
     }
 
     /// Starts following a pane of the member.
@@ -194,6 +194,23 @@ impl Member {
     }
 }
 
+/// A member's card changes, each named by the member's crew name (not yet masked again: the
+/// reader masks what it shows).
+pub struct MemberCards {
+    name: String,
+    feed: MemberSubscription,
+}
+
+impl MemberCards {
+    /// The next change; `Ok(None)` when the member ended the feed. Cancel-safe.
+    pub async fn next(&mut self) -> Result<Option<collie_actors::cards::card::Card>, AppError> {
+        match self.feed.next_card().await? {
+            Some(card) => Ok(Some(wire::cards::card_of(&self.name, card)?)),
+            None => Ok(None),
+        }
+    }
+}
+
 /// Most rows the lead keeps of a relayed screen (a member's claimed height is clamped to it).
 const MAX_RELAYED_ROWS: u16 = 1000;
 
@@ -203,7 +220,7 @@ const MAX_RELAYED_ROWS: u16 = 1000;
 /// through unchanged (masking keeps widths); a row is passed on when its colours changed too.
 pub struct MemberStream {
     app: App,
-    subscription: Subscription<QuicConnection>,
+    subscription: MemberSubscription,
     /// The member's rows as it sent them.
     raw: Vec<String>,
     /// The size and the masked rows last passed on.

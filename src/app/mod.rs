@@ -42,6 +42,7 @@ pub mod status;
 pub mod tools;
 pub mod walky;
 pub mod windows;
+pub mod wire;
 
 use std::net::IpAddr;
 use std::sync::Arc;

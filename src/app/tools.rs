@@ -34,11 +34,11 @@ use collie_actors::command_word::first_word;
 use collie_actors::pairing::Tier;
 use collie_actors::tools::sessions::SessionLimits;
 use collie_actors::tools::{Done, Meta, ToolError, ToolName, ToolSpec};
-use collie_crew::relay::{RelayError, RelayKind, RelayOk};
+use collie_crew::relay::{Json, RelayError, RelayKind, RelayOk};
 use serde_json::{Map, Value};
 
 use super::machine::Machine;
-use super::{App, AppError, Caller, Who};
+use super::{wire, App, AppError, Caller, Who};
 
 /// The tools `caller` may call: what MCP's `tools/list` shows, by the current policy.
 pub fn visible(app: &App, caller: &Caller) -> Vec<ToolSpec> {
@@ -178,19 +178,14 @@ impl App {
             Machine::Member(member) => {
                 let kind = RelayKind::Tool {
                     tool: name.as_str().to_owned(),
-                    args: Value::Object(args.clone()).to_string(),
+                    args: wire::json(&Value::Object(args.clone()))?,
                 };
                 member.allows(&kind)?;
                 let timeout_ms = args.get("timeout_ms").and_then(Value::as_u64);
                 let works = SessionLimits::default().call_time(name, timeout_ms);
                 let mut answer = match member.call_working(caller.on(), kind, works).await {
-                    Ok(RelayOk::Tool(text)) => {
-                        let answer: Value =
-                            serde_json::from_str(&text).map_err(|_| AppError::MemberUnreadable)?;
-                        if !answer.is_object() {
-                            return Err(AppError::MemberUnreadable);
-                        }
-                        answer
+                    Ok(RelayOk::Tool(answer)) => {
+                        wire::object(&answer).ok_or(AppError::MemberUnreadable)?
                     }
                     Ok(_) => return Err(AppError::MemberUnreadable),
                     Err(RelayError::Tool { status, error }) => {
@@ -212,25 +207,25 @@ impl App {
         }
     }
 
-    /// On a member: a tool the lead relayed (its arguments as JSON text).
+    /// On a member: a tool the lead relayed.
     pub async fn relayed_tool(
         &self,
         caller: &Caller,
         tool: &str,
-        args: &str,
-    ) -> Result<String, RelayError> {
+        args: &Json,
+    ) -> Result<Json, RelayError> {
         if !self.crew_tools {
             // `[crew] tools = false`: the hello left the capability out; a lead that asks anyway
             // is refused the same way.
             return Err(RelayError::CapabilityMissing);
         }
-        let args: Value = serde_json::from_str(args)
-            .map_err(|_| RelayError::BadInput("the arguments must be a JSON object".into()))?;
+        let args = wire::object(args)
+            .ok_or_else(|| RelayError::BadInput("the arguments must be a JSON object".into()))?;
         if args.get("machine").is_some() {
             // A member serves its own tools only; it never relays further.
             return Err(RelayError::BadInput("machine: not on a member".into()));
         }
-        Ok(self.call_tool(caller, tool, args).await?.to_string())
+        Ok(wire::json(&self.call_tool(caller, tool, args).await?)?)
     }
 
     /// The tier gate of step 2.

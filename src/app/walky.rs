@@ -22,6 +22,7 @@ pub mod prompt;
 pub mod send;
 pub mod sender;
 pub mod views;
+pub mod wire;
 
 use collie_actors::walky::actor::WalkyMsg;
 use collie_actors::walky::log::{Entry, Kind};

@@ -11,6 +11,7 @@ pub mod body;
 pub mod error;
 pub mod extract;
 pub mod headers;
+pub mod json;
 pub mod mcp;
 mod routes;
 pub mod serve;

@@ -6,16 +6,15 @@
 
 use collie_actors::crew_link::RelayStream;
 use collie_crew::relay::server::{self, Events, Handler};
-use collie_crew::relay::{CardAnswered, ColourEvent, RelayError, RelayKind, RelayOk};
+use collie_crew::relay::{Card, ColourEvent, RelayError, RelayKind, RelayOk};
 use collie_crew::relay::{RelayRequest, StreamEvent};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use crate::app::cards::Answered;
 use crate::app::follow::Follow;
 use crate::app::panes::Launch;
-use crate::app::walky;
-use crate::app::{App, AppError, Caller};
+use crate::app::{walky, wire};
+use crate::app::{App, Caller};
 
 /// How many relay streams may wait for the server at once (the crew link resets streams past
 /// this; the lead's own per-member limits stay below it).
@@ -67,10 +66,7 @@ impl Events for Following {
     }
 
     fn ended(&self) -> Option<RelayError> {
-        match self.0.ended() {
-            None | Some(AppError::NoSuchPane) => None,
-            Some(_) => Some(RelayError::Restarting),
-        }
+        self.0.relay_ended()
     }
 }
 
@@ -138,10 +134,9 @@ impl Handler for Served {
                 folder,
             } => RelayOk::Created(app.relayed_row(&caller, row, name, spec, folder).await?),
             RelayKind::Browse { path } => RelayOk::Folders(app.relayed_folders(path).await?),
-            RelayKind::Chat { pane, after } => RelayOk::Chat(
-                serde_json::to_string(&app.local_chat(pane, after).await?)
-                    .map_err(|_| RelayError::Internal)?,
-            ),
+            RelayKind::Chat { pane, after } => {
+                RelayOk::Chat(wire::chat::chat(app.local_chat(pane, after).await?))
+            }
             RelayKind::Rename { pane, name } => {
                 app.rename_pane(&caller, HERE, pane, name).await?;
                 RelayOk::Done
@@ -155,31 +150,26 @@ impl Handler for Served {
             RelayKind::Walky { forwarded } => {
                 RelayOk::Walky(walky::deliver::from_lead(app, *forwarded).await)
             }
-            RelayKind::Cards => RelayOk::Cards(
-                serde_json::to_string(&app.cards().await?).map_err(|_| RelayError::Internal)?,
-            ),
+            RelayKind::Cards => RelayOk::Cards(wire::cards::list(app.cards().await?)),
             RelayKind::CardAnswer {
                 id,
                 option,
                 shown,
                 confirm,
             } => RelayOk::CardAnswer(
-                match app.answer_card(&caller, id, option, shown, confirm).await? {
-                    Answered::Confirm(token) => CardAnswered::Confirm(token),
-                    Answered::Done { delivered } => CardAnswered::Done { delivered },
-                },
+                app.answer_card(&caller, id, option, shown, confirm)
+                    .await?
+                    .relayed(),
             ),
-            RelayKind::Durable => RelayOk::Durable(
-                serde_json::to_string(&app.local_durable().await?)
-                    .map_err(|_| RelayError::Internal)?,
-            ),
+            RelayKind::Durable => {
+                RelayOk::Durable(crate::app::durable::wire::list(app.local_durable().await?))
+            }
             RelayKind::DurableWrite {
                 agent,
                 conversation,
                 write,
             } => {
-                let write = serde_json::from_str(&write)
-                    .map_err(|_| RelayError::BadInput("bad durable write".into()))?;
+                let write = crate::app::durable::wire::write_of(write);
                 let done = app
                     .durable_write(&caller, agent, conversation, write)
                     .await?;
@@ -209,7 +199,7 @@ impl Handler for Served {
             RelayKind::WalkyCard { id } => RelayOk::WalkyCard(
                 walky::inbox::card_of(app, &id)
                     .await?
-                    .and_then(|card| serde_json::to_string(&card).ok()),
+                    .map(crate::app::walky::wire::card),
             ),
             _ => return Err(RelayError::UnknownKind),
         };
@@ -219,7 +209,7 @@ impl Handler for Served {
     async fn watch_cards(
         &self,
         _request: &RelayRequest,
-    ) -> Result<mpsc::Receiver<String>, RelayError> {
+    ) -> Result<mpsc::Receiver<Card>, RelayError> {
         let mut changes = self.app.watch_cards().await?;
         let (feed, rx) = mpsc::channel(CARD_FEED);
         self.app.spawn(async move {
@@ -230,8 +220,7 @@ impl Handler for Served {
                         // A feed that fell behind (or whose cards actor stopped) ends: the lead's
                         // phone reads the list again when it reconnects.
                         let Ok(card) = change else { break };
-                        let Ok(json) = serde_json::to_string(&card) else { continue };
-                        if feed.send(json).await.is_err() {
+                        if feed.send(wire::cards::card(card)).await.is_err() {
                             break;
                         }
                     }

@@ -100,6 +100,38 @@ fn an_unsupported_protocol_is_refused_with_a_reason() {
 }
 
 #[test]
+fn a_bridge_of_protocol_1_and_one_of_2_refuse_each_other_by_name() {
+    // Protocol 2 carries cards, durable agents, chats, walky cards and tool calls as typed
+    // values where 1 carried JSON text (decision 0055): neither can read the other's answers,
+    // so they meet at the hello and part with a reason, both ways.
+    assert_eq!((MIN_PROTOCOL, PROTOCOL), (2, 2));
+    let mut old = member_config();
+    old.protocols = 1..=1;
+    let mut lead = LeadHandshake::new(config("laptop"), "web-1".to_owned(), EXPORTER);
+    let err = lead
+        .on_hello(&MemberHandshake::new(old, EXPORTER).hello())
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "unsupported protocol version 1 (this bridge speaks 2 to 2)"
+    );
+
+    let mut old_lead = config("laptop");
+    old_lead.protocols = 1..=1;
+    let mut lead = LeadHandshake::new(old_lead, "web-1".to_owned(), EXPORTER);
+    let mut member = MemberHandshake::new(member_config(), EXPORTER);
+    let reply = lead.on_hello(&member.hello()).unwrap();
+    assert_eq!(
+        reply.protocol, 1,
+        "an older lead answers in its own version"
+    );
+    assert!(matches!(
+        member.on_hello(&reply),
+        Err(HandshakeError::UnsupportedProtocol { theirs: 1, .. })
+    ));
+}
+
+#[test]
 fn a_newer_member_is_answered_in_the_leads_version() {
     let mut newer = member_config();
     newer.protocols = 1..=PROTOCOL + 1;

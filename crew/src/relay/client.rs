@@ -26,8 +26,8 @@ use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::{Card, RelayRequest, StreamEvent};
 use super::{ColourEvent, EventAttrs, MemberMessage, RelayError, RelayKind, RelayOk};
-use super::{RelayRequest, StreamEvent};
 use crate::hello::Capability;
 use crate::relay::requires;
 use crate::transport::{Connection, RecvFrames, SendFrames, TransportError};
@@ -283,11 +283,11 @@ pub struct Subscription<C: Connection> {
 }
 
 impl<C: Connection> Subscription<C> {
-    /// The next card change of a [`RelayClient::watch_cards`] stream (JSON text); `Ok(None)` when
-    /// the member ended it. Cancel-safe.
-    pub async fn next_card(&mut self) -> Result<Option<String>, RelayError> {
+    /// The next card change of a [`RelayClient::watch_cards`] stream; `Ok(None)` when the member
+    /// ended it. Cancel-safe.
+    pub async fn next_card(&mut self) -> Result<Option<Card>, RelayError> {
         self.next_as(|m| match m {
-            MemberMessage::CardChange(json) => Some(json),
+            MemberMessage::CardChange(card) => Some(card),
             _ => None,
         })
         .await

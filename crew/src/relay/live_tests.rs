@@ -530,3 +530,197 @@ async fn an_unknown_request_kind_is_answered_with_an_error() {
         Ok(RelayOk::PaneList(_))
     ));
 }
+
+/// A member of an older build, emulated with that build's own (shorter) enums: it knows the
+/// relay kinds up to `Snapshot` and the capabilities up to `PaneRead`, reads requests and writes
+/// answers with those enums, and serves them on a real stream. Every kind, answer, error and
+/// capability appended since must leave it working for what it knows and refused for the rest.
+mod older {
+    use serde::{Deserialize, Serialize};
+
+    use super::{PaneInfo, PaneSnapshot};
+
+    #[derive(Debug, Deserialize)]
+    pub(super) enum Kind {
+        PaneList,
+        Snapshot {
+            pane: String,
+            #[allow(dead_code)]
+            scrollback: Option<u32>,
+        },
+        #[serde(other)]
+        Unknown,
+    }
+
+    #[derive(Debug, Deserialize)]
+    pub(super) struct Request {
+        pub(super) id: u64,
+        #[allow(dead_code)]
+        pub(super) device: String,
+        #[allow(dead_code)]
+        pub(super) request_id: String,
+        pub(super) kind: Kind,
+    }
+
+    #[derive(Serialize)]
+    pub(super) enum Ok {
+        PaneList(Vec<PaneInfo>),
+        Snapshot(PaneSnapshot),
+    }
+
+    #[derive(Serialize)]
+    pub(super) enum Error {
+        NoSuchPane,
+        #[allow(dead_code)]
+        ResourceLimit,
+        #[allow(dead_code)]
+        AuditUnavailable,
+        #[allow(dead_code)]
+        CapabilityMissing,
+        #[allow(dead_code)]
+        BadInput(String),
+        #[allow(dead_code)]
+        Restarting,
+        UnknownKind,
+    }
+
+    #[derive(Serialize)]
+    pub(super) struct Response {
+        pub(super) id: u64,
+        pub(super) result: Result<Ok, Error>,
+    }
+
+    #[derive(Serialize)]
+    pub(super) enum Message {
+        Response(Response),
+    }
+
+    #[derive(Serialize)]
+    pub(super) enum Capability {
+        PaneList,
+        PaneRead,
+    }
+}
+
+/// Serves `conn` as the older member does; counts the requests it read.
+fn serve_as_older_member(conn: QuicConnection, seen: Arc<AtomicUsize>) {
+    tokio::spawn(async move {
+        while let Ok((mut send, mut recv)) = conn.accept_bi().await {
+            let seen = Arc::clone(&seen);
+            tokio::spawn(async move {
+                let Ok(Some(request)) = recv.recv_message::<older::Request>().await else {
+                    return;
+                };
+                seen.fetch_add(1, Ordering::SeqCst);
+                let result = match request.kind {
+                    older::Kind::PaneList => Ok(older::Ok::PaneList(vec![pane("t0-1")])),
+                    older::Kind::Snapshot { pane, .. } if pane == "t0-1" => {
+                        Ok(older::Ok::Snapshot(snap()))
+                    }
+                    older::Kind::Snapshot { .. } => Err(older::Error::NoSuchPane),
+                    older::Kind::Unknown => Err(older::Error::UnknownKind),
+                };
+                let answer = older::Message::Response(older::Response {
+                    id: request.id,
+                    result,
+                });
+                let _ = send.send_message(&answer).await;
+                let _ = send.finish();
+            });
+        }
+    });
+}
+
+#[tokio::test]
+async fn an_older_member_serves_the_kinds_it_knows_and_a_newer_kind_is_capability_missing() {
+    let link = link(None).await;
+    let seen = Arc::new(AtomicUsize::new(0));
+    serve_as_older_member(link.member_side.clone(), Arc::clone(&seen));
+    // What its hello declares, read by this build's enum: only what it knows.
+    let declared: BTreeSet<Capability> = crate::wire::decode(
+        &crate::wire::encode(&vec![
+            older::Capability::PaneList,
+            older::Capability::PaneRead,
+        ])
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        declared,
+        [Capability::PaneList, Capability::PaneRead].into()
+    );
+    let client = RelayClient::new(link.lead_side.clone(), declared, Limits::default());
+
+    // The kinds it knows keep working, its answers read by this build's enums.
+    assert_eq!(
+        within("pane list", client.call(ON, RelayKind::PaneList)).await,
+        Ok(RelayOk::PaneList(vec![pane("t0-1")]))
+    );
+    let snapshot = |pane: &str| RelayKind::Snapshot {
+        pane: pane.into(),
+        scrollback: Some(10),
+    };
+    assert_eq!(
+        within("snapshot", client.call(ON, snapshot("t0-1"))).await,
+        Ok(RelayOk::Snapshot(snap()))
+    );
+    assert_eq!(
+        within("missing pane", client.call(ON, snapshot("t9-9"))).await,
+        Err(RelayError::NoSuchPane)
+    );
+    assert_eq!(seen.load(Ordering::SeqCst), 3);
+
+    // A kind appended after its time — the newest one included — is refused by the lead
+    // without reaching it.
+    let newer = [
+        RelayKind::Chat {
+            pane: "t0-1".into(),
+            after: String::new(),
+        },
+        RelayKind::DeviceEnded {
+            device_id: "ab".repeat(16),
+        },
+        RelayKind::Input {
+            pane: "t0-1".into(),
+            text: Some("ls".into()),
+            keys: vec![],
+        },
+    ];
+    for kind in newer.clone() {
+        assert_eq!(
+            client.call(ON, kind.clone()).await,
+            Err(RelayError::CapabilityMissing),
+            "{kind:?}"
+        );
+    }
+    assert_eq!(seen.load(Ordering::SeqCst), 3, "nothing more reached it");
+
+    // A lead that sends one anyway (no gate) gets the older member's error for a kind it does
+    // not know — which the bridge shows as `capability missing` too — and the member goes on.
+    for (id, kind) in (40..).zip(newer) {
+        let (mut send, mut recv) = link.lead_side.open_bi().await.unwrap();
+        let request = RelayRequest {
+            id,
+            device: "phone-1".into(),
+            request_id: "req-40".into(),
+            kind,
+            device_id: Some("cd".repeat(16)),
+        };
+        send.send_message(&request).await.unwrap();
+        let answer: MemberMessage = within("the answer", recv.recv_message())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            answer,
+            MemberMessage::Response(RelayResponse {
+                id,
+                result: Err(RelayError::UnknownKind),
+            })
+        );
+    }
+    assert_eq!(
+        within("a list after them", client.call(ON, RelayKind::PaneList)).await,
+        Ok(RelayOk::PaneList(vec![pane("t0-1")]))
+    );
+}

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::{ColourEvent, EventAttrs, StreamEnd, StreamEvent};
+use super::{Card, ColourEvent, EventAttrs, StreamEnd, StreamEvent};
 use super::{MemberMessage, RelayError, RelayKind, RelayOk, RelayRequest, RelayResponse};
 use crate::transport::{RecvFrames, SendFrames};
 
@@ -40,12 +40,12 @@ pub trait Handler: Send + Sync + 'static {
         pane: &str,
     ) -> impl Future<Output = Result<Self::Events, RelayError>> + Send;
 
-    /// Starts a feed of card changes (JSON text each) for a [`RelayKind::CardsWatch`]; the feed
+    /// Starts a feed of card changes for a [`RelayKind::CardsWatch`]; the feed
     /// ends when the receiver is dropped. A member without cards answers `unknown request kind`.
     fn watch_cards(
         &self,
         _request: &RelayRequest,
-    ) -> impl Future<Output = Result<mpsc::Receiver<String>, RelayError>> + Send {
+    ) -> impl Future<Output = Result<mpsc::Receiver<Card>, RelayError>> + Send {
         async { Err(RelayError::UnknownKind) }
     }
 }
@@ -149,7 +149,7 @@ async fn opened<T, S: SendFrames>(
 /// Sends card changes until the feed ends or the lead leaves.
 async fn follow_cards<S: SendFrames, R: RecvFrames>(
     stream: u64,
-    mut feed: mpsc::Receiver<String>,
+    mut feed: mpsc::Receiver<Card>,
     send: &mut S,
     recv: &mut R,
 ) {
@@ -157,7 +157,7 @@ async fn follow_cards<S: SendFrames, R: RecvFrames>(
         tokio::select! {
             change = feed.recv() => {
                 let message = match change {
-                    Some(json) => MemberMessage::CardChange(json),
+                    Some(card) => MemberMessage::CardChange(card),
                     None => MemberMessage::End(StreamEnd { stream, error: None }),
                 };
                 let end = matches!(message, MemberMessage::End(_));

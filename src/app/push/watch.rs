@@ -18,14 +18,13 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use collie_actors::cards::card::Card;
 use collie_actors::push::actor::PushMsg;
 use collie_actors::push::question;
 use collie_crew::relay::RelayKind;
 use tokio::task::JoinSet;
 
 use crate::app::machine::Member;
-use crate::app::{App, Caller};
+use crate::app::{App, AppError, Caller};
 
 /// How often the online members are looked at.
 pub const MEMBERS_EVERY: Duration = Duration::from_millis(250);
@@ -75,10 +74,14 @@ async fn follow(app: App, member: Member) -> String {
         return name;
     };
     let mask = |s: &str| app.masker.mask(s).into_owned();
-    while let Ok(Some(json)) = feed.next_card().await {
-        let Ok(card) = serde_json::from_str::<Card>(&json) else {
-            tracing::warn!(member = %name, "unreadable card change from a member; its push feed ends");
-            break;
+    loop {
+        let card = match feed.next().await {
+            Ok(Some(card)) => card,
+            Err(AppError::MemberUnreadable) => {
+                tracing::warn!(member = %name, "unreadable card change from a member; its push feed ends");
+                break;
+            }
+            Ok(None) | Err(_) => break,
         };
         if let Some(ask) = question::of_card(&card, &name, now_ms(), &mask) {
             // The Push actor restarting: this question is not pushed; its card still shows.

@@ -305,9 +305,8 @@ impl Member {
     ) -> Result<Option<Card>, AppError> {
         match self.call(on, RelayKind::WalkyCard { id }).await? {
             RelayOk::WalkyCard(None) => Ok(None),
-            RelayOk::WalkyCard(Some(text)) => {
-                let mut card: Card =
-                    serde_json::from_str(&text).map_err(|_| AppError::MemberUnreadable)?;
+            RelayOk::WalkyCard(Some(card)) => {
+                let mut card = super::wire::card_of(card);
                 // The member masked them already, or did not (its own setting): the lead masks
                 // what it shows either way (SPEC §6).
                 card.name = app.masker.mask(&card.name).into_owned();

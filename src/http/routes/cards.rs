@@ -7,7 +7,6 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::{Extension, Json};
-use collie_actors::cards::actor::CardList;
 use futures_util::stream::{self, Stream};
 use serde::{Deserialize, Serialize};
 
@@ -15,12 +14,13 @@ use super::body;
 use crate::app::cards::{Answered, CardItem};
 use crate::app::{App, AppError, Caller};
 use crate::http::extract::ApiPath;
+use crate::http::json::cards::{Card, CardList};
 
 pub(super) async fn list(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Json<CardList>, AppError> {
-    Ok(Json(app.crew_cards(&caller).await?))
+    Ok(Json(CardList::from(app.crew_cards(&caller).await?)))
 }
 
 #[derive(Deserialize)]
@@ -81,10 +81,10 @@ pub(super) async fn stream(
         let event = match open.next().await? {
             CardItem::All(all) => Event::default()
                 .event("cards")
-                .data(serde_json::to_string(&all).unwrap_or_default()),
+                .data(serde_json::to_string(&CardList::from(all)).unwrap_or_default()),
             CardItem::Change(card) => Event::default()
                 .event("card")
-                .data(serde_json::to_string(&card).unwrap_or_default()),
+                .data(serde_json::to_string(&Card::from(*card)).unwrap_or_default()),
             CardItem::Closed(error) => Event::default()
                 .event("closed")
                 .data(serde_json::to_string(&Closed { error }).unwrap_or_default()),

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use collie_crew::relay::{Colour, ColourSnapshot, PaneSnapshot, Run, Style};
+use collie_crew::relay::{Colour, ColourSnapshot, Cursor, Run, Style};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
@@ -59,12 +59,34 @@ impl Serialize for ColourJson {
     }
 }
 
-/// A snapshot as the phone reads it: the plain snapshot's fields, plus `attrs` (one list of runs
-/// per row of `lines`) and `styles` when the screen has colours.
+/// A cursor position as the phone reads it (the relay's `Cursor` is the crew wire's, not this).
+#[derive(Serialize)]
+pub(super) struct CursorJson {
+    x: u16,
+    y: u16,
+}
+
+impl From<Cursor> for CursorJson {
+    fn from(c: Cursor) -> Self {
+        CursorJson { x: c.x, y: c.y }
+    }
+}
+
+/// A snapshot as the phone reads it: the plain snapshot's fields (spelled out here, so the relay's
+/// `PaneSnapshot` can change without the phone's JSON changing), plus `attrs` (one list of runs per
+/// row of `lines`) and `styles` when the screen has colours.
 #[derive(Serialize)]
 pub(super) struct SnapshotJson<'a> {
-    #[serde(flatten)]
-    snapshot: &'a PaneSnapshot,
+    machine: &'a str,
+    pane: &'a str,
+    token: &'a str,
+    name: &'a str,
+    cols: u16,
+    rows: u16,
+    cursor: CursorJson,
+    lines: &'a [String],
+    scrollback: &'a [String],
+    seq: u64,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     attrs: Vec<Vec<[u16; 3]>>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -74,8 +96,18 @@ pub(super) struct SnapshotJson<'a> {
 impl<'a> SnapshotJson<'a> {
     pub(super) fn new(c: &'a ColourSnapshot) -> Self {
         let any = c.attrs.rows.iter().any(|r| !r.is_empty());
+        let s = &c.snapshot;
         SnapshotJson {
-            snapshot: &c.snapshot,
+            machine: &s.machine,
+            pane: &s.pane,
+            token: &s.token,
+            name: &s.name,
+            cols: s.cols,
+            rows: s.rows,
+            cursor: s.cursor.into(),
+            lines: &s.lines,
+            scrollback: &s.scrollback,
+            seq: s.seq,
             attrs: if any {
                 c.attrs
                     .rows
@@ -109,6 +141,41 @@ mod tests {
         assert_eq!(
             serde_json::to_value(StyleJson(&Style::default())).unwrap(),
             serde_json::json!({})
+        );
+    }
+
+    #[test]
+    fn a_snapshot_is_the_json_it_was() {
+        use collie_crew::relay::{PaneSnapshot, ScreenAttrs};
+
+        // What the phone got before: the relay's snapshot, flattened.
+        #[derive(Serialize)]
+        struct Before<'a> {
+            #[serde(flatten)]
+            snapshot: &'a PaneSnapshot,
+        }
+        let snapshot = PaneSnapshot {
+            machine: "web-1".into(),
+            pane: "t0-1".into(),
+            token: "ab12".into(),
+            name: "build \"x\"".into(),
+            cols: 80,
+            rows: 2,
+            cursor: Cursor { x: 3, y: 1 },
+            lines: vec!["a".into(), "b".into()],
+            scrollback: vec!["old".into()],
+            seq: 7,
+        };
+        let plain = ColourSnapshot {
+            snapshot: snapshot.clone(),
+            attrs: ScreenAttrs::default(),
+        };
+        assert_eq!(
+            serde_json::to_string(&SnapshotJson::new(&plain)).unwrap(),
+            serde_json::to_string(&Before {
+                snapshot: &snapshot
+            })
+            .unwrap()
         );
     }
 }

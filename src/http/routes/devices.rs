@@ -10,10 +10,10 @@ use axum::{Extension, Json};
 use serde::{Deserialize, Serialize};
 
 use super::body;
-use crate::app::devices::{rfc3339, DeviceView};
-use crate::app::notices::Notices;
+use crate::app::devices::rfc3339;
 use crate::app::{App, AppError, Caller};
 use crate::http::extract::ApiPath;
+use crate::http::json::devices::{Device, Notices};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -59,7 +59,7 @@ pub(super) async fn pair(
 /// `GET /api/devices`.
 #[derive(Serialize)]
 pub(super) struct Devices {
-    devices: Vec<DeviceView>,
+    devices: Vec<Device>,
 }
 
 pub(super) async fn list(
@@ -67,7 +67,12 @@ pub(super) async fn list(
     Extension(caller): Extension<Caller>,
 ) -> Result<Json<Devices>, AppError> {
     Ok(Json(Devices {
-        devices: app.devices(&caller).await?,
+        devices: app
+            .devices(&caller)
+            .await?
+            .into_iter()
+            .map(Device::from)
+            .collect(),
     }))
 }
 
@@ -93,5 +98,5 @@ pub(super) async fn notices(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Json<Notices>, AppError> {
-    Ok(Json(app.notices(&caller).await?))
+    Ok(Json(Notices::from(app.notices(&caller).await?)))
 }

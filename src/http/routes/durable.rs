@@ -8,16 +8,17 @@ use axum::{Extension, Json};
 use serde::Deserialize;
 
 use super::body;
-use crate::app::durable::{DurableDone, DurableList};
+use crate::app::durable::DurableDone;
 use crate::app::durable_verb::{write_of, WriteFields};
 use crate::app::{App, AppError, Caller};
 use crate::http::extract::ApiPath;
+use crate::http::json::durable::DurableList;
 
 pub(super) async fn list(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Json<DurableList>, AppError> {
-    Ok(Json(app.durable_list(&caller).await?))
+    Ok(Json(DurableList::from(app.durable_list(&caller).await?)))
 }
 
 /// A write's body: the fields its verb needs, and the agent's machine (this one when absent).

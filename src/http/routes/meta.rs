@@ -3,15 +3,16 @@
 use axum::extract::State;
 use axum::Json;
 
-use crate::app::status::{Health, Machines, SettingsView};
+use crate::app::status::SettingsView;
 use crate::app::App;
+use crate::http::json::meta::{Health, Machines};
 
 pub(super) async fn health(State(app): State<App>) -> Json<Health> {
-    Json(app.health())
+    Json(Health::from(app.health()))
 }
 
 pub(super) async fn machines(State(app): State<App>) -> Json<Machines> {
-    Json(app.machines())
+    Json(Machines::from(app.machines()))
 }
 
 pub(super) async fn settings(State(app): State<App>) -> Json<SettingsView> {

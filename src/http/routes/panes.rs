@@ -5,22 +5,21 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
-use collie_actors::chat::Chat;
-use collie_actors::panes::actor::PaneInfo;
 use serde::Deserialize;
 
 use super::colours::SnapshotJson;
 use super::{body, Done, DONE};
 use crate::app::create::CreateAsk;
-use crate::app::panes::PaneList;
 use crate::app::{App, AppError, Caller};
 use crate::http::extract::{ApiPath, ApiQuery};
+use crate::http::json::chat::Chat;
+use crate::http::json::panes::{Pane, PaneList, SessionList};
 
 pub(super) async fn list(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Json<PaneList>, AppError> {
-    Ok(Json(app.pane_list(&caller).await?))
+    Ok(Json(PaneList::from(app.pane_list(&caller).await?)))
 }
 
 #[derive(Deserialize)]
@@ -55,10 +54,10 @@ pub(super) async fn chat(
     ApiPath((m, p)): ApiPath<(String, String)>,
     ApiQuery(q): ApiQuery<ChatQuery>,
 ) -> Result<Json<Chat>, AppError> {
-    Ok(Json(
+    Ok(Json(Chat::from(
         app.chat(&caller, &m, p, q.after.unwrap_or_default())
             .await?,
-    ))
+    )))
 }
 
 #[derive(Deserialize)]
@@ -109,7 +108,7 @@ pub(super) async fn create(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
     bytes: Bytes,
-) -> Result<Json<PaneInfo>, AppError> {
+) -> Result<Json<Pane>, AppError> {
     let b: CreateBody = body(&bytes)?;
     let ask = CreateAsk {
         machine: b.machine,
@@ -121,7 +120,7 @@ pub(super) async fn create(
         session: b.session,
         confirm_no_prompts: b.confirm_no_prompts,
     };
-    Ok(Json(app.new_pane(&caller, ask).await?))
+    Ok(Json(Pane::from(app.new_pane(&caller, ask).await?)))
 }
 
 #[derive(Deserialize)]
@@ -156,8 +155,8 @@ pub(super) async fn sessions(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
     ApiPath(m): ApiPath<String>,
-) -> Result<Json<crate::app::windows::SessionList>, AppError> {
-    Ok(Json(app.sessions(&caller, &m).await?))
+) -> Result<Json<SessionList>, AppError> {
+    Ok(Json(SessionList::from(app.sessions(&caller, &m).await?)))
 }
 
 /// `GET /api/starters/{m}`: the machine's applied starters for the New page (SPEC §12).

@@ -7,10 +7,11 @@ use axum::{Extension, Json};
 use serde::Deserialize;
 
 use super::body;
-use crate::app::commands::{CommandRan, RecentCommands};
+use crate::app::commands::RecentCommands;
 use crate::app::sent::{Discarded, SentList};
 use crate::app::{App, AppError, Caller};
 use crate::http::extract::ApiPath;
+use crate::http::json::panes::CommandRan;
 
 pub(super) async fn list(
     State(app): State<App>,
@@ -49,10 +50,10 @@ pub(super) async fn run(
     bytes: Bytes,
 ) -> Result<Json<CommandRan>, AppError> {
     let b: CommandBody = body(&bytes)?;
-    Ok(Json(
+    Ok(Json(CommandRan::from(
         app.run_command(&caller, b.machine.as_deref(), b.command)
             .await?,
-    ))
+    )))
 }
 
 pub(super) async fn recent(

@@ -19,7 +19,7 @@ use futures_util::stream::{self, Stream};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-use super::colours::{run_json, styles_json, StyleJson};
+use super::colours::{run_json, styles_json, CursorJson, StyleJson};
 use crate::app::follow::StreamItem;
 use crate::app::{App, AppError, Caller};
 use crate::http::extract::ApiPath;
@@ -28,7 +28,7 @@ use crate::http::extract::ApiPath;
 #[derive(Serialize)]
 struct ChangeData<'a> {
     seq: u64,
-    cursor: collie_crew::relay::Cursor,
+    cursor: CursorJson,
     cols: u16,
     rows_count: u16,
     full: bool,
@@ -73,7 +73,7 @@ fn event_of(colour: &ColourEvent) -> Event {
     let change = &colour.event;
     let data = ChangeData {
         seq: change.seq,
-        cursor: change.cursor,
+        cursor: change.cursor.into(),
         cols: change.cols,
         rows_count: change.height,
         full: change.full,

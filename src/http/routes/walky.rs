@@ -4,12 +4,14 @@ use axum::extract::State;
 use axum::{Extension, Json};
 use serde::Deserialize;
 
-use crate::app::walky::views::{Card, Cards};
 use crate::app::{App, AppError, Caller};
 use crate::http::extract::{ApiPath, ApiQuery};
+use crate::http::json::walky::{Card, Cards};
 
 pub(super) async fn cards(State(app): State<App>) -> Result<Json<Cards>, AppError> {
-    Ok(Json(crate::app::walky::inbox::cards(&app).await?))
+    Ok(Json(Cards::from(
+        crate::app::walky::inbox::cards(&app).await?,
+    )))
 }
 
 #[derive(Deserialize)]
@@ -27,7 +29,7 @@ pub(super) async fn card(
     ApiQuery(q): ApiQuery<CardQuery>,
 ) -> Result<Json<Card>, AppError> {
     let machine = q.machine.as_deref().unwrap_or("local");
-    Ok(Json(
+    Ok(Json(Card::from(
         crate::app::walky::inbox::card_at(&app, &caller, machine, &id).await?,
-    ))
+    )))
 }
