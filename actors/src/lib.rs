@@ -10,6 +10,7 @@ pub mod audit;
 pub mod cards;
 pub mod chat;
 pub mod crew_link;
+pub mod cut;
 pub mod durable;
 pub mod https;
 pub mod machine;
