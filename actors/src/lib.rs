@@ -20,6 +20,7 @@ pub mod private_file;
 pub mod private_socket;
 pub mod push;
 pub mod redact;
+pub mod rfc3339;
 pub mod sent;
 pub mod slot;
 pub mod state_files;
