@@ -143,8 +143,9 @@ pub struct Url {
 
 impl Url {
     /// Parses `https://host[:port][/path]`: no user info, no query, no fragment. The `url`
-    /// crate reads it (the host lowercased, a Unicode name in its `xn--` form, dot segments of
-    /// the path resolved); the checks before it refuse what that parser would quietly drop.
+    /// crate reads it (the host lowercased, dot segments of the path resolved; a Unicode host is
+    /// refused: write its `xn--` form); the checks before it refuse what that parser would
+    /// quietly drop.
     pub fn parse(url: &str) -> Result<Url, SourcesError> {
         let bad =
             |why: &str| SourcesError::BadUrl(format!("{why} (want https://host[:port][/path])"));
@@ -420,6 +421,7 @@ mod tests {
             "https://x y",
             "https://[::1",
             "https://@x",
+            "https://bücher.example",
             "HTTPS://x",
             "https://x\t/",
         ] {
