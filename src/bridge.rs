@@ -518,7 +518,10 @@ mod tests {
     #[test]
     fn the_public_url_names_a_host_as_a_host_header_would() {
         for (url, host) in [
-            ("https://Phone.Example.ts.net/", Some("phone.example.ts.net")),
+            (
+                "https://Phone.Example.ts.net/",
+                Some("phone.example.ts.net"),
+            ),
             ("http://phone.example:8443/collie", Some("phone.example")),
             ("https://[::1]:7420", Some("::1")),
             ("https://127.0.0.1", Some("127.0.0.1")),

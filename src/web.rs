@@ -444,9 +444,7 @@ mod tests {
         // what gives (decision 0046 weighs the options) rather than growing the shell unseen.
         let total: usize = ASSETS
             .iter()
-            .map(|a| {
-                gzip(a.body).map_or(a.body.len(), |z| z.len())
-            })
+            .map(|a| gzip(a.body).map_or(a.body.len(), |z| z.len()))
             .sum();
         assert!(total < 60 * 1024, "the app shell is {total} B gzipped");
     }
