@@ -497,11 +497,38 @@ fn toolbox(settings: &Settings, applied: Option<&Snapshot>) -> Result<Toolbox> {
     }))
 }
 
-/// The host part of the configured public URL, lowercased.
+/// The host of the configured public URL (`http` or `https`), lowercased, an IPv6 address
+/// without brackets: as [`crate::http::headers::host_part`] reads a `Host` header.
 fn public_host(url: &str) -> Option<String> {
-    let rest = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"))?;
-    let authority = rest.split('/').next()?;
-    Some(crate::http::headers::host_part(authority))
+    let url = url::Url::parse(url).ok()?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return None;
+    }
+    Some(match url.host()? {
+        url::Host::Domain(name) => name.to_owned(),
+        url::Host::Ipv4(ip) => ip.to_string(),
+        url::Host::Ipv6(ip) => ip.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::public_host;
+
+    #[test]
+    fn the_public_url_names_a_host_as_a_host_header_would() {
+        for (url, host) in [
+            (
+                "https://Phone.Example.ts.net/",
+                Some("phone.example.ts.net"),
+            ),
+            ("http://phone.example:8443/collie", Some("phone.example")),
+            ("https://[::1]:7420", Some("::1")),
+            ("https://127.0.0.1", Some("127.0.0.1")),
+            ("ftp://phone.example/", None),
+            ("phone.example", None),
+        ] {
+            assert_eq!(public_host(url).as_deref(), host, "{url}");
+        }
+    }
 }

@@ -1,14 +1,12 @@
 //! The phone web app (SPEC §3.3): static files in `src/web/`, embedded in the binary and served at
-//! `/`. No build step: the files are plain HTML, CSS and JavaScript modules, and what is in the
-//! folder is what the phone runs — less the comments and needless whitespace of its scripts and
-//! style sheet, cut once when the first file is asked for ([`minify`], decision 0046), and
-//! gzip-compressed for a phone that accepts it. The shell is served with `Cache-Control: no-cache`
+//! `/`. The files are plain HTML, CSS and JavaScript modules, and what is in the folder is what the
+//! phone runs — less the comments and needless whitespace of its scripts and style sheet, which
+//! `build.rs` cuts with the `minifier` crate (decisions 0046, 0053) — gzip-compressed for a phone
+//! that accepts it. The shell is served with `Cache-Control: no-cache`
 //! and a strong `ETag` per form, so a phone revalidates each file (a cheap 304 when nothing
 //! changed) and an update arrives at the next load; the service worker (`sw.js`) keeps a copy for
 //! offline starts. The security headers, including the CSP of §4.8, are added by the HTTP layer's
 //! middleware.
-
-pub mod minify;
 
 use std::io::Write;
 use std::sync::LazyLock;
@@ -31,8 +29,23 @@ pub struct Asset {
 }
 
 const JS: &str = "text/javascript; charset=utf-8";
+const CSS: &str = "text/css; charset=utf-8";
 
+/// An embedded file: scripts and the style sheet as `build.rs` minified them, the rest as written.
 macro_rules! asset {
+    ($path:literal, $file:literal, JS) => {
+        asset!(@minified $path, $file, JS)
+    };
+    ($path:literal, $file:literal, CSS) => {
+        asset!(@minified $path, $file, CSS)
+    };
+    (@minified $path:literal, $file:literal, $ty:expr) => {
+        Asset {
+            path: $path,
+            content_type: $ty,
+            body: include_bytes!(concat!(env!("OUT_DIR"), "/web/", $file)),
+        }
+    };
     ($path:literal, $file:literal, $ty:expr) => {
         Asset {
             path: $path,
@@ -77,7 +90,7 @@ pub const ASSETS: &[Asset] = &[
     asset!("/views/sent.js", "views/sent.js", JS),
     asset!("/views/settings.js", "views/settings.js", JS),
     asset!("/views/walky.js", "views/walky.js", JS),
-    asset!("/style.css", "style.css", "text/css; charset=utf-8"),
+    asset!("/style.css", "style.css", CSS),
     asset!("/sw.js", "sw.js", JS),
     asset!(
         "/manifest.webmanifest",
@@ -109,7 +122,7 @@ pub fn index(headers: &HeaderMap) -> Response {
     serve(0, headers)
 }
 
-/// One file as it goes out: minified, and gzip-compressed when that is smaller.
+/// One file as it goes out, and gzip-compressed when that is smaller.
 struct Served {
     body: Bytes,
     etag: String,
@@ -118,7 +131,7 @@ struct Served {
 
 impl Served {
     fn of(asset: &Asset) -> Served {
-        let body = Bytes::from(minify::shrink(asset.path, asset.content_type, asset.body));
+        let body = Bytes::from_static(asset.body);
         let etag = etag(&body);
         // A PNG is deflated already: a second pass saves a few bytes and costs the phone a decode.
         let text = !asset.content_type.starts_with("image/png");
@@ -225,6 +238,13 @@ mod tests {
         std::str::from_utf8(a.body).expect("text assets are UTF-8")
     }
 
+    /// The file as written in `src/web/` (what `build.rs` minified).
+    fn source(a: &Asset) -> String {
+        let file = if a.path == "/" { "/index.html" } else { a.path };
+        std::fs::read_to_string(format!("{}/src/web{file}", env!("CARGO_MANIFEST_DIR")))
+            .expect("the source of a text asset")
+    }
+
     fn is_text(a: &Asset) -> bool {
         !a.content_type.starts_with("image/png")
     }
@@ -295,7 +315,7 @@ mod tests {
     fn every_module_import_is_served() {
         for a in ASSETS.iter().filter(|a| a.path.ends_with(".js")) {
             let dir = a.path.rsplit_once('/').map_or("", |(d, _)| d);
-            for line in text(a).lines().filter(|l| l.starts_with("import ")) {
+            for line in source(a).lines().filter(|l| l.starts_with("import ")) {
                 let spec = line
                     .rsplit_once(" from '")
                     .and_then(|(_, s)| s.split('\'').next())
@@ -387,9 +407,8 @@ mod tests {
         let plain = serve(at, &HeaderMap::new());
         assert_eq!(plain.headers()[header::VARY], "accept-encoding");
         let plain = body(plain).await;
-        let source = ASSETS[at].body;
         assert!(
-            plain.len() < source.len(),
+            plain.len() < source(&ASSETS[at]).len(),
             "comments and indentation are cut"
         );
         assert!(
@@ -425,10 +444,7 @@ mod tests {
         // what gives (decision 0046 weighs the options) rather than growing the shell unseen.
         let total: usize = ASSETS
             .iter()
-            .map(|a| {
-                let served = minify::shrink(a.path, a.content_type, a.body);
-                gzip(&served).map_or(served.len(), |z| z.len())
-            })
+            .map(|a| gzip(a.body).map_or(a.body.len(), |z| z.len()))
             .sum();
         assert!(total < 60 * 1024, "the app shell is {total} B gzipped");
     }
@@ -447,6 +463,22 @@ mod tests {
         assert!(!takes("*;q=0"));
         assert!(!takes(""));
         assert!(!accepts_gzip(&HeaderMap::new()));
+    }
+
+    #[test]
+    fn every_script_and_the_style_sheet_are_served_minified() {
+        for a in ASSETS
+            .iter()
+            .filter(|a| a.content_type == JS || a.content_type == CSS)
+        {
+            let (served, written) = (text(a), source(a));
+            assert!(
+                served.len() * 10 < written.len() * 9,
+                "{} is served as written",
+                a.path
+            );
+            assert!(!served.contains("\n  "), "{} keeps its indentation", a.path);
+        }
     }
 
     #[test]

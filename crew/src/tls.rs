@@ -31,8 +31,9 @@ mod tests;
 pub mod verifier;
 
 use std::collections::HashSet;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::Arc;
 
+use parking_lot::RwLock;
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::CertificateDer;
 
@@ -98,26 +99,17 @@ impl PinSet {
 
     /// Pins `pin`; returns whether it was new.
     pub fn insert(&self, pin: Pin) -> bool {
-        self.pins
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(pin)
+        self.pins.write().insert(pin)
     }
 
     /// Unpins `pin`; returns whether it was pinned.
     pub fn remove(&self, pin: &Pin) -> bool {
-        self.pins
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(pin)
+        self.pins.write().remove(pin)
     }
 
     /// Whether `pin` is pinned.
     pub fn contains(&self, pin: &Pin) -> bool {
-        self.pins
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(pin)
+        self.pins.read().contains(pin)
     }
 
     /// A [`PinCheck`] reading this set (and its later changes).

@@ -7,8 +7,8 @@ use std::net::IpAddr;
 use collie_actors::audit::{AuditEventKind, AuditRecord};
 use collie_actors::pairing::actor::{ClaimedDevice, NewCode, PairingError};
 use collie_actors::pairing::{Device, Dur, PairingMsg, Tier};
+use collie_actors::rfc3339;
 use serde::{Deserialize, Serialize};
-use time::OffsetDateTime;
 
 use super::ops::Op;
 use super::{App, AppError, Caller};
@@ -30,22 +30,14 @@ pub struct DeviceView {
     pub current: bool,
 }
 
-/// RFC 3339, or `None`.
-pub fn rfc3339(t: Option<OffsetDateTime>) -> Option<String> {
-    t.and_then(|t| {
-        t.format(&time::format_description::well_known::Rfc3339)
-            .ok()
-    })
-}
-
 impl DeviceView {
     fn of(d: &Device, current: Option<&str>) -> DeviceView {
         DeviceView {
             label: d.label.as_str().to_owned(),
             tier: d.tier,
-            created_at: rfc3339(Some(d.created_at)),
-            last_seen: rfc3339(d.last_seen),
-            expires_at: rfc3339(d.expires_at),
+            created_at: rfc3339::format(d.created_at),
+            last_seen: d.last_seen.and_then(rfc3339::format),
+            expires_at: d.expires_at.and_then(rfc3339::format),
             current: current == Some(d.label.as_str()),
         }
     }

@@ -19,13 +19,14 @@
 //!   stream masked again by this machine), its place under the caps and its [`StillAllowed`].
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
 use collie_actors::audit::{AuditEventKind, AuditRecord};
 use collie_actors::pairing::Tier;
 use collie_actors::panes::PanesMsg;
 use collie_crew::relay::ColourEvent;
+use parking_lot::Mutex;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -141,18 +142,14 @@ pub const IN_ALL: usize = 256;
 /// Open streams, by device.
 #[derive(Debug, Default)]
 pub struct StreamSlots {
+    /// A panic while holding it leaves only counts behind, so it is not poisoned: keep serving.
     open: Mutex<HashMap<String, usize>>,
-}
-
-fn lock(m: &Mutex<HashMap<String, usize>>) -> MutexGuard<'_, HashMap<String, usize>> {
-    // A panic while holding this lock leaves only counts behind; keep serving.
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl StreamSlots {
     /// A place for one more stream of `who`, or `None` past a cap.
     pub fn acquire(self: &Arc<Self>, who: &str) -> Option<Slot> {
-        let mut open = lock(&self.open);
+        let mut open = self.open.lock();
         let total: usize = open.values().sum();
         let mine = open.get(who).copied().unwrap_or(0);
         if total >= IN_ALL || mine >= PER_DEVICE {
@@ -167,7 +164,7 @@ impl StreamSlots {
 
     /// Open streams in all.
     pub fn open(&self) -> usize {
-        lock(&self.open).values().sum()
+        self.open.lock().values().sum()
     }
 }
 
@@ -180,7 +177,7 @@ pub struct Slot {
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        let mut open = lock(&self.slots.open);
+        let mut open = self.slots.open.lock();
         if let Some(n) = open.get_mut(&self.who) {
             *n = n.saturating_sub(1);
             if *n == 0 {

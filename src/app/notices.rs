@@ -12,9 +12,9 @@ use collie_actors::push::actor::PushMsg;
 use serde::{Deserialize, Serialize};
 use time::{Duration, OffsetDateTime};
 
-use super::devices::rfc3339;
 use super::ops::Op;
 use super::{App, AppError, Caller};
+use collie_actors::rfc3339;
 
 /// How long a pairing is announced on the other devices.
 pub const NOTICE_FOR: Duration = Duration::hours(24);
@@ -54,7 +54,7 @@ pub fn notices_for(devices: &[Device], asking: Option<&str>, now: OffsetDateTime
             kind: "paired".to_owned(),
             label: d.label.as_str().to_owned(),
             tier: d.tier,
-            at: rfc3339(Some(d.created_at)),
+            at: rfc3339::format(d.created_at),
         })
         .collect()
 }

@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 
 use collie_actors::audit::AuditEventKind;
 use collie_actors::redact::Masker;
+use collie_actors::rfc3339;
 use collie_actors::sent::entry::{self, Entry};
 use collie_actors::sent::{file, rules, SentError, RECENT_FILE, SENT_FILE};
 use collie_crew::relay::{RelayKind, RelayOk, SentEntry, SentLines};
@@ -160,13 +161,6 @@ pub struct Discarded {
     pub discarded: usize,
 }
 
-/// The time now, as the log writes it.
-pub(super) fn now_rfc3339() -> String {
-    OffsetDateTime::now_utc()
-        .format(&Rfc3339)
-        .unwrap_or_else(|_| "1970-01-01T00:00:00Z".to_owned())
-}
-
 impl App {
     /// The sent log's custody.
     pub fn sent(&self) -> &Sent {
@@ -198,7 +192,7 @@ impl App {
             for line in lines {
                 let e = Entry {
                     id,
-                    ts: now_rfc3339(),
+                    ts: rfc3339::format(OffsetDateTime::now_utc()).unwrap_or_default(),
                     machine: machine.clone(),
                     pane: pane.clone(),
                     line,

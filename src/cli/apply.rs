@@ -80,7 +80,7 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let snapshot = Snapshot {
         schema_version: SCHEMA_VERSION,
         resolved,
-        applied_at: now_rfc3339(),
+        applied_at: collie_actors::rfc3339::format(OffsetDateTime::now_utc()).unwrap_or_default(),
         confirmed,
     };
 
@@ -114,12 +114,6 @@ fn ask(question: &str) -> std::io::Result<bool> {
     let mut answer = String::new();
     std::io::stdin().lock().read_line(&mut answer)?;
     Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes"))
-}
-
-fn now_rfc3339() -> String {
-    OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
 }
 
 /// Test builds only (feature `fault-injection`): with `COLLIE_FAULT=apply-before-rename`, stop

@@ -8,7 +8,6 @@ use serde_json::Value;
 use super::protocol::{Reply, Request};
 use super::replies::{Acknowledged, Devices, Invite, Message, PairCode, Panes, StarterRows};
 use crate::app::create::CreateAsk;
-use crate::app::devices::rfc3339;
 use crate::app::panes::split_address;
 use crate::app::walky;
 use crate::app::{App, AppError, Caller};
@@ -39,7 +38,7 @@ async fn answer(app: &App, req: Request, peer: Option<u32>) -> Result<Value, App
             let pair_url = app.pair_url(&c.code);
             data(PairCode {
                 code: c.code,
-                code_expires_at: rfc3339(Some(c.expires_at)),
+                code_expires_at: collie_actors::rfc3339::format(c.expires_at),
                 pair_url,
             })
         }
@@ -55,7 +54,10 @@ async fn answer(app: &App, req: Request, peer: Option<u32>) -> Result<Value, App
         }
         Request::DevicesSetExpiry { label, dur } => {
             let d = app.set_expiry(label, &dur).await?;
-            let at = rfc3339(d.expires_at).unwrap_or_else(|| "never".into());
+            let at = d
+                .expires_at
+                .and_then(collie_actors::rfc3339::format)
+                .unwrap_or_else(|| "never".into());
             data(Message::new(format!(
                 "{} expires at {at:?}",
                 d.label.as_str()

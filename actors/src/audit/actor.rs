@@ -157,12 +157,9 @@ fn store_err(e: impl std::fmt::Display) -> AuditError {
     AuditError::Store(e.to_string())
 }
 
-/// RFC 3339 in UTC to the second.
-fn rfc3339(t: OffsetDateTime) -> String {
-    t.replace_nanosecond(0)
-        .unwrap_or(t)
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
+/// When a break was seen or acknowledged: RFC 3339 to the second.
+fn break_time(t: OffsetDateTime) -> String {
+    crate::rfc3339::format(t.replace_nanosecond(0).unwrap_or(t)).unwrap_or_default()
 }
 
 fn nanos(t: OffsetDateTime) -> i64 {
@@ -391,7 +388,7 @@ impl AuditState {
             expected: b.expected.clone(),
             found: b.found.clone(),
             from: b.from.clone(),
-            at: rfc3339(now),
+            at: break_time(now),
             acknowledged: None,
         };
         let line = KeptLine {
@@ -624,7 +621,7 @@ impl AuditState {
         self.append(&rec, now)?;
         let mut record = self.breaks[index].clone();
         record.acknowledged = Some(Acknowledgment {
-            at: rfc3339(now),
+            at: break_time(now),
             by,
         });
         let change = stored::break_change(&record).map_err(store_err)?;

@@ -1,7 +1,7 @@
 //! The pure chain: which `seq` and `prev` the next line gets. No I/O, no clock.
 
 use serde::{Deserialize, Serialize};
-use time::{OffsetDateTime, UtcOffset};
+use time::OffsetDateTime;
 
 use super::{
     content::render_detail,
@@ -80,7 +80,7 @@ impl AuditChain {
         mode: ContentMode,
         mask: &dyn Fn(&str) -> String,
     ) -> RenderedLine {
-        let ts = format_ts(ts);
+        let ts = crate::rfc3339::format_millis(ts);
         let machine = mask(&rec.machine);
         let session = rec.session.as_deref().map(mask);
         let device = rec.device.as_deref().map(mask);
@@ -146,21 +146,6 @@ impl RenderedLine {
             hash: self.hash.clone(),
         }
     }
-}
-
-/// RFC 3339 in UTC with millisecond precision and `Z`: `2025-01-02T03:04:05.006Z`.
-fn format_ts(ts: OffsetDateTime) -> String {
-    let ts = ts.to_offset(UtcOffset::UTC);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-        ts.year(),
-        u8::from(ts.month()),
-        ts.day(),
-        ts.hour(),
-        ts.minute(),
-        ts.second(),
-        ts.millisecond()
-    )
 }
 
 #[cfg(test)]

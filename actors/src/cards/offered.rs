@@ -17,6 +17,7 @@ use std::collections::HashMap;
 
 use super::card::{CardOption, Item, NewCard, Source, MAX_ITEM, MAX_TITLE};
 use super::prompt::ScreenPrompt;
+use crate::cut::cut;
 
 /// The card a dialog on a pane's screen is offered as.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,7 +117,7 @@ pub fn screen_card(
     let mut items = Vec::new();
     if !prompt.context.is_empty() {
         items.push(Item::Code {
-            text: cut(prompt.context.join("\n"), MAX_ITEM),
+            text: cut(&prompt.context.join("\n"), MAX_ITEM).to_owned(),
         });
     }
     NewCard {
@@ -125,7 +126,7 @@ pub fn screen_card(
         pane_name,
         source: Source::Screen,
         conversation: None,
-        title: cut(prompt.question.clone(), MAX_TITLE),
+        title: cut(&prompt.question, MAX_TITLE).to_owned(),
         items,
         options: prompt
             .options
@@ -139,18 +140,6 @@ pub fn screen_card(
         shortened: false,
         masked: false,
     }
-}
-
-/// `text` cut to at most `max` bytes on a character boundary.
-fn cut(mut text: String, max: usize) -> String {
-    if text.len() > max {
-        let mut end = max;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-    }
-    text
 }
 
 #[cfg(test)]
@@ -234,7 +223,6 @@ mod tests {
 
     #[test]
     fn long_text_is_cut_on_a_character_boundary() {
-        let cut_text = cut("é".repeat(10), 5);
-        assert_eq!(cut_text, "éé");
+        assert_eq!(cut(&"é".repeat(10), 5), "éé");
     }
 }

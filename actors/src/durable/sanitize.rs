@@ -18,6 +18,8 @@
 
 use std::net::Ipv6Addr;
 
+use crate::cut::floor_boundary;
+
 /// Longest id, in bytes (a longer one drops its object).
 pub const MAX_ID: usize = 128;
 /// Longest link address, in characters (a longer one drops its item; links are never shortened).
@@ -122,14 +124,6 @@ fn skip_clean(bytes: &[u8], mut at: usize, end: usize) -> usize {
     }
     while at < end && !SUSPECT[usize::from(bytes[at])] {
         at += 1;
-    }
-    at
-}
-
-/// The largest character boundary of `s` at or below `at` (`at` <= `s.len()`).
-fn floor_boundary(s: &str, mut at: usize) -> usize {
-    while !s.is_char_boundary(at) {
-        at -= 1;
     }
     at
 }

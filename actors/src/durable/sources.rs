@@ -142,54 +142,42 @@ pub struct Url {
 }
 
 impl Url {
-    /// Parses `https://host[:port][/path]`: no user info, no query, no fragment.
+    /// Parses `https://host[:port][/path]`: no user info, no query, no fragment. The `url`
+    /// crate reads it (the host lowercased, dot segments of the path resolved; a Unicode host is
+    /// refused: write its `xn--` form); the checks before it refuse what that parser would
+    /// quietly drop.
     pub fn parse(url: &str) -> Result<Url, SourcesError> {
         let bad =
             |why: &str| SourcesError::BadUrl(format!("{why} (want https://host[:port][/path])"));
-        let rest = url
-            .strip_prefix("https://")
-            .ok_or_else(|| bad("it must start with https://"))?;
-        if url.len() > 2048 || rest.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        if !url.starts_with("https://") {
+            return Err(bad("it must start with https://"));
+        }
+        // The parser removes tabs and line breaks and trims spaces; refuse them instead.
+        if url.len() > 2048 || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(bad("it is too long or holds spaces or control characters"));
         }
-        if rest.contains(['?', '#']) {
+        let parsed = url::Url::parse(url).map_err(|e| bad(&e.to_string()))?;
+        if parsed.query().is_some() || parsed.fragment().is_some() {
             return Err(bad("it may not have a query or a fragment"));
         }
-        let (authority, path) = match rest.find('/') {
-            Some(i) => (&rest[..i], &rest[i..]),
-            None => (rest, ""),
-        };
-        if authority.contains('@') {
+        // An empty user name (`https://@host`) leaves nothing in the parsed URL to see.
+        if url.split('/').nth(2).is_some_and(|a| a.contains('@')) {
             return Err(bad("it may not hold a user name or password"));
         }
-        let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-            let (host, after) = v6.split_once(']').ok_or_else(|| bad("an unclosed ["))?;
-            let port = match after {
-                "" => None,
-                p => Some(p.strip_prefix(':').ok_or_else(|| bad("junk after ]"))?),
-            };
-            (host, port)
-        } else {
-            match authority.rsplit_once(':') {
-                Some((h, p)) => (h, Some(p)),
-                None => (authority, None),
-            }
+        let host = match parsed.host() {
+            Some(url::Host::Domain(name)) => name.to_owned(),
+            Some(url::Host::Ipv4(ip)) => ip.to_string(),
+            Some(url::Host::Ipv6(ip)) => ip.to_string(),
+            None => return Err(bad("it has no host")),
         };
-        if host.is_empty() {
-            return Err(bad("it has no host"));
-        }
-        let port = match port {
-            None => 443,
-            Some(p) => p
-                .parse::<u16>()
-                .ok()
-                .filter(|p| *p != 0)
-                .ok_or_else(|| bad("a bad port"))?,
+        let port = match parsed.port_or_known_default() {
+            Some(0) | None => return Err(bad("a bad port")),
+            Some(port) => port,
         };
         Ok(Url {
-            host: host.to_owned(),
+            host,
             port,
-            base: path.trim_end_matches('/').to_owned(),
+            base: parsed.path().trim_end_matches('/').to_owned(),
         })
     }
 }
@@ -432,6 +420,10 @@ mod tests {
             "https://x:99999",
             "https://x y",
             "https://[::1",
+            "https://@x",
+            "https://bücher.example",
+            "HTTPS://x",
+            "https://x\t/",
         ] {
             assert!(Url::parse(bad).is_err(), "{bad}");
         }

@@ -452,11 +452,8 @@ impl PairingState {
     ) -> Result<Device, PairingError> {
         let c = change?;
         let fmt = |t: Option<OffsetDateTime>| {
-            t.and_then(|t| {
-                t.format(&time::format_description::well_known::Rfc3339)
-                    .ok()
-            })
-            .unwrap_or_else(|| "never".into())
+            t.and_then(crate::rfc3339::format)
+                .unwrap_or_else(|| "never".into())
         };
         let rec = self
             .record(AuditEventKind::DeviceExpiry, None)

@@ -20,7 +20,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use rand::RngCore;
@@ -39,6 +39,7 @@ use super::tmux::{TmuxBackend, TmuxOptions, TmuxSessionInfo, TmuxSocket};
 use super::token::pane_token;
 use crate::machine::MachineName;
 use crate::redact::Masker;
+use crate::rfc3339;
 use crate::store::{Store, Table};
 
 /// Most hosted panes at once.
@@ -265,15 +266,6 @@ fn load_salt(store: &Store) -> Result<Vec<u8>, crate::store::StoreError> {
     Ok(salt)
 }
 
-fn rfc3339(t: OffsetDateTime) -> Option<String> {
-    t.format(&time::format_description::well_known::Rfc3339)
-        .ok()
-}
-
-fn system_rfc3339(t: SystemTime) -> Option<String> {
-    rfc3339(OffsetDateTime::from(t))
-}
-
 impl Actor for PanesActor {
     type Msg = PanesMsg;
     type State = PanesState;
@@ -447,7 +439,7 @@ impl PanesState {
             alive: p.alive,
             cols: p.cols,
             rows: p.rows,
-            last_activity: system_rfc3339(p.last_activity),
+            last_activity: rfc3339::format(OffsetDateTime::from(p.last_activity)),
             asking_password: p.asking_password,
             at_shell: false,
         }
@@ -464,7 +456,7 @@ impl PanesState {
             alive: h.pane.is_alive(),
             cols,
             rows,
-            last_activity: rfc3339(h.pane.last_activity()),
+            last_activity: rfc3339::format(h.pane.last_activity()),
             asking_password: h.pane.asking_password(),
             at_shell: false,
         }

@@ -19,9 +19,10 @@ mod writer;
 use std::io::Read;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::thread;
 
+use parking_lot::Mutex;
 use portable_pty::{Child, CommandBuilder, MasterPty, PtySize};
 use time::OffsetDateTime;
 use tokio::sync::watch;
@@ -264,7 +265,8 @@ impl HostedPane {
     /// the program, and the screen model.
     pub fn resize(&self, rows: u16, cols: u16) -> Result<(), PtyError> {
         let (rows, cols) = (rows.max(1), cols.max(1));
-        lock(&self.master)
+        self.master
+            .lock()
             .resize(PtySize {
                 rows,
                 cols,
@@ -272,26 +274,26 @@ impl HostedPane {
                 pixel_height: 0,
             })
             .map_err(|e| PtyError::Resize(e.to_string()))?;
-        lock(&self.shared.output).screen.resize(rows, cols);
+        self.shared.output.lock().screen.resize(rows, cols);
         Ok(())
     }
 
     /// The screen now, each logical line masked by `mask`, with up to `scrollback` lines of
     /// scrollback.
     pub fn snapshot(&self, scrollback: usize, mask: &dyn Fn(&str) -> String) -> ScreenSnapshot {
-        let mut guard = lock(&self.shared.output);
+        let mut guard = self.shared.output.lock();
         let out = &mut *guard;
         ScreenSnapshot::capture(&mut out.screen, out.seq, scrollback, mask)
     }
 
     /// The terminal size as `(rows, cols)`, without copying the screen.
     pub fn size(&self) -> (u16, u16) {
-        lock(&self.shared.output).screen.size()
+        self.shared.output.lock().screen.size()
     }
 
     /// The current output sequence number; it grows by one per chunk read from the pty.
     pub fn seq(&self) -> u64 {
-        lock(&self.shared.output).seq
+        self.shared.output.lock().seq
     }
 
     /// A receiver that sees every new `seq`. It is also notified (with the same `seq`) when the
@@ -302,7 +304,7 @@ impl HostedPane {
 
     /// The raw output kept in the ring, oldest first.
     pub fn raw_output(&self) -> Vec<u8> {
-        lock(&self.shared.output).ring.contents()
+        self.shared.output.lock().ring.contents()
     }
 
     /// Whether the pty has closed: every process that held its terminal has exited, and the
@@ -316,7 +318,7 @@ impl HostedPane {
         if self.exited.load(Ordering::Acquire) {
             return false;
         }
-        let mut child = lock(&self.child);
+        let mut child = self.child.lock();
         match child.try_wait() {
             Ok(None) => true,
             Ok(Some(_)) | Err(_) => {
@@ -337,12 +339,12 @@ impl HostedPane {
     /// `passwd` and `stty -echo` read a secret; full-screen programs turn canonical mode off too
     /// and are not flagged), or the cursor line looks like a password prompt.
     pub fn asking_password(&self) -> bool {
-        let echo_off = lock(&self.master).get_termios().is_some_and(|t| {
+        let echo_off = self.master.lock().get_termios().is_some_and(|t| {
             use nix::sys::termios::LocalFlags;
             let flags = t.local_flags.bits();
             flags & LocalFlags::ECHO.bits() == 0 && flags & LocalFlags::ICANON.bits() != 0
         });
-        echo_off || (self.is_alive() && lock(&self.shared.output).screen.asking_password())
+        echo_off || (self.is_alive() && self.shared.output.lock().screen.asking_password())
     }
 
     /// The child's process id.
@@ -352,7 +354,7 @@ impl HostedPane {
 
     /// Bytes of pane buffers counted against the global cap: ring plus screen and scrollback.
     pub fn allocated_bytes(&self) -> usize {
-        let out = lock(&self.shared.output);
+        let out = self.shared.output.lock();
         out.ring
             .allocated_bytes()
             .saturating_add(out.screen.allocated_bytes())
@@ -361,7 +363,7 @@ impl HostedPane {
     /// Kills the child, its process group and (on Linux) every process left in its session, then
     /// reaps the child. Idempotent. Blocks only while the killed child is reaped.
     pub fn kill(&self) {
-        let mut child = lock(&self.child);
+        let mut child = self.child.lock();
         kill::kill_tree(self.pid, &mut **child);
         self.exited.store(true, Ordering::Release);
         drop(child);
@@ -410,7 +412,7 @@ fn read_loop(mut reader: Box<dyn Read + Send>, shared: &Shared) {
             Ok(n) => {
                 let chunk = &buf[..n];
                 let seq = {
-                    let mut out = lock(&shared.output);
+                    let mut out = shared.output.lock();
                     out.ring.push(chunk);
                     out.screen.feed(chunk);
                     out.seq += 1;
@@ -428,14 +430,6 @@ fn read_loop(mut reader: Box<dyn Read + Send>, shared: &Shared) {
     }
     shared.reader_done.store(true, Ordering::Release);
     shared.changes.send_modify(|_| {});
-}
-
-/// Locks `mutex`, recovering the data if a thread panicked while holding it: every update under
-/// these locks leaves the data usable.
-fn lock<T: ?Sized>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn now_millis() -> i64 {

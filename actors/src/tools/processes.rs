@@ -10,8 +10,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::sessions::core::cut;
 use super::{Done, ToolError};
+use crate::cut::cut;
 
 /// The most processes an answer lists.
 pub const MAX_PROCESSES: usize = 500;

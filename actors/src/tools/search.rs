@@ -34,9 +34,10 @@ mod table;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::time::Instant;
 
+use parking_lot::Mutex;
 use rand::rngs::OsRng;
 use rand::RngCore;
 
@@ -77,13 +78,8 @@ impl Drop for Inner {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // The table is changed one whole entry at a time; a panic cannot leave it half-changed.
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 fn stop_every(table: &Mutex<Table<Arc<Run>>>, io: &IoGate) {
-    for run in lock(table).values() {
+    for run in table.lock().values() {
         run.cut_short(CutShort::Stopped);
     }
     io.wake_all();
@@ -126,7 +122,7 @@ impl Searches {
         let now = Instant::now();
         let run = Arc::new(Run::new(now, &plan, limits));
         {
-            let mut table = lock(&self.inner.table);
+            let mut table = self.inner.table.lock();
             table.prune(now, limits.keep_finished, limits.max_finished_per_owner);
             table.admit(
                 owner,
@@ -153,7 +149,7 @@ impl Searches {
                 walk.run();
             });
         if let Err(e) = spawned {
-            lock(&self.inner.table).remove(&id);
+            self.inner.table.lock().remove(&id);
             return Err(ToolError::Internal(format!("search thread: {e}")));
         }
 
@@ -248,7 +244,7 @@ impl Searches {
 
     fn find(&self, owner: &str, id: &str) -> Result<Arc<Run>, ToolError> {
         let limits = &self.inner.limits;
-        let mut table = lock(&self.inner.table);
+        let mut table = self.inner.table.lock();
         table.prune(
             Instant::now(),
             limits.keep_finished,

@@ -29,11 +29,12 @@ mod wire;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
+use parking_lot::Mutex;
 use rand::RngCore;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin};
@@ -103,12 +104,6 @@ struct Live {
     _tasks: Vec<AbortOnDropHandle<()>>,
 }
 
-impl Inner {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
 impl State {
     /// Forgets a session; its tasks end with it.
     fn forget(&mut self, id: &str) {
@@ -133,13 +128,13 @@ impl Sessions {
 
     /// The caps in force.
     pub fn limits(&self) -> SessionLimits {
-        self.inner.lock().core.limits().clone()
+        self.inner.state.lock().core.limits().clone()
     }
 
     /// The output bytes all session rings hold now (for tests and figures: it never exceeds
     /// `max_sessions × ring_bytes`).
     pub fn buffered_bytes(&self) -> usize {
-        self.inner.lock().core.buffered_bytes()
+        self.inner.state.lock().core.buffered_bytes()
     }
 
     /// The guard's launcher.
@@ -149,12 +144,16 @@ impl Sessions {
 
     /// Admits an `exec_command` of `owner` (see [`Core::begin_exec`]).
     pub(crate) fn begin_exec(&self, owner: &str) -> Result<(), ToolError> {
-        self.inner.lock().core.begin_exec(owner, Instant::now())
+        self.inner
+            .state
+            .lock()
+            .core
+            .begin_exec(owner, Instant::now())
     }
 
     /// An `exec_command` of `owner` ended.
     pub(crate) fn end_exec(&self, owner: &str) {
-        self.inner.lock().core.end_exec(owner);
+        self.inner.state.lock().core.end_exec(owner);
     }
 
     /// `start_process`: starts `a.command` in `cwd` as a session of `owner` and answers its first
@@ -169,13 +168,14 @@ impl Sessions {
         let wait = self.wait(a.timeout_ms);
         let id = new_id()?;
         self.inner
+            .state
             .lock()
             .core
             .open(id.clone(), owner, &a.command, Instant::now())?;
         let spawned = match child::spawn(&self.inner.launcher, &cwd, &a.command, true) {
             Ok(s) => s,
             Err(e) => {
-                self.inner.lock().forget(&id);
+                self.inner.state.lock().forget(&id);
                 return Err(e);
             }
         };
@@ -209,7 +209,7 @@ impl Sessions {
                 changed.clone(),
             ))),
         ];
-        self.inner.lock().live.insert(
+        self.inner.state.lock().live.insert(
             id.clone(),
             Live {
                 group,
@@ -237,7 +237,7 @@ impl Sessions {
         a: InteractWithProcessArgs,
     ) -> Result<Done<Output>, ToolError> {
         let id = parse_id(&a.session)?;
-        let max = self.inner.lock().core.limits().max_input_bytes;
+        let max = self.inner.state.lock().core.limits().max_input_bytes;
         if a.input.len() > max {
             return Err(ToolError::BadArgument(format!(
                 "input: at most {max} bytes"
@@ -245,7 +245,7 @@ impl Sessions {
         }
         let wait = self.wait(a.timeout_ms);
         let (stdin, rx, from) = {
-            let mut st = self.inner.lock();
+            let mut st = self.inner.state.lock();
             let e = st.core.get(owner, &id, Instant::now())?;
             if !e.running {
                 return Err(ToolError::BadArgument(
@@ -303,7 +303,7 @@ impl Sessions {
                 "length: at most {MAX_READ}"
             )));
         }
-        let mut st = self.inner.lock();
+        let mut st = self.inner.state.lock();
         let output = read(&mut st.core, owner, &id, a.offset, length)?;
         let bytes = output.next_offset - output.offset;
         Ok(Done::new(output).with("session", id).with("bytes", bytes))
@@ -312,7 +312,7 @@ impl Sessions {
     /// `list_sessions`: `owner`'s sessions, oldest first.
     pub fn list(&self, owner: &str) -> Done<SessionList> {
         let now = Instant::now();
-        let st = self.inner.lock();
+        let st = self.inner.state.lock();
         let sessions: Vec<SessionInfo> = st
             .core
             .owned_by(owner)
@@ -349,7 +349,7 @@ impl Sessions {
             Signal::SIGTERM
         };
         let (sent, rx) = {
-            let mut st = self.inner.lock();
+            let mut st = self.inner.state.lock();
             let e = st.core.get(owner, &id, Instant::now())?;
             let running = e.running;
             let Some(live) = st.live.get(&id) else {
@@ -368,7 +368,7 @@ impl Sessions {
         let deadline = Instant::now() + guard::GRACE + Duration::from_secs(1);
         let exited = self.wait_for(&id, rx, deadline, |e| e.exit.is_some()).await;
         let exit = {
-            let mut st = self.inner.lock();
+            let mut st = self.inner.state.lock();
             let exit = st.core.entry(&id).and_then(|e| e.exit);
             if exited {
                 st.forget(&id);
@@ -395,7 +395,7 @@ impl Sessions {
     /// audit.
     pub async fn end_owner(&self, owner: &str, refuse_for: Duration) -> Vec<(String, String)> {
         let ending: Vec<(String, String, Option<watch::Receiver<()>>)> = {
-            let mut st = self.inner.lock();
+            let mut st = self.inner.state.lock();
             let now = Instant::now();
             st.core.end_owner(owner, now + refuse_for, now);
             st.core
@@ -419,7 +419,7 @@ impl Sessions {
             if let Some(rx) = rx {
                 self.wait_for(&id, rx, deadline, |e| e.exit.is_some()).await;
             }
-            self.inner.lock().forget(&id);
+            self.inner.state.lock().forget(&id);
             ended.push((id, command));
         }
         ended
@@ -429,7 +429,7 @@ impl Sessions {
     /// outlives its bridge.
     pub async fn shutdown(&self) {
         let waits: Vec<(String, watch::Receiver<()>)> = {
-            let st = self.inner.lock();
+            let st = self.inner.state.lock();
             st.live
                 .iter()
                 .map(|(id, live)| {
@@ -444,7 +444,7 @@ impl Sessions {
         for (id, rx) in waits {
             self.wait_for(&id, rx, deadline, |e| e.exit.is_some()).await;
         }
-        let mut st = self.inner.lock();
+        let mut st = self.inner.state.lock();
         for id in st.core.ids() {
             st.forget(&id);
         }
@@ -452,7 +452,7 @@ impl Sessions {
 
     /// The wait a call asked for, or the default, at most the cap.
     fn wait(&self, timeout_ms: Option<u64>) -> Duration {
-        let st = self.inner.lock();
+        let st = self.inner.state.lock();
         let l = st.core.limits();
         timeout_ms
             .map(Duration::from_millis)
@@ -462,7 +462,7 @@ impl Sessions {
 
     /// Output from `from` for `owner`, as an answer.
     fn slice(&self, owner: &str, id: &str, from: u64, max: u64) -> Result<Output, ToolError> {
-        let mut st = self.inner.lock();
+        let mut st = self.inner.state.lock();
         read(&mut st.core, owner, id, Some(from), max)
     }
 
@@ -476,7 +476,7 @@ impl Sessions {
         done: impl Fn(&Entry) -> bool,
     ) -> bool {
         loop {
-            match self.inner.lock().core.entry_ref(id) {
+            match self.inner.state.lock().core.entry_ref(id) {
                 None => return true,
                 Some(e) if done(e) => return true,
                 Some(_) => {}
@@ -519,7 +519,7 @@ impl Drop for Inner {
     /// The last handle is gone without `shutdown`: kill every group still running (best effort;
     /// the runtime reaps the guards it is left with).
     fn drop(&mut self) {
-        let st = self.lock();
+        let st = self.state.lock();
         for (id, live) in &st.live {
             if st.core.entry_ref(id).is_some_and(|e| e.running) {
                 child::signal_group(live.group, Signal::SIGKILL);
@@ -563,7 +563,7 @@ async fn pump(
             Ok(n) => n,
         };
         let Some(inner) = inner.upgrade() else { return };
-        inner.lock().core.output(&id, &buf[..n]);
+        inner.state.lock().core.output(&id, &buf[..n]);
         changed.send_replace(());
     }
 }
@@ -597,7 +597,7 @@ async fn monitor(
         (&mut exited).await;
     }
     if let Some(inner) = inner.upgrade() {
-        if let Some(e) = inner.lock().core.entry(&id) {
+        if let Some(e) = inner.state.lock().core.entry(&id) {
             e.running = false;
         }
     }
@@ -606,7 +606,7 @@ async fn monitor(
     group_guard.disarm();
     let status = child::exit_info(child.wait().await);
     if let Some(inner) = inner.upgrade() {
-        if let Some(e) = inner.lock().core.entry(&id) {
+        if let Some(e) = inner.state.lock().core.entry(&id) {
             e.exit = Some(status);
         }
     }
@@ -616,14 +616,14 @@ async fn monitor(
         tokio::time::sleep_until(next.into()).await;
     }
     if let Some(inner) = inner.upgrade() {
-        inner.lock().forget(&id);
+        inner.state.lock().forget(&id);
     }
 }
 
 /// When the session `id` expires, or `None` when it has expired or is gone.
 fn deadline(inner: &Weak<Inner>, id: &str) -> Option<Instant> {
     let inner = inner.upgrade()?;
-    let st = inner.lock();
+    let st = inner.state.lock();
     match st.core.expiry(id, Instant::now()) {
         Expiry::Until(t) => Some(t),
         Expiry::Expired | Expiry::Gone => None,

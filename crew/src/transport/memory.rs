@@ -27,8 +27,9 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Weak};
 
+use parking_lot::Mutex;
 use sha2::{Digest, Sha256};
 use tokio::sync::{mpsc, watch};
 
@@ -118,10 +119,6 @@ impl MemoryNetwork {
         Self::default()
     }
 
-    fn lock(&self) -> MutexGuard<'_, NetState> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// Registers a lead named `name` presenting `pin`, admitting dialers by `pins` and `admission`.
     /// Fails if the name is taken.
     pub fn lead(
@@ -153,7 +150,7 @@ impl MemoryNetwork {
         listener: Option<ListenerEntry>,
         accepted: Option<mpsc::Receiver<MemoryConnection>>,
     ) -> Result<MemoryEndpoint, TransportError> {
-        let mut state = self.lock();
+        let mut state = self.state.lock();
         if state.endpoints.contains_key(name) {
             return Err(std::io::Error::from(std::io::ErrorKind::AddrInUse).into());
         }
@@ -175,7 +172,7 @@ impl MemoryNetwork {
     /// [`heal`](Self::heal).
     pub fn partition(&self, a: &str, b: &str) {
         let links = {
-            let mut state = self.lock();
+            let mut state = self.state.lock();
             state.partitions.insert(pair(a, b));
             state.links_where(|link| link.joins(a, b))
         };
@@ -186,18 +183,18 @@ impl MemoryNetwork {
 
     /// Ends the partition between `a` and `b`.
     pub fn heal(&self, a: &str, b: &str) {
-        self.lock().partitions.remove(&pair(a, b));
+        self.state.lock().partitions.remove(&pair(a, b));
     }
 
     /// Ends every partition.
     pub fn heal_all(&self) {
-        self.lock().partitions.clear();
+        self.state.lock().partitions.clear();
     }
 
     /// Ends the current connections between `a` and `b` (as lost); new dials succeed. Returns how
     /// many were ended.
     pub fn disconnect(&self, a: &str, b: &str) -> usize {
-        let links = self.lock().links_where(|link| link.joins(a, b));
+        let links = self.state.lock().links_where(|link| link.joins(a, b));
         for link in &links {
             link.close(None, "connection dropped");
         }
@@ -206,7 +203,7 @@ impl MemoryNetwork {
 
     /// Makes dials to `name` fail (`true`) or work again (`false`).
     pub fn refuse_dials(&self, name: &str, refuse: bool) {
-        let mut state = self.lock();
+        let mut state = self.state.lock();
         if refuse {
             state.refusing.insert(name.to_owned());
         } else {
@@ -216,7 +213,7 @@ impl MemoryNetwork {
 
     /// Open connections on the network.
     pub fn connection_count(&self) -> usize {
-        self.lock().links_where(|_| true).len()
+        self.state.lock().links_where(|_| true).len()
     }
 }
 
@@ -239,7 +236,7 @@ impl MemoryEndpoint {
     }
 
     fn unregister(&self) {
-        let mut state = self.network.lock();
+        let mut state = self.network.state.lock();
         if state.endpoints.get(&self.name).map(|r| r.id) == Some(self.id) {
             state.endpoints.remove(&self.name);
         }
@@ -254,7 +251,7 @@ impl MemoryEndpoint {
             return Err(TransportError::EndpointClosed);
         }
         let (target_id, target_pin, pins, admission, queue) = {
-            let state = self.network.lock();
+            let state = self.network.state.lock();
             if state.partitions.contains(&pair(&self.name, addr)) {
                 return Err(fail("unreachable (partitioned)"));
             }
@@ -283,7 +280,7 @@ impl MemoryEndpoint {
             return Err(fail("TLS: the lead does not pin this endpoint"));
         }
         let link = {
-            let mut state = self.network.lock();
+            let mut state = self.network.state.lock();
             let id = state.next_id();
             let link = Link::new(
                 id,
@@ -336,7 +333,7 @@ impl Transport for MemoryEndpoint {
     }
 
     fn set_admission(&self, admission: ClientAdmission) -> Result<(), TransportError> {
-        let mut state = self.network.lock();
+        let mut state = self.network.state.lock();
         if let Some(registered) = state.endpoints.get_mut(&self.name) {
             if registered.id == self.id {
                 if let Some(listener) = &mut registered.listener {
@@ -352,6 +349,7 @@ impl Transport for MemoryEndpoint {
         self.unregister();
         let links = self
             .network
+            .state
             .lock()
             .links_where(|link| link.endpoints.contains(&self.id));
         for link in links {

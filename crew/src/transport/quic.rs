@@ -11,8 +11,9 @@
 //! ([`STREAM_MALFORMED`]).
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
+use parking_lot::Mutex;
 use quinn::{ConnectionError, ReadError, VarInt, WriteError};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
@@ -199,10 +200,7 @@ impl Transport for QuicEndpoint {
         let Some(listener) = &self.listener else {
             return Ok(());
         };
-        let mut current = listener
-            .admission
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut current = listener.admission.lock();
         if *current != admission {
             let config = tls::server_config(&self.identity, listener.pins.0.clone(), admission)?;
             self.endpoint.set_server_config(Some(config));

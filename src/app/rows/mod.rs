@@ -207,7 +207,7 @@ impl App {
             spec,
             device,
             owner,
-            added_at: super::devices::rfc3339(Some(time::OffsetDateTime::now_utc()))
+            added_at: collie_actors::rfc3339::format(time::OffsetDateTime::now_utc())
                 .unwrap_or_default(),
         };
         let bytes = serde_json::to_vec(&row).map_err(|e| AppError::backend("starter rows", e))?;

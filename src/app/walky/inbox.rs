@@ -19,7 +19,7 @@ use crate::app::AppError;
 use collie_actors::crew_link::CrewRole;
 
 fn rfc3339(unix: i64) -> Option<String> {
-    crate::app::devices::rfc3339(time::OffsetDateTime::from_unix_timestamp(unix).ok())
+    collie_actors::rfc3339::format(time::OffsetDateTime::from_unix_timestamp(unix).ok()?)
 }
 
 fn inbox_item(e: &Entry) -> InboxItem {

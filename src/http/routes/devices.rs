@@ -7,10 +7,10 @@ use axum::body::Bytes;
 use axum::extract::{ConnectInfo, State};
 use axum::http::HeaderMap;
 use axum::{Extension, Json};
+use collie_actors::rfc3339;
 use serde::{Deserialize, Serialize};
 
 use super::body;
-use crate::app::devices::rfc3339;
 use crate::app::{App, AppError, Caller};
 use crate::http::extract::ApiPath;
 use crate::http::json::devices::{Device, Notices};
@@ -51,7 +51,7 @@ pub(super) async fn pair(
         device: PairedDevice {
             label: claimed.device.label.as_str().to_owned(),
             tier: claimed.device.tier.as_str(),
-            expires_at: rfc3339(claimed.device.expires_at),
+            expires_at: claimed.device.expires_at.and_then(rfc3339::format),
         },
     }))
 }

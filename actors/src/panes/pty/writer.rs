@@ -8,8 +8,10 @@
 
 use std::collections::VecDeque;
 use std::io::Write;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::thread;
+
+use parking_lot::{Condvar, Mutex};
 
 use super::PtyError;
 
@@ -62,7 +64,7 @@ impl InputQueue {
         if bytes.is_empty() {
             return Ok(());
         }
-        let mut queue = lock(&self.inner.queue);
+        let mut queue = self.inner.queue.lock();
         if queue.closed {
             return Err(PtyError::NotAlive);
         }
@@ -78,7 +80,7 @@ impl InputQueue {
 
     /// Drops any unwritten input and stops the writer thread once it is not blocked in a write.
     pub(super) fn close(&self) {
-        let mut queue = lock(&self.inner.queue);
+        let mut queue = self.inner.queue.lock();
         queue.closed = true;
         queue.chunks.clear();
         queue.queued_bytes = 0;
@@ -96,7 +98,7 @@ impl Drop for InputQueue {
 fn write_loop(mut writer: Box<dyn Write + Send>, inner: &Inner) {
     loop {
         let chunk = {
-            let mut queue = lock(&inner.queue);
+            let mut queue = inner.queue.lock();
             loop {
                 if queue.closed {
                     return;
@@ -105,10 +107,7 @@ fn write_loop(mut writer: Box<dyn Write + Send>, inner: &Inner) {
                     queue.queued_bytes -= chunk.len();
                     break chunk;
                 }
-                queue = inner
-                    .ready
-                    .wait(queue)
-                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                inner.ready.wait(&mut queue);
             }
         };
         if writer
@@ -116,16 +115,8 @@ fn write_loop(mut writer: Box<dyn Write + Send>, inner: &Inner) {
             .and_then(|()| writer.flush())
             .is_err()
         {
-            lock(&inner.queue).closed = true;
+            inner.queue.lock().closed = true;
             return;
         }
     }
-}
-
-/// Locks the queue, recovering it if a thread panicked while holding it (it stays consistent:
-/// every update is a single push, pop or clear).
-fn lock(mutex: &Mutex<Queue>) -> MutexGuard<'_, Queue> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

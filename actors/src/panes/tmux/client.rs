@@ -9,9 +9,10 @@
 
 use std::collections::VecDeque;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::{mpsc, oneshot};
@@ -154,12 +155,6 @@ impl Client {
     }
 }
 
-/// Locks a std mutex, recovering from poisoning (the data stays consistent: every critical
-/// section here only pushes or pops whole entries).
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 /// Runs a control client until its stdout ends (tmux detached it, the server exited, or every
 /// [`Client`] handle was dropped, which closes its stdin), then reports [`Event::ClientGone`].
 pub(super) async fn run_client(
@@ -186,7 +181,7 @@ pub(super) async fn run_client(
         () = &mut reader => {}
         () = writer => reader.await,
     }
-    lock(&pending).clear();
+    pending.lock().clear();
     let _ = child.start_kill();
     let _ = child.wait().await;
     let _ = events.send(Event::ClientGone(session));
@@ -199,7 +194,7 @@ async fn write_commands(
     pending: Arc<Mutex<VecDeque<Pending>>>,
 ) {
     while let Some((line, slots)) = lines.recv().await {
-        lock(&pending).extend(slots);
+        pending.lock().extend(slots);
         if stdin.write_all(line.as_bytes()).await.is_err() || stdin.flush().await.is_err() {
             break;
         }
@@ -233,7 +228,7 @@ async fn read_stream(
                 if !reply.from_client() {
                     continue;
                 }
-                let next = lock(pending).pop_front();
+                let next = pending.lock().pop_front();
                 if let Some(p) = next {
                     if reply.ok {
                         match p.hook {

@@ -17,9 +17,10 @@
 //! rebuilds the screen with that many lines. New mirrors start with the current limit.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use parking_lot::Mutex;
 use tokio::sync::{mpsc, watch, Notify};
 use tokio::task::JoinSet;
 
@@ -121,10 +122,6 @@ struct PaneRow {
     activity: u64,
 }
 
-fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 impl Shared {
     pub(super) fn new(
         index: usize,
@@ -175,7 +172,7 @@ impl Shared {
     // ---- reader hooks (called from client reader tasks, in stream order) ----
 
     pub(super) fn apply_output(&self, session: u32, pane: u32, bytes: &[u8]) {
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         if let Some(m) = state.panes.get_mut(&pane) {
             if m.owner == session {
                 m.screen.feed(bytes);
@@ -194,7 +191,7 @@ impl Shared {
             .filter_map(|w| w.parse().ok())
             .collect();
         let [x, y, cols, rows] = nums[..] else { return };
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         if let Some(m) = state.panes.get_mut(&pane) {
             if m.owner == session {
                 m.seed_cursor = Some((x, y, cols, rows));
@@ -203,7 +200,7 @@ impl Shared {
     }
 
     pub(super) fn seed_capture(&self, session: u32, pane: u32, scrollback: usize, reply: &Reply) {
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         let Some(m) = state.panes.get_mut(&pane) else {
             return;
         };
@@ -227,7 +224,7 @@ impl Shared {
     // ---- queries (from the backend) ----
 
     pub(super) fn list(&self) -> Vec<TmuxPaneInfo> {
-        let state = lock(&self.state);
+        let state = self.state.lock();
         let server_pid = state.server_pid.unwrap_or(0);
         state
             .panes
@@ -238,7 +235,7 @@ impl Shared {
 
     /// One pane's entry of [`Shared::list`].
     pub(super) fn info(&self, pane: u32) -> Option<TmuxPaneInfo> {
-        let state = lock(&self.state);
+        let state = self.state.lock();
         let server_pid = state.server_pid.unwrap_or(0);
         state
             .panes
@@ -276,7 +273,7 @@ impl Shared {
         scrollback: usize,
         mask: &dyn Fn(&str) -> String,
     ) -> Option<(String, String, ScreenSnapshot)> {
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         let server_pid = state.server_pid.unwrap_or(0);
         let m = state.panes.get_mut(&pane)?;
         let (_, token) = self.id_and_token(server_pid, pane, m.pane_pid);
@@ -285,15 +282,16 @@ impl Shared {
     }
 
     pub(super) fn subscribe(&self, pane: u32) -> Option<watch::Receiver<u64>> {
-        lock(&self.state).panes.get(&pane).map(|m| m.tx.subscribe())
+        self.state.lock().panes.get(&pane).map(|m| m.tx.subscribe())
     }
 
     pub(super) fn has_pane(&self, pane: u32) -> bool {
-        lock(&self.state).panes.contains_key(&pane)
+        self.state.lock().panes.contains_key(&pane)
     }
 
     pub(super) fn allocated_bytes(&self) -> usize {
-        lock(&self.state)
+        self.state
+            .lock()
             .panes
             .values()
             .map(|m| m.screen.allocated_bytes())
@@ -302,7 +300,8 @@ impl Shared {
 
     /// Bytes one more line of scrollback costs across all mirrors of this socket.
     pub(super) fn scrollback_line_bytes(&self) -> usize {
-        lock(&self.state)
+        self.state
+            .lock()
             .panes
             .values()
             .map(|m| m.screen.line_bytes())
@@ -311,7 +310,7 @@ impl Shared {
 
     /// The control client to send commands about `pane` through.
     pub(super) fn client_for(&self, pane: u32) -> Result<Arc<Client>, TmuxError> {
-        let state = lock(&self.state);
+        let state = self.state.lock();
         let m = state.panes.get(&pane).ok_or(TmuxError::NoSuchPane)?;
         state
             .clients
@@ -322,12 +321,12 @@ impl Shared {
 
     /// The control client of the first session, if any.
     pub(super) fn first_client(&self) -> Option<Arc<Client>> {
-        lock(&self.state).clients.values().next().cloned()
+        self.state.lock().clients.values().next().cloned()
     }
 
     /// The mirrored sessions (a control client is attached to each) with their names, by id.
     pub(super) fn sessions(&self) -> Vec<(u32, String)> {
-        let state = lock(&self.state);
+        let state = self.state.lock();
         state
             .clients
             .keys()
@@ -362,7 +361,8 @@ impl Shared {
     ) {
         match client::spawn(self, session) {
             Ok(spawned) => {
-                lock(&self.state)
+                self.state
+                    .lock()
                     .clients
                     .insert(session, spawned.client.clone());
                 readers.spawn(client::run_client(spawned, self.clone(), events.clone()));
@@ -388,15 +388,15 @@ impl Shared {
         if let Ok(reply) = listed {
             let names = parse_named_sessions(&reply.text());
             let live: BTreeSet<u32> = names.keys().copied().collect();
-            let known: BTreeSet<u32> = lock(&self.state).clients.keys().copied().collect();
+            let known: BTreeSet<u32> = self.state.lock().clients.keys().copied().collect();
             for s in live.difference(&known) {
                 self.attach(*s, events, readers);
             }
-            let mut state = lock(&self.state);
+            let mut state = self.state.lock();
             state.clients.retain(|s, _| live.contains(s));
             state.names = names;
         }
-        let clients: Vec<Arc<Client>> = lock(&self.state).clients.values().cloned().collect();
+        let clients: Vec<Arc<Client>> = self.state.lock().clients.values().cloned().collect();
         let mut rows = Vec::new();
         for c in &clients {
             let command = format!("list-panes -s -t '${}' -F '{PANE_FORMAT}'", c.session);
@@ -418,7 +418,7 @@ impl Shared {
     async fn rescale(&self) {
         let limit = *self.scrollback.borrow();
         let (to_seed, clients) = {
-            let mut state = lock(&self.state);
+            let mut state = self.state.lock();
             let mut to_seed = Vec::new();
             for (pane, m) in &mut state.panes {
                 if m.scrollback != limit {
@@ -475,7 +475,7 @@ impl Shared {
     /// Applies a fresh pane list to the mirrors; returns the panes to seed.
     fn merge(&self, rows: &[PaneRow]) -> Vec<Seed> {
         let limit = *self.scrollback.borrow();
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         let mut seen = BTreeMap::<u32, &PaneRow>::new();
         for row in rows {
             let keep_owner = state
@@ -554,7 +554,7 @@ impl Shared {
         for s in sessions {
             self.attach(s, &tx, &mut readers);
         }
-        if lock(&self.state).clients.is_empty() {
+        if self.state.lock().clients.is_empty() {
             return;
         }
         // Mirrors made from here on use the limit as it is now; later changes reseed them.
@@ -582,12 +582,12 @@ impl Shared {
             for event in pending {
                 match event {
                     Event::ClientGone(session) => {
-                        lock(&self.state).clients.remove(&session);
+                        self.state.lock().clients.remove(&session);
                     }
                     Event::Changed(n) => tracing::trace!(socket = self.index, ?n, "tmux change"),
                 }
             }
-            if lock(&self.state).clients.is_empty() {
+            if self.state.lock().clients.is_empty() {
                 return;
             }
             self.sync(&tx, &mut readers).await;
@@ -597,7 +597,7 @@ impl Shared {
     }
 
     fn clear(&self) {
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         state.panes.clear();
         state.clients.clear();
         state.names.clear();

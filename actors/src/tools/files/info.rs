@@ -6,7 +6,6 @@ use std::time::SystemTime;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
 use super::list::EntryKind;
@@ -65,9 +64,9 @@ pub fn get_file_info(ws: &Workspaces, a: GetFileInfoArgs) -> Result<Done<FileInf
         path: path.clone(),
         kind,
         size: meta.len(),
-        created: rfc3339(meta.created().ok()),
-        modified: rfc3339(meta.modified().ok()),
-        accessed: rfc3339(meta.accessed().ok()),
+        created: when(meta.created()),
+        modified: when(meta.modified()),
+        accessed: when(meta.accessed()),
         permissions: format!("{:04o}", meta.mode() & 0o7777),
         lines,
     };
@@ -82,6 +81,7 @@ fn line_count(ws: &Workspaces, path: &std::path::Path) -> Option<u64> {
     (!is_binary(&bytes)).then(|| count_lines(&bytes))
 }
 
-fn rfc3339(t: Option<SystemTime>) -> Option<String> {
-    OffsetDateTime::from(t?).format(&Rfc3339).ok()
+/// A file time as RFC 3339, when the filesystem keeps it.
+fn when(t: std::io::Result<SystemTime>) -> Option<String> {
+    crate::rfc3339::format(OffsetDateTime::from(t.ok()?))
 }

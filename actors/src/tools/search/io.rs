@@ -3,8 +3,9 @@
 //! many searches run, no more than `io_permits` files are being read at once (decision 0031 says
 //! why a semaphore rather than a bytes-per-second budget).
 
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
+
+use parking_lot::{Condvar, Mutex};
 
 /// How long a waiting thread sleeps before it checks again whether its search was stopped (a
 /// stop also wakes every waiter at once; this is the fallback for a search's own deadline).
@@ -48,14 +49,9 @@ impl IoGate {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, IoStats> {
-        // The stats stay consistent under a panic elsewhere (each update is one statement).
-        self.stats.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// Waits for a permit; answers `None` as soon as `stop()` says the search is over.
     pub(crate) fn acquire(&self, stop: impl Fn() -> bool) -> Option<Permit<'_>> {
-        let mut s = self.lock();
+        let mut s = self.stats.lock();
         let mut waited = false;
         while s.in_use >= s.permits {
             if !waited {
@@ -65,11 +61,7 @@ impl IoGate {
             if stop() {
                 return None;
             }
-            s = self
-                .freed
-                .wait_timeout(s, RECHECK)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
+            self.freed.wait_for(&mut s, RECHECK);
         }
         s.in_use += 1;
         s.reads += 1;
@@ -83,13 +75,13 @@ impl IoGate {
     }
 
     pub(crate) fn stats(&self) -> IoStats {
-        *self.lock()
+        *self.stats.lock()
     }
 }
 
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
-        let mut s = self.gate.lock();
+        let mut s = self.gate.stats.lock();
         s.in_use = s.in_use.saturating_sub(1);
         drop(s);
         self.gate.freed.notify_one();

@@ -8,7 +8,7 @@
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use grep_regex::RegexMatcher;
@@ -17,6 +17,7 @@ use grep_searcher::{
     SinkMatch,
 };
 use ignore::{DirEntry, WalkBuilder, WalkState};
+use parking_lot::{Mutex, MutexGuard};
 use rustix::fs::{Mode, OFlags};
 
 use super::args::{CutShort, SearchHit};
@@ -25,6 +26,7 @@ use super::io::IoGate;
 use super::limits::SearchLimits;
 use super::plan::{Plan, Target};
 use super::table::Entry;
+use crate::cut::cut;
 use crate::tools::workspace::open_at;
 
 /// Decides whether the walker may visit a path (the caller's workspace rules).
@@ -64,13 +66,12 @@ impl Run {
     }
 
     pub(crate) fn results(&self) -> MutexGuard<'_, Results> {
-        // Results are only ever appended whole; a panic cannot leave one half-added.
-        self.results.lock().unwrap_or_else(PoisonError::into_inner)
+        self.results.lock()
     }
 
     /// Stops the walk, recording why (the first reason wins).
     pub(crate) fn cut_short(&self, why: CutShort) {
-        let mut cut = self.cut.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut cut = self.cut.lock();
         if cut.is_none() && self.finished.get().is_none() {
             *cut = Some(why);
         }
@@ -79,7 +80,7 @@ impl Run {
     }
 
     pub(crate) fn cut(&self) -> Option<CutShort> {
-        *self.cut.lock().unwrap_or_else(PoisonError::into_inner)
+        *self.cut.lock()
     }
 
     /// Whether the walk should end now: stopped, or past its deadline (which it records).
@@ -389,15 +390,8 @@ impl Sink for Collect<'_> {
 fn line_text(bytes: &[u8], max: usize) -> String {
     let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
     let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
-    let mut text = String::from_utf8_lossy(bytes).into_owned();
-    if text.len() > max {
-        let mut cut = max;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
-    }
-    text
+    let text = String::from_utf8_lossy(bytes);
+    cut(&text, max).to_owned()
 }
 
 #[cfg(test)]

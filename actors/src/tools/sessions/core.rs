@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::limits::SessionLimits;
 use super::ring::{Ring, Slice};
+use crate::cut::cut;
 use crate::tools::ToolError;
 
 /// How a process ended.
@@ -288,18 +289,6 @@ impl Core {
     pub(crate) fn buffered_bytes(&self) -> usize {
         self.sessions.values().map(|e| e.ring.len()).sum()
     }
-}
-
-/// `s` cut to at most `max` bytes, at a character boundary.
-pub(crate) fn cut(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
 }
 
 /// A duration in whole milliseconds, for answers.
