@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 use collie_actors::tools::workspace::{Workspaces, MAX_PATH_LEN};
 use collie_actors::tools::ToolError;
+use collie_crew::hello::Capability;
 use collie_crew::relay::{Folders, RelayKind, RelayOk, MAX_FOLDERS};
 use serde::Serialize;
 
@@ -166,7 +167,7 @@ impl App {
         self.authorize(caller, Op::Browse)?;
         let machine = self.machine(machine)?;
         if let Machine::Member(member) = &machine {
-            member.allows(&RelayKind::Browse { path: None })?;
+            member.has(Capability::Browse)?;
         }
         if let Some(p) = &path {
             validate_path("path", p, false)?;

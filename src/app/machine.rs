@@ -15,6 +15,7 @@ use std::sync::Arc;
 use collie_actors::crew_link::{MemberRelay, MemberSubscription};
 use collie_actors::panes::actor::PaneInfo;
 use collie_actors::panes::screen::mask_plain_rows;
+use collie_crew::hello::Capability;
 use collie_crew::relay::client::On;
 use collie_crew::relay::{ColourEvent, ColourSnapshot, EventAttrs, ScreenAttrs};
 use collie_crew::relay::{RelayError, RelayKind, RelayOk, StreamEvent};
@@ -108,6 +109,12 @@ impl Member {
     /// before anything is audited for it.
     pub fn allows(&self, kind: &RelayKind) -> Result<(), AppError> {
         Ok(self.client.allows(kind)?)
+    }
+
+    /// Whether the member declared `capability` (`capability missing` otherwise): the check of
+    /// an operation before it has built its request.
+    pub fn has(&self, capability: Capability) -> Result<(), AppError> {
+        Ok(self.client.has(capability)?)
     }
 
     /// A pane the member reported, named and masked by the lead.

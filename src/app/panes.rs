@@ -20,6 +20,7 @@ use collie_actors::audit::{typed_text_detail, AuditEventKind, AuditRecord};
 use collie_actors::panes::actor::{ColourSnapshot, PaneError, PaneInfo};
 use collie_actors::panes::keys::{self, NamedKey};
 use collie_actors::panes::PanesMsg;
+use collie_crew::hello::Capability;
 use collie_crew::relay::{RelayError, RelayKind, RelayOk, RowSpec};
 use futures_util::future::join_all;
 use serde_json::Value;
@@ -346,11 +347,7 @@ impl App {
         self.authorize(caller, Op::PaneInput)?;
         let machine = self.machine(machine)?;
         if let Machine::Member(member) = &machine {
-            member.allows(&RelayKind::Input {
-                pane: pane.clone(),
-                text: None,
-                keys: Vec::new(),
-            })?;
+            member.has(Capability::PaneInput)?;
         }
         let keys = validate_input(&text, &key_names)?;
         match machine {
@@ -723,10 +720,7 @@ impl App {
         self.authorize(caller, Op::PaneRename)?;
         let machine = self.machine(machine)?;
         if let Machine::Member(member) = &machine {
-            member.allows(&RelayKind::Rename {
-                pane: String::new(),
-                name: String::new(),
-            })?;
+            member.has(Capability::PaneRename)?;
         }
         validate_pane_name(&name)?;
         match machine {

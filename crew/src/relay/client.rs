@@ -114,7 +114,13 @@ impl<C: Connection> RelayClient<C> {
 
     /// Whether the member declared what `kind` needs.
     pub fn allows(&self, kind: &RelayKind) -> Result<(), RelayError> {
-        match requires(kind) {
+        self.has(requires(kind))
+    }
+
+    /// Whether the member declared `capability` (checked before a request is built, so nothing
+    /// is made up to ask it).
+    pub fn has(&self, capability: Capability) -> Result<(), RelayError> {
+        match capability {
             Capability::Unknown => Err(RelayError::CapabilityMissing),
             needed if self.capabilities.contains(&needed) => Ok(()),
             _ => Err(RelayError::CapabilityMissing),

@@ -33,7 +33,8 @@ use collie_actors::panes::actor::PaneInfo;
 use collie_actors::panes::keys::NamedKey;
 use collie_actors::panes::PanesMsg;
 use collie_actors::store::Table;
-use collie_crew::relay::{RelayKind, RowSpec};
+use collie_crew::hello::Capability;
+use collie_crew::relay::RowSpec;
 
 pub use kept::{paired_in_store, purge_orphans, shown_from_store, Rows};
 pub use row::{
@@ -172,7 +173,7 @@ impl App {
         let machine = self.machine(machine)?;
         let list = self.starters(caller, machine_arg(&machine)).await?;
         if let Machine::Member(member) = &machine {
-            member.allows(&row_kind())?;
+            member.has(Capability::StarterRows)?;
         }
         if let RowSpec::Template { agent, .. } = &spec {
             if !list.offer.templates.iter().any(|a| a == agent) {
@@ -403,18 +404,6 @@ fn machine_arg(machine: &Machine) -> &str {
     match machine {
         Machine::Local => "local",
         Machine::Member(m) => m.name(),
-    }
-}
-
-/// A [`RelayKind::CreateRow`] to ask a member's capability with.
-fn row_kind() -> RelayKind {
-    RelayKind::CreateRow {
-        row: String::new(),
-        name: None,
-        spec: RowSpec::Line {
-            line: String::new(),
-        },
-        folder: None,
     }
 }
 
