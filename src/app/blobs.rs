@@ -41,6 +41,7 @@ use serde::Serialize;
 
 use super::files::in_git_folder;
 use super::machine::{Machine, Member};
+use super::ops::Op;
 use super::{App, AppError, Caller};
 
 /// The largest upload, in bytes (10 MiB; the relay's own cap, so that a member's pane takes
@@ -224,6 +225,7 @@ impl App {
         name: &str,
         bytes: Vec<u8>,
     ) -> Result<Uploaded, AppError> {
+        self.authorize(caller, Op::Upload)?;
         validate_name(name)?;
         if bytes.is_empty() {
             return Err(AppError::BadRequest("the file is empty".into()));
@@ -344,31 +346,6 @@ impl App {
             path,
             name,
             size,
-        })
-    }
-
-    /// On a member: an upload the lead relayed, after its own gate. `[crew] tools = false`
-    /// declines it (the hello left `uploads` out too); the size is checked again before
-    /// anything else.
-    pub async fn relayed_upload(
-        &self,
-        caller: &Caller,
-        pane: &str,
-        name: &str,
-        bytes: Vec<u8>,
-    ) -> Result<Stored, AppError> {
-        if !self.crew_tools {
-            return Err(AppError::CapabilityMissing);
-        }
-        if bytes.len() > MAX_BLOB {
-            return Err(AppError::BodyTooLarge("10 MiB"));
-        }
-        let up = self.upload(caller, "local", pane, name, bytes).await?;
-        Ok(Stored {
-            id: up.id,
-            path: up.path,
-            name: up.name,
-            size: up.size,
         })
     }
 

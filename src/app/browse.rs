@@ -205,15 +205,6 @@ impl App {
         }
     }
 
-    /// On a member: a browse the lead relayed. `[crew] tools = false` left the capability out of
-    /// the hello; a lead that asks anyway is refused the same way.
-    pub async fn relayed_folders(&self, path: Option<String>) -> Result<Folders, AppError> {
-        if !self.crew_tools {
-            return Err(AppError::CapabilityMissing);
-        }
-        self.local_folders(path).await
-    }
-
     /// This machine's folder names of `path` under home, masked.
     pub async fn local_folders(&self, path: Option<String>) -> Result<Folders, AppError> {
         let path = path.filter(|p| !p.is_empty()).unwrap_or_else(|| "~".into());

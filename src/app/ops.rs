@@ -10,6 +10,7 @@
 
 use collie_actors::audit::AuditEventKind;
 use collie_actors::pairing::Tier;
+use collie_crew::hello::Capability;
 
 use super::authn::Gate;
 use super::{App, AppError, Caller, Who};
@@ -154,6 +155,21 @@ impl Op {
     }
 }
 
+impl Op {
+    /// The capability a member may decline for this operation (`[crew] tools = false` leaves
+    /// out the crew's file access, uploads and browsing): a lead relaying it to a member that
+    /// declined is refused `capability missing`, on the lead before it relays and again on the
+    /// member.
+    pub const fn declinable(self) -> Option<Capability> {
+        match self {
+            Op::ToolCall => Some(Capability::Tools),
+            Op::Upload => Some(Capability::Uploads),
+            Op::Browse => Some(Capability::Browse),
+            _ => None,
+        }
+    }
+}
+
 impl Caller {
     /// Whether this caller may run `op` (see [`App::authorize`], which also records a refusal).
     fn may(&self, op: Op) -> Result<(), AppError> {
@@ -181,6 +197,14 @@ impl App {
     /// it reaches here; this is the same rule again where the operation runs, so no adapter can
     /// leave it out.
     pub fn authorize(&self, caller: &Caller, op: Op) -> Result<(), AppError> {
+        if matches!(caller.who(), Who::Relay { .. })
+            && op.declinable().is_some()
+            && !self.crew_tools
+        {
+            // This member declined it in its hello; a lead that asks anyway is refused the same
+            // way it would have been refused before relaying.
+            return Err(AppError::CapabilityMissing);
+        }
         caller.may(op).inspect_err(|e| {
             let rec = caller
                 .record(self, AuditEventKind::SecurityDenied)

@@ -34,10 +34,11 @@ use collie_actors::command_word::first_word;
 use collie_actors::pairing::Tier;
 use collie_actors::tools::sessions::SessionLimits;
 use collie_actors::tools::{Done, Meta, ToolError, ToolName, ToolSpec};
-use collie_crew::relay::{Json, RelayError, RelayKind, RelayOk};
+use collie_crew::relay::{RelayError, RelayKind, RelayOk};
 use serde_json::{Map, Value};
 
 use super::machine::Machine;
+use super::ops::Op;
 use super::{wire, App, AppError, Caller, Who};
 
 /// The tools `caller` may call: what MCP's `tools/list` shows, by the current policy.
@@ -157,6 +158,7 @@ impl App {
         let Some(name) = ToolName::parse(tool) else {
             return Err(AppError::NoSuchTool);
         };
+        self.authorize(caller, Op::ToolCall)?;
         let spec = name.spec();
         self.tool_gate(caller, spec)?;
         // The right holds for the whole call (SPEC §3.2): lost, the call ends and answers why.
@@ -173,6 +175,10 @@ impl App {
     ) -> Result<Value, AppError> {
         let spec = name.spec();
         let (machine, args) = split_machine(args)?;
+        if machine.is_some() && matches!(caller.who(), Who::Relay { .. }) {
+            // A member serves its own tools only; it never relays further.
+            return Err(AppError::BadRequest("machine: not on a member".into()));
+        }
         match self.machine(machine.as_deref().unwrap_or("local"))? {
             Machine::Local => self.local_tool(caller, name, args).await,
             Machine::Member(member) => {
@@ -205,27 +211,6 @@ impl App {
                 Ok(answer)
             }
         }
-    }
-
-    /// On a member: a tool the lead relayed.
-    pub async fn relayed_tool(
-        &self,
-        caller: &Caller,
-        tool: &str,
-        args: &Json,
-    ) -> Result<Json, RelayError> {
-        if !self.crew_tools {
-            // `[crew] tools = false`: the hello left the capability out; a lead that asks anyway
-            // is refused the same way.
-            return Err(RelayError::CapabilityMissing);
-        }
-        let args = wire::object(args)
-            .ok_or_else(|| RelayError::BadInput("the arguments must be a JSON object".into()))?;
-        if args.get("machine").is_some() {
-            // A member serves its own tools only; it never relays further.
-            return Err(RelayError::BadInput("machine: not on a member".into()));
-        }
-        Ok(wire::json(&self.call_tool(caller, tool, args).await?)?)
     }
 
     /// The tier gate of step 2.

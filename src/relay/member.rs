@@ -7,7 +7,7 @@
 use collie_actors::crew_link::RelayStream;
 use collie_crew::relay::server::{self, Events, Handler};
 use collie_crew::relay::{Card, ColourEvent, RelayError, RelayKind, RelayOk};
-use collie_crew::relay::{RelayRequest, StreamEvent};
+use collie_crew::relay::{Folders, RelayRequest, Stored, StreamEvent};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
@@ -133,7 +133,14 @@ impl Handler for Served {
                 spec,
                 folder,
             } => RelayOk::Created(app.relayed_row(&caller, row, name, spec, folder).await?),
-            RelayKind::Browse { path } => RelayOk::Folders(app.relayed_folders(path).await?),
+            RelayKind::Browse { path } => {
+                let b = app.browse_folders(&caller, HERE, path).await?;
+                RelayOk::Folders(Folders {
+                    path: b.path,
+                    folders: b.folders,
+                    truncated: b.truncated,
+                })
+            }
             RelayKind::Chat { pane, after } => {
                 RelayOk::Chat(wire::chat::chat(app.local_chat(pane, after).await?))
             }
@@ -176,14 +183,23 @@ impl Handler for Served {
                 RelayOk::DurableWrite(done.conversation)
             }
             RelayKind::Tool { tool, args } => {
-                RelayOk::Tool(app.relayed_tool(&caller, &tool, &args).await?)
+                let args = wire::object(&args).ok_or_else(|| {
+                    RelayError::BadInput("the arguments must be a JSON object".into())
+                })?;
+                RelayOk::Tool(wire::json(&app.call_tool(&caller, &tool, args).await?)?)
             }
             RelayKind::DeviceEnded { device_id } => {
                 app.relayed_device_ended(&caller, device_id).await?;
                 RelayOk::Done
             }
             RelayKind::Blob { pane, name, bytes } => {
-                RelayOk::Stored(app.relayed_upload(&caller, &pane, &name, bytes).await?)
+                let up = app.upload(&caller, HERE, &pane, &name, bytes).await?;
+                RelayOk::Stored(Stored {
+                    id: up.id,
+                    path: up.path,
+                    name: up.name,
+                    size: up.size,
+                })
             }
             RelayKind::SentList => RelayOk::SentLines(app.relayed_sent(&caller).await?),
             RelayKind::SentDiscard { id } => RelayOk::Discarded(
