@@ -54,8 +54,8 @@ pub const BUFFER_CAP: usize = 128 * 1024 * 1024;
 /// is a pane whose output could grow the buffers.
 pub const BUDGET_PERIOD: Duration = Duration::from_secs(5);
 /// Store key of the pane-token salt.
-/// How long a starting Panes actor waits for the tmux mirrors' first look (see
-/// [`TmuxBackend::settled`]); a hung tmux must not keep the bridge from starting.
+/// How long after its start the Panes actor's first request may wait for the tmux mirrors'
+/// first look (see [`TmuxBackend::settled`]); a hung tmux must not keep requests waiting longer.
 const SETTLE_WITHIN: Duration = Duration::from_secs(3);
 const SALT_KEY: &str = "panes.salt";
 
@@ -264,6 +264,8 @@ pub struct PanesState {
     budget_timer: Option<AbortOnDropHandle<()>>,
     /// Sends [`PanesMsg::CheckBudget`] when the pane set changes; stopped with the state.
     _set_follower: AbortOnDropHandle<()>,
+    /// Until the tmux mirrors' first look is done: the deadline of the wait for it.
+    settling: Option<tokio::time::Instant>,
     #[cfg(feature = "fault-injection")]
     fail_next_snapshot: bool,
 }
@@ -304,11 +306,9 @@ impl Actor for PanesActor {
         sockets.extend(args.tmux_sockets.iter().cloned().map(TmuxSocket::Path));
         let (set, _) = watch::channel(0);
         let tmux = TmuxBackend::start_telling(sockets, &salt, TmuxOptions::default(), set.clone());
-        // Answer nothing until tmux's panes are mirrored: a phone reconnecting right after a
-        // restart must find its pane, not `no such pane`.
-        if !tmux.settled(SETTLE_WITHIN).await {
-            tracing::warn!("tmux did not answer within {SETTLE_WITHIN:?}; its panes appear later");
-        }
+        // The first look at tmux (a `tmux list-sessions` process, then the control clients) is
+        // waited for by the first request, not here: the rest of the bridge starts serving
+        // meanwhile (see `handle`).
         let mut follows = set.subscribe();
         let me = myself.clone();
         let set_follower = AbortOnDropHandle::new(tokio::spawn(async move {
@@ -327,6 +327,7 @@ impl Actor for PanesActor {
             set,
             budget_timer: None,
             _set_follower: set_follower,
+            settling: Some(tokio::time::Instant::now() + SETTLE_WITHIN),
             #[cfg(feature = "fault-injection")]
             fail_next_snapshot: false,
         };
@@ -340,6 +341,16 @@ impl Actor for PanesActor {
         msg: PanesMsg,
         state: &mut PanesState,
     ) -> Result<(), ActorProcessingErr> {
+        // Answer nothing until tmux's panes are mirrored: a phone reconnecting right after a
+        // restart must find its pane, not `no such pane`.
+        if let Some(deadline) = state.settling.take() {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if !state.tmux.settled(left).await {
+                tracing::warn!(
+                    "tmux did not answer within {SETTLE_WITHIN:?}; its panes appear later"
+                );
+            }
+        }
         match msg {
             PanesMsg::WatchSet(reply) => {
                 let _ = reply.send(state.set.subscribe());
