@@ -16,6 +16,9 @@
 //! binary, not criterion; every wait is bounded, every bridge is stopped (SIGTERM, SIGKILL after
 //! 10 s) and the temp dir removed, pass or fail. Figures are printed, never asserted.
 //!
+//! Before each round every binary's file is dropped from the page cache and read back in
+//! ([`recache`]): the binary's resident pages depend on how its file is cached.
+//!
 //! CPU is read three ways: clock ticks of `utime + stime` from `/proc/<pid>/stat` (what `top`
 //! shows, 10 ms each), nanoseconds on a CPU summed over `/proc/<pid>/task/*/schedstat`, and
 //! wake-ups (voluntary and involuntary context switches summed over the threads), which count a
@@ -73,6 +76,9 @@ fn main() {
 
     let mut samples: Vec<Vec<Sample>> = bins.iter().map(|_| Vec::new()).collect();
     for round in 1..=rounds {
+        for (_, bin) in &bins {
+            recache(bin);
+        }
         for (i, (label, _)) in bins.iter().enumerate() {
             let fresh_dir = root.path().join(format!("fresh-{round}-{i}"));
             let fresh = first_start(&prepared[i], &fresh_dir);
@@ -101,6 +107,25 @@ fn main() {
         println!("{label}: {}", bin.display());
         report(s);
     }
+}
+
+/// Drops `bin`'s pages from the page cache and reads the whole file back in, so every binary
+/// compared is cached alike. The kernel maps a binary's code into a process a page-cache folio at
+/// a time (128 KiB here), and the folios a file has depend on how its pages got into the cache
+/// (written by the linker, copied, read back after an eviction): without this, two identical
+/// files can differ by 2 MiB of RSS.
+fn recache(bin: &Path) {
+    use std::os::fd::AsRawFd;
+    let Ok(mut file) = std::fs::File::open(bin) else {
+        return;
+    };
+    let _ = nix::fcntl::posix_fadvise(
+        file.as_raw_fd(),
+        0,
+        0,
+        nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED,
+    );
+    let _ = std::io::copy(&mut file, &mut std::io::sink());
 }
 
 /// `(label, binary)` pairs from `COLLIE_BENCH_BINS`, or the binary cargo built.
