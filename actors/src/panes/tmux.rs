@@ -18,10 +18,10 @@
 //!
 //! Failure: if tmux is not installed or no server runs on a socket, that socket simply has no
 //! panes, and its manager tries discovery again when a server makes its socket (inotify on the
-//! socket's folder; every [`TmuxOptions::retry`], 3 s by default, where inotify cannot be used). When a
-//! control client dies its session's panes are dropped at the next resync; when the last one
-//! dies (server gone) every mirror of the socket is dropped, and their `subscribe` channels
-//! close. Dropping the [`TmuxBackend`] aborts every task it owns, which kills the control
+//! socket's folder; every [`TmuxOptions::retry`], 3 s by default, where inotify cannot be
+//! used). When a control client dies its session's panes are dropped at the next resync; when
+//! the last one dies (server gone) every mirror of the socket is dropped, and their `subscribe`
+//! channels close. Dropping the [`TmuxBackend`] aborts every task it owns, which kills the control
 //! clients (`kill_on_drop`).
 //!
 //! [`Screen`]: crate::panes::screen::Screen

@@ -642,7 +642,11 @@ pub(super) async fn run(shared: Arc<Shared>) {
         // Until a server makes its socket (see `appear`), or a session is made here.
         let appeared = async {
             if let Err(e) = appear::created_near(&socket, tried).await {
-                tracing::debug!(socket = shared.index, error = %e, "cannot watch for a tmux server; retrying on a clock");
+                tracing::debug!(
+                    socket = shared.index,
+                    error = %e,
+                    "cannot watch for a tmux server; retrying on a clock"
+                );
                 tokio::time::sleep(shared.options.retry).await;
             }
         };
