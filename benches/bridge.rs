@@ -10,15 +10,13 @@
 
 mod support;
 
-use std::collections::BTreeMap;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use support::{
-    agent, cpu_model, cpus, get_ok, load_average, measure_get, met, mib, rss_bytes, status_field,
-    wait_for, wait_rss_stable, Bridge, Stats, MIB,
+    agent, cpu_model, cpus, get_ok, load_average, measure_get, met, mib, rss_bytes,
+    smaps_breakdown, status_field, wait_for, wait_rss_stable, Bridge, Stats, MIB,
 };
 
 /// Hosted panes started for the memory figures.
@@ -170,37 +168,6 @@ struct Latency {
 fn measure(agent: &ureq::Agent, url: &str, auth: &str, n: usize) -> Latency {
     let (stats, body_bytes) = measure_get(agent, url, auth, 200, n);
     Latency { stats, body_bytes }
-}
-
-/// Resident bytes by kind of mapping, from `/proc/<pid>/smaps`: the binary itself, shared
-/// libraries, the `[heap]`, anonymous mappings (allocator arenas, thread stacks) and the rest.
-fn smaps_breakdown(pid: u32) -> BTreeMap<&'static str, u64> {
-    let mut out = BTreeMap::new();
-    let Ok(smaps) = std::fs::read_to_string(format!("/proc/{pid}/smaps")) else {
-        return out;
-    };
-    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
-    let mut kind = "other";
-    for line in smaps.lines() {
-        let mut parts = line.split_whitespace();
-        let first = parts.next().unwrap_or("");
-        if first.contains('-') && first.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
-            // A mapping header: range perms offset dev inode [path].
-            let path = parts.nth(4).unwrap_or("");
-            kind = match path {
-                "" => "anonymous",
-                "[heap]" => "heap",
-                "[stack]" => "main stack",
-                p if exe == Path::new(p) => "binary",
-                p if p.starts_with('/') => "libraries",
-                _ => "other",
-            };
-        } else if first == "Rss:" {
-            let kb: u64 = parts.next().and_then(|v| v.parse().ok()).unwrap_or(0);
-            *out.entry(kind).or_insert(0) += kb * 1024;
-        }
-    }
-    out
 }
 
 fn goal_idle(idle: u64) -> String {

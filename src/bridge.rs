@@ -170,6 +170,16 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     let open_audit_breaks = Arc::new(AtomicU64::new(0));
     let relays = Relays::default();
     let lead_link = LeadLink::default();
+    let counters = Arc::new(Counters::restored(
+        store
+            .get(
+                collie_actors::store::Table::Meta,
+                crate::app::counters::STORE_KEY,
+            )
+            .ok()
+            .flatten()
+            .as_deref(),
+    ));
     let ctx = App::new(Wiring {
         machine: machine.clone(),
         open_audit_breaks: Arc::clone(&open_audit_breaks),
@@ -196,16 +206,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         hold: settings.hold,
         tmux_sockets: Arc::new(tmux_sockets),
         masker: Arc::clone(&masker),
-        counters: Arc::new(Counters::restored(
-            store
-                .get(
-                    collie_actors::store::Table::Meta,
-                    crate::app::counters::STORE_KEY,
-                )
-                .ok()
-                .flatten()
-                .as_deref(),
-        )),
+        counters: Arc::clone(&counters),
         audit_content: Arc::new(settings.audit_content.clone()),
         streams: Arc::default(),
         sent: Arc::new(crate::app::sent::Sent::new(
@@ -318,6 +319,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         control_socket: settings.control_socket(),
         hook_socket: settings.hook_socket(),
         store: store.clone(),
+        counters,
     };
     let children = vec![
         child("redactor", || Redactor, Arc::clone(&masker), None),

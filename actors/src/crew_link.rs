@@ -41,6 +41,7 @@ use arc_swap::ArcSwap;
 use collie_crew::relay::client::{RelayClient, Subscription};
 use collie_crew::transport::quic::{QuicConnection, QuicRecv, QuicSend};
 use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
 
 pub use self::actor::{CrewActor, CrewArgs, CrewMsg};
 pub use self::persist::{registry_from_entries, stored_member_name};
@@ -48,7 +49,45 @@ pub use self::persist::{registry_from_entries, stored_member_name};
 /// On a lead: a relay client per online member, by name, published by the actor whenever a member
 /// comes or goes. The phone API reads it without a message, so a relayed request costs no actor
 /// round trip.
-pub type Relays = Arc<ArcSwap<BTreeMap<String, Arc<MemberRelay>>>>;
+pub type Relays = Arc<RelaySet>;
+
+/// The relay clients of the online members, by name.
+pub type RelayMap = BTreeMap<String, Arc<MemberRelay>>;
+
+/// What [`Relays`] points at: the published map, and a counter that moves with each publication,
+/// so a watcher of the members waits for a change instead of looking on a clock.
+#[derive(Debug)]
+pub struct RelaySet {
+    current: ArcSwap<RelayMap>,
+    published: watch::Sender<u64>,
+}
+
+impl Default for RelaySet {
+    fn default() -> RelaySet {
+        RelaySet {
+            current: ArcSwap::default(),
+            published: watch::channel(0).0,
+        }
+    }
+}
+
+impl RelaySet {
+    /// The map as last published.
+    pub fn load(&self) -> arc_swap::Guard<Arc<RelayMap>> {
+        self.current.load()
+    }
+
+    /// Publishes `map` and tells the watchers.
+    pub fn store(&self, map: Arc<RelayMap>) {
+        self.current.store(map);
+        self.published.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// A receiver that changes with each publication.
+    pub fn watch(&self) -> watch::Receiver<u64> {
+        self.published.subscribe()
+    }
+}
 
 /// On a lead: the relay client of one member, over the link's transport. A name of its own so the
 /// application names the relay, never the transport it runs on (SPEC §1: `app` never names QUIC).

@@ -21,6 +21,7 @@ pub(crate) struct BridgeOptions {
     dir: Option<PathBuf>,
     log: String,
     env: Vec<(String, OsString)>,
+    program: PathBuf,
 }
 
 impl BridgeOptions {
@@ -30,7 +31,15 @@ impl BridgeOptions {
             dir: None,
             log: "warn".to_owned(),
             env: Vec::new(),
+            program: PathBuf::from(env!("CARGO_BIN_EXE_collie")),
         }
+    }
+
+    /// Runs this `collie` binary instead of the one cargo built for the bench: a bench that
+    /// compares two builds (one from an older commit) in one run starts each in turn.
+    pub(crate) fn program(mut self, program: PathBuf) -> BridgeOptions {
+        self.program = program;
+        self
     }
 
     /// Keeps the bridge's dirs in `dir` (created if missing) instead of a temp dir of its own, for
@@ -77,6 +86,7 @@ impl BridgeOptions {
             dir,
             log: self.log,
             env: self.env,
+            program: self.program,
             _temp: temp,
         };
         let mut cmd = bridge.command();
@@ -127,6 +137,8 @@ pub(crate) struct Bridge {
     dir: PathBuf,
     log: String,
     env: Vec<(String, OsString)>,
+    /// The `collie` binary it runs (and the CLI commands against it).
+    program: PathBuf,
     /// The temp dir `dir` is in, if the bridge made its own: removed after the bridge has been
     /// stopped (fields drop after `Drop::drop`).
     _temp: Option<tempfile::TempDir>,
@@ -173,7 +185,7 @@ impl Bridge {
     /// on the machine) never compete for the default one; a bridge that is no lead ignores it.
     pub(crate) fn command(&self) -> Command {
         let d = &self.dir;
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_collie"));
+        let mut cmd = Command::new(&self.program);
         cmd.env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", d.join("home"))

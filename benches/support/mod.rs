@@ -30,7 +30,7 @@ pub(crate) use http::{agent, get, get_json, get_ok, measure_get, HTTP_WARM_UP};
 #[allow(unused_imports)]
 pub(crate) use machine::{cpu_model, cpus, load_average, mem_total_kib};
 #[allow(unused_imports)]
-pub(crate) use procfs::{rss_bytes, status_field, wait_rss_stable};
+pub(crate) use procfs::{rss_bytes, smaps_breakdown, status_field, wait_rss_stable};
 #[allow(unused_imports)]
 pub(crate) use stats::{met, mib, Stats, MIB};
 #[allow(unused_imports)]

@@ -1,6 +1,8 @@
 //! Readings of a running process from `/proc/<pid>`: the memory figures are resident memory as
 //! the kernel counts it, not what an allocator believes it holds.
 
+use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// A field of `/proc/<pid>/status` in its own unit (kB for memory).
@@ -39,4 +41,35 @@ pub(crate) fn wait_rss_stable(pid: u32) -> u64 {
         }
         std::thread::sleep(Duration::from_millis(250));
     }
+}
+
+/// Resident bytes by kind of mapping, from `/proc/<pid>/smaps`: the binary itself, shared
+/// libraries, the `[heap]`, anonymous mappings (allocator arenas, thread stacks) and the rest.
+pub(crate) fn smaps_breakdown(pid: u32) -> BTreeMap<&'static str, u64> {
+    let mut out = BTreeMap::new();
+    let Ok(smaps) = std::fs::read_to_string(format!("/proc/{pid}/smaps")) else {
+        return out;
+    };
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
+    let mut kind = "other";
+    for line in smaps.lines() {
+        let mut parts = line.split_whitespace();
+        let first = parts.next().unwrap_or("");
+        if first.contains('-') && first.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+            // A mapping header: range perms offset dev inode [path].
+            let path = parts.nth(4).unwrap_or("");
+            kind = match path {
+                "" => "anonymous",
+                "[heap]" => "heap",
+                "[stack]" => "main stack",
+                p if exe == Path::new(p) => "binary",
+                p if p.starts_with('/') => "libraries",
+                _ => "other",
+            };
+        } else if first == "Rss:" {
+            let kb: u64 = parts.next().and_then(|v| v.parse().ok()).unwrap_or(0);
+            *out.entry(kind).or_insert(0) += kb * 1024;
+        }
+    }
+    out
 }

@@ -1,14 +1,15 @@
 //! Counts of reads, writes and denials over the last seven days for `/api/health` (SPEC §4.7).
 //!
 //! Kept in memory as one bucket per UTC day, and saved in the store (table `meta`, key
-//! [`STORE_KEY`]) every few seconds while they change and when the bridge stops, so a restart
-//! keeps them; a crash loses at most the last few seconds. The counts name no pane, text or
-//! person.
+//! [`STORE_KEY`]) a few seconds after they change and when the bridge stops, so a restart keeps
+//! them; a crash loses at most the last few seconds. The saver waits for [`Counters::changed`],
+//! so counts that do not change cost no wake-up. The counts name no pane, text or person.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
+use tokio::sync::Notify;
 
 const DAYS: usize = 7;
 
@@ -29,6 +30,8 @@ pub struct Counters {
     buckets: Mutex<[Bucket; DAYS]>,
     /// Changed since the last [`Counters::take_changes`].
     dirty: AtomicBool,
+    /// Told when `dirty` turns true.
+    changed: Notify,
 }
 
 /// Totals over the last seven days.
@@ -57,8 +60,16 @@ impl Counters {
                 };
             }
             f(slot);
-            self.dirty.store(true, Ordering::Relaxed);
+            if !self.dirty.swap(true, Ordering::Relaxed) {
+                self.changed.notify_one();
+            }
         }
+    }
+
+    /// Returns once the counts changed since the last [`Counters::take_changes`] (at once if
+    /// they already had).
+    pub async fn changed(&self) {
+        self.changed.notified().await;
     }
 
     /// The buckets to save, if anything changed since the last call.

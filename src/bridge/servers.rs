@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use collie_actors::store::{Store, Table};
 
-use crate::app::counters::STORE_KEY;
+use crate::app::counters::{Counters, STORE_KEY};
 use crate::app::App;
 use crate::control::server as control_server;
 
@@ -39,21 +39,23 @@ pub(super) struct HttpArgs {
     pub hook_socket: PathBuf,
     /// Where the seven-day counts are saved.
     pub store: Store,
+    /// The seven-day counts (the same the handlers' context counts in).
+    pub counters: Arc<Counters>,
 }
 
-/// How often changed counts are saved.
+/// How long after a change the counts are saved: the changes of those seconds share one write.
 const SAVE_COUNTS: Duration = Duration::from_secs(5);
 
 /// The running servers.
 pub(super) struct HttpState {
     cancel: CancellationToken,
     tasks: JoinSet<()>,
-    ctx: App,
+    counters: Arc<Counters>,
     store: Store,
 }
 
-fn save_counts(ctx: &App, store: &Store) {
-    if let Some(bytes) = ctx.take_count_changes() {
+fn save_counts(counters: &Counters, store: &Store) {
+    if let Some(bytes) = counters.take_changes() {
         if let Err(e) = store.put_lazy(Table::Meta, STORE_KEY, &bytes) {
             tracing::warn!(error = %e, "cannot save the request counts");
         }
@@ -94,13 +96,22 @@ impl Actor for HttpActor {
         let ctx = args.ctx.clone();
         tasks.spawn(async move { crate::hooks::server::serve(hooks, ctx, stop).await });
 
-        let (ctx, store, stop) = (args.ctx.clone(), args.store.clone(), cancel.clone());
+        let (counters, store, stop) = (
+            Arc::clone(&args.counters),
+            args.store.clone(),
+            cancel.clone(),
+        );
         tasks.spawn(async move {
-            let mut every = tokio::time::interval(SAVE_COUNTS);
+            // No clock while nothing is counted: wait for a change, then save a few seconds
+            // later with whatever else was counted meanwhile.
             loop {
                 tokio::select! {
                     _ = stop.cancelled() => break,
-                    _ = every.tick() => save_counts(&ctx, &store),
+                    _ = counters.changed() => {}
+                }
+                tokio::select! {
+                    _ = stop.cancelled() => break,
+                    _ = tokio::time::sleep(SAVE_COUNTS) => save_counts(&counters, &store),
                 }
             }
         });
@@ -108,7 +119,7 @@ impl Actor for HttpActor {
         Ok(HttpState {
             cancel,
             tasks,
-            ctx: args.ctx,
+            counters: args.counters,
             store: args.store,
         })
     }
@@ -119,7 +130,7 @@ impl Actor for HttpActor {
         state: &mut HttpState,
     ) -> Result<(), ActorProcessingErr> {
         state.cancel.cancel();
-        save_counts(&state.ctx, &state.store);
+        save_counts(&state.counters, &state.store);
         let _ = state.store.flush();
         let drain = async { while state.tasks.join_next().await.is_some() {} };
         if tokio::time::timeout(Duration::from_secs(3), drain)

@@ -48,7 +48,8 @@ use super::{
 use crate::machine::MachineName;
 use crate::store::{Change, Store, Table};
 
-/// How often kept lines are retried and finished denial windows written.
+/// How often kept lines are retried, finished denial windows written and a lazily written
+/// confirmation flushed — while there is any of these to do; otherwise no timer runs.
 pub const TICK: Duration = Duration::from_secs(2);
 
 /// The most lines one commit writes (and the anchor names as pending).
@@ -149,8 +150,9 @@ pub struct AuditState {
     batch: Vec<Waiting>,
     /// Whether a [`AuditMsg::Commit`] is already in the mailbox.
     commit_queued: bool,
-    /// The timer, aborted with the state.
-    _tick: AbortOnDropHandle<()>,
+    /// The timer, while there is work for it ([`AuditState::wants_tick`]); aborted with the
+    /// state.
+    tick: Option<AbortOnDropHandle<()>>,
 }
 
 fn store_err(e: impl std::fmt::Display) -> AuditError {
@@ -192,7 +194,6 @@ impl Actor for AuditActor {
             args.mode,
             Arc::clone(&args.mask),
         );
-        let tick = myself.send_interval(TICK, || AuditMsg::Tick);
         let mut state = AuditState {
             args,
             log,
@@ -204,7 +205,7 @@ impl Actor for AuditActor {
             unflushed: false,
             batch: Vec::new(),
             commit_queued: false,
-            _tick: AbortOnDropHandle::new(tick),
+            tick: None,
         };
         match verdict {
             Verdict::Continue {
@@ -221,6 +222,7 @@ impl Actor for AuditActor {
         if let Err(e) = state.drain() {
             tracing::error!(error = %e, kept = state.kept.len(), "audit log not writable; lines are kept in the store");
         }
+        state.arm_tick(&myself);
         Ok(state)
     }
 
@@ -250,6 +252,7 @@ impl Actor for AuditActor {
                 state.handle_in_order(other, now);
             }
         }
+        state.arm_tick(&myself);
         Ok(())
     }
 
@@ -274,6 +277,25 @@ impl Actor for AuditActor {
 }
 
 impl AuditState {
+    /// Whether the timer has work: a confirmation to flush, kept lines to retry, or denial
+    /// windows still open.
+    fn wants_tick(&self) -> bool {
+        self.unflushed || !self.kept.is_empty() || !self.denials.is_empty()
+    }
+
+    /// Starts the timer when there is work for it and stops it when there is none, so an idle
+    /// bridge's log wakes nothing.
+    fn arm_tick(&mut self, myself: &ActorRef<AuditMsg>) {
+        match (self.wants_tick(), self.tick.is_some()) {
+            (true, false) => {
+                let tick = myself.send_interval(TICK, || AuditMsg::Tick);
+                self.tick = Some(AbortOnDropHandle::new(tick));
+            }
+            (false, true) => self.tick = None,
+            _ => {}
+        }
+    }
+
     /// An `Append` joins the batch; the batch is committed when it is full, or by the
     /// [`AuditMsg::Commit`] queued behind the appends already waiting.
     fn enqueue(&mut self, myself: &ActorRef<AuditMsg>, waiting: Waiting) {

@@ -6,7 +6,8 @@
 //! receiver; when its hook process goes away it `Close`s the card as answered elsewhere. The
 //! application's answer operation — the only path from a tap — sends `Tap`, writes the audit
 //! line, then `Release` (or `Unclaim` if the line could not be written). `List` and `Watch` serve
-//! the phone and the CLI. The actor's own one-second `Tick` expires cards past their deadline.
+//! the phone and the CLI. The actor's own one-second `Tick` expires cards past their deadline; it
+//! runs only while a card waits, so a bridge with no card has no timer.
 //!
 //! When it fails: the cards live in memory only. A restarted actor starts empty; every hook that
 //! held a card sees its decision channel close and prints nothing, so its agent shows its own
@@ -24,7 +25,7 @@ use super::card::{Card, CardOption, CardState, NewCard};
 use super::core::{Cards, Receipt, Tap};
 use super::error::CardError;
 
-/// How often deadlines are checked.
+/// How often deadlines are checked while a card waits.
 const TICK: Duration = Duration::from_secs(1);
 /// Changes a slow watcher may fall behind by before it is told to resync.
 const WATCH_BACKLOG: usize = 256;
@@ -117,7 +118,7 @@ pub enum CardsMsg {
     },
     /// A receiver of every change from now on (a card opened, answered or closed).
     Watch(RpcReplyPort<broadcast::Receiver<Card>>),
-    /// Expire cards past their deadline (the actor's own timer).
+    /// Expire cards past their deadline (the actor's own timer, running while a card waits).
     Tick,
 }
 
@@ -129,7 +130,8 @@ pub struct CardsState {
     cards: Cards,
     holders: HashMap<String, oneshot::Sender<Decision>>,
     changes: broadcast::Sender<Card>,
-    _tick: AbortOnDropHandle<()>,
+    /// The timer sending [`CardsMsg::Tick`], while a card waits or a holder is kept.
+    tick: Option<AbortOnDropHandle<()>>,
 }
 
 /// Unix milliseconds now.
@@ -145,6 +147,19 @@ fn random_id() -> String {
 }
 
 impl CardsState {
+    /// Starts the deadline timer when a card waits, stops it when none does.
+    fn arm_tick(&mut self, myself: &ActorRef<CardsMsg>) {
+        let wanted = !self.cards.is_empty() || !self.holders.is_empty();
+        match (wanted, self.tick.is_some()) {
+            (true, false) => {
+                let tick = myself.send_interval(TICK, || CardsMsg::Tick);
+                self.tick = Some(AbortOnDropHandle::new(tick));
+            }
+            (false, true) => self.tick = None,
+            _ => {}
+        }
+    }
+
     fn changed(&self, card: &Card) {
         // No watcher is fine.
         let _ = self.changes.send(card.clone());
@@ -166,21 +181,20 @@ impl Actor for CardsActor {
 
     async fn pre_start(
         &self,
-        myself: ActorRef<CardsMsg>,
+        _myself: ActorRef<CardsMsg>,
         _args: (),
     ) -> Result<CardsState, ActorProcessingErr> {
-        let tick = myself.send_interval(TICK, || CardsMsg::Tick);
         Ok(CardsState {
             cards: Cards::new(),
             holders: HashMap::new(),
             changes: broadcast::channel(WATCH_BACKLOG).0,
-            _tick: AbortOnDropHandle::new(tick),
+            tick: None,
         })
     }
 
     async fn handle(
         &self,
-        _myself: ActorRef<CardsMsg>,
+        myself: ActorRef<CardsMsg>,
         msg: CardsMsg,
         state: &mut CardsState,
     ) -> Result<(), ActorProcessingErr> {
@@ -269,6 +283,7 @@ impl Actor for CardsActor {
                 }
             }
         }
+        state.arm_tick(&myself);
         Ok(())
     }
 }

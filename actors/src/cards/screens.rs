@@ -3,10 +3,14 @@
 //! reach Collie. The rules are the pure [`super::offered`] and [`super::prompt`]; this shell only
 //! looks at screens and opens and closes cards.
 //!
-//! **When it looks.** Every [`LOOK_EVERY`] it lists the panes and subscribes to each new one's
-//! change counter. A pane whose screen changed is looked at once the screen has been still for a
-//! whole period — an agent draws its dialog in several writes, and a half-drawn dialog must not
-//! become a card. An idle machine costs one pane list per period and no screen reads.
+//! **When it looks.** Only after something changed: it follows the Panes actor's pane-set counter
+//! ([`PanesMsg::WatchSet`]: a pane appeared, went or was renamed) and each pane's change counter,
+//! through one small forwarding task each that tells the actor, at most once per [`LOOK_EVERY`],
+//! that something moved. The actor then looks [`LOOK_EVERY`] later: it lists the panes,
+//! subscribes to new ones, and reads a changed screen once it has been still for a whole period —
+//! an agent draws its dialog in several writes, and a half-drawn dialog must not become a card.
+//! While a screen keeps changing it looks again every period; once every screen is still and
+//! read, no timer is left. An idle machine costs nothing: no pane list, no timer, no wake-up.
 //!
 //! **What it never does.** It never answers: a tap reaches the application's answer operation,
 //! which asks this actor which dialog a card stands for ([`ScreensMsg::Offer`]) and has the Panes
@@ -21,6 +25,7 @@ use std::time::Duration;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use tokio::sync::{oneshot, watch};
+use tokio_util::task::AbortOnDropHandle;
 
 use super::actor::{CardsMsg, Decision};
 use super::card::{CardState, Source};
@@ -31,7 +36,7 @@ use crate::panes::actor::PaneInfo;
 use crate::panes::PanesMsg;
 use crate::slot::Slot;
 
-/// How often panes are listed and changed screens looked at.
+/// How long a screen must be still before it is read, and the least time between two looks.
 pub const LOOK_EVERY: Duration = Duration::from_millis(200);
 
 /// Start-up arguments.
@@ -50,8 +55,10 @@ pub struct ScreensArgs {
 /// Messages of the Screens actor.
 #[derive(Debug)]
 pub enum ScreensMsg {
-    /// Look at the panes (the actor's own timer).
+    /// Look at the panes (the actor's own timer, armed by [`ScreensMsg::Changed`]).
     Look,
+    /// A pane appeared, went, or its screen changed (sent by the actor's forwarding tasks).
+    Changed,
     /// The dialog card `card` stands for, if it is a screen card offered here.
     Offer {
         /// Card id.
@@ -69,15 +76,41 @@ struct Watched {
     changes: watch::Receiver<u64>,
     /// Changed since it was last looked at.
     dirty: bool,
+    /// Tells the actor when `changes` moves; ends with the pane (or with this entry).
+    _forward: AbortOnDropHandle<()>,
 }
 
 /// Its state.
 pub struct ScreensState {
     args: ScreensArgs,
+    myself: ActorRef<ScreensMsg>,
     offered: ScreenCards,
     watched: HashMap<String, Watched>,
+    /// Forwards the Panes actor's pane-set counter; `None` until it is had (and again once the
+    /// Panes actor it came from is gone).
+    panes_set: Option<AbortOnDropHandle<()>>,
+    /// A [`ScreensMsg::Look`] is on its way.
+    look_queued: bool,
     /// Kept so the Cards actor does not take an offered card for one whose asker went away.
     decisions: HashMap<String, oneshot::Receiver<Decision>>,
+}
+
+/// Tells `actor` each time `changes` moves (and once more when it closes), then waits a
+/// [`LOOK_EVERY`] before it tells again: a pane printing all the time wakes the actor at most
+/// once a period, a still one never.
+fn forward(
+    mut changes: watch::Receiver<u64>,
+    actor: ActorRef<ScreensMsg>,
+) -> AbortOnDropHandle<()> {
+    AbortOnDropHandle::new(tokio::spawn(async move {
+        loop {
+            let closed = changes.changed().await.is_err();
+            if actor.cast(ScreensMsg::Changed).is_err() || closed {
+                return;
+            }
+            tokio::time::sleep(LOOK_EVERY).await;
+        }
+    }))
 }
 
 impl Actor for ScreensActor {
@@ -90,26 +123,35 @@ impl Actor for ScreensActor {
         myself: ActorRef<ScreensMsg>,
         args: ScreensArgs,
     ) -> Result<ScreensState, ActorProcessingErr> {
+        // The first look follows the panes there are already (and takes the pane-set counter).
         myself.send_after(LOOK_EVERY, || ScreensMsg::Look);
         Ok(ScreensState {
             args,
+            myself,
             offered: ScreenCards::new(),
             watched: HashMap::new(),
+            panes_set: None,
+            look_queued: true,
             decisions: HashMap::new(),
         })
     }
 
     async fn handle(
         &self,
-        myself: ActorRef<ScreensMsg>,
+        _myself: ActorRef<ScreensMsg>,
         msg: ScreensMsg,
         state: &mut ScreensState,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
+            ScreensMsg::Changed => state.queue_look(),
             ScreensMsg::Look => {
+                state.look_queued = false;
                 state.look().await;
-                // Scheduled after the look, so a slow look never queues up more of them.
-                myself.send_after(LOOK_EVERY, || ScreensMsg::Look);
+                // Again next period while a screen still moves (or the Panes actor could not be
+                // asked): scheduled after the look, so a slow look never queues up more of them.
+                if state.panes_set.is_none() || state.watched.values().any(|w| w.dirty) {
+                    state.queue_look();
+                }
             }
             ScreensMsg::Offer { card, reply } => {
                 let _ = reply.send(state.offered.card(&card).cloned());
@@ -120,7 +162,24 @@ impl Actor for ScreensActor {
 }
 
 impl ScreensState {
+    /// A look in one period, unless one is already on its way.
+    fn queue_look(&mut self) {
+        if !self.look_queued {
+            self.look_queued = true;
+            self.myself.send_after(LOOK_EVERY, || ScreensMsg::Look);
+        }
+    }
+
     async fn look(&mut self) {
+        // A pane-set counter whose Panes actor is gone (restarted) is taken again.
+        if self.panes_set.as_ref().is_some_and(|f| f.is_finished()) {
+            self.panes_set = None;
+        }
+        if self.panes_set.is_none() {
+            if let Ok(set) = self.args.panes.call(PanesMsg::WatchSet).await {
+                self.panes_set = Some(forward(set, self.myself.clone()));
+            }
+        }
         // The Panes actor restarting: try again next period.
         let Ok(panes) = self.args.panes.call(PanesMsg::List).await else {
             return;
@@ -175,11 +234,13 @@ impl ScreensState {
                 .call(|reply| PanesMsg::Subscribe { pane, reply })
                 .await;
             if let Ok(Ok(changes)) = subscribed {
+                let forwarding = forward(changes.clone(), self.myself.clone());
                 self.watched.insert(
                     p.pane.clone(),
                     Watched {
                         changes,
                         dirty: true,
+                        _forward: forwarding,
                     },
                 );
             }

@@ -10,9 +10,14 @@
 //! Caps: at most [`MAX_HOSTED`] hosted panes, and the buffers of all panes stay under
 //! [`BUFFER_CAP`] (or [`PanesArgs::buffer_cap`]); past either a new hosted pane is refused
 //! (`resource limit`, naming the cap for the caller's `resource.denied` line). As use nears the buffer cap
-//! tmux mirrors keep less scrollback: every [`BUDGET_PERIOD`], and after a hosted pane is created
-//! or closed, the actor feeds its measurements to the pure policy in [`super::budget`] and hands a
-//! changed limit to the tmux backend, which rebuilds its mirrors in the background.
+//! tmux mirrors keep less scrollback: every [`BUDGET_PERIOD`] while there is any pane, and after
+//! the set of panes changed, the actor feeds its measurements to the pure policy in
+//! [`super::budget`] and hands a changed limit to the tmux backend, which rebuilds its mirrors in
+//! the background. With no pane there is nothing to measure and no timer runs.
+//!
+//! The set of panes has a change counter ([`PanesMsg::WatchSet`]), bumped when a pane appears,
+//! goes or is renamed, on either backend: watchers (the screen-prompt watcher, the budget) wait
+//! for it instead of listing the panes on a clock.
 //!
 //! If the actor fails it is restarted: tmux mirrors are rebuilt from the tmux servers (the panes
 //! live on), hosted panes end with the failed instance (their processes are killed on drop).
@@ -46,11 +51,12 @@ use crate::store::{Store, Table};
 pub const MAX_HOSTED: usize = 64;
 /// Cap on the buffers of all panes together (rings, screens, scrollback).
 pub const BUFFER_CAP: usize = 128 * 1024 * 1024;
-/// How often the actor re-evaluates the tmux scrollback limit against the buffer cap.
+/// How often the actor re-evaluates the tmux scrollback limit against the buffer cap, while there
+/// is a pane whose output could grow the buffers.
 pub const BUDGET_PERIOD: Duration = Duration::from_secs(5);
 /// Store key of the pane-token salt.
-/// How long a starting Panes actor waits for the tmux mirrors' first look (see
-/// [`TmuxBackend::settled`]); a hung tmux must not keep the bridge from starting.
+/// How long after its start the Panes actor's first request may wait for the tmux mirrors'
+/// first look (see [`TmuxBackend::settled`]); a hung tmux must not keep requests waiting longer.
 const SETTLE_WITHIN: Duration = Duration::from_secs(3);
 const SALT_KEY: &str = "panes.salt";
 
@@ -103,6 +109,9 @@ pub enum PanesMsg {
         /// The answer.
         reply: Reply<ColourSnapshot>,
     },
+    /// A receiver of the pane-set counter: it changes when a pane appears, goes or is renamed
+    /// (hosted or tmux), and closes when this actor stops.
+    WatchSet(RpcReplyPort<watch::Receiver<u64>>),
     /// A receiver of the pane's change counter.
     Subscribe {
         /// Pane id.
@@ -228,7 +237,8 @@ pub enum PanesMsg {
         reply: Reply<()>,
     },
     /// Re-evaluate the tmux scrollback limit against the buffer cap (sent by the actor's own
-    /// timer every [`BUDGET_PERIOD`]; harmless from anyone else).
+    /// timer every [`BUDGET_PERIOD`] while there are panes, and when the pane set changes;
+    /// harmless from anyone else).
     CheckBudget,
     /// Test-only fault: the next snapshot request fails the actor mid-request.
     #[cfg(feature = "fault-injection")]
@@ -248,8 +258,15 @@ pub struct PanesState {
     hosted: BTreeMap<u32, Hosted>,
     next_hosted: u32,
     salt: Vec<u8>,
-    /// The timer that sends [`PanesMsg::CheckBudget`]; stopped with the state.
-    _budget_timer: AbortOnDropHandle<()>,
+    /// The pane-set counter (see [`PanesMsg::WatchSet`]); the tmux backend bumps it too.
+    set: watch::Sender<u64>,
+    /// The timer that sends [`PanesMsg::CheckBudget`] while there are panes; stopped with the
+    /// state.
+    budget_timer: Option<AbortOnDropHandle<()>>,
+    /// Sends [`PanesMsg::CheckBudget`] when the pane set changes; stopped with the state.
+    _set_follower: AbortOnDropHandle<()>,
+    /// Until the tmux mirrors' first look is done: the deadline of the wait for it.
+    settling: Option<tokio::time::Instant>,
     #[cfg(feature = "fault-injection")]
     fail_next_snapshot: bool,
 }
@@ -279,32 +296,57 @@ impl Actor for PanesActor {
         let salt = load_salt(&args.store)?;
         let mut sockets = vec![TmuxSocket::Default];
         sockets.extend(args.tmux_sockets.iter().cloned().map(TmuxSocket::Path));
-        let tmux = TmuxBackend::start(sockets, &salt, TmuxOptions::default());
-        // Answer nothing until tmux's panes are mirrored: a phone reconnecting right after a
-        // restart must find its pane, not `no such pane`.
-        if !tmux.settled(SETTLE_WITHIN).await {
-            tracing::warn!("tmux did not answer within {SETTLE_WITHIN:?}; its panes appear later");
-        }
-        let budget_timer = myself.send_interval(BUDGET_PERIOD, || PanesMsg::CheckBudget);
-        Ok(PanesState {
+        let (set, _) = watch::channel(0);
+        let tmux = TmuxBackend::start_telling(sockets, &salt, TmuxOptions::default(), set.clone());
+        // The first look at tmux (a `tmux list-sessions` process, then the control clients) is
+        // waited for by the first request, not here: the rest of the bridge starts serving
+        // meanwhile (see `handle`).
+        let mut follows = set.subscribe();
+        let me = myself.clone();
+        let set_follower = AbortOnDropHandle::new(tokio::spawn(async move {
+            while follows.changed().await.is_ok() {
+                if me.cast(PanesMsg::CheckBudget).is_err() {
+                    return;
+                }
+            }
+        }));
+        let mut state = PanesState {
             args,
             tmux,
             hosted: BTreeMap::new(),
             next_hosted: 1,
             salt,
-            _budget_timer: AbortOnDropHandle::new(budget_timer),
+            set,
+            budget_timer: None,
+            _set_follower: set_follower,
+            settling: Some(tokio::time::Instant::now() + SETTLE_WITHIN),
             #[cfg(feature = "fault-injection")]
             fail_next_snapshot: false,
-        })
+        };
+        state.arm_budget(&myself);
+        Ok(state)
     }
 
     async fn handle(
         &self,
-        _myself: ActorRef<Self::Msg>,
+        myself: ActorRef<Self::Msg>,
         msg: PanesMsg,
         state: &mut PanesState,
     ) -> Result<(), ActorProcessingErr> {
+        // Answer nothing until tmux's panes are mirrored: a phone reconnecting right after a
+        // restart must find its pane, not `no such pane`.
+        if let Some(deadline) = state.settling.take() {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if !state.tmux.settled(left).await {
+                tracing::warn!(
+                    "tmux did not answer within {SETTLE_WITHIN:?}; its panes appear later"
+                );
+            }
+        }
         match msg {
+            PanesMsg::WatchSet(reply) => {
+                let _ = reply.send(state.set.subscribe());
+            }
             PanesMsg::List(reply) => {
                 let _ = reply.send(state.list());
             }
@@ -412,7 +454,10 @@ impl Actor for PanesActor {
                 let _ = reply.send(state.close(PaneRef::parse(&pane)).await);
                 state.check_budget();
             }
-            PanesMsg::CheckBudget => state.check_budget(),
+            PanesMsg::CheckBudget => {
+                state.check_budget();
+                state.arm_budget(&myself);
+            }
             #[cfg(feature = "fault-injection")]
             PanesMsg::FailNextSnapshot => state.fail_next_snapshot = true,
         }
@@ -625,6 +670,25 @@ impl PanesState {
                 .sum::<usize>()
     }
 
+    /// Tells the pane-set watchers that a pane appeared, went or was renamed.
+    fn set_changed(&self) {
+        self.set.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// Runs the budget timer while there is a pane (whose output could grow the buffers), and
+    /// stops it when there is none: an idle bridge without panes has nothing to re-evaluate.
+    fn arm_budget(&mut self, myself: &ActorRef<PanesMsg>) {
+        let any = !self.hosted.is_empty() || !self.tmux.list().is_empty();
+        match (any, self.budget_timer.is_some()) {
+            (true, false) => {
+                let timer = myself.send_interval(BUDGET_PERIOD, || PanesMsg::CheckBudget);
+                self.budget_timer = Some(AbortOnDropHandle::new(timer));
+            }
+            (false, true) => self.budget_timer = None,
+            _ => {}
+        }
+    }
+
     /// Applies the scrollback policy to the tmux mirrors (SPEC §5 "Caps"); the backend rebuilds
     /// them in the background when the limit changes.
     fn check_budget(&self) {
@@ -684,6 +748,7 @@ impl PanesState {
             .map_err(|e| PaneError::Backend(format!("cannot start the pane: {e}")))?;
         let name = name.unwrap_or_else(|| format!("pane {n}"));
         self.hosted.insert(n, Hosted { pane, name, token });
+        self.set_changed();
         self.info(id)
     }
 
@@ -691,6 +756,7 @@ impl PanesState {
         match pane {
             PaneRef::Hosted(n) => {
                 self.hosted.get_mut(&n).ok_or(PaneError::NoSuchPane)?.name = name;
+                self.set_changed();
                 Ok(())
             }
             PaneRef::Tmux(id) => Ok(self.tmux.rename(id, &name).await?),
@@ -705,6 +771,7 @@ impl PanesState {
                     .ok_or(PaneError::NoSuchPane)?
                     .pane
                     .kill();
+                self.set_changed();
                 Ok(())
             }
             PaneRef::Tmux(id) => Ok(self.tmux.kill(id).await?),

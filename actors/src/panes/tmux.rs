@@ -17,16 +17,18 @@
 //! tmux through their control clients.
 //!
 //! Failure: if tmux is not installed or no server runs on a socket, that socket simply has no
-//! panes, and its manager retries discovery every [`TmuxOptions::retry`] (3 s by default). When a
-//! control client dies its session's panes are dropped at the next resync; when the last one
-//! dies (server gone) every mirror of the socket is dropped, and their `subscribe` channels
-//! close. Dropping the [`TmuxBackend`] aborts every task it owns, which kills the control
+//! panes, and its manager tries discovery again when a server makes its socket (inotify on the
+//! socket's folder; every [`TmuxOptions::retry`], 3 s by default, where inotify cannot be
+//! used). When a control client dies its session's panes are dropped at the next resync; when
+//! the last one dies (server gone) every mirror of the socket is dropped, and their `subscribe`
+//! channels close. Dropping the [`TmuxBackend`] aborts every task it owns, which kills the control
 //! clients (`kill_on_drop`).
 //!
 //! [`Screen`]: crate::panes::screen::Screen
 
 pub mod control;
 
+mod appear;
 mod client;
 mod server;
 
@@ -68,7 +70,8 @@ pub struct TmuxOptions {
     /// Lines of scrollback each mirror keeps and seeds (default 2,000); the most
     /// [`TmuxBackend::set_scrollback_limit`] allows.
     pub scrollback: usize,
-    /// Pause between discovery attempts on a socket without a server (default 3 s).
+    /// Pause between discovery attempts on a socket without a server when its folder cannot be
+    /// watched (default 3 s).
     pub retry: Duration,
 }
 
@@ -175,6 +178,18 @@ impl TmuxBackend {
     /// config's sockets, then `COLLIE_TMUX_SOCKETS`). `salt` is the per-bridge pane-token salt.
     /// Must be called inside a tokio runtime.
     pub fn start(sockets: Vec<TmuxSocket>, salt: &[u8], options: TmuxOptions) -> TmuxBackend {
+        TmuxBackend::start_telling(sockets, salt, options, watch::channel(0).0)
+    }
+
+    /// [`TmuxBackend::start`], bumping `changes` each time the set of mirrored panes (or a pane's
+    /// name) changes: the owner's watchers then wait for that instead of listing the panes on a
+    /// clock.
+    pub fn start_telling(
+        sockets: Vec<TmuxSocket>,
+        salt: &[u8],
+        options: TmuxOptions,
+        changes: watch::Sender<u64>,
+    ) -> TmuxBackend {
         let options = Arc::new(options);
         let salt: Arc<[u8]> = Arc::from(salt);
         let mut tasks = JoinSet::new();
@@ -189,6 +204,7 @@ impl TmuxBackend {
                     options.clone(),
                     salt.clone(),
                     scrollback.subscribe(),
+                    changes.clone(),
                 ));
                 tasks.spawn(server::run(shared.clone()));
                 shared

@@ -10,10 +10,11 @@
 //! about. [`collie_actors::push::question`] then keeps only fresh waiting cards, and the limiter
 //! judges each (machine, card) once.
 //!
-//! Members come and go: the relay clients the crew actor publishes are looked at every
-//! [`MEMBERS_EVERY`]; a feed is opened for each online member that declared `cards`, and a feed
-//! that ends (the member went offline) is opened again once the member is back. A card made in
-//! the moment between a member coming online and its feed opening shows, and does not buzz.
+//! Members come and go: the relay clients are looked at each time the crew actor publishes them
+//! (and when a feed ends), never on a clock; a feed is opened for each online member that declared
+//! `cards`, and a feed that ends (the member went offline) is opened again once the member is
+//! back. A card made in the moment between a member coming online and its feed opening shows,
+//! and does not buzz.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -26,8 +27,6 @@ use tokio::task::JoinSet;
 use crate::app::machine::Member;
 use crate::app::{App, AppError, Caller};
 
-/// How often the online members are looked at.
-pub const MEMBERS_EVERY: Duration = Duration::from_millis(250);
 /// How long a member whose feed could not be opened waits before it is asked again.
 const RETRY_AFTER: Duration = Duration::from_secs(2);
 
@@ -41,24 +40,25 @@ fn now_ms() -> u64 {
 pub async fn run(app: App) {
     let mut feeds: JoinSet<String> = JoinSet::new();
     let mut watched: BTreeSet<String> = BTreeSet::new();
-    let mut tick = tokio::time::interval(MEMBERS_EVERY);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut published = app.relays.watch();
     loop {
+        for member in app.online_members() {
+            if member.allows(&RelayKind::CardsWatch).is_err() || watched.contains(member.name()) {
+                continue;
+            }
+            watched.insert(member.name().to_owned());
+            feeds.spawn(follow(app.clone(), member));
+        }
         tokio::select! {
             Some(ended) = feeds.join_next() => {
                 if let Ok(name) = ended {
                     watched.remove(&name);
                 }
             }
-            _ = tick.tick() => {
-                for member in app.online_members() {
-                    if member.allows(&RelayKind::CardsWatch).is_err()
-                        || watched.contains(member.name())
-                    {
-                        continue;
-                    }
-                    watched.insert(member.name().to_owned());
-                    feeds.spawn(follow(app.clone(), member));
+            changed = published.changed() => {
+                if changed.is_err() {
+                    // The set is never dropped while the bridge runs.
+                    std::future::pending::<()>().await;
                 }
             }
         }

@@ -7,7 +7,8 @@
 //! panes whose size changed, are seeded with `display` + `capture-pane` through the control client
 //! of the session that owns them; the reader task applies the seed in stream order (see
 //! `client.rs`). When the last client is gone (server exited) every mirror is dropped and the
-//! manager retries discovery every [`super::TmuxOptions::retry`] or when woken.
+//! manager tries discovery again once a server makes its socket (`appear.rs`: inotify on the
+//! socket's folder, no clock), when woken, or after [`appear::RECHECK`].
 //!
 //! Scrollback limit: every mirror's screen keeps the lines of the backend's current limit (a
 //! `watch` channel, lowered by the Panes actor when the global buffer cap is near). vt100 cannot
@@ -24,6 +25,7 @@ use parking_lot::Mutex;
 use tokio::sync::{mpsc, watch, Notify};
 use tokio::task::JoinSet;
 
+use super::appear;
 use super::client::{self, Client, Hook};
 use super::control::{Notification, Reply};
 use super::{TmuxError, TmuxOptions, TmuxPaneInfo, TmuxSocket};
@@ -64,6 +66,9 @@ pub(super) struct Shared {
     /// Counts the pane lists merged into the mirrors, so a wait for a new pane wakes when one
     /// lands (see [`Shared::merged`]).
     merged: watch::Sender<u64>,
+    /// The backend owner's counter of pane-set changes: bumped when a merge adds, drops or
+    /// renames a mirror, or the server's mirrors are dropped (never by a merge that changed none).
+    changes: watch::Sender<u64>,
 }
 
 #[derive(Debug, Default)]
@@ -129,6 +134,7 @@ impl Shared {
         options: Arc<TmuxOptions>,
         salt: Arc<[u8]>,
         scrollback: watch::Receiver<usize>,
+        changes: watch::Sender<u64>,
     ) -> Shared {
         Shared {
             index,
@@ -140,7 +146,13 @@ impl Shared {
             scrollback,
             settled: watch::channel(false).0,
             merged: watch::channel(0).0,
+            changes,
         }
+    }
+
+    /// Tells the owner the set of panes (or a name) changed.
+    fn changed(&self) {
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
     }
 
     /// A receiver that changes each time a pane list is merged into the mirrors.
@@ -489,11 +501,14 @@ impl Shared {
         if let Some(row) = rows.first() {
             state.server_pid = Some(row.server_pid);
         }
+        let before = state.panes.len();
         state.panes.retain(|pane, _| seen.contains_key(pane));
+        let mut set_changed = state.panes.len() != before;
         let mut to_seed = Vec::new();
         for (pane, row) in seen {
             match state.panes.get_mut(&pane) {
                 Some(m) => {
+                    set_changed |= m.name != row.name;
                     m.name.clone_from(&row.name);
                     m.alive = !row.dead;
                     let resized = m.screen.size() != (row.rows, row.cols);
@@ -510,6 +525,7 @@ impl Shared {
                     }
                 }
                 None => {
+                    set_changed = true;
                     let (tx, _) = watch::channel(0);
                     state.panes.insert(
                         pane,
@@ -535,7 +551,11 @@ impl Shared {
                 }
             }
         }
+        drop(state);
         self.merged.send_modify(|n| *n += 1);
+        if set_changed {
+            self.changed();
+        }
         to_seed
     }
 
@@ -598,22 +618,40 @@ impl Shared {
 
     fn clear(&self) {
         let mut state = self.state.lock();
+        let had_panes = !state.panes.is_empty();
         state.panes.clear();
         state.clients.clear();
         state.names.clear();
         state.server_pid = None;
+        drop(state);
+        if had_panes {
+            self.changed();
+        }
     }
 }
 
 /// The manager task of one socket; runs until aborted.
 pub(super) async fn run(shared: Arc<Shared>) {
+    let socket = appear::socket_path(&shared.socket, &shared.options.env);
     loop {
+        let tried = SystemTime::now();
         shared.serve().await;
         shared.clear();
         // No server (or it went away): nothing to wait for.
         shared.settled.send_replace(true);
+        // Until a server makes its socket (see `appear`), or a session is made here.
+        let appeared = async {
+            if let Err(e) = appear::created_near(&socket, tried).await {
+                tracing::debug!(
+                    socket = shared.index,
+                    error = %e,
+                    "cannot watch for a tmux server; retrying on a clock"
+                );
+                tokio::time::sleep(shared.options.retry).await;
+            }
+        };
         tokio::select! {
-            () = tokio::time::sleep(shared.options.retry) => {}
+            () = appeared => {}
             () = shared.wake.notified() => {}
         }
     }
