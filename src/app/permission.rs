@@ -6,7 +6,7 @@
 //! The rules: at most [`MAX_HELD`] hooks are held at once; a hook run by an agent's shared
 //! background server is not answered ([`shared_server`]); a hook outside any pane is not
 //! answered; [`ask`] turns the hook input into a card and a decision into the exact JSON the agent
-//! reads, "Always allow" applying only the suggestions the card shows ([`always`]), a deny
+//! reads, "Always allow" applying only the suggestions the card shows (`always`), a deny
 //! saying `Denied from <device> via Collie`. Every refusal is silence: the hook prints nothing and
 //! the agent asks in its own terminal.
 
