@@ -456,3 +456,32 @@ fn a_done_write_whose_lead_line_cannot_be_written_is_kept_until_it_can() {
     same_write(&kept, &on_member[0]);
     assert!(audit_of(&lead, &["pane.create"]).is_empty());
 }
+
+#[test]
+fn a_local_one_shot_command_refused_at_the_pane_cap_leaves_no_command_run_line() {
+    // SPEC §7: a line for what happened, never for what was refused before it happened. The
+    // command's pane is refused at the cap, so nothing ran: `resource.denied`, no `command.run`.
+    let b = TestBridge::start_with(support::Opts::default());
+    let phone = b.pair("phone", "full");
+    let mut full = false;
+    for i in 0..70 {
+        let (s, v) = b.post(
+            "/api/panes",
+            Some(&phone),
+            &json!({"machine": "local", "name": format!("n{i}")}),
+        );
+        if s != 200 {
+            assert_eq!((s, v["error"].as_str()), (503, Some("resource limit")));
+            full = true;
+            break;
+        }
+    }
+    assert!(full, "the pane cap was reached");
+    let (s, v) = b.post("/api/commands", Some(&phone), &json!({"command": "true"}));
+    assert_eq!((s, v["error"].as_str()), (503, Some("resource limit")));
+    assert!(
+        audit_of(&b, &["command.run"]).is_empty(),
+        "{:?}",
+        audit_of(&b, &["command.run"])
+    );
+}

@@ -23,7 +23,7 @@
 //! that it ran (decision 0052). Both lines name the word as [`first_word`] does, the one meaning
 //! every audit line about a command shares.
 
-use collie_actors::audit::AuditEventKind;
+use collie_actors::audit::{AuditEventKind, AuditRecord};
 use collie_actors::command_word::first_word;
 use collie_actors::panes::actor::PaneInfo;
 use collie_actors::panes::keys::NamedKey;
@@ -116,8 +116,7 @@ impl App {
             .with_detail("word", first_word(&command))
             .with_detail("length", command.chars().count() as u64);
         let Machine::Member(member) = machine else {
-            self.audit(rec).await?;
-            let pane = self.run_here(caller, command).await?;
+            let pane = self.run_here(caller, command, rec).await?;
             return Ok(CommandRan {
                 machine: self.machine_name(),
                 pane,
@@ -135,9 +134,17 @@ impl App {
         })
     }
 
-    /// Opens the command's pane on this machine and types the line, once it is audited; the line
-    /// then joins the recent list and the sent log, as their rules allow.
-    async fn run_here(&self, caller: &Caller, command: String) -> Result<PaneInfo, AppError> {
+    /// Opens the command's pane on this machine, writes `rec` (`command.run`) and types the line;
+    /// the line then joins the recent list and the sent log, as their rules allow. The pane comes
+    /// first: a pane refused at the cap is `resource.denied` and nothing ran, so no `command.run`
+    /// (SPEC §7); a `command.run` that cannot be written closes the pane again before anything is
+    /// typed.
+    async fn run_here(
+        &self,
+        caller: &Caller,
+        command: String,
+        rec: AuditRecord,
+    ) -> Result<PaneInfo, AppError> {
         let pane = self
             .create_pane(
                 caller,
@@ -146,6 +153,7 @@ impl App {
                 Launch::Shell,
             )
             .await?;
+        self.keep_if_audited(rec, &pane.pane).await?;
         let id = pane.pane.clone();
         self.panes
             .call(|r| PanesMsg::Input {
