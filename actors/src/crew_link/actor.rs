@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
-use collie_crew::hello::{Exporter, Hello, JoinReply, JoinRequest};
+use collie_crew::hello::{CrewSecret, Exporter, Hello, JoinReply, JoinRequest};
 use collie_crew::identity::Identity;
 use collie_crew::pin::Pin;
 use collie_crew::relay::client::RelayClient;
@@ -21,7 +21,6 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::lead::LeadCore;
-use super::member_role::MemberStart;
 use super::persist::{self, RoleRecord};
 use super::{
     CrewError, CrewRole, CrewView, LeadLink, MachineView, RelayStream, Relays, UplinkStream,
@@ -30,6 +29,15 @@ use crate::audit::AuditMsg;
 use crate::machine::MachineName;
 use crate::slot::Slot;
 use crate::store::Store;
+
+/// What a member's link starts from: the stored role.
+pub(super) struct MemberStart {
+    pub(super) name: String,
+    pub(super) secret: CrewSecret,
+    pub(super) lead_name: String,
+    pub(super) lead_pin: Pin,
+    pub(super) lead_address: SocketAddr,
+}
 
 /// This bridge's version, in hellos and views.
 pub(super) const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -4,28 +4,20 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use collie_crew::hello::{
-    validate_name, Capability, CrewSecret, HelloConfig, JoinError, JoinReply, JoinRequest,
+    validate_name, Capability, HelloConfig, JoinError, JoinReply, JoinRequest,
 };
 use collie_crew::identity::Identity;
-use collie_crew::pin::Pin;
 use collie_crew::transport::quic::QuicEndpoint;
 use collie_crew::transport::Transport;
 use ractor::ActorRef;
 
-use super::actor::{identity_dir, unavailable, CrewMsg, CrewState, Member, Role, VERSION};
+use super::actor::{
+    identity_dir, unavailable, CrewMsg, CrewState, Member, MemberStart, Role, VERSION,
+};
 use super::invite::InviteCode;
 use super::link::{self, MemberLink};
 use super::persist::{self, RoleRecord};
 use super::{CrewError, CrewView};
-
-/// What a member's link starts from: the stored role.
-pub(super) struct MemberStart {
-    pub(super) name: String,
-    pub(super) secret: CrewSecret,
-    pub(super) lead_name: String,
-    pub(super) lead_pin: Pin,
-    pub(super) lead_address: SocketAddr,
-}
 
 impl CrewState {
     /// Starts a member's link.
