@@ -278,15 +278,9 @@ fn shown(graph: &Graph) -> String {
         .join("\n")
 }
 
-/// Cycles among the children of an actor's folder that are still to be cut (the tmux control
-/// client and the server share the server's state). Only `actors/` may be listed here; the test
-/// below fails when one of them is gone, so the list only shrinks.
-const KNOWN_CYCLES: [(&str, &str); 1] = [("actors/src", "panes::tmux")];
-
 #[test]
 fn no_crate_has_an_import_cycle_among_its_modules() {
     let mut cycles = Vec::new();
-    let mut known_seen = Vec::new();
     for src in CRATES {
         let levels = levels(&root().join(src));
         assert!(
@@ -300,10 +294,6 @@ fn no_crate_has_an_import_cycle_among_its_modules() {
                 } else {
                     parent.join("::")
                 };
-                if KNOWN_CYCLES.contains(&(src, parent.as_str())) {
-                    known_seen.push((src, parent));
-                    continue;
-                }
                 cycles.push(format!(
                     "{src}: among the children of `{parent}`: {}\n{}",
                     cycle.join(" -> "),
@@ -313,12 +303,6 @@ fn no_crate_has_an_import_cycle_among_its_modules() {
         }
     }
     assert!(cycles.is_empty(), "import cycles:\n{}", cycles.join("\n"));
-    for (src, parent) in KNOWN_CYCLES {
-        assert!(
-            known_seen.iter().any(|(s, p)| *s == src && p == parent),
-            "{src}: `{parent}` has no cycle any more: take it off KNOWN_CYCLES"
-        );
-    }
 }
 
 #[test]

@@ -50,6 +50,22 @@ fn audit_of(b: &TestBridge, events: &[&str]) -> Vec<Value> {
         .collect()
 }
 
+/// Opens hosted panes on `b` as `token` until its cap refuses one (`503 resource limit`).
+fn fill_hosted_panes(b: &TestBridge, token: &str) {
+    for i in 0..70 {
+        let (s, v) = b.post(
+            "/api/panes",
+            Some(token),
+            &json!({"machine": "local", "name": format!("n{i}")}),
+        );
+        if s != 200 {
+            assert_eq!((s, v["error"].as_str()), (503, Some("resource limit")));
+            return;
+        }
+    }
+    panic!("70 panes opened without reaching the cap");
+}
+
 fn input(lead: &TestBridge, phone: &str, pane: &str, body: &Value) -> (u16, Value) {
     lead.post(&format!("/api/panes/web-1/{pane}/input"), Some(phone), body)
 }
@@ -245,20 +261,7 @@ fn a_member_at_its_pane_cap_is_resource_denied_on_both_machines() {
     let phone = lead.pair("phone", "full");
     // Fill the member's hosted panes from its own phone, then ask through the lead.
     let local = member.pair("own", "full");
-    let mut full = false;
-    for i in 0..70 {
-        let (s, v) = member.post(
-            "/api/panes",
-            Some(&local),
-            &json!({"machine": "local", "name": format!("n{i}")}),
-        );
-        if s != 200 {
-            assert_eq!((s, v["error"].as_str()), (503, Some("resource limit")));
-            full = true;
-            break;
-        }
-    }
-    assert!(full, "the member's cap was reached");
+    fill_hosted_panes(&member, &local);
     let before = audit_of(&member, &["resource.denied"]).len();
 
     let (s, v) = lead.post(
@@ -463,20 +466,7 @@ fn a_local_one_shot_command_refused_at_the_pane_cap_leaves_no_command_run_line()
     // command's pane is refused at the cap, so nothing ran: `resource.denied`, no `command.run`.
     let b = TestBridge::start_with(support::Opts::default());
     let phone = b.pair("phone", "full");
-    let mut full = false;
-    for i in 0..70 {
-        let (s, v) = b.post(
-            "/api/panes",
-            Some(&phone),
-            &json!({"machine": "local", "name": format!("n{i}")}),
-        );
-        if s != 200 {
-            assert_eq!((s, v["error"].as_str()), (503, Some("resource limit")));
-            full = true;
-            break;
-        }
-    }
-    assert!(full, "the pane cap was reached");
+    fill_hosted_panes(&b, &phone);
     let (s, v) = b.post("/api/commands", Some(&phone), &json!({"command": "true"}));
     assert_eq!((s, v["error"].as_str()), (503, Some("resource limit")));
     assert!(

@@ -18,8 +18,30 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::{mpsc, oneshot};
 
 use super::control::{ControlParser, Message, Notification, Reply};
-use super::server::{Event, Shared};
 use super::TmuxError;
+
+/// What a control client reports to, and asks of, the server state of its socket: the command to
+/// start tmux with, and the pane output and first looks it reads. A trait of the client's own, so
+/// the client does not name the server's state and the server owns the clients alone.
+pub(super) trait Server: Send + Sync + 'static {
+    /// A `tmux` command on the socket.
+    fn command(&self) -> tokio::process::Command;
+    /// Output of `pane` read by the client of `session`.
+    fn apply_output(&self, session: u32, pane: u32, bytes: &[u8]);
+    /// The cursor of `pane` as `reply` reports it.
+    fn seed_cursor(&self, session: u32, pane: u32, reply: &Reply);
+    /// The screen and `scrollback` lines of `pane` as `reply` captured them.
+    fn seed_capture(&self, session: u32, pane: u32, scrollback: usize, reply: &Reply);
+}
+
+/// What control clients tell the manager.
+#[derive(Debug)]
+pub(super) enum Event {
+    /// A structural notification: re-read the pane list.
+    Changed(Notification),
+    /// The control client of this session ended.
+    ClientGone(u32),
+}
 
 /// Longest control line kept; longer lines are dropped (tmux's are far shorter).
 const MAX_LINE_BYTES: usize = 1024 * 1024;
@@ -76,7 +98,7 @@ pub(super) struct Spawned {
 }
 
 /// Starts a control client for `session` on the socket of `shared`.
-pub(super) fn spawn(shared: &Shared, session: u32) -> Result<Spawned, TmuxError> {
+pub(super) fn spawn(shared: &impl Server, session: u32) -> Result<Spawned, TmuxError> {
     let mut cmd = shared.command();
     cmd.arg("-C")
         .arg("attach-session")
@@ -157,9 +179,9 @@ impl Client {
 
 /// Runs a control client until its stdout ends (tmux detached it, the server exited, or every
 /// [`Client`] handle was dropped, which closes its stdin), then reports [`Event::ClientGone`].
-pub(super) async fn run_client(
+pub(super) async fn run_client<S: Server>(
     spawned: Spawned,
-    shared: Arc<Shared>,
+    shared: Arc<S>,
     events: mpsc::UnboundedSender<Event>,
 ) {
     let Spawned {
@@ -173,7 +195,7 @@ pub(super) async fn run_client(
     drop(client);
     let pending = Arc::new(Mutex::new(VecDeque::new()));
     let writer = write_commands(stdin, lines, pending.clone());
-    let reader = read_stream(stdout, &shared, session, &pending, &events);
+    let reader = read_stream(stdout, shared.as_ref(), session, &pending, &events);
     // The reader ends the client; the writer ends early only when the handles are gone or the
     // pipe broke, and then the reader sees the end of stdout soon after.
     tokio::pin!(reader);
@@ -204,7 +226,7 @@ async fn write_commands(
 /// Parses the control stream until it ends.
 async fn read_stream(
     stdout: ChildStdout,
-    shared: &Shared,
+    shared: &impl Server,
     session: u32,
     pending: &Mutex<VecDeque<Pending>>,
     events: &mpsc::UnboundedSender<Event>,

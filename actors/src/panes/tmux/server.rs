@@ -26,21 +26,12 @@ use tokio::sync::{mpsc, watch, Notify};
 use tokio::task::JoinSet;
 
 use super::appear;
-use super::client::{self, Client, Hook};
-use super::control::{Notification, Reply};
+use super::client::{self, Client, Event, Hook};
+use super::control::Reply;
 use super::{TmuxError, TmuxOptions, TmuxPaneInfo, TmuxSocket};
 use crate::panes::screen::Screen;
 use crate::panes::snapshot::ScreenSnapshot;
 use crate::panes::token::pane_token;
-
-/// What control clients tell the manager.
-#[derive(Debug)]
-pub(super) enum Event {
-    /// A structural notification: re-read the pane list.
-    Changed(Notification),
-    /// The control client of this session ended.
-    ClientGone(u32),
-}
 
 /// The `list-panes` format; the window name comes last because it may hold spaces.
 const PANE_FORMAT: &str = "#{session_id} #{window_id} #{pane_id} #{pane_pid} #{pane_width} \
@@ -128,6 +119,22 @@ struct PaneRow {
 }
 
 impl Shared {
+    /// A `tmux` command for this socket: `-S <path>` for an explicit socket, nothing for the
+    /// default one (tmux then honours `TMUX_TMPDIR`). `TMUX` is removed so that a bridge running
+    /// inside tmux neither picks that server instead nor trips tmux's nesting check.
+    pub(super) fn command(&self) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(&self.options.program);
+        cmd.env_remove("TMUX");
+        for (k, v) in &self.options.env {
+            cmd.env(k, v);
+        }
+        if let TmuxSocket::Path(path) = &self.socket {
+            cmd.arg("-S").arg(path);
+        }
+        cmd.stdin(std::process::Stdio::null()).kill_on_drop(true);
+        cmd
+    }
+
     pub(super) fn new(
         index: usize,
         socket: TmuxSocket,
@@ -163,74 +170,6 @@ impl Shared {
     /// A receiver that turns true once the first discovery (and sync) of this server is done.
     pub(super) fn settled(&self) -> watch::Receiver<bool> {
         self.settled.subscribe()
-    }
-
-    /// A `tmux` command for this socket: `-S <path>` for an explicit socket, nothing for the
-    /// default one (tmux then honours `TMUX_TMPDIR`). `TMUX` is removed so that a bridge running
-    /// inside tmux neither picks that server instead nor trips tmux's nesting check.
-    pub(super) fn command(&self) -> tokio::process::Command {
-        let mut cmd = tokio::process::Command::new(&self.options.program);
-        cmd.env_remove("TMUX");
-        for (k, v) in &self.options.env {
-            cmd.env(k, v);
-        }
-        if let TmuxSocket::Path(path) = &self.socket {
-            cmd.arg("-S").arg(path);
-        }
-        cmd.stdin(std::process::Stdio::null()).kill_on_drop(true);
-        cmd
-    }
-
-    // ---- reader hooks (called from client reader tasks, in stream order) ----
-
-    pub(super) fn apply_output(&self, session: u32, pane: u32, bytes: &[u8]) {
-        let mut state = self.state.lock();
-        if let Some(m) = state.panes.get_mut(&pane) {
-            if m.owner == session {
-                m.screen.feed(bytes);
-                m.last_activity = SystemTime::now();
-                m.bump();
-            }
-        }
-    }
-
-    pub(super) fn seed_cursor(&self, session: u32, pane: u32, reply: &Reply) {
-        let Some(line) = reply.lines.first() else {
-            return;
-        };
-        let nums: Vec<u16> = String::from_utf8_lossy(line)
-            .split_whitespace()
-            .filter_map(|w| w.parse().ok())
-            .collect();
-        let [x, y, cols, rows] = nums[..] else { return };
-        let mut state = self.state.lock();
-        if let Some(m) = state.panes.get_mut(&pane) {
-            if m.owner == session {
-                m.seed_cursor = Some((x, y, cols, rows));
-            }
-        }
-    }
-
-    pub(super) fn seed_capture(&self, session: u32, pane: u32, scrollback: usize, reply: &Reply) {
-        let mut state = self.state.lock();
-        let Some(m) = state.panes.get_mut(&pane) else {
-            return;
-        };
-        if m.owner != session {
-            return;
-        }
-        let (rows, cols) = m.screen.size();
-        let (x, y, cols, rows) = m.seed_cursor.take().unwrap_or((0, 0, cols, rows));
-        let mut screen = Screen::new(rows, cols, scrollback);
-        for (i, line) in reply.lines.iter().enumerate() {
-            if i > 0 {
-                screen.feed(b"\r\n");
-            }
-            screen.feed(line);
-        }
-        screen.feed(format!("\x1b[0m\x1b[{};{}H", y + 1, x + 1).as_bytes());
-        m.screen = screen;
-        m.bump();
     }
 
     // ---- queries (from the backend) ----
@@ -371,7 +310,7 @@ impl Shared {
         events: &mpsc::UnboundedSender<Event>,
         readers: &mut JoinSet<()>,
     ) {
-        match client::spawn(self, session) {
+        match client::spawn(self.as_ref(), session) {
             Ok(spawned) => {
                 self.state
                     .lock()
@@ -704,6 +643,64 @@ fn parse_pane_row(line: &str) -> Option<PaneRow> {
         server_pid,
         activity,
     })
+}
+
+/// What the control clients of this socket report, called from their reader tasks in stream
+/// order.
+impl client::Server for Shared {
+    fn command(&self) -> tokio::process::Command {
+        Shared::command(self)
+    }
+
+    fn apply_output(&self, session: u32, pane: u32, bytes: &[u8]) {
+        let mut state = self.state.lock();
+        if let Some(m) = state.panes.get_mut(&pane) {
+            if m.owner == session {
+                m.screen.feed(bytes);
+                m.last_activity = SystemTime::now();
+                m.bump();
+            }
+        }
+    }
+
+    fn seed_cursor(&self, session: u32, pane: u32, reply: &Reply) {
+        let Some(line) = reply.lines.first() else {
+            return;
+        };
+        let nums: Vec<u16> = String::from_utf8_lossy(line)
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        let [x, y, cols, rows] = nums[..] else { return };
+        let mut state = self.state.lock();
+        if let Some(m) = state.panes.get_mut(&pane) {
+            if m.owner == session {
+                m.seed_cursor = Some((x, y, cols, rows));
+            }
+        }
+    }
+
+    fn seed_capture(&self, session: u32, pane: u32, scrollback: usize, reply: &Reply) {
+        let mut state = self.state.lock();
+        let Some(m) = state.panes.get_mut(&pane) else {
+            return;
+        };
+        if m.owner != session {
+            return;
+        }
+        let (rows, cols) = m.screen.size();
+        let (x, y, cols, rows) = m.seed_cursor.take().unwrap_or((0, 0, cols, rows));
+        let mut screen = Screen::new(rows, cols, scrollback);
+        for (i, line) in reply.lines.iter().enumerate() {
+            if i > 0 {
+                screen.feed(b"\r\n");
+            }
+            screen.feed(line);
+        }
+        screen.feed(format!("\x1b[0m\x1b[{};{}H", y + 1, x + 1).as_bytes());
+        m.screen = screen;
+        m.bump();
+    }
 }
 
 #[cfg(test)]
