@@ -475,3 +475,34 @@ fn a_local_one_shot_command_refused_at_the_pane_cap_leaves_no_command_run_line()
         audit_of(&b, &["command.run"])
     );
 }
+
+#[test]
+fn a_local_write_refused_outside_the_workspace_leaves_a_denial_and_no_tool_line() {
+    // SPEC §7 on this machine's own arm: the write never happened, so no `tool.write_file`.
+    let b = TestBridge::start_with(support::Opts {
+        log_to_file: true,
+        ..support::Opts::default()
+    });
+    let phone = b.pair("phone", "full");
+    let outside = b.dir.path().join("outside-the-workspace");
+    let (s, v) = b.post(
+        "/api/tools/write_file",
+        Some(&phone),
+        &json!({"path": outside.display().to_string(), "content": "x"}),
+    );
+    assert_eq!(
+        (s, v["error"].as_str()),
+        (403, Some("path outside the workspace"))
+    );
+    assert!(!outside.exists());
+    let denied = support::wait_for(Duration::from_secs(5), || {
+        let lines = audit_of(&b, &["security.denied"]);
+        (!lines.is_empty()).then_some(lines.len())
+    });
+    assert_eq!(denied, Some(1));
+    assert!(
+        audit_of(&b, &["tool.write_file"]).is_empty(),
+        "{:?}",
+        audit_of(&b, &["tool.write_file"])
+    );
+}

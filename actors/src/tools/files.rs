@@ -21,6 +21,7 @@
 mod atomic;
 mod dirs;
 mod edit;
+mod gate;
 mod info;
 mod list;
 mod open;
@@ -34,6 +35,7 @@ pub use self::dirs::{
     MoveFileArgs,
 };
 pub use self::edit::{edit_block, EditBlockAnswer, EditBlockArgs};
+pub use self::gate::check_write;
 pub use self::info::{get_file_info, FileInfo, GetFileInfoArgs};
 pub use self::list::{
     list_directory, EntryKind, ListDirectoryAnswer, ListDirectoryArgs, ListEntry, DEFAULT_DEPTH,

@@ -154,6 +154,34 @@ impl Toolbox {
     }
 
     /// Runs a file tool on the blocking pool.
+    /// The checks a write tool makes before it touches anything ([`files::check_write`]), run on
+    /// their own: the application runs them before it writes the tool's audit line, so a write
+    /// refused by them leaves no line. Other tools pass.
+    pub async fn check_write(
+        &self,
+        tool: ToolName,
+        args: &Map<String, Value>,
+    ) -> Result<(), ToolError> {
+        if !matches!(
+            tool,
+            ToolName::WriteFile
+                | ToolName::EditBlock
+                | ToolName::CreateDirectory
+                | ToolName::MoveFile
+        ) {
+            return Ok(());
+        }
+        let ws = self.ws()?;
+        // Only the paths cross to the blocking thread (a write's content can be 24 MiB).
+        let paths: Map<String, Value> = ["path", "file_path", "source", "destination"]
+            .into_iter()
+            .filter_map(|k| args.get(k).map(|v| (k.to_owned(), v.clone())))
+            .collect();
+        tokio::task::spawn_blocking(move || files::check_write(&ws, tool, &Value::Object(paths)))
+            .await
+            .map_err(|e| ToolError::Internal(format!("a file check stopped: {e}")))?
+    }
+
     async fn blocking<A, T>(
         &self,
         args: Value,

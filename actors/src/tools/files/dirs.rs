@@ -17,9 +17,10 @@ use rustix::io::Errno;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::gate::{movable, writable};
 use super::list::EntryKind;
 use super::shown;
-use crate::tools::workspace::{is_special_folder_name, open_at, refusal, Last, Parent, Workspaces};
+use crate::tools::workspace::{open_at, refusal, Last, Parent, Workspaces};
 use crate::tools::{Done, ToolError};
 
 /// `create_directory`'s arguments.
@@ -66,10 +67,7 @@ pub fn create_directory(
     ws: &Workspaces,
     a: CreateDirectoryArgs,
 ) -> Result<Done<CreateDirectoryAnswer>, ToolError> {
-    let r = ws.resolve_with(&a.path, Last::Follow)?;
-    if !ws.allows_write(&r.path) {
-        return Err(ToolError::PathNotAllowed);
-    }
+    let r = writable(ws, &a.path, Last::Follow)?;
     if r.missing == 0 {
         let meta = ws.metadata(&r.path)?;
         if !meta.is_dir() {
@@ -121,16 +119,7 @@ pub fn create_directory(
 
 /// Moves or renames a file, folder or symlink inside the workspaces.
 pub fn move_file(ws: &Workspaces, a: MoveFileArgs) -> Result<Done<MoveFileAnswer>, ToolError> {
-    let src = ws.resolve_with(&a.source, Last::Keep)?;
-    if src.missing > 0 {
-        return Err(ToolError::NoSuchFile);
-    }
-    let dst = ws.resolve_with(&a.destination, Last::Keep)?;
-    for p in [&src.path, &dst.path] {
-        if !ws.allows_write(p) || is_special_folder_name(p) {
-            return Err(ToolError::PathNotAllowed);
-        }
-    }
+    let (src, dst) = movable(ws, &a.source, &a.destination)?;
     if ws.holds_protected(&src.path) {
         return Err(ToolError::PathNotAllowed);
     }

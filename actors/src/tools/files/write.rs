@@ -11,6 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::atomic::{replace, Replace};
+use super::gate::writable;
 use super::open::{open_regular_in, read_capped, sha256, stat_in, Stamp};
 use super::{shown, WRITE_CAP};
 use crate::tools::workspace::{Last, Workspaces};
@@ -69,12 +70,9 @@ pub(super) fn write_file_with(
     if a.content.len() as u64 > WRITE_CAP {
         return Err(ToolError::ResourceLimit("write size"));
     }
-    let r = ws.resolve_with(&a.path, Last::Follow)?;
+    let r = writable(ws, &a.path, Last::Follow)?;
     if a.path.ends_with('/') || a.path.ends_with("/.") {
         return Err(ToolError::WrongKind("a folder, not a file".to_owned()));
-    }
-    if !ws.allows_write(&r.path) {
-        return Err(ToolError::PathNotAllowed);
     }
     if r.missing > 1 {
         return Err(ToolError::NoSuchFile);
