@@ -103,6 +103,7 @@ fn made_since(path: &Path, since: SystemTime) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::future::Future;
 
     #[test]
     fn the_default_socket_follows_tmux_tmpdir() {
@@ -123,17 +124,16 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let socket = dir.path().join("tmux-0").join("default");
         let tried = SystemTime::now();
-        let waiting = tokio::spawn({
-            let socket = socket.clone();
-            async move { created_near(&socket, tried).await }
-        });
+        let mut waiting = Box::pin(created_near(&socket, tried));
+        // Polled once, it has set its watch and waits (no fixed sleep: the first `Pending` is
+        // the moment the watch is in place).
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        assert!(waiting.as_mut().poll(&mut cx).is_pending());
         // The folder appears: the wait ends (the caller then tries again and watches it).
-        tokio::time::sleep(Duration::from_millis(50)).await;
         std::fs::create_dir(dir.path().join("tmux-0")).expect("mkdir");
         tokio::time::timeout(Duration::from_secs(5), waiting)
             .await
             .expect("woken by the new folder, long before the recheck")
-            .expect("task")
             .expect("inotify works here");
         // A socket made before the next watch is set is seen by its time.
         std::fs::write(&socket, b"").expect("make the socket's file");
