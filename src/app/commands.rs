@@ -33,11 +33,12 @@ use collie_actors::sent::{file, COMMAND_PANE};
 use collie_crew::relay::{RelayKind, RelayOk};
 use serde::{Deserialize, Serialize};
 
-use super::machine::Machine;
+use super::machine::Member;
+use super::new_pane::{Launch, NewPane};
+use super::operation::Operation;
 use super::ops::Op;
-use super::panes::Launch;
 use super::sent::blocking;
-use super::{App, AppError, Caller, Who};
+use super::{App, AppError, Caller};
 
 /// The refusal when `[phone] run = false` (a lead passes a member's on in these words).
 pub const RUN_OFF: &str = "one-shot commands are off on this machine ([phone] run = false)";
@@ -80,82 +81,78 @@ pub fn validate_command(line: &str) -> Result<(), AppError> {
     Ok(())
 }
 
-/// A one-shot command comes from a paired device (or the lead relaying one), never from this
-/// machine's CLI, which has a shell of its own; the tier is the registry's ([`Op::CommandRun`]).
-fn runner(caller: &Caller) -> Result<(), AppError> {
-    match caller.who() {
-        Who::Cli | Who::Open => Err(AppError::NotPaired),
-        _ => Ok(()),
-    }
+/// A line to run in a fresh shell ([`App::run`]; see the module docs).
+#[derive(Debug, Clone)]
+pub struct RunCommand {
+    /// The line, as typed.
+    pub command: String,
 }
 
-impl App {
-    /// Runs `command` in a fresh shell on `machine` (this one when `None`): one path for this
-    /// machine and a member (see the module docs).
-    pub async fn run_command(
-        &self,
-        caller: &Caller,
-        machine: Option<&str>,
-        command: String,
-    ) -> Result<CommandRan, AppError> {
-        self.authorize(caller, Op::CommandRun)?;
-        runner(caller)?;
-        let machine = self.machine(machine.unwrap_or("local"))?;
-        let kind = RelayKind::Command {
-            command: command.clone(),
-        };
-        match &machine {
-            Machine::Member(member) => member.allows(&kind)?,
-            // A member applies its own `[phone] run`.
-            Machine::Local if !self.sent.runs() => return Err(AppError::Forbidden(RUN_OFF)),
-            Machine::Local => {}
-        }
-        validate_command(&command)?;
-        let rec = caller
-            .record(self, AuditEventKind::CommandRun)
-            .with_detail("word", first_word(&command))
-            .with_detail("length", command.chars().count() as u64);
-        let Machine::Member(member) = machine else {
-            let pane = self.run_here(caller, command, rec).await?;
-            return Ok(CommandRan {
-                machine: self.machine_name(),
-                pane,
-            });
-        };
-        let pane = match self.relay_write(caller, &member, kind).await? {
-            RelayOk::Created(pane) => member.own_pane(self, pane),
-            _ => return Err(AppError::MemberUnreadable),
-        };
-        let rec = rec.with_detail("machine", member.name().to_owned());
-        self.audit_done(rec).await?;
-        Ok(CommandRan {
-            machine: member.name().to_owned(),
-            pane,
+impl Operation for RunCommand {
+    type Output = CommandRan;
+    const OP: Op = Op::CommandRun;
+
+    fn validate(&self) -> Result<(), AppError> {
+        validate_command(&self.command)
+    }
+
+    fn relay(&self) -> Result<RelayKind, AppError> {
+        Ok(RelayKind::Command {
+            command: self.command.clone(),
         })
     }
 
-    /// Opens the command's pane on this machine, writes `rec` (`command.run`) and types the line;
-    /// the line then joins the recent list and the sent log, as their rules allow. The pane comes
-    /// first: a pane refused at the cap is `resource.denied` and nothing ran, so no `command.run`
-    /// (SPEC §7); a `command.run` that cannot be written closes the pane again before anything is
-    /// typed.
-    async fn run_here(
-        &self,
-        caller: &Caller,
-        command: String,
-        rec: AuditRecord,
-    ) -> Result<PaneInfo, AppError> {
-        let pane = self
-            .create_pane(
-                caller,
-                "local",
-                Some(RUN_PANE_NAME.to_owned()),
-                Launch::Shell,
-            )
-            .await?;
-        self.keep_if_audited(rec, &pane.pane).await?;
-        let id = pane.pane.clone();
-        self.panes
+    fn answer(app: &App, member: &Member, ok: RelayOk) -> Result<CommandRan, AppError> {
+        match ok {
+            RelayOk::Created(pane) => Ok(CommandRan {
+                machine: member.name().to_owned(),
+                pane: member.own_pane(app, pane),
+            }),
+            _ => Err(AppError::MemberUnreadable),
+        }
+    }
+
+    fn reply(out: CommandRan) -> RelayOk {
+        RelayOk::Created(out.pane)
+    }
+
+    /// The first word (an assignment's value dropped) and the length, never the line.
+    fn record(&self, app: &App, caller: &Caller, out: &CommandRan) -> Option<AuditRecord> {
+        Some(
+            caller
+                .record(app, AuditEventKind::CommandRun)
+                .with_detail("word", first_word(&self.command))
+                .with_detail("length", self.command.chars().count() as u64)
+                .with_detail("machine", out.machine.clone()),
+        )
+    }
+
+    /// Opens the command's pane, writes `command.run` and types the line; the line then joins
+    /// the recent list and the sent log, as their rules allow. The pane comes first: a pane
+    /// refused at the cap is `resource.denied` and nothing ran, so no `command.run` (SPEC §7); a
+    /// `command.run` that cannot be written closes the pane again before anything is typed. A
+    /// member applies its own `[phone] run`.
+    async fn local(self, app: &App, caller: &Caller) -> Result<CommandRan, AppError> {
+        if !app.sent.runs() {
+            return Err(AppError::Forbidden(RUN_OFF));
+        }
+        let new = NewPane {
+            name: Some(RUN_PANE_NAME.to_owned()),
+            launch: Launch::Shell,
+            folder: None,
+            session: None,
+        };
+        let pane = app.run(caller, "local", new).await?;
+        let ran = CommandRan {
+            machine: app.machine_name(),
+            pane,
+        };
+        if let Some(rec) = self.record(app, caller, &ran) {
+            app.keep_if_audited(rec, &ran.pane.pane).await?;
+        }
+        let id = ran.pane.pane.clone();
+        let command = self.command;
+        app.panes
             .call(|r| PanesMsg::Input {
                 pane: id,
                 text: command.clone(),
@@ -163,13 +160,15 @@ impl App {
                 reply: r,
             })
             .await??;
-        if self.sent.may_keep(&command) {
-            self.remember_command(command.clone()).await;
+        if app.sent.may_keep(&command) {
+            app.remember_command(command.clone()).await;
         }
-        self.record_sent(COMMAND_PANE, vec![command]).await;
-        Ok(pane)
+        app.record_sent(COMMAND_PANE, vec![command]).await;
+        Ok(ran)
     }
+}
 
+impl App {
     /// Puts `line` first in `commands-recent.json`; a file that cannot be written is logged
     /// (without the line) and the command has run anyway.
     async fn remember_command(&self, line: String) {
@@ -190,7 +189,6 @@ impl App {
     /// The recent one-shot commands, masked.
     pub async fn recent_commands(&self, caller: &Caller) -> Result<RecentCommands, AppError> {
         self.authorize(caller, Op::CommandsRecent)?;
-        runner(caller)?;
         let path = self.sent.recent_path().to_owned();
         let recent = {
             let _held = self.sent.lock().lock().await;

@@ -5,7 +5,7 @@
 
 use collie_actors::panes::actor::PaneInfo;
 
-use super::panes::Launch;
+use super::new_pane::{Launch, NewPane};
 use super::{App, AppError, Caller};
 
 /// A request for a new pane: the fields of `POST /api/panes` and of `collie panes new`.
@@ -65,9 +65,13 @@ impl App {
                 None if !command.is_empty() => Launch::Command(command),
                 None => Launch::Shell,
             };
-            return self
-                .create_window(caller, &machine, session, name, launch, folder)
-                .await;
+            let new = NewPane {
+                name,
+                launch,
+                folder,
+                session: Some(session),
+            };
+            return self.run(caller, &machine, new).await;
         }
         if let Some(row) = row {
             return self

@@ -22,6 +22,9 @@ pub enum Access {
     Open,
     /// A paired device of at least this tier. The local secret is refused.
     Device(Tier),
+    /// A paired device of at least this tier, or the lead relaying one's request — never this
+    /// machine's CLI, which has a shell of its own (a one-shot command and its recent list).
+    Phone(Tier),
     /// A read the CLI makes: any paired device, and the local secret too (SPEC §4.6). Only the
     /// reads the CLI makes are marked so — an operation added later is closed to the local secret
     /// until someone decides otherwise here.
@@ -32,7 +35,7 @@ impl Access {
     /// The gate of a request for an operation of this access (an open one: any device).
     pub const fn gate(self) -> Gate {
         match self {
-            Access::Device(tier) => Gate::device(tier),
+            Access::Device(tier) | Access::Phone(tier) => Gate::device(tier),
             Access::CliRead => Gate::CLI_READ,
             Access::Open => Gate::device(Tier::Read),
         }
@@ -134,7 +137,7 @@ pub enum Op {
 impl Op {
     /// What the operation requires: the registry (SPEC §11).
     pub const fn access(self) -> Access {
-        use Access::{CliRead, Device, Open};
+        use Access::{CliRead, Device, Open, Phone};
         use Tier::{Files, Full, Read};
         match self {
             Op::Health | Op::Pair => Open,
@@ -149,7 +152,8 @@ impl Op {
             Op::FileList | Op::FileRead | Op::FileChanges | Op::Browse => Device(Files),
             Op::Upload | Op::BlobRead | Op::SentDiscardAll | Op::SentDiscard => Device(Files),
             Op::PaneInput | Op::PaneCreate | Op::PaneRename | Op::PaneClose => Device(Full),
-            Op::CardAnswer | Op::DurableWrite | Op::CommandRun | Op::CommandsRecent => Device(Full),
+            Op::CardAnswer | Op::DurableWrite => Device(Full),
+            Op::CommandRun | Op::CommandsRecent => Phone(Full),
             Op::StarterList | Op::SessionList | Op::RowAdd | Op::RowRemove => Device(Full),
         }
     }
@@ -176,6 +180,8 @@ impl Caller {
         let required = match op.access() {
             Access::Open => return Ok(()),
             Access::Device(tier) => tier,
+            Access::Phone(_) if matches!(self.who(), Who::Cli) => return Err(AppError::NotPaired),
+            Access::Phone(tier) => tier,
             Access::CliRead => Tier::Read,
         };
         match self.who() {

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::AppError;
 use super::machine::Machine;
-use super::panes::Launch;
+use super::new_pane::Launch;
 use super::{App, Caller};
 use collie_actors::panes::actor::PaneInfo;
 

@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::protocol::{Reply, Request};
 use super::replies::{Acknowledged, Devices, Invite, Message, PairCode, Panes, StarterRows};
 use crate::app::create::CreateAsk;
+use crate::app::pane_writes::{PaneClose, PaneInput, PaneRename};
 use crate::app::panes::split_address;
 use crate::app::walky;
 use crate::app::{App, AppError, Caller};
@@ -116,25 +117,37 @@ async fn answer(app: &App, req: Request, peer: Option<u32>) -> Result<Value, App
             } else {
                 vec![]
             };
-            app.input(&cli, machine, pane.to_owned(), text, keys)
-                .await?;
+            let op = PaneInput {
+                pane: pane.to_owned(),
+                text,
+                keys,
+            };
+            app.run(&cli, machine, op).await?;
             Ok(Value::Null)
         }
         Request::PanesKeys { pane, keys } => {
             let (machine, pane) = split_address(&pane);
-            app.input(&cli, machine, pane.to_owned(), String::new(), keys)
-                .await?;
+            let op = PaneInput {
+                pane: pane.to_owned(),
+                text: String::new(),
+                keys,
+            };
+            app.run(&cli, machine, op).await?;
             Ok(Value::Null)
         }
         Request::PanesRename { pane, name } => {
             let (machine, pane) = split_address(&pane);
-            app.rename_pane(&cli, machine, pane.to_owned(), name)
-                .await?;
+            let op = PaneRename {
+                pane: pane.to_owned(),
+                name,
+            };
+            app.run(&cli, machine, op).await?;
             Ok(Value::Null)
         }
         Request::PanesClose { pane } => {
             let (machine, pane) = split_address(&pane);
-            app.close_pane(&cli, machine, pane.to_owned()).await?;
+            let pane = pane.to_owned();
+            app.run(&cli, machine, PaneClose { pane }).await?;
             Ok(Value::Null)
         }
         Request::CrewInit => data(app.crew_init().await?),

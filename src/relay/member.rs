@@ -11,8 +11,11 @@ use collie_crew::relay::{Folders, RelayRequest, Stored, StreamEvent};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use crate::app::commands::RunCommand;
 use crate::app::follow::Follow;
-use crate::app::panes::Launch;
+use crate::app::new_pane::{Launch, NewPane};
+use crate::app::operation::Operation;
+use crate::app::pane_writes::{PaneClose, PaneInput, PaneRename};
 use crate::app::{walky, wire};
 use crate::app::{App, Caller};
 
@@ -76,6 +79,27 @@ const CARD_FEED: usize = 64;
 /// This machine, as a relayed request names it.
 const HERE: &str = "local";
 
+/// Runs `op` on this machine for the lead, as for this machine's own callers; answers what the
+/// relay carries back.
+async fn serve<O: Operation>(app: &App, caller: &Caller, op: O) -> Result<RelayOk, RelayError> {
+    Ok(O::reply(app.run(caller, HERE, op).await?))
+}
+
+/// A create as the lead relays it: a starter by name, or the shell.
+fn new_pane(
+    name: Option<String>,
+    starter: Option<String>,
+    folder: Option<String>,
+    session: Option<String>,
+) -> NewPane {
+    NewPane {
+        name,
+        launch: starter.map_or(Launch::Shell, Launch::Starter),
+        folder,
+        session,
+    }
+}
+
 impl Handler for Served {
     type Events = Following;
 
@@ -93,40 +117,26 @@ impl Handler for Served {
                 RelayOk::SnapshotColour(app.snapshot(&caller, HERE, pane, lines).await?)
             }
             RelayKind::Input { pane, text, keys } => {
-                app.input(&caller, HERE, pane, text.unwrap_or_default(), keys)
-                    .await?;
-                RelayOk::Done
+                let text = text.unwrap_or_default();
+                serve(app, &caller, PaneInput { pane, text, keys }).await?
             }
             RelayKind::Create { name, starter } => {
-                let launch = starter.map_or(Launch::Shell, Launch::Starter);
-                RelayOk::Created(app.create_pane(&caller, HERE, name, launch).await?)
+                serve(app, &caller, new_pane(name, starter, None, None)).await?
             }
+            // The folder is checked against this machine's own workspaces.
             RelayKind::CreateIn {
                 name,
                 starter,
                 folder,
-            } => {
-                // The folder is checked against this machine's own workspaces.
-                let launch = starter.map_or(Launch::Shell, Launch::Starter);
-                RelayOk::Created(
-                    app.create_pane_in(&caller, HERE, name, launch, Some(folder))
-                        .await?,
-                )
-            }
+            } => serve(app, &caller, new_pane(name, starter, Some(folder), None)).await?,
             RelayKind::Sessions => RelayOk::Sessions(app.local_sessions().await?),
+            // The session, the folder and the starter are this machine's own, checked here.
             RelayKind::CreateWindow {
                 name,
                 starter,
                 folder,
                 session,
-            } => {
-                // The session, the folder and the starter are this machine's own, checked here.
-                let launch = starter.map_or(Launch::Shell, Launch::Starter);
-                RelayOk::Created(
-                    app.create_window(&caller, HERE, session, name, launch, folder)
-                        .await?,
-                )
-            }
+            } => serve(app, &caller, new_pane(name, starter, folder, Some(session))).await?,
             RelayKind::CreateRow {
                 row,
                 name,
@@ -145,13 +155,9 @@ impl Handler for Served {
                 RelayOk::Chat(wire::chat::chat(app.local_chat(pane, after).await?))
             }
             RelayKind::Rename { pane, name } => {
-                app.rename_pane(&caller, HERE, pane, name).await?;
-                RelayOk::Done
+                serve(app, &caller, PaneRename { pane, name }).await?
             }
-            RelayKind::Close { pane } => {
-                app.close_pane(&caller, HERE, pane).await?;
-                RelayOk::Done
-            }
+            RelayKind::Close { pane } => serve(app, &caller, PaneClose { pane }).await?,
             // One stream per subscription: the lead ends one by leaving its stream.
             RelayKind::Unsubscribe { .. } => RelayOk::Done,
             RelayKind::Walky { forwarded } => {
@@ -209,9 +215,7 @@ impl Handler for Served {
                 RelayOk::Discarded(app.sent_discard(&caller, HERE, None).await?.discarded as u64)
             }
             RelayKind::Starters => RelayOk::Starters(app.local_starters()),
-            RelayKind::Command { command } => {
-                RelayOk::Created(app.run_command(&caller, None, command).await?.pane)
-            }
+            RelayKind::Command { command } => serve(app, &caller, RunCommand { command }).await?,
             RelayKind::WalkyCard { id } => RelayOk::WalkyCard(
                 walky::inbox::card_of(app, &id)
                     .await?

@@ -43,7 +43,7 @@ pub use row::{
 };
 
 use super::machine::Machine;
-use super::panes::Launch;
+use super::new_pane::Launch;
 use super::{App, AppError, Caller, Who};
 use crate::applied::agents::{valid_model, Agent};
 use kept::load;

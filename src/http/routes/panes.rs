@@ -10,6 +10,7 @@ use serde::Deserialize;
 use super::colours::SnapshotJson;
 use super::{body, Done, DONE};
 use crate::app::create::CreateAsk;
+use crate::app::pane_writes::{PaneClose, PaneInput, PaneRename};
 use crate::app::{App, AppError, Caller};
 use crate::http::extract::{ApiPath, ApiQuery};
 use crate::http::json::chat::Chat;
@@ -74,14 +75,12 @@ pub(super) async fn input(
     bytes: Bytes,
 ) -> Result<Json<Done>, AppError> {
     let b: InputBody = body(&bytes)?;
-    app.input(
-        &caller,
-        &m,
-        p,
-        b.text.unwrap_or_default(),
-        b.keys.unwrap_or_default(),
-    )
-    .await?;
+    let op = PaneInput {
+        pane: p,
+        text: b.text.unwrap_or_default(),
+        keys: b.keys.unwrap_or_default(),
+    };
+    app.run(&caller, &m, op).await?;
     Ok(Json(DONE))
 }
 
@@ -136,7 +135,15 @@ pub(super) async fn rename(
     bytes: Bytes,
 ) -> Result<Json<Done>, AppError> {
     let b: RenameBody = body(&bytes)?;
-    app.rename_pane(&caller, &m, p, b.name).await?;
+    app.run(
+        &caller,
+        &m,
+        PaneRename {
+            pane: p,
+            name: b.name,
+        },
+    )
+    .await?;
     Ok(Json(DONE))
 }
 
@@ -145,7 +152,7 @@ pub(super) async fn close(
     Extension(caller): Extension<Caller>,
     ApiPath((m, p)): ApiPath<(String, String)>,
 ) -> Result<Json<Done>, AppError> {
-    app.close_pane(&caller, &m, p).await?;
+    app.run(&caller, &m, PaneClose { pane: p }).await?;
     Ok(Json(DONE))
 }
 

@@ -7,7 +7,7 @@ use axum::{Extension, Json};
 use serde::Deserialize;
 
 use super::body;
-use crate::app::commands::RecentCommands;
+use crate::app::commands::{RecentCommands, RunCommand};
 use crate::app::sent::{Discarded, SentList};
 use crate::app::{App, AppError, Caller};
 use crate::http::extract::ApiPath;
@@ -50,10 +50,9 @@ pub(super) async fn run(
     bytes: Bytes,
 ) -> Result<Json<CommandRan>, AppError> {
     let b: CommandBody = body(&bytes)?;
-    Ok(Json(CommandRan::from(
-        app.run_command(&caller, b.machine.as_deref(), b.command)
-            .await?,
-    )))
+    let machine = b.machine.as_deref().unwrap_or("local");
+    let op = RunCommand { command: b.command };
+    Ok(Json(CommandRan::from(app.run(&caller, machine, op).await?)))
 }
 
 pub(super) async fn recent(
