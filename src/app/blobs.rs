@@ -40,7 +40,8 @@ use rustix::io::Errno;
 use serde::Serialize;
 
 use super::files::in_git_folder;
-use super::machine::{Machine, Member};
+use super::machine::Member;
+use super::operation::Operation;
 use super::ops::Op;
 use super::{App, AppError, Caller};
 
@@ -215,41 +216,116 @@ fn write_new(
     placed.ok_or(AppError::Internal)
 }
 
-impl App {
-    /// Uploads `bytes` as `name` into the folder of `pane` on `machine` (see the module docs).
-    pub async fn upload(
-        &self,
-        caller: &Caller,
-        machine: &str,
-        pane: &str,
-        name: &str,
-        bytes: Vec<u8>,
-    ) -> Result<Uploaded, AppError> {
-        self.authorize(caller, Op::Upload)?;
-        validate_name(name)?;
-        if bytes.is_empty() {
+/// An upload of `bytes` as `name` into the folder of `pane` ([`App::run`]; see the module docs).
+#[derive(Debug, Clone)]
+pub struct Upload {
+    /// The pane whose folder takes the file.
+    pub pane: String,
+    /// The file's name (one plain component).
+    pub name: String,
+    /// The file, at most [`MAX_UPLOAD`] bytes.
+    pub bytes: Vec<u8>,
+}
+
+impl Upload {
+    /// The line of the request: the pane, the name and the size, never the bytes (this machine's
+    /// own line names the folder too, once it has read it).
+    fn line(&self, app: &App, caller: &Caller) -> AuditRecord {
+        caller
+            .record(app, AuditEventKind::Upload)
+            .with_detail("pane", self.pane.clone())
+            .with_detail("name", self.name.clone())
+            .with_detail("size", self.bytes.len() as u64)
+    }
+}
+
+/// The line of an upload that is written: where it landed and the kept copy's id.
+fn done_line(app: &App, caller: &Caller, path: String, blob: &str) -> AuditRecord {
+    caller
+        .record(app, AuditEventKind::Upload)
+        .with_detail("phase", "done")
+        .with_detail("path", path)
+        .with_detail("blob", blob.to_owned())
+}
+
+impl Operation for Upload {
+    type Output = Uploaded;
+    const OP: Op = Op::Upload;
+
+    fn validate(&self) -> Result<(), AppError> {
+        validate_name(&self.name)?;
+        if self.bytes.is_empty() {
             return Err(AppError::BadRequest("the file is empty".into()));
         }
-        if bytes.len() > MAX_UPLOAD {
+        if self.bytes.len() > MAX_UPLOAD {
             return Err(AppError::BodyTooLarge("10 MiB"));
         }
-        if let Machine::Member(member) = self.machine(machine)? {
-            return self.member_upload(caller, &member, pane, name, bytes).await;
-        }
-        let cwd = self.pane_folder(pane).await?;
-        let (ws, folder) = self.upload_folder(caller, &cwd)?;
-        let size = bytes.len() as u64;
-        self.blobs_room(size)?;
-        let rec = caller
-            .record(self, AuditEventKind::Upload)
-            .with_detail("pane", pane.to_owned())
-            .with_detail("folder", folder.display().to_string())
-            .with_detail("name", name.to_owned())
-            .with_detail("size", size);
-        self.audit(rec).await?;
+        Ok(())
+    }
 
-        let blobs = self.blobs_dir.clone();
-        let name = name.to_owned();
+    /// The file travels in the request (capability `uploads`); the member checks the size again.
+    fn relay(&self) -> Result<RelayKind, AppError> {
+        Ok(RelayKind::Blob {
+            pane: self.pane.clone(),
+            name: self.name.clone(),
+            bytes: self.bytes.clone(),
+        })
+    }
+
+    /// The member's answer, masked again here; the kept copy is the member's (`GET
+    /// /api/blobs/{id}` serves this machine's).
+    fn answer(&self, app: &App, _: &Member, ok: RelayOk) -> Result<Uploaded, AppError> {
+        let RelayOk::Stored(stored) = ok else {
+            return Err(AppError::MemberUnreadable);
+        };
+        if !valid_id(&stored.id) || stored.size != self.bytes.len() as u64 {
+            return Err(AppError::MemberUnreadable);
+        }
+        let Stored {
+            id,
+            mut path,
+            mut name,
+            size,
+        } = stored;
+        app.mask_in_place(&mut path);
+        app.mask_in_place(&mut name);
+        Ok(Uploaded {
+            id,
+            path,
+            name,
+            size,
+        })
+    }
+
+    fn reply(out: Uploaded) -> RelayOk {
+        RelayOk::Stored(Stored {
+            id: out.id,
+            path: out.path,
+            name: out.name,
+            size: out.size,
+        })
+    }
+
+    fn record(&self, app: &App, caller: &Caller, _: &Uploaded) -> Option<AuditRecord> {
+        Some(self.line(app, caller))
+    }
+
+    fn outcome(&self, app: &App, caller: &Caller, out: &Uploaded) -> Option<AuditRecord> {
+        Some(done_line(app, caller, out.path.clone(), &out.id))
+    }
+
+    async fn local(self, app: &App, caller: &Caller) -> Result<Uploaded, AppError> {
+        let cwd = app.pane_folder(&self.pane).await?;
+        let (ws, folder) = app.upload_folder(caller, &cwd)?;
+        let size = self.bytes.len() as u64;
+        app.blobs_room(size)?;
+        let rec = self
+            .line(app, caller)
+            .with_detail("folder", folder.display().to_string());
+        app.audit(rec).await?;
+
+        let blobs = app.blobs_dir.clone();
+        let Upload { name, bytes, .. } = self;
         let id = new_id();
         let blob_id = id.clone();
         let (path, name) = tokio::task::spawn_blocking(move || {
@@ -270,16 +346,12 @@ impl App {
         })
         .await
         .map_err(|_| AppError::Internal)??;
-        let done = caller
-            .record(self, AuditEventKind::Upload)
-            .with_detail("phase", "done")
-            .with_detail("path", path.display().to_string())
-            .with_detail("blob", id.clone());
-        if let Err(e) = self.audit(done).await {
+        let done = done_line(app, caller, path.display().to_string(), &id);
+        if let Err(e) = app.audit(done).await {
             tracing::error!(error = %e, "cannot audit an upload's outcome");
         }
         let mut path = path.display().to_string();
-        self.mask_in_place(&mut path);
+        app.mask_in_place(&mut path);
         Ok(Uploaded {
             id,
             path,
@@ -287,68 +359,9 @@ impl App {
             size,
         })
     }
+}
 
-    /// An upload into a member pane's folder: checked here (the tier by the route, the name and
-    /// the size above), relayed ([`RelayKind::Blob`], capability `uploads`), then checked,
-    /// written, kept and audited by the member as its own upload with the same request id; once
-    /// the member answered that it is written, audited `tool.upload` here with the member's name
-    /// (decision 0052). The member's answer is masked again; the kept copy is the member's (`GET
-    /// /api/blobs/{id}` serves this machine's).
-    async fn member_upload(
-        &self,
-        caller: &Caller,
-        member: &Member,
-        pane: &str,
-        name: &str,
-        bytes: Vec<u8>,
-    ) -> Result<Uploaded, AppError> {
-        let size = bytes.len() as u64;
-        let kind = RelayKind::Blob {
-            pane: pane.to_owned(),
-            name: name.to_owned(),
-            bytes,
-        };
-        member.allows(&kind)?;
-        let rec = caller
-            .record(self, AuditEventKind::Upload)
-            .with_detail("machine", member.name().to_owned())
-            .with_detail("pane", pane.to_owned())
-            .with_detail("name", name.to_owned())
-            .with_detail("size", size);
-        let stored = match self.relay_write(caller, member, kind).await? {
-            RelayOk::Stored(stored) => stored,
-            _ => return Err(AppError::MemberUnreadable),
-        };
-        if !valid_id(&stored.id) || stored.size != size {
-            return Err(AppError::MemberUnreadable);
-        }
-        let Stored {
-            id,
-            mut path,
-            mut name,
-            size,
-        } = stored;
-        self.mask_in_place(&mut path);
-        self.mask_in_place(&mut name);
-        // The member wrote the file: both lines follow here, the request's and where it landed.
-        self.audit_done(rec).await?;
-        let done = caller
-            .record(self, AuditEventKind::Upload)
-            .with_detail("phase", "done")
-            .with_detail("machine", member.name().to_owned())
-            .with_detail("path", path.clone())
-            .with_detail("blob", id.clone());
-        if let Err(e) = self.audit_done(done).await {
-            tracing::error!(error = %e, "cannot audit an upload's outcome");
-        }
-        Ok(Uploaded {
-            id,
-            path,
-            name,
-            size,
-        })
-    }
-
+impl App {
     /// A kept blob by id; `no such file` for an id that is malformed or unknown.
     pub async fn blob(&self, id: &str) -> Result<Blob, AppError> {
         if !valid_id(id) {

@@ -102,7 +102,7 @@ impl Operation for RunCommand {
         })
     }
 
-    fn answer(app: &App, member: &Member, ok: RelayOk) -> Result<CommandRan, AppError> {
+    fn answer(&self, app: &App, member: &Member, ok: RelayOk) -> Result<CommandRan, AppError> {
         match ok {
             RelayOk::Created(pane) => Ok(CommandRan {
                 machine: member.name().to_owned(),
@@ -117,13 +117,12 @@ impl Operation for RunCommand {
     }
 
     /// The first word (an assignment's value dropped) and the length, never the line.
-    fn record(&self, app: &App, caller: &Caller, out: &CommandRan) -> Option<AuditRecord> {
+    fn record(&self, app: &App, caller: &Caller, _: &CommandRan) -> Option<AuditRecord> {
         Some(
             caller
                 .record(app, AuditEventKind::CommandRun)
                 .with_detail("word", first_word(&self.command))
-                .with_detail("length", self.command.chars().count() as u64)
-                .with_detail("machine", out.machine.clone()),
+                .with_detail("length", self.command.chars().count() as u64),
         )
     }
 

@@ -138,7 +138,7 @@ impl Operation for NewPane {
         })
     }
 
-    fn answer(app: &App, member: &Member, ok: RelayOk) -> Result<PaneInfo, AppError> {
+    fn answer(&self, app: &App, member: &Member, ok: RelayOk) -> Result<PaneInfo, AppError> {
         match ok {
             RelayOk::Created(info) => Ok(member.own_pane(app, info)),
             _ => Err(AppError::MemberUnreadable),

@@ -50,7 +50,7 @@ pub trait Operation: Sized + Send + Sync {
 
     /// A member's answer, read as this operation's output and named as this machine names it (a
     /// member's pane under the member's name, masked again).
-    fn answer(app: &App, member: &Member, ok: RelayOk) -> Result<Self::Output, AppError>;
+    fn answer(&self, app: &App, member: &Member, ok: RelayOk) -> Result<Self::Output, AppError>;
 
     /// What a member's relay server answers for `out` (the inverse of [`Operation::answer`]).
     fn reply(out: Self::Output) -> RelayOk;
@@ -59,6 +59,12 @@ pub trait Operation: Sized + Send + Sync {
     /// machine's own line is written by [`Operation::local`] at the moment §7 names; the runner
     /// writes it for a member's write once the member answered.
     fn record(&self, app: &App, caller: &Caller, out: &Self::Output) -> Option<AuditRecord>;
+
+    /// A second line a write leaves once it is done, naming where it landed (an upload's path
+    /// and blob). Its loss is logged, never a refusal: the write happened.
+    fn outcome(&self, _app: &App, _caller: &Caller, _out: &Self::Output) -> Option<AuditRecord> {
+        None
+    }
 
     /// Runs it on this machine, writing its line ([`Operation::record`]) when §7 says.
     fn local(
@@ -72,6 +78,13 @@ pub trait Operation: Sized + Send + Sync {
     fn undo(_out: &Self::Output) -> Option<RelayKind> {
         None
     }
+}
+
+/// This machine's line of what `member` did: named by the member, as its `machine` and in the
+/// details (decision 0052).
+fn on_member(mut rec: AuditRecord, member: &Member) -> AuditRecord {
+    rec.machine = member.name().to_owned();
+    rec.with_detail("machine", member.name().to_owned())
 }
 
 impl App {
@@ -93,11 +106,16 @@ impl App {
                 member.allows(&kind)?;
                 op.validate()?;
                 let ok = self.relay_write(caller, &member, kind).await?;
-                let out = O::answer(self, &member, ok)?;
-                if let Some(mut rec) = op.record(self, caller, &out) {
-                    rec.machine = member.name().to_owned();
+                let out = op.answer(self, &member, ok)?;
+                if let Some(rec) = op.record(self, caller, &out) {
+                    let rec = on_member(rec, &member);
                     self.audit_member_write(caller, &member, rec, O::undo(&out))
                         .await?;
+                }
+                if let Some(done) = op.outcome(self, caller, &out) {
+                    if let Err(e) = self.audit_done(on_member(done, &member)).await {
+                        tracing::error!(error = %e, operation = ?O::OP, "cannot audit a member's write's outcome");
+                    }
                 }
                 Ok(out)
             }

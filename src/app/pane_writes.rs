@@ -81,7 +81,7 @@ impl Operation for PaneInput {
         })
     }
 
-    fn answer(_: &App, _: &Member, ok: RelayOk) -> Result<(), AppError> {
+    fn answer(&self, _: &App, _: &Member, ok: RelayOk) -> Result<(), AppError> {
         done(ok)
     }
 
@@ -144,7 +144,7 @@ impl Operation for PaneRename {
         })
     }
 
-    fn answer(_: &App, _: &Member, ok: RelayOk) -> Result<(), AppError> {
+    fn answer(&self, _: &App, _: &Member, ok: RelayOk) -> Result<(), AppError> {
         done(ok)
     }
 
@@ -187,7 +187,7 @@ impl Operation for PaneClose {
         })
     }
 
-    fn answer(_: &App, _: &Member, ok: RelayOk) -> Result<(), AppError> {
+    fn answer(&self, _: &App, _: &Member, ok: RelayOk) -> Result<(), AppError> {
         done(ok)
     }
 

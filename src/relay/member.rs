@@ -7,10 +7,11 @@
 use collie_actors::crew_link::RelayStream;
 use collie_crew::relay::server::{self, Events, Handler};
 use collie_crew::relay::{Card, ColourEvent, RelayError, RelayKind, RelayOk};
-use collie_crew::relay::{Folders, RelayRequest, Stored, StreamEvent};
+use collie_crew::relay::{Folders, RelayRequest, StreamEvent};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use crate::app::blobs::Upload;
 use crate::app::commands::RunCommand;
 use crate::app::follow::Follow;
 use crate::app::new_pane::{Launch, NewPane};
@@ -199,13 +200,7 @@ impl Handler for Served {
                 RelayOk::Done
             }
             RelayKind::Blob { pane, name, bytes } => {
-                let up = app.upload(&caller, HERE, &pane, &name, bytes).await?;
-                RelayOk::Stored(Stored {
-                    id: up.id,
-                    path: up.path,
-                    name: up.name,
-                    size: up.size,
-                })
+                serve(app, &caller, Upload { pane, name, bytes }).await?
             }
             RelayKind::SentList => RelayOk::SentLines(app.relayed_sent(&caller).await?),
             RelayKind::SentDiscard { id } => RelayOk::Discarded(

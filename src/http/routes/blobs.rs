@@ -14,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use serde::Deserialize;
 
-use crate::app::blobs::Uploaded;
+use crate::app::blobs::{Upload, Uploaded};
 use crate::app::{App, AppError, Caller};
 use crate::http::extract::{ApiPath, ApiQuery};
 
@@ -36,10 +36,12 @@ pub(super) async fn upload(
     bytes: Bytes,
 ) -> Result<Json<Uploaded>, AppError> {
     let machine = t.machine.as_deref().unwrap_or("local");
-    Ok(Json(
-        app.upload(&caller, machine, &t.pane, &t.name, bytes.to_vec())
-            .await?,
-    ))
+    let op = Upload {
+        pane: t.pane,
+        name: t.name,
+        bytes: bytes.to_vec(),
+    };
+    Ok(Json(app.run(&caller, machine, op).await?))
 }
 
 pub(super) async fn blob(
