@@ -15,7 +15,7 @@
 
 pub mod wire;
 
-use collie_actors::audit::AuditEventKind;
+use collie_actors::audit::{AuditEventKind, AuditRecord};
 use collie_actors::durable::actor::DurableMsg;
 use collie_actors::durable::agent::{Snapshot, WriteError};
 use collie_actors::durable::receipts::Receipt;
@@ -23,12 +23,12 @@ use collie_actors::durable::sanitize;
 use collie_actors::durable::transport::TransportError;
 use collie_actors::durable::view::View;
 use collie_actors::durable::wire::{Write, MAX_RENAME, MAX_SEND};
-use collie_actors::pairing::Tier;
 use collie_crew::relay::{RelayKind, RelayOk};
 use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};
 
-use super::machine::{Machine, Member};
+use super::machine::Member;
+use super::operation::Operation;
 use super::ops::Op;
 use super::{App, AppError, Caller, Who};
 
@@ -137,17 +137,117 @@ fn check(agent: &str, conversation: &str, write: &Write) -> Result<(), AppError>
     }
 }
 
-/// The device label of a caller allowed to write (tier `full`, or the lead relaying one).
+/// The label of the device a write is for, for its receipt: the device's own, or the one the
+/// lead relays for (the registry lets no one else write: [`Op::DurableWrite`]).
 fn writer(caller: &Caller) -> Result<String, AppError> {
     match caller.who() {
-        Who::Device {
-            label,
-            tier: Tier::Full,
-            ..
-        } => Ok(label.clone()),
-        Who::Device { .. } => Err(AppError::InsufficientTier),
+        Who::Device { label, .. } => Ok(label.clone()),
         Who::Relay { device, .. } => Ok(device.clone()),
         _ => Err(AppError::NotPaired),
+    }
+}
+
+/// A device's write to one of a machine's agents ([`App::run`]; see the module docs).
+#[derive(Debug, Clone)]
+pub struct AgentWrite {
+    /// The agent's name.
+    pub agent: String,
+    /// The conversation (`-` for a starter, which makes one).
+    pub conversation: String,
+    /// The write.
+    pub write: Write,
+}
+
+impl Operation for AgentWrite {
+    type Output = DurableDone;
+    const OP: Op = Op::DurableWrite;
+
+    fn validate(&self) -> Result<(), AppError> {
+        check(&self.agent, &self.conversation, &self.write)
+    }
+
+    fn relay(&self) -> Result<RelayKind, AppError> {
+        Ok(RelayKind::DurableWrite {
+            agent: self.agent.clone(),
+            conversation: self.conversation.clone(),
+            write: wire::write(self.write.clone()),
+        })
+    }
+
+    fn answer(&self, _: &App, _: &Member, ok: RelayOk) -> Result<DurableDone, AppError> {
+        match ok {
+            RelayOk::DurableWrite(conversation) => Ok(DurableDone {
+                ok: true,
+                conversation,
+            }),
+            _ => Err(AppError::MemberUnreadable),
+        }
+    }
+
+    fn reply(out: DurableDone) -> RelayOk {
+        RelayOk::DurableWrite(out.conversation)
+    }
+
+    /// The `durable.<verb>` line: the agent, the conversation, the choice; typed text under
+    /// `text` (the audit's content mode decides what of it is kept).
+    fn record(&self, app: &App, caller: &Caller, _: &DurableDone) -> Option<AuditRecord> {
+        let write = &self.write;
+        let rec = caller
+            .record(app, event(write))
+            .with_detail("agent", self.agent.clone())
+            .with_detail("conversation", self.conversation.clone());
+        let rec = match choice(write) {
+            Some(c) => rec.with_detail("choice", c),
+            None => rec,
+        };
+        Some(match write {
+            Write::Send { text } => rec.with_detail("text", text.clone()),
+            Write::Rename { title } => rec.with_detail("text", title.clone()),
+            _ => rec,
+        })
+    }
+
+    /// Audited before the agent is asked; a receipt kept without the typed text.
+    async fn local(self, app: &App, caller: &Caller) -> Result<DurableDone, AppError> {
+        let device = writer(caller)?;
+        let unknown = DurableDone {
+            ok: true,
+            conversation: None,
+        };
+        if let Some(rec) = self.record(app, caller, &unknown) {
+            app.audit(rec).await?;
+        }
+        let AgentWrite {
+            agent,
+            conversation,
+            write,
+        } = self;
+        let request_id = caller.request_id().to_owned();
+        let started = app
+            .durable
+            .call(|reply| DurableMsg::Write {
+                agent: agent.clone(),
+                conversation: conversation.clone(),
+                write: write.clone(),
+                request_id: request_id.clone(),
+                reply,
+            })
+            .await??;
+        let made = started.conversation.filter(|c| sanitize::id(c));
+        app.durable_receipt(Receipt {
+            at: 0,
+            machine: String::new(),
+            agent,
+            conversation: made.clone().unwrap_or(conversation),
+            verb: write.verb().to_owned(),
+            choice: choice(&write),
+            device,
+            request_id,
+        });
+        Ok(DurableDone {
+            ok: true,
+            conversation: made,
+        })
     }
 }
 
@@ -239,87 +339,6 @@ impl App {
         collie_actors::durable::agent::mask_view(view, &self.masker);
     }
 
-    /// A device's write to agent `agent` on `machine` (this one when `None`).
-    pub async fn durable_write_on(
-        &self,
-        caller: &Caller,
-        machine: Option<&str>,
-        agent: String,
-        conversation: String,
-        write: Write,
-    ) -> Result<DurableDone, AppError> {
-        match self.machine(machine.unwrap_or("local"))? {
-            Machine::Local => self.durable_write(caller, agent, conversation, write).await,
-            Machine::Member(member) => {
-                writer(caller)?;
-                caller.still_allowed(self, Tier::Full)?;
-                check(&agent, &conversation, &write)?;
-                let kind = RelayKind::DurableWrite {
-                    agent: agent.clone(),
-                    conversation: conversation.clone(),
-                    write: wire::write(write.clone()),
-                };
-                member.allows(&kind)?;
-                let rec = self
-                    .durable_record(caller, &agent, &conversation, &write)
-                    .with_detail("machine", member.name().to_owned());
-                let RelayOk::DurableWrite(conversation) = member.call(caller.on(), kind).await?
-                else {
-                    return Err(AppError::MemberUnreadable);
-                };
-                // The member's agent took it: audited here now, with the request id of the
-                // member's own line (decision 0052).
-                self.audit_done(rec).await?;
-                Ok(DurableDone {
-                    ok: true,
-                    conversation,
-                })
-            }
-        }
-    }
-
-    /// A write to one of this machine's agents.
-    pub async fn durable_write(
-        &self,
-        caller: &Caller,
-        agent: String,
-        conversation: String,
-        write: Write,
-    ) -> Result<DurableDone, AppError> {
-        self.authorize(caller, Op::DurableWrite)?;
-        let device = writer(caller)?;
-        caller.still_allowed(self, Tier::Full)?;
-        check(&agent, &conversation, &write)?;
-        self.audit(self.durable_record(caller, &agent, &conversation, &write))
-            .await?;
-        let request_id = caller.request_id().to_owned();
-        let started = self
-            .durable
-            .call(|reply| DurableMsg::Write {
-                agent: agent.clone(),
-                conversation: conversation.clone(),
-                write: write.clone(),
-                request_id: request_id.clone(),
-                reply,
-            })
-            .await??;
-        let made = started.conversation.filter(|c| sanitize::id(c));
-        self.durable_receipt(Receipt {
-            at: 0,
-            machine: String::new(),
-            agent,
-            conversation: made.clone().unwrap_or(conversation),
-            verb: write.verb().to_owned(),
-            choice: choice(&write),
-            device,
-            request_id,
-        });
-        Ok(DurableDone {
-            ok: true,
-            conversation: made,
-        })
-    }
-
     /// Tells agent `agent` the answer `option` to the question card `card` asks; called by the
     /// card answer after the tap is claimed and audited, before the card is released.
     pub(super) async fn durable_answer(
@@ -359,30 +378,6 @@ impl App {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
         let _ = self.durable.cast(DurableMsg::Receipt(receipt));
-    }
-
-    /// The `durable.<verb>` line of a write: the agent, the conversation, the choice; typed text
-    /// under `text` (the audit's content mode decides what of it is kept).
-    fn durable_record(
-        &self,
-        caller: &Caller,
-        agent: &str,
-        conversation: &str,
-        write: &Write,
-    ) -> collie_actors::audit::AuditRecord {
-        let rec = caller
-            .record(self, event(write))
-            .with_detail("agent", agent.to_owned())
-            .with_detail("conversation", conversation.to_owned());
-        let rec = match choice(write) {
-            Some(c) => rec.with_detail("choice", c),
-            None => rec,
-        };
-        match write {
-            Write::Send { text } => rec.with_detail("text", text.clone()),
-            Write::Rename { title } => rec.with_detail("text", title.clone()),
-            _ => rec,
-        }
     }
 }
 

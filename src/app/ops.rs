@@ -23,7 +23,8 @@ pub enum Access {
     /// A paired device of at least this tier. The local secret is refused.
     Device(Tier),
     /// A paired device of at least this tier, or the lead relaying one's request — never this
-    /// machine's CLI, which has a shell of its own (a one-shot command and its recent list).
+    /// machine's CLI: a one-shot command (the CLI has a shell of its own), a tap on a card (SPEC
+    /// §10.1: only a paired device's), a write to a durable agent (its receipt names a device).
     Phone(Tier),
     /// A read the CLI makes: any paired device, and the local secret too (SPEC §4.6). Only the
     /// reads the CLI makes are marked so — an operation added later is closed to the local secret
@@ -152,7 +153,7 @@ impl Op {
             Op::FileList | Op::FileRead | Op::FileChanges | Op::Browse => Device(Files),
             Op::Upload | Op::BlobRead | Op::SentDiscardAll | Op::SentDiscard => Device(Files),
             Op::PaneInput | Op::PaneCreate | Op::PaneRename | Op::PaneClose => Device(Full),
-            Op::CardAnswer | Op::DurableWrite => Device(Full),
+            Op::CardAnswer | Op::DurableWrite => Phone(Full),
             Op::CommandRun | Op::CommandsRecent => Phone(Full),
             Op::StarterList | Op::SessionList | Op::RowAdd | Op::RowRemove => Device(Full),
         }
@@ -211,12 +212,20 @@ impl App {
             // way it would have been refused before relaying.
             return Err(AppError::CapabilityMissing);
         }
-        caller.may(op).inspect_err(|e| {
-            let rec = caller
-                .record(self, AuditEventKind::SecurityDenied)
-                .with_detail("operation", format!("{op:?}"));
-            self.deny(caller.source(), &e.to_string(), rec);
-        })
+        caller
+            .may(op)
+            .and_then(|()| match op.access() {
+                // The tier the device holds now: one lowered or revoked since the request began
+                // counts (the request's own snapshot was taken when it started).
+                Access::Device(tier) | Access::Phone(tier) => caller.still_allowed(self, tier),
+                Access::Open | Access::CliRead => Ok(()),
+            })
+            .inspect_err(|e| {
+                let rec = caller
+                    .record(self, AuditEventKind::SecurityDenied)
+                    .with_detail("operation", format!("{op:?}"));
+                self.deny(caller.source(), &e.to_string(), rec);
+            })
     }
 }
 

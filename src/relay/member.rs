@@ -13,6 +13,7 @@ use tokio::task::JoinSet;
 
 use crate::app::blobs::Upload;
 use crate::app::commands::RunCommand;
+use crate::app::durable::AgentWrite;
 use crate::app::follow::Follow;
 use crate::app::new_pane::{Launch, NewPane};
 use crate::app::operation::Operation;
@@ -184,10 +185,12 @@ impl Handler for Served {
                 write,
             } => {
                 let write = crate::app::durable::wire::write_of(write);
-                let done = app
-                    .durable_write(&caller, agent, conversation, write)
-                    .await?;
-                RelayOk::DurableWrite(done.conversation)
+                let op = AgentWrite {
+                    agent,
+                    conversation,
+                    write,
+                };
+                serve(app, &caller, op).await?
             }
             RelayKind::Tool { tool, args } => {
                 let args = wire::object(&args).ok_or_else(|| {

@@ -8,7 +8,7 @@ use axum::{Extension, Json};
 use serde::Deserialize;
 
 use super::body;
-use crate::app::durable::DurableDone;
+use crate::app::durable::{AgentWrite, DurableDone};
 use crate::app::durable_verb::{write_of, WriteFields};
 use crate::app::{App, AppError, Caller};
 use crate::http::extract::ApiPath;
@@ -50,8 +50,11 @@ pub(super) async fn write(
         starter: b.starter,
     };
     let write = write_of(&verb, fields)?;
-    Ok(Json(
-        app.durable_write_on(&caller, b.machine.as_deref(), name, conversation, write)
-            .await?,
-    ))
+    let machine = b.machine.as_deref().unwrap_or("local");
+    let op = AgentWrite {
+        agent: name,
+        conversation,
+        write,
+    };
+    Ok(Json(app.run(&caller, machine, op).await?))
 }
