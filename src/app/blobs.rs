@@ -250,7 +250,9 @@ fn done_line(app: &App, caller: &Caller, path: String, blob: &str) -> AuditRecor
 
 impl Operation for Upload {
     type Output = Uploaded;
-    const OP: Op = Op::Upload;
+    fn op(&self) -> Op {
+        Op::Upload
+    }
 
     fn validate(&self) -> Result<(), AppError> {
         validate_name(&self.name)?;
@@ -297,13 +299,13 @@ impl Operation for Upload {
         })
     }
 
-    fn reply(out: Uploaded) -> RelayOk {
-        RelayOk::Stored(Stored {
+    fn reply(out: Uploaded) -> Result<RelayOk, AppError> {
+        Ok(RelayOk::Stored(Stored {
             id: out.id,
             path: out.path,
             name: out.name,
             size: out.size,
-        })
+        }))
     }
 
     fn record(&self, app: &App, caller: &Caller, _: &Uploaded) -> Option<AuditRecord> {

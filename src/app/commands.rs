@@ -90,7 +90,9 @@ pub struct RunCommand {
 
 impl Operation for RunCommand {
     type Output = CommandRan;
-    const OP: Op = Op::CommandRun;
+    fn op(&self) -> Op {
+        Op::CommandRun
+    }
 
     fn validate(&self) -> Result<(), AppError> {
         validate_command(&self.command)
@@ -112,8 +114,8 @@ impl Operation for RunCommand {
         }
     }
 
-    fn reply(out: CommandRan) -> RelayOk {
-        RelayOk::Created(out.pane)
+    fn reply(out: CommandRan) -> Result<RelayOk, AppError> {
+        Ok(RelayOk::Created(out.pane))
     }
 
     /// The first word (an assignment's value dropped) and the length, never the line.

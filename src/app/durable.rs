@@ -160,7 +160,9 @@ pub struct AgentWrite {
 
 impl Operation for AgentWrite {
     type Output = DurableDone;
-    const OP: Op = Op::DurableWrite;
+    fn op(&self) -> Op {
+        Op::DurableWrite
+    }
 
     fn validate(&self) -> Result<(), AppError> {
         check(&self.agent, &self.conversation, &self.write)
@@ -184,8 +186,8 @@ impl Operation for AgentWrite {
         }
     }
 
-    fn reply(out: DurableDone) -> RelayOk {
-        RelayOk::DurableWrite(out.conversation)
+    fn reply(out: DurableDone) -> Result<RelayOk, AppError> {
+        Ok(RelayOk::DurableWrite(out.conversation))
     }
 
     /// The `durable.<verb>` line: the agent, the conversation, the choice; typed text under

@@ -79,7 +79,9 @@ impl NewPane {
 
 impl Operation for NewPane {
     type Output = PaneInfo;
-    const OP: Op = Op::PaneCreate;
+    fn op(&self) -> Op {
+        Op::PaneCreate
+    }
 
     fn validate(&self) -> Result<(), AppError> {
         if self.session.is_some() && matches!(self.launch, Launch::Row { .. }) {
@@ -145,8 +147,8 @@ impl Operation for NewPane {
         }
     }
 
-    fn reply(out: PaneInfo) -> RelayOk {
-        RelayOk::Created(out)
+    fn reply(out: PaneInfo) -> Result<RelayOk, AppError> {
+        Ok(RelayOk::Created(out))
     }
 
     fn record(&self, app: &App, caller: &Caller, out: &PaneInfo) -> Option<AuditRecord> {

@@ -24,6 +24,7 @@
 //! caller, `app.run(&caller, machine, op)`.
 
 use std::future::Future;
+use std::time::Duration;
 
 use collie_actors::audit::{AuditEventKind, AuditRecord};
 use collie_crew::relay::{RelayError, RelayKind, RelayOk};
@@ -38,7 +39,7 @@ pub trait Operation: Sized + Send + Sync {
     type Output: Send;
 
     /// Its entry in the registry: the tier it requires, the capability a member may decline.
-    const OP: Op;
+    fn op(&self) -> Op;
 
     /// Checks what was asked, the way every machine does, before anything runs or is relayed (no
     /// I/O: bad input costs no round trip).
@@ -53,7 +54,13 @@ pub trait Operation: Sized + Send + Sync {
     fn answer(&self, app: &App, member: &Member, ok: RelayOk) -> Result<Self::Output, AppError>;
 
     /// What a member's relay server answers for `out` (the inverse of [`Operation::answer`]).
-    fn reply(out: Self::Output) -> RelayOk;
+    fn reply(out: Self::Output) -> Result<RelayOk, AppError>;
+
+    /// How long a member may work on it before it answers (a tool's own time limit); `None`:
+    /// the relay's usual deadline.
+    fn works(&self) -> Option<Duration> {
+        None
+    }
 
     /// The audit line of what happened: the same line on every machine (`None`: a read). This
     /// machine's own line is written by [`Operation::local`] at the moment §7 names; the runner
@@ -95,7 +102,7 @@ impl App {
         machine: &str,
         op: O,
     ) -> Result<O::Output, AppError> {
-        self.authorize(caller, O::OP)?;
+        self.authorize(caller, op.op())?;
         match self.machine(machine)? {
             Machine::Local => {
                 op.validate()?;
@@ -105,7 +112,7 @@ impl App {
                 let kind = op.relay()?;
                 member.allows(&kind)?;
                 op.validate()?;
-                let ok = self.relay_write(caller, &member, kind).await?;
+                let ok = self.relay_write(caller, &member, kind, op.works()).await?;
                 let out = op.answer(self, &member, ok)?;
                 if let Some(rec) = op.record(self, caller, &out) {
                     let rec = on_member(rec, &member);
@@ -114,7 +121,7 @@ impl App {
                 }
                 if let Some(done) = op.outcome(self, caller, &out) {
                     if let Err(e) = self.audit_done(on_member(done, &member)).await {
-                        tracing::error!(error = %e, operation = ?O::OP, "cannot audit a member's write's outcome");
+                        tracing::error!(error = %e, operation = ?op.op(), "cannot audit a member's write's outcome");
                     }
                 }
                 Ok(out)
@@ -156,8 +163,13 @@ impl App {
         caller: &Caller,
         member: &Member,
         kind: RelayKind,
+        works: Option<Duration>,
     ) -> Result<RelayOk, AppError> {
-        match member.call(caller.on(), kind).await {
+        let answer = match works {
+            Some(works) => member.call_working(caller.on(), kind, works).await,
+            None => member.call(caller.on(), kind).await,
+        };
+        match answer {
             Ok(answer) => Ok(answer),
             Err(RelayError::ResourceLimit) => {
                 let mut rec = caller

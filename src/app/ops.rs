@@ -8,8 +8,9 @@
 //! into a pane, and the control socket, the relay and the HTTP routes cannot disagree about a
 //! tier. Nothing at run time changes an access and no request field grants one.
 
-use collie_actors::audit::AuditEventKind;
+use collie_actors::audit::{AuditEventKind, AuditRecord};
 use collie_actors::pairing::Tier;
+use collie_actors::tools::ToolName;
 use collie_crew::hello::Capability;
 
 use super::authn::Gate;
@@ -99,9 +100,12 @@ pub enum Op {
     PushSubscribe,
     /// Dropping a push subscription.
     PushUnsubscribe,
-    /// The door to the tools: each tool's own tier, from the tool registry, is checked first
-    /// thing in `App::call_tool` (before the machine or the arguments).
+    /// The door to the tools (`POST /api/tools/{tool}`, MCP): any paired device; the tool itself
+    /// is [`Op::Tool`].
     ToolCall,
+    /// One tool: the tier is the tool registry's entry ([`ToolName::spec`]), which joins this
+    /// one.
+    Tool(ToolName),
     /// The Files view's listing (SPEC §11: "Both need tier files").
     FileList,
     /// The Files view's reading.
@@ -150,6 +154,7 @@ impl Op {
                 Device(Read)
             }
             Op::ToolCall | Op::SentList => Device(Read),
+            Op::Tool(name) => Device(name.spec().tier),
             Op::FileList | Op::FileRead | Op::FileChanges | Op::Browse => Device(Files),
             Op::Upload | Op::BlobRead | Op::SentDiscardAll | Op::SentDiscard => Device(Files),
             Op::PaneInput | Op::PaneCreate | Op::PaneRename | Op::PaneClose => Device(Full),
@@ -167,10 +172,27 @@ impl Op {
     /// member.
     pub const fn declinable(self) -> Option<Capability> {
         match self {
-            Op::ToolCall => Some(Capability::Tools),
+            Op::ToolCall | Op::Tool(_) => Some(Capability::Tools),
             Op::Upload => Some(Capability::Uploads),
             Op::Browse => Some(Capability::Browse),
             _ => None,
+        }
+    }
+}
+
+impl Op {
+    /// A `security.denied` line of a refused `op`: the operation, and the tier it needs (a tool
+    /// by its name, as `tools/list` shows it).
+    fn denial(self, rec: AuditRecord) -> AuditRecord {
+        let rec = match self {
+            Op::Tool(name) => rec.with_detail("tool", name.as_str()),
+            _ => rec.with_detail("operation", format!("{self:?}")),
+        };
+        match self.access() {
+            Access::Device(tier) | Access::Phone(tier) => {
+                rec.with_detail("required", tier.as_str())
+            }
+            Access::Open | Access::CliRead => rec,
         }
     }
 }
@@ -199,11 +221,14 @@ impl Caller {
 }
 
 impl App {
-    /// Refuses `op` unless `caller` holds what the registry requires of it, with a
-    /// `security.denied` line (rate-limited like every denial). An adapter gates a request before
-    /// it reaches here; this is the same rule again where the operation runs, so no adapter can
-    /// leave it out.
-    pub fn authorize(&self, caller: &Caller, op: Op) -> Result<(), AppError> {
+    /// Whether `caller` may run `op` now, without a line for a refusal (what a list of the
+    /// operations a device may use shows, such as MCP's `tools/list`).
+    pub fn allows(&self, caller: &Caller, op: Op) -> bool {
+        self.admits(caller, op).is_ok()
+    }
+
+    /// [`Caller::may`], then the tier the device holds now, and what a member declined.
+    fn admits(&self, caller: &Caller, op: Op) -> Result<(), AppError> {
         if matches!(caller.who(), Who::Relay { .. })
             && op.declinable().is_some()
             && !self.crew_tools
@@ -212,20 +237,26 @@ impl App {
             // way it would have been refused before relaying.
             return Err(AppError::CapabilityMissing);
         }
-        caller
-            .may(op)
-            .and_then(|()| match op.access() {
-                // The tier the device holds now: one lowered or revoked since the request began
-                // counts (the request's own snapshot was taken when it started).
-                Access::Device(tier) | Access::Phone(tier) => caller.still_allowed(self, tier),
-                Access::Open | Access::CliRead => Ok(()),
-            })
-            .inspect_err(|e| {
-                let rec = caller
-                    .record(self, AuditEventKind::SecurityDenied)
-                    .with_detail("operation", format!("{op:?}"));
-                self.deny(caller.source(), &e.to_string(), rec);
-            })
+        caller.may(op).and_then(|()| match op.access() {
+            // The tier the device holds now: one lowered or revoked since the request began
+            // counts (the request's own snapshot was taken when it started).
+            Access::Device(tier) | Access::Phone(tier) => caller.still_allowed(self, tier),
+            Access::Open | Access::CliRead => Ok(()),
+        })
+    }
+
+    /// Refuses `op` unless `caller` holds what the registry requires of it, with a
+    /// `security.denied` line (rate-limited like every denial). An adapter gates a request before
+    /// it reaches here; this is the same rule again where the operation runs, so no adapter can
+    /// leave it out.
+    pub fn authorize(&self, caller: &Caller, op: Op) -> Result<(), AppError> {
+        self.admits(caller, op).inspect_err(|e| {
+            if matches!(e, AppError::CapabilityMissing) {
+                return;
+            }
+            let rec = op.denial(caller.record(self, AuditEventKind::SecurityDenied));
+            self.deny(caller.source(), &e.to_string(), rec);
+        })
     }
 }
 

@@ -67,7 +67,9 @@ impl App {
 
 impl Operation for PaneInput {
     type Output = ();
-    const OP: Op = Op::PaneInput;
+    fn op(&self) -> Op {
+        Op::PaneInput
+    }
 
     fn validate(&self) -> Result<(), AppError> {
         validate_input(&self.text, &self.keys).map(drop)
@@ -85,8 +87,8 @@ impl Operation for PaneInput {
         done(ok)
     }
 
-    fn reply((): ()) -> RelayOk {
-        RelayOk::Done
+    fn reply((): ()) -> Result<RelayOk, AppError> {
+        Ok(RelayOk::Done)
     }
 
     /// Typed text only as a preview (SPEC §7), and the key names.
@@ -131,7 +133,9 @@ impl Operation for PaneInput {
 
 impl Operation for PaneRename {
     type Output = ();
-    const OP: Op = Op::PaneRename;
+    fn op(&self) -> Op {
+        Op::PaneRename
+    }
 
     fn validate(&self) -> Result<(), AppError> {
         validate_pane_name(&self.name)
@@ -148,8 +152,8 @@ impl Operation for PaneRename {
         done(ok)
     }
 
-    fn reply((): ()) -> RelayOk {
-        RelayOk::Done
+    fn reply((): ()) -> Result<RelayOk, AppError> {
+        Ok(RelayOk::Done)
     }
 
     /// The pane's id says which it is, so the lead names a member's rename right without asking.
@@ -175,7 +179,9 @@ impl Operation for PaneRename {
 
 impl Operation for PaneClose {
     type Output = ();
-    const OP: Op = Op::PaneClose;
+    fn op(&self) -> Op {
+        Op::PaneClose
+    }
 
     fn validate(&self) -> Result<(), AppError> {
         Ok(())
@@ -191,8 +197,8 @@ impl Operation for PaneClose {
         done(ok)
     }
 
-    fn reply((): ()) -> RelayOk {
-        RelayOk::Done
+    fn reply((): ()) -> Result<RelayOk, AppError> {
+        Ok(RelayOk::Done)
     }
 
     fn record(&self, app: &App, caller: &Caller, (): &()) -> Option<AuditRecord> {

@@ -359,7 +359,7 @@ impl App {
             None => RelayKind::SentClear,
         };
         member.allows(&kind)?;
-        let RelayOk::Discarded(n) = self.relay_write(caller, member, kind).await? else {
+        let RelayOk::Discarded(n) = self.relay_write(caller, member, kind, None).await? else {
             return Err(AppError::MemberUnreadable);
         };
         let mut rec = caller

@@ -29,15 +29,17 @@
 //! (audited `resource.denied`), anything unexpected 500 `internal error` with the detail in the
 //! bridge's log only.
 
+use std::time::Duration;
+
 use collie_actors::audit::{AuditEventKind, AuditRecord};
 use collie_actors::command_word::first_word;
-use collie_actors::pairing::Tier;
 use collie_actors::tools::sessions::SessionLimits;
 use collie_actors::tools::{Done, Meta, ToolError, ToolName, ToolSpec};
-use collie_crew::relay::{RelayError, RelayKind, RelayOk};
+use collie_crew::relay::{RelayKind, RelayOk};
 use serde_json::{Map, Value};
 
-use super::machine::Machine;
+use super::machine::Member;
+use super::operation::Operation;
 use super::ops::Op;
 use super::{wire, App, AppError, Caller, Who};
 
@@ -46,20 +48,8 @@ pub fn visible(app: &App, caller: &Caller) -> Vec<ToolSpec> {
     ToolName::ALL
         .into_iter()
         .map(ToolName::spec)
-        .filter(|spec| holds(app, caller, spec.tier))
+        .filter(|spec| app.allows(caller, Op::Tool(spec.name)))
         .collect()
-}
-
-/// Whether `caller` holds `tier` now.
-fn holds(app: &App, caller: &Caller, tier: Tier) -> bool {
-    match caller.who() {
-        Who::Device { .. } => caller.still_allowed(app, tier).is_ok(),
-        // The machine's own user, and the lead after its own gate.
-        Who::Cli | Who::Relay { .. } => true,
-        // The local secret is a read credential (SPEC §4.6), and only for GETs.
-        Who::LocalSecret => tier == Tier::Read,
-        Who::Open => false,
-    }
 }
 
 /// The members of a tool's arguments an audit line may carry, and how.
@@ -147,6 +137,66 @@ fn split_machine(args: Value) -> Result<(Option<String>, Map<String, Value>), Ap
     Ok((machine, args))
 }
 
+/// A call of one tool with its arguments, without `machine` ([`App::run`]; see the module docs).
+#[derive(Debug, Clone)]
+pub struct ToolCall {
+    /// The tool.
+    pub name: ToolName,
+    /// Its arguments, decoded strictly by the tool on the machine that runs it.
+    pub args: Map<String, Value>,
+}
+
+impl Operation for ToolCall {
+    type Output = Value;
+
+    fn op(&self) -> Op {
+        Op::Tool(self.name)
+    }
+
+    /// The tool decodes its arguments itself, strictly, on the machine that runs it.
+    fn validate(&self) -> Result<(), AppError> {
+        Ok(())
+    }
+
+    fn relay(&self) -> Result<RelayKind, AppError> {
+        Ok(RelayKind::Tool {
+            tool: self.name.as_str().to_owned(),
+            args: wire::json(&Value::Object(self.args.clone()))?,
+        })
+    }
+
+    /// A session's call may wait for its process as long as the tool's own limit allows.
+    fn works(&self) -> Option<Duration> {
+        let timeout_ms = self.args.get("timeout_ms").and_then(Value::as_u64);
+        Some(SessionLimits::default().call_time(self.name, timeout_ms))
+    }
+
+    /// The member's answer, masked again here.
+    fn answer(&self, app: &App, _: &Member, ok: RelayOk) -> Result<Value, AppError> {
+        let RelayOk::Tool(answer) = ok else {
+            return Err(AppError::MemberUnreadable);
+        };
+        let mut answer = wire::object(&answer).ok_or(AppError::MemberUnreadable)?;
+        app.mask_value(&mut answer);
+        Ok(answer)
+    }
+
+    fn reply(out: Value) -> Result<RelayOk, AppError> {
+        Ok(RelayOk::Tool(wire::json(&out)?))
+    }
+
+    /// A tool that changes something: `tool.<name>` with the arguments' metadata. A read's line
+    /// carries what it touched, so this machine writes it after the tool ran.
+    fn record(&self, app: &App, caller: &Caller, _: &Value) -> Option<AuditRecord> {
+        (!self.name.spec().read_only)
+            .then(|| app.tool_record(caller, self.name, arguments_meta(&self.args)))
+    }
+
+    async fn local(self, app: &App, caller: &Caller) -> Result<Value, AppError> {
+        app.local_tool(caller, self.name, self.args).await
+    }
+}
+
 impl App {
     /// Calls `tool` with `args` for `caller` (see the module docs for the steps).
     pub async fn call_tool(
@@ -158,83 +208,17 @@ impl App {
         let Some(name) = ToolName::parse(tool) else {
             return Err(AppError::NoSuchTool);
         };
-        self.authorize(caller, Op::ToolCall)?;
-        let spec = name.spec();
-        self.tool_gate(caller, spec)?;
-        // The right holds for the whole call (SPEC §3.2): lost, the call ends and answers why.
-        self.while_allowed(caller, spec.tier, self.dispatch_tool(caller, name, args))
-            .await
-    }
-
-    /// Steps 3 to 5, after the gate.
-    async fn dispatch_tool(
-        &self,
-        caller: &Caller,
-        name: ToolName,
-        args: Value,
-    ) -> Result<Value, AppError> {
-        let spec = name.spec();
+        // The tier first, before the machine or the arguments are read (the runner asks again).
+        self.authorize(caller, Op::Tool(name))?;
         let (machine, args) = split_machine(args)?;
         if machine.is_some() && matches!(caller.who(), Who::Relay { .. }) {
             // A member serves its own tools only; it never relays further.
             return Err(AppError::BadRequest("machine: not on a member".into()));
         }
-        match self.machine(machine.as_deref().unwrap_or("local"))? {
-            Machine::Local => self.local_tool(caller, name, args).await,
-            Machine::Member(member) => {
-                let kind = RelayKind::Tool {
-                    tool: name.as_str().to_owned(),
-                    args: wire::json(&Value::Object(args.clone()))?,
-                };
-                member.allows(&kind)?;
-                let timeout_ms = args.get("timeout_ms").and_then(Value::as_u64);
-                let works = SessionLimits::default().call_time(name, timeout_ms);
-                let mut answer = match member.call_working(caller.on(), kind, works).await {
-                    Ok(RelayOk::Tool(answer)) => {
-                        wire::object(&answer).ok_or(AppError::MemberUnreadable)?
-                    }
-                    Ok(_) => return Err(AppError::MemberUnreadable),
-                    Err(RelayError::Tool { status, error }) => {
-                        return Err(relayed_refusal(status, error))
-                    }
-                    Err(e) => return Err(e.into()),
-                };
-                // A write the member answered that it did: audited here now, with the member's
-                // name and the request id of the member's own lines (decision 0052).
-                if !spec.read_only {
-                    let rec = self
-                        .tool_record(caller, name, arguments_meta(&args))
-                        .with_detail("machine", member.name().to_owned());
-                    self.audit_done(rec).await?;
-                }
-                self.mask_value(&mut answer);
-                Ok(answer)
-            }
-        }
-    }
-
-    /// The tier gate of step 2.
-    fn tool_gate(&self, caller: &Caller, spec: ToolSpec) -> Result<(), AppError> {
-        if holds(self, caller, spec.tier) {
-            return Ok(());
-        }
-        let e = match caller.who() {
-            Who::Device { .. } => caller
-                .still_allowed(self, spec.tier)
-                .err()
-                .unwrap_or(AppError::InsufficientTier),
-            Who::Open => AppError::NotPaired,
-            _ => AppError::InsufficientTier,
-        };
-        let mut rec = AuditRecord::new(AuditEventKind::SecurityDenied, self.machine_name())
-            .with_request_id(caller.request_id().to_owned())
-            .with_detail("tool", spec.name.as_str())
-            .with_detail("required", spec.tier.as_str());
-        if let Some(device) = caller.audit_name() {
-            rec = rec.with_device(device);
-        }
-        self.deny(caller.source(), &e.to_string(), rec);
-        Err(e)
+        let machine = machine.as_deref().unwrap_or("local");
+        let call = self.run(caller, machine, ToolCall { name, args });
+        // The right holds for the whole call (SPEC §3.2): lost, the call ends and answers why.
+        self.while_allowed(caller, name.spec().tier, call).await
     }
 
     /// Steps 4 and 5 on this machine.

@@ -19,7 +19,6 @@ use axum::extract::{ConnectInfo, Request, State};
 use axum::http::header;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use collie_actors::pairing::Tier;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
@@ -35,7 +34,8 @@ mod reject;
 pub use self::reject::json_rejections;
 
 use super::auth::origin;
-use crate::app::authn::{Credential, Gate};
+use crate::app::authn::Credential;
+use crate::app::ops::Op;
 use crate::app::{App, AppError, Caller};
 
 /// The largest MCP request body (a `write_file` of the tools' largest content, JSON-escaped).
@@ -83,7 +83,7 @@ pub async fn authorize(
         Ok(caller) => caller,
         Err(e) => return e.into_response(),
     };
-    if let Err(e) = app.admit(&caller, Gate::device(Tier::Read), &from) {
+    if let Err(e) = app.admit(&caller, Op::ToolCall.access().gate(), &from) {
         return e.into_response();
     }
     req.extensions_mut().insert(caller);

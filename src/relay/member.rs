@@ -84,7 +84,7 @@ const HERE: &str = "local";
 /// Runs `op` on this machine for the lead, as for this machine's own callers; answers what the
 /// relay carries back.
 async fn serve<O: Operation>(app: &App, caller: &Caller, op: O) -> Result<RelayOk, RelayError> {
-    Ok(O::reply(app.run(caller, HERE, op).await?))
+    Ok(O::reply(app.run(caller, HERE, op).await?)?)
 }
 
 /// A create as the lead relays it: a starter by name, or the shell.

@@ -153,7 +153,7 @@ impl ToolName {
     }
 
     /// The registry's entry for this tool.
-    pub fn spec(self) -> ToolSpec {
+    pub const fn spec(self) -> ToolSpec {
         use ToolName::*;
         let (tier, read_only, description) = match self {
             ReadFile => (
