@@ -21,14 +21,15 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use collie_actors::audit::AuditRecord;
 use collie_actors::tools::workspace::{Workspaces, MAX_PATH_LEN};
 use collie_actors::tools::ToolError;
-use collie_crew::hello::Capability;
 use collie_crew::relay::{Folders, RelayKind, RelayOk, MAX_FOLDERS};
 use serde::Serialize;
 
 use super::files::in_git_folder;
-use super::machine::Machine;
+use super::machine::Member;
+use super::operation::Operation;
 use super::ops::Op;
 use super::{App, AppError, Caller};
 
@@ -46,6 +47,75 @@ pub struct Browsed {
     pub folders: Vec<String>,
     /// Whether it holds more folders than are listed.
     pub truncated: bool,
+}
+
+/// The folders of `path` (`None` or empty: home) on a machine, for a new pane's folder.
+#[derive(Debug, Clone)]
+pub struct BrowseFolders {
+    /// The folder to list (absolute or `~/…`).
+    pub path: Option<String>,
+}
+
+impl Operation for BrowseFolders {
+    type Output = Browsed;
+
+    fn op(&self) -> Op {
+        Op::Browse
+    }
+
+    fn validate(&self) -> Result<(), AppError> {
+        match &self.path {
+            Some(p) => validate_path("path", p, false),
+            None => Ok(()),
+        }
+    }
+
+    fn relay(&self) -> Result<RelayKind, AppError> {
+        Ok(RelayKind::Browse {
+            path: self.path.clone(),
+        })
+    }
+
+    /// The member masked them; this machine cuts and masks again (SPEC §8).
+    fn answer(&self, app: &App, member: &Member, ok: RelayOk) -> Result<Browsed, AppError> {
+        let RelayOk::Folders(mut f) = ok else {
+            return Err(AppError::MemberUnreadable);
+        };
+        if f.folders.len() > MAX_FOLDERS {
+            f.folders.truncate(MAX_FOLDERS);
+            f.truncated = true;
+        }
+        app.mask_in_place(&mut f.path);
+        f.folders.iter_mut().for_each(|n| app.mask_in_place(n));
+        Ok(Browsed {
+            machine: member.name().to_owned(),
+            path: f.path,
+            folders: f.folders,
+            truncated: f.truncated,
+        })
+    }
+
+    fn reply(out: Browsed) -> Result<RelayOk, AppError> {
+        Ok(RelayOk::Folders(Folders {
+            path: out.path,
+            folders: out.folders,
+            truncated: out.truncated,
+        }))
+    }
+
+    fn record(&self, _: &App, _: &Caller, _: &Browsed) -> Option<AuditRecord> {
+        None
+    }
+
+    async fn local(self, app: &App, _: &Caller) -> Result<Browsed, AppError> {
+        let f = app.local_folders(self.path).await?;
+        Ok(Browsed {
+            machine: app.machine_name(),
+            path: f.path,
+            folders: f.folders,
+            truncated: f.truncated,
+        })
+    }
 }
 
 /// Checks what a path can be checked for without the machine it names: a length limit, no NUL,
@@ -157,54 +227,6 @@ async fn blocking<T: Send + 'static>(
 }
 
 impl App {
-    /// The folder names of `path` (`None`: the home folder) on `machine`.
-    pub async fn browse_folders(
-        &self,
-        caller: &Caller,
-        machine: &str,
-        path: Option<String>,
-    ) -> Result<Browsed, AppError> {
-        self.authorize(caller, Op::Browse)?;
-        let machine = self.machine(machine)?;
-        if let Machine::Member(member) = &machine {
-            member.has(Capability::Browse)?;
-        }
-        if let Some(p) = &path {
-            validate_path("path", p, false)?;
-        }
-        match machine {
-            Machine::Local => {
-                let f = self.local_folders(path).await?;
-                Ok(Browsed {
-                    machine: self.machine_name(),
-                    path: f.path,
-                    folders: f.folders,
-                    truncated: f.truncated,
-                })
-            }
-            Machine::Member(member) => {
-                let mut f = match member.call(caller.on(), RelayKind::Browse { path }).await {
-                    Ok(RelayOk::Folders(f)) => f,
-                    Ok(_) => return Err(AppError::MemberUnreadable),
-                    Err(e) => return Err(e.into()),
-                };
-                // The member masked them; this machine masks again (SPEC §8).
-                if f.folders.len() > MAX_FOLDERS {
-                    f.folders.truncate(MAX_FOLDERS);
-                    f.truncated = true;
-                }
-                self.mask_in_place(&mut f.path);
-                f.folders.iter_mut().for_each(|n| self.mask_in_place(n));
-                Ok(Browsed {
-                    machine: member.name().to_owned(),
-                    path: f.path,
-                    folders: f.folders,
-                    truncated: f.truncated,
-                })
-            }
-        }
-    }
-
     /// This machine's folder names of `path` under home, masked.
     pub async fn local_folders(&self, path: Option<String>) -> Result<Folders, AppError> {
         let path = path.filter(|p| !p.is_empty()).unwrap_or_else(|| "~".into());

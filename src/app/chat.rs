@@ -7,11 +7,13 @@
 //! answers `capability missing`), and masks every text of the answer again with its own masker
 //! (SPEC §6: the lead re-masks a member's chat), bounded as its own answers are.
 
+use collie_actors::audit::AuditRecord;
 use collie_actors::chat::{self, Chat, ChatError, MAX_ANSWER_BYTES, MAX_TURNS};
 use collie_actors::panes::PanesMsg;
 use collie_crew::relay::{RelayKind, RelayOk};
 
-use super::machine::Machine;
+use super::machine::Member;
+use super::operation::Operation;
 use super::ops::Op;
 use super::{wire, App, AppError, Caller};
 
@@ -23,32 +25,59 @@ impl From<ChatError> for AppError {
     }
 }
 
-impl App {
-    /// The chat of `pane` on `machine` after the cursor `after` (empty: the newest turns).
-    pub async fn chat(
-        &self,
-        caller: &Caller,
-        machine: &str,
-        pane: String,
-        after: String,
-    ) -> Result<Chat, AppError> {
-        self.authorize(caller, Op::PaneChat)?;
-        chat::parse_cursor(&after)?;
-        match self.machine(machine)? {
-            Machine::Local => self.local_chat(pane, after).await,
-            Machine::Member(member) => {
-                let kind = RelayKind::Chat { pane, after };
-                member.allows(&kind)?;
-                let RelayOk::Chat(chat) = member.call(caller.on(), kind).await? else {
-                    return Err(AppError::MemberUnreadable);
-                };
-                let mut chat = wire::chat::chat_of(chat);
-                self.remask(&mut chat);
-                Ok(chat)
-            }
-        }
+/// The chat of a pane after the cursor `after` (empty: the newest turns).
+#[derive(Debug, Clone)]
+pub struct ReadChat {
+    /// The pane's id.
+    pub pane: String,
+    /// The cursor the phone holds.
+    pub after: String,
+}
+
+impl Operation for ReadChat {
+    type Output = Chat;
+
+    fn op(&self) -> Op {
+        Op::PaneChat
     }
 
+    fn validate(&self) -> Result<(), AppError> {
+        chat::parse_cursor(&self.after)
+            .map(drop)
+            .map_err(AppError::from)
+    }
+
+    fn relay(&self) -> Result<RelayKind, AppError> {
+        Ok(RelayKind::Chat {
+            pane: self.pane.clone(),
+            after: self.after.clone(),
+        })
+    }
+
+    /// Masked again here, and bounded as this machine's own answers are.
+    fn answer(&self, app: &App, _: &Member, ok: RelayOk) -> Result<Chat, AppError> {
+        let RelayOk::Chat(chat) = ok else {
+            return Err(AppError::MemberUnreadable);
+        };
+        let mut chat = wire::chat::chat_of(chat);
+        app.remask(&mut chat);
+        Ok(chat)
+    }
+
+    fn reply(out: Chat) -> Result<RelayOk, AppError> {
+        Ok(RelayOk::Chat(wire::chat::chat(out)))
+    }
+
+    fn record(&self, _: &App, _: &Caller, _: &Chat) -> Option<AuditRecord> {
+        None
+    }
+
+    async fn local(self, app: &App, _: &Caller) -> Result<Chat, AppError> {
+        app.local_chat(self.pane, self.after).await
+    }
+}
+
+impl App {
     /// This machine's pane's chat: the pane's first process from the Panes actor, then the
     /// transcript read on a blocking thread.
     pub async fn local_chat(&self, pane: String, after: String) -> Result<Chat, AppError> {

@@ -17,7 +17,7 @@ use collie_actors::panes::actor::PaneInfo;
 use collie_actors::panes::screen::mask_plain_rows;
 use collie_crew::hello::Capability;
 use collie_crew::relay::client::On;
-use collie_crew::relay::{ColourEvent, ColourSnapshot, EventAttrs, ScreenAttrs};
+use collie_crew::relay::{ColourEvent, ColourSnapshot, EventAttrs};
 use collie_crew::relay::{RelayError, RelayKind, RelayOk, StreamEvent};
 
 use super::colours::{checked, RelayedColours};
@@ -134,32 +134,14 @@ impl Member {
         }
     }
 
-    /// A pane's snapshot, masked again as one screen — scrollback and rows as one sequence, so a
-    /// line wrapping from the scrollback into row 0 is caught too. With its colours when the
-    /// member declared `pane_colour` (masking keeps widths, so the runs stay where they are);
-    /// without from an older member.
-    pub(super) async fn snapshot(
-        &self,
-        app: &App,
-        on: On<'_>,
-        pane: String,
-        scrollback: usize,
-    ) -> Result<ColourSnapshot, AppError> {
-        let scrollback = Some(u32::try_from(scrollback).unwrap_or(u32::MAX));
-        let colour = RelayKind::SnapshotColour {
-            pane: pane.clone(),
-            scrollback,
-        };
-        let kind = if self.client.allows(&colour).is_ok() {
-            colour
-        } else {
-            RelayKind::Snapshot { pane, scrollback }
-        };
-        let (mut snap, attrs) = match self.client.call(on, kind).await? {
-            RelayOk::SnapshotColour(c) => (c.snapshot, c.attrs),
-            RelayOk::Snapshot(snap) => (snap, ScreenAttrs::default()),
-            _ => return Err(AppError::MemberUnreadable),
-        };
+    /// A pane's snapshot the member sent, masked again as one screen — scrollback and rows as
+    /// one sequence, so a line wrapping from the scrollback into row 0 is caught too (masking
+    /// keeps widths, so the colour runs stay where they are) — and named by the member's name.
+    pub(super) fn own_snapshot(&self, app: &App, relayed: ColourSnapshot) -> ColourSnapshot {
+        let ColourSnapshot {
+            snapshot: mut snap,
+            attrs,
+        } = relayed;
         snap.machine.clone_from(&self.name);
         app.mask_in_place(&mut snap.name);
         let split = snap.scrollback.len();
@@ -169,10 +151,10 @@ impl Member {
         snap.lines = masked.split_off(split.min(masked.len()));
         snap.scrollback = masked;
         let attrs = checked(attrs, snap.lines.len(), snap.cols);
-        Ok(ColourSnapshot {
+        ColourSnapshot {
             snapshot: snap,
             attrs,
-        })
+        }
     }
 
     /// Starts following the member's card changes.

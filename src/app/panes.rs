@@ -3,18 +3,78 @@
 //! themselves are operations of their own: [`super::pane_writes`] (input, rename, close) and
 //! [`super::new_pane`] (every create).
 
-use collie_actors::audit::AuditEventKind;
+use collie_actors::audit::{AuditEventKind, AuditRecord};
 use collie_actors::panes::actor::{ColourSnapshot, PaneError, PaneInfo};
 use collie_actors::panes::keys::{self, NamedKey};
 use collie_actors::panes::PanesMsg;
+use collie_crew::relay::{RelayKind, RelayOk};
 use futures_util::future::join_all;
 
-use super::machine::Machine;
+use super::machine::Member;
+use super::operation::Operation;
 use super::ops::Op;
 use super::{App, AppError, Caller};
 
 /// The most scrollback lines a snapshot carries.
 pub const MAX_SCROLLBACK: usize = 10_000;
+
+/// A pane's masked screen with up to `scrollback` lines of history (at most
+/// [`MAX_SCROLLBACK`]) and its visible rows' colours.
+#[derive(Debug, Clone)]
+pub struct ReadScreen {
+    /// The pane's id.
+    pub pane: String,
+    /// Scrollback lines wanted.
+    pub scrollback: usize,
+}
+
+impl Operation for ReadScreen {
+    type Output = ColourSnapshot;
+
+    fn op(&self) -> Op {
+        Op::PaneSnapshot
+    }
+
+    fn validate(&self) -> Result<(), AppError> {
+        Ok(())
+    }
+
+    /// With its colours: every member of a crew of this protocol declares `pane_colour`.
+    fn relay(&self) -> Result<RelayKind, AppError> {
+        let scrollback = self.scrollback.min(MAX_SCROLLBACK);
+        Ok(RelayKind::SnapshotColour {
+            pane: self.pane.clone(),
+            scrollback: Some(u32::try_from(scrollback).unwrap_or(u32::MAX)),
+        })
+    }
+
+    fn answer(&self, app: &App, member: &Member, ok: RelayOk) -> Result<ColourSnapshot, AppError> {
+        match ok {
+            RelayOk::SnapshotColour(relayed) => Ok(member.own_snapshot(app, relayed)),
+            _ => Err(AppError::MemberUnreadable),
+        }
+    }
+
+    fn reply(out: ColourSnapshot) -> Result<RelayOk, AppError> {
+        Ok(RelayOk::SnapshotColour(out))
+    }
+
+    fn record(&self, _: &App, _: &Caller, _: &ColourSnapshot) -> Option<AuditRecord> {
+        None
+    }
+
+    async fn local(self, app: &App, _: &Caller) -> Result<ColourSnapshot, AppError> {
+        let (pane, scrollback) = (self.pane, self.scrollback.min(MAX_SCROLLBACK));
+        Ok(app
+            .panes
+            .call(|reply| PanesMsg::Snapshot {
+                pane,
+                scrollback,
+                reply,
+            })
+            .await??)
+    }
+}
 
 /// Every pane the caller can reach, and the members whose panes are missing.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -88,6 +148,18 @@ impl From<PaneError> for AppError {
 }
 
 impl App {
+    /// [`ReadScreen`] of `pane` on `machine`.
+    pub async fn snapshot(
+        &self,
+        caller: &Caller,
+        machine: &str,
+        pane: String,
+        scrollback: usize,
+    ) -> Result<ColourSnapshot, AppError> {
+        self.run(caller, machine, ReadScreen { pane, scrollback })
+            .await
+    }
+
     /// This machine's panes.
     pub async fn local_panes(&self) -> Result<Vec<PaneInfo>, AppError> {
         Ok(self.panes.call(PanesMsg::List).await?)
@@ -135,30 +207,6 @@ impl App {
         }
         unreachable.sort();
         Ok(PaneList { panes, unreachable })
-    }
-
-    /// A pane's masked screen with up to `scrollback` lines of history (at most
-    /// [`MAX_SCROLLBACK`]) and its visible rows' colours.
-    pub async fn snapshot(
-        &self,
-        caller: &Caller,
-        machine: &str,
-        pane: String,
-        scrollback: usize,
-    ) -> Result<ColourSnapshot, AppError> {
-        self.authorize(caller, Op::PaneSnapshot)?;
-        let scrollback = scrollback.min(MAX_SCROLLBACK);
-        match self.machine(machine)? {
-            Machine::Local => Ok(self
-                .panes
-                .call(|r| PanesMsg::Snapshot {
-                    pane,
-                    scrollback,
-                    reply: r,
-                })
-                .await??),
-            Machine::Member(member) => member.snapshot(self, caller.on(), pane, scrollback).await,
-        }
     }
 }
 

@@ -9,17 +9,20 @@
 //!
 //! A window is the user's tmux server's, not a hosted pane: the hosted-pane cap does not apply
 //! (the window's mirror counts under the buffer cap like every tmux pane's). Otherwise a window is
-//! a create like any other — one path, [`App::create`] with a session (`App::create_window`): `pane.create` is written
+//! a create like any other — one operation, [`super::new_pane::NewPane`] with a session: `pane.create` is written
 //! once the window exists and names the session; if it cannot be written the window is killed
 //! again and the create refused; a cap's refusal is `resource.denied`, on a member's window too.
 
+use collie_actors::audit::AuditRecord;
 use collie_actors::panes::tmux::TmuxSessionInfo;
 use collie_actors::panes::PanesMsg;
 use collie_actors::tools::ToolError;
 use collie_crew::relay::{RelayKind, RelayOk, TmuxSession};
 use serde::{Deserialize, Serialize};
 
-use super::machine::Machine;
+use super::machine::Member;
+use super::operation::Operation;
+use super::ops::Op;
 use super::{App, AppError, Caller};
 
 /// The longest session string a request may carry (`t<index>:` and a name), in bytes.
@@ -77,6 +80,62 @@ pub(super) fn no_such_session() -> AppError {
     AppError::Tool(ToolError::NoSuchSession)
 }
 
+/// The tmux sessions a machine mirrors, where a new window can open (tier `full`, as the
+/// starters: only a device that may open one sees them).
+#[derive(Debug, Clone, Copy)]
+pub struct ListSessions;
+
+impl Operation for ListSessions {
+    type Output = SessionList;
+
+    fn op(&self) -> Op {
+        Op::SessionList
+    }
+
+    fn validate(&self) -> Result<(), AppError> {
+        Ok(())
+    }
+
+    fn relay(&self) -> Result<RelayKind, AppError> {
+        Ok(RelayKind::Sessions)
+    }
+
+    /// Cut and masked again here.
+    fn answer(&self, app: &App, member: &Member, ok: RelayOk) -> Result<SessionList, AppError> {
+        let RelayOk::Sessions(list) = ok else {
+            return Err(AppError::MemberUnreadable);
+        };
+        let sessions = list
+            .into_iter()
+            .take(MAX_SESSIONS)
+            .map(|s| TmuxSession {
+                session: app.masker.mask_string(s.session),
+                name: app.masker.mask_string(s.name),
+                socket: s.socket,
+            })
+            .collect();
+        Ok(SessionList {
+            machine: member.name().to_owned(),
+            sessions,
+        })
+    }
+
+    fn reply(out: SessionList) -> Result<RelayOk, AppError> {
+        Ok(RelayOk::Sessions(out.sessions))
+    }
+
+    fn record(&self, _: &App, _: &Caller, _: &SessionList) -> Option<AuditRecord> {
+        None
+    }
+
+    async fn local(self, app: &App, _: &Caller) -> Result<SessionList, AppError> {
+        Ok(SessionList {
+            machine: app.machine_name(),
+            sessions: app.local_sessions().await?,
+        })
+    }
+}
+
 impl App {
     /// This machine's mirrored tmux sessions, names masked (a name that the masker changes
     /// cannot be opened in by that name; the phone shows what it may see).
@@ -91,36 +150,6 @@ impl App {
                 socket: u32::try_from(s.socket).unwrap_or(u32::MAX),
             })
             .collect())
-    }
-
-    /// The tmux sessions `machine` mirrors (a member's through the relay, masked again here).
-    pub async fn sessions(&self, caller: &Caller, machine: &str) -> Result<SessionList, AppError> {
-        match self.machine(machine)? {
-            Machine::Local => Ok(SessionList {
-                machine: self.machine_name(),
-                sessions: self.local_sessions().await?,
-            }),
-            Machine::Member(member) => {
-                member.allows(&RelayKind::Sessions)?;
-                let RelayOk::Sessions(list) = member.call(caller.on(), RelayKind::Sessions).await?
-                else {
-                    return Err(AppError::MemberUnreadable);
-                };
-                let sessions = list
-                    .into_iter()
-                    .take(MAX_SESSIONS)
-                    .map(|s| TmuxSession {
-                        session: self.masker.mask_string(s.session),
-                        name: self.masker.mask_string(s.name),
-                        socket: s.socket,
-                    })
-                    .collect();
-                Ok(SessionList {
-                    machine: member.name().to_owned(),
-                    sessions,
-                })
-            }
-        }
     }
 
     /// Refuses a session this machine does not mirror (`no such session`).

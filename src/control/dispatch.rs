@@ -9,8 +9,9 @@ use super::protocol::{Reply, Request};
 use super::replies::{Acknowledged, Devices, Invite, Message, PairCode, Panes, StarterRows};
 use crate::app::create::CreateAsk;
 use crate::app::pane_writes::{PaneClose, PaneInput, PaneRename};
-use crate::app::panes::split_address;
+use crate::app::panes::{split_address, ReadScreen};
 use crate::app::walky;
+use crate::app::windows::ListSessions;
 use crate::app::{App, AppError, Caller};
 
 /// Answers one control-socket request from process `peer` (its pid, as the socket reports it).
@@ -101,13 +102,20 @@ async fn answer(app: &App, req: Request, peer: Option<u32>) -> Result<Value, App
             )
             .await?,
         ),
-        Request::PanesSessions => data(app.sessions(&cli, "local").await?),
+        Request::PanesSessions => data(app.run(&cli, "local", ListSessions).await?),
         Request::PanesRead { pane, scrollback } => {
             let (machine, pane) = split_address(&pane);
             data(
-                app.snapshot(&cli, machine, pane.to_owned(), scrollback)
-                    .await?
-                    .snapshot,
+                app.run(
+                    &cli,
+                    machine,
+                    ReadScreen {
+                        pane: pane.to_owned(),
+                        scrollback,
+                    },
+                )
+                .await?
+                .snapshot,
             )
         }
         Request::PanesSend { pane, text, enter } => {

@@ -7,17 +7,21 @@
 use collie_actors::crew_link::RelayStream;
 use collie_crew::relay::server::{self, Events, Handler};
 use collie_crew::relay::{Card, ColourEvent, RelayError, RelayKind, RelayOk};
-use collie_crew::relay::{Folders, RelayRequest, StreamEvent};
+use collie_crew::relay::{RelayRequest, StreamEvent};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use crate::app::blobs::Upload;
+use crate::app::browse::BrowseFolders;
+use crate::app::chat::ReadChat;
 use crate::app::commands::RunCommand;
 use crate::app::durable::AgentWrite;
 use crate::app::follow::Follow;
 use crate::app::new_pane::{Launch, NewPane};
 use crate::app::operation::Operation;
 use crate::app::pane_writes::{PaneClose, PaneInput, PaneRename};
+use crate::app::panes::ReadScreen;
+use crate::app::windows::ListSessions;
 use crate::app::{walky, wire};
 use crate::app::{App, Caller};
 
@@ -87,6 +91,12 @@ async fn serve<O: Operation>(app: &App, caller: &Caller, op: O) -> Result<RelayO
     Ok(O::reply(app.run(caller, HERE, op).await?)?)
 }
 
+/// A screen as the lead asks for it.
+fn read_screen(pane: String, scrollback: Option<u32>) -> ReadScreen {
+    let scrollback = usize::try_from(scrollback.unwrap_or(0)).unwrap_or(usize::MAX);
+    ReadScreen { pane, scrollback }
+}
+
 /// A create as the lead relays it: a starter by name, or the shell.
 fn new_pane(
     name: Option<String>,
@@ -110,13 +120,13 @@ impl Handler for Served {
         let caller = self.caller(request);
         let ok = match request.kind.clone() {
             RelayKind::PaneList => RelayOk::PaneList(app.local_panes().await?),
+            // A lead of this protocol asks with colours; the plain kind is still served.
             RelayKind::Snapshot { pane, scrollback } => {
-                let lines = usize::try_from(scrollback.unwrap_or(0)).unwrap_or(usize::MAX);
-                RelayOk::Snapshot(app.snapshot(&caller, HERE, pane, lines).await?.snapshot)
+                let op = read_screen(pane, scrollback);
+                RelayOk::Snapshot(app.run(&caller, HERE, op).await?.snapshot)
             }
             RelayKind::SnapshotColour { pane, scrollback } => {
-                let lines = usize::try_from(scrollback.unwrap_or(0)).unwrap_or(usize::MAX);
-                RelayOk::SnapshotColour(app.snapshot(&caller, HERE, pane, lines).await?)
+                serve(app, &caller, read_screen(pane, scrollback)).await?
             }
             RelayKind::Input { pane, text, keys } => {
                 let text = text.unwrap_or_default();
@@ -131,7 +141,7 @@ impl Handler for Served {
                 starter,
                 folder,
             } => serve(app, &caller, new_pane(name, starter, Some(folder), None)).await?,
-            RelayKind::Sessions => RelayOk::Sessions(app.local_sessions().await?),
+            RelayKind::Sessions => serve(app, &caller, ListSessions).await?,
             // The session, the folder and the starter are this machine's own, checked here.
             RelayKind::CreateWindow {
                 name,
@@ -145,16 +155,9 @@ impl Handler for Served {
                 spec,
                 folder,
             } => RelayOk::Created(app.relayed_row(&caller, row, name, spec, folder).await?),
-            RelayKind::Browse { path } => {
-                let b = app.browse_folders(&caller, HERE, path).await?;
-                RelayOk::Folders(Folders {
-                    path: b.path,
-                    folders: b.folders,
-                    truncated: b.truncated,
-                })
-            }
+            RelayKind::Browse { path } => serve(app, &caller, BrowseFolders { path }).await?,
             RelayKind::Chat { pane, after } => {
-                RelayOk::Chat(wire::chat::chat(app.local_chat(pane, after).await?))
+                serve(app, &caller, ReadChat { pane, after }).await?
             }
             RelayKind::Rename { pane, name } => {
                 serve(app, &caller, PaneRename { pane, name }).await?

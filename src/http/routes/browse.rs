@@ -6,7 +6,7 @@ use axum::extract::State;
 use axum::{Extension, Json};
 use serde::Deserialize;
 
-use crate::app::browse::Browsed;
+use crate::app::browse::{BrowseFolders, Browsed};
 use crate::app::{App, AppError, Caller};
 use crate::http::extract::{ApiPath, ApiQuery};
 
@@ -23,5 +23,6 @@ pub(super) async fn browse(
     ApiPath(machine): ApiPath<String>,
     ApiQuery(q): ApiQuery<At>,
 ) -> Result<Json<Browsed>, AppError> {
-    Ok(Json(app.browse_folders(&caller, &machine, q.path).await?))
+    let op = BrowseFolders { path: q.path };
+    Ok(Json(app.run(&caller, &machine, op).await?))
 }

@@ -9,8 +9,11 @@ use serde::Deserialize;
 
 use super::colours::SnapshotJson;
 use super::{body, Done, DONE};
+use crate::app::chat::ReadChat;
 use crate::app::create::CreateAsk;
 use crate::app::pane_writes::{PaneClose, PaneInput, PaneRename};
+use crate::app::panes::ReadScreen;
+use crate::app::windows::ListSessions;
 use crate::app::{App, AppError, Caller};
 use crate::http::extract::{ApiPath, ApiQuery};
 use crate::http::json::chat::Chat;
@@ -35,9 +38,11 @@ pub(super) async fn snapshot(
     ApiPath((m, p)): ApiPath<(String, String)>,
     ApiQuery(q): ApiQuery<SnapshotQuery>,
 ) -> Result<Response, AppError> {
-    let snap = app
-        .snapshot(&caller, &m, p, q.scrollback.unwrap_or(0))
-        .await?;
+    let op = ReadScreen {
+        pane: p,
+        scrollback: q.scrollback.unwrap_or(0),
+    };
+    let snap = app.run(&caller, &m, op).await?;
     Ok(Json(SnapshotJson::new(&snap)).into_response())
 }
 
@@ -56,8 +61,15 @@ pub(super) async fn chat(
     ApiQuery(q): ApiQuery<ChatQuery>,
 ) -> Result<Json<Chat>, AppError> {
     Ok(Json(Chat::from(
-        app.chat(&caller, &m, p, q.after.unwrap_or_default())
-            .await?,
+        app.run(
+            &caller,
+            &m,
+            ReadChat {
+                pane: p,
+                after: q.after.unwrap_or_default(),
+            },
+        )
+        .await?,
     )))
 }
 
@@ -163,7 +175,9 @@ pub(super) async fn sessions(
     Extension(caller): Extension<Caller>,
     ApiPath(m): ApiPath<String>,
 ) -> Result<Json<SessionList>, AppError> {
-    Ok(Json(SessionList::from(app.sessions(&caller, &m).await?)))
+    Ok(Json(SessionList::from(
+        app.run(&caller, &m, ListSessions).await?,
+    )))
 }
 
 /// `GET /api/starters/{m}`: the machine's applied starters for the New page (SPEC §12).
