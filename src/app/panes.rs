@@ -468,6 +468,7 @@ impl App {
         new: NewPane,
     ) -> Result<PaneInfo, AppError> {
         self.authorize(caller, Op::PaneCreate)?;
+        self.row_rules(&new.launch)?;
         let machine = self.machine(machine)?;
         if new.session.is_some() && matches!(new.launch, Launch::Row { .. }) {
             // `CreateWindow` carries a starter's name only: a row would reach a member as a shell.
@@ -519,6 +520,7 @@ impl App {
             // Known before anything is resolved or checked: an unknown session costs nothing.
             self.known_session(*socket, session_name).await?;
         }
+        let line = super::rows::row_line(&launch);
         let Resolved { cwd, command, runs } =
             self.resolve_launch(launch, folder.as_deref()).await?;
         let created = match session {
@@ -562,6 +564,7 @@ impl App {
         let rec = self.created_record(caller, &info.pane, name, runs, shown_session);
         let rec = with_folder(rec, cwd.map(|d| d.display().to_string()));
         self.keep_if_audited(rec, &info.pane).await?;
+        self.type_row_line(&info.pane, line).await?;
         Ok(info)
     }
 

@@ -132,7 +132,14 @@ impl Handler for Served {
                 name,
                 spec,
                 folder,
-            } => RelayOk::Created(app.relayed_row(&caller, row, name, spec, folder).await?),
+            } => {
+                // This machine's own `[phone]` rules for rows apply in the create.
+                let launch = Launch::Row { row, spec };
+                RelayOk::Created(
+                    app.create_pane_in(&caller, HERE, name, launch, folder)
+                        .await?,
+                )
+            }
             RelayKind::Browse { path } => {
                 let b = app.browse_folders(&caller, HERE, path).await?;
                 RelayOk::Folders(Folders {
