@@ -208,7 +208,7 @@ impl Handler for Served {
                     size: up.size,
                 })
             }
-            RelayKind::SentList => RelayOk::SentLines(app.relayed_sent(&caller).await?),
+            RelayKind::SentList => RelayOk::SentLines(app.sent_list(&caller).await?.relayed()),
             RelayKind::SentDiscard { id } => RelayOk::Discarded(
                 app.sent_discard(&caller, HERE, Some(id)).await?.discarded as u64,
             ),
