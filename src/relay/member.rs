@@ -11,6 +11,7 @@ use collie_crew::relay::{Folders, RelayRequest, Stored, StreamEvent};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use crate::app::ended::EndedDevice;
 use crate::app::follow::Follow;
 use crate::app::panes::Launch;
 use crate::app::{walky, wire};
@@ -196,7 +197,11 @@ impl Handler for Served {
                 RelayOk::Tool(wire::json(&app.call_tool(&caller, &tool, args).await?)?)
             }
             RelayKind::DeviceEnded { device_id } => {
-                app.relayed_device_ended(&caller, device_id).await?;
+                let ended = EndedDevice {
+                    id: device_id,
+                    label: request.device.clone(),
+                };
+                app.device_ended(&caller, ended).await?;
                 RelayOk::Done
             }
             RelayKind::Blob { pane, name, bytes } => {
