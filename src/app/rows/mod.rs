@@ -14,7 +14,7 @@
 //! removed when the bridge starts ([`purge_orphans`]).
 //!
 //! **Policy.** The lead's `[phone] adds` / `free_text` govern adding, listing and starting; every
-//! create of a row checks them again on each bridge it passes, whoever asks ([`App::row_rules`] in
+//! create of a row checks them again on each bridge it passes, whoever asks (`App::row_rules` in
 //! [`App::create`]): on the lead its own, on the member that runs it the member's. With `adds =
 //! false` rows are neither listed nor started, but kept.
 //!
