@@ -520,7 +520,7 @@ impl App {
             // Known before anything is resolved or checked: an unknown session costs nothing.
             self.known_session(*socket, session_name).await?;
         }
-        let line = super::rows::row_line(&launch);
+        let line = Self::row_line(&launch);
         let Resolved { cwd, command, runs } =
             self.resolve_launch(launch, folder.as_deref()).await?;
         let created = match session {

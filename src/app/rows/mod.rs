@@ -328,9 +328,21 @@ impl App {
         validate(row, spec)
     }
 
+    /// The line a row's pane types once it is open on this machine: a line row's; a template row
+    /// already runs its agent, and any other launch types nothing.
+    pub(super) fn row_line(launch: &Launch) -> Option<String> {
+        match launch {
+            Launch::Row {
+                spec: RowSpec::Line { line },
+                ..
+            } => Some(line.clone()),
+            _ => None,
+        }
+    }
+
     /// Types a line row's line into its fresh shell on this machine, once the pane exists and its
     /// `pane.create` is written, as a one-shot command is ([`super::commands`]); `line` is
-    /// [`row_line`] of the launch.
+    /// [`App::row_line`] of the launch.
     pub(super) async fn type_row_line(
         &self,
         pane: &str,
@@ -389,18 +401,6 @@ fn machine_arg(machine: &Machine) -> &str {
     match machine {
         Machine::Local => "local",
         Machine::Member(m) => m.name(),
-    }
-}
-
-/// The line a row's pane types once it is open on this machine: a line row's; a template row
-/// already runs its agent, and any other launch types nothing.
-pub(super) fn row_line(launch: &Launch) -> Option<String> {
-    match launch {
-        Launch::Row {
-            spec: RowSpec::Line { line },
-            ..
-        } => Some(line.clone()),
-        _ => None,
     }
 }
 
