@@ -425,3 +425,52 @@ fn an_always_allow_token_is_refused_to_a_device_paired_again_under_its_label() {
         .iter()
         .any(|l| l["event"] == "card.answered"));
 }
+
+#[test]
+fn a_devices_end_is_audited_on_the_lead_and_relayed_to_the_member_under_one_request_id() {
+    let (lead, member) = crew();
+    let phone = lead.pair("phone", "full");
+    let here = marker("lead-idle");
+    let (status, started) = tool(
+        &lead,
+        &phone,
+        "start_process",
+        json!({"command": format!("sleep 300 # {here}"), "timeout_ms": 100}),
+    );
+    assert_eq!(status, 200, "{started}");
+    let there = marker("member-idle");
+    let (status, started) = relayed(
+        &lead,
+        &phone,
+        "start_process",
+        json!({"command": format!("sleep 300 # {there}"), "timeout_ms": 100}),
+    );
+    assert_eq!(status, 200, "{started}");
+    let (here_group, there_group) = (group_of(&here), group_of(&there));
+
+    lead.cli_ok(&["devices", "revoke", "phone"]);
+    assert!(
+        gone(here_group, Duration::from_secs(3)),
+        "the lead's session runs on"
+    );
+    assert!(
+        gone(there_group, Duration::from_secs(3)),
+        "the member's session runs on"
+    );
+    let kill = |b: &TestBridge| {
+        wait_for(Duration::from_secs(3), || {
+            b.audit_lines()
+                .into_iter()
+                .find(|l| l["event"] == "tool.force_terminate" && l["device"] == "phone")
+        })
+        .expect("an audited kill")
+    };
+    let (on_lead, on_member) = (kill(&lead), kill(&member));
+    assert_eq!(on_lead["detail"]["via"], "bridge", "{on_lead}");
+    assert_eq!(on_member["detail"]["via"], "relay", "{on_member}");
+    assert!(on_member["detail"]["lead"].is_string(), "{on_member}");
+    for l in [&on_lead, &on_member] {
+        assert_eq!(l["detail"]["reason"], "authorization ended", "{l}");
+    }
+    assert_eq!(on_lead["request_id"], on_member["request_id"]);
+}

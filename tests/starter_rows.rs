@@ -446,3 +446,66 @@ fn a_row_runs_on_a_member_through_the_lead_under_the_member_s_own_policy() {
         "{v}"
     );
 }
+
+#[test]
+fn a_line_row_is_typed_on_the_member_and_refused_there_once_its_adds_are_off() {
+    let lead = support::crew_bridge_configured(false, &[], Some("[phone]\nfree_text = true\n"));
+    let mut member =
+        support::crew_bridge_configured(false, &[], Some("[phone]\nfree_text = true\n"));
+    lead.cli_ok(&["crew", "init"]);
+    member.cli_ok(&["crew", "join", &lead.invite(), "--name", "web-1"]);
+    lead.wait_member_online("web-1");
+    let phone = lead.pair("phone", "full");
+    let (s, v) = add(
+        &lead,
+        &phone,
+        "web-1",
+        json!({"name": "Answer", "line": "echo MEMBER-LINE-$((6*7))"}),
+    );
+    assert_eq!(s, 200, "{v}");
+    let id = v["id"].as_str().expect("id").to_owned();
+
+    // The member opens a shell and types the line into it: the shell computes the answer.
+    let (s, v) = start(&lead, &phone, "web-1", &id, false);
+    assert_eq!(s, 200, "{v}");
+    let pane = v["pane"].as_str().expect("pane").to_owned();
+    let viewer = member.pair("viewer", "read");
+    assert!(
+        shows(&member, &viewer, "local", &pane, "MEMBER-LINE-42"),
+        "the member typed the row's line into the new pane"
+    );
+    let (on_lead, on_member) = (events(&lead, "pane.create"), events(&member, "pane.create"));
+    assert_eq!((on_lead.len(), on_member.len()), (1, 1));
+    assert_eq!(on_lead[0]["request_id"], on_member[0]["request_id"]);
+    assert_eq!(
+        (&on_lead[0]["detail"]["row"], &on_member[0]["detail"]["row"]),
+        (&json!("Answer"), &json!("Answer"))
+    );
+    assert_eq!(on_member[0]["detail"]["via"], "relay", "{}", on_member[0]);
+    assert_eq!(on_member[0]["device"], "phone", "{}", on_member[0]);
+
+    // The member turns rows off: the lead still allows them, the member refuses in its own words
+    // and neither machine writes a line for the refused create.
+    member.stop();
+    member.configure("[phone]\nadds = false\nfree_text = true\n");
+    member.launch();
+    lead.wait_member_online("web-1");
+    let (s, v) = wait_for(Duration::from_secs(10), || {
+        let (s, v) = start(&lead, &phone, "web-1", &id, false);
+        (v["error"] != "member unreachable").then_some((s, v))
+    })
+    .expect("the member came back");
+    assert_eq!(s, 403, "{v}");
+    assert!(
+        v["error"].as_str().unwrap_or("").contains("adds = false"),
+        "{v}"
+    );
+    for b in [&lead, &member] {
+        assert_eq!(
+            events(b, "pane.create").len(),
+            1,
+            "no line for a refused row"
+        );
+        assert!(events(b, "resource.denied").is_empty());
+    }
+}

@@ -254,7 +254,7 @@ impl Operation for Upload {
         Op::Upload
     }
 
-    fn validate(&self) -> Result<(), AppError> {
+    fn validate(&self, _: &App) -> Result<(), AppError> {
         validate_name(&self.name)?;
         if self.bytes.is_empty() {
             return Err(AppError::BadRequest("the file is empty".into()));

@@ -63,7 +63,7 @@ impl Operation for BrowseFolders {
         Op::Browse
     }
 
-    fn validate(&self) -> Result<(), AppError> {
+    fn validate(&self, _: &App) -> Result<(), AppError> {
         match &self.path {
             Some(p) => validate_path("path", p, false),
             None => Ok(()),

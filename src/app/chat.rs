@@ -41,7 +41,7 @@ impl Operation for ReadChat {
         Op::PaneChat
     }
 
-    fn validate(&self) -> Result<(), AppError> {
+    fn validate(&self, _: &App) -> Result<(), AppError> {
         chat::parse_cursor(&self.after)
             .map(drop)
             .map_err(AppError::from)

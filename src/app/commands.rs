@@ -94,7 +94,7 @@ impl Operation for RunCommand {
         Op::CommandRun
     }
 
-    fn validate(&self) -> Result<(), AppError> {
+    fn validate(&self, _: &App) -> Result<(), AppError> {
         validate_command(&self.command)
     }
 

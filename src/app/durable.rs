@@ -164,7 +164,7 @@ impl Operation for AgentWrite {
         Op::DurableWrite
     }
 
-    fn validate(&self) -> Result<(), AppError> {
+    fn validate(&self, _: &App) -> Result<(), AppError> {
         check(&self.agent, &self.conversation, &self.write)
     }
 

@@ -13,7 +13,8 @@
 //!   here with their process groups (each audited `tool.force_terminate`, reason `authorization
 //!   ended`) and tells every online member that declared `tools`
 //!   ([`RelayKind::DeviceEnded`], by the device's identity), which does the same for the sessions
-//!   the device owns there ([`App::relayed_device_ended`]). A snapshot read from a store that
+//!   the device owns there — both through one operation, [`App::device_ended`], whose caller
+//!   (the bridge's watcher, or the lead relaying) says whose device it is. A snapshot read from a store that
 //!   cannot be read ends nothing (the phone keeps its token and retries).
 //! - **A start on its way.** A start the end overtook is covered twice: here the dropped call ends
 //!   its owner's sessions itself once the right is lost; on a member the owner starts nothing for
@@ -32,12 +33,23 @@ use collie_actors::audit::{AuditEventKind, AuditRecord};
 use collie_actors::pairing::Tier;
 use collie_actors::tools::ToolName;
 use collie_crew::relay::client::On;
-use collie_crew::relay::{RelayError, RelayKind};
+use collie_crew::relay::RelayKind;
 use time::OffsetDateTime;
 
 use super::caller::{device_owner, is_device_id, relay_owner};
 use super::follow::StillAllowed;
-use super::{request_id, App, AppError, Caller, Who};
+use super::ops::Op;
+use super::{App, AppError, Caller, Who};
+
+/// A device whose authorization ended, as whoever tells it names it.
+#[derive(Debug, Clone)]
+pub struct EndedDevice {
+    /// Its identity ([`collie_actors::pairing::TokenHash::device_id`]): what its sessions are
+    /// owned by.
+    pub id: String,
+    /// Its label, for the audit lines.
+    pub label: String,
+}
 
 /// The tier a tool session needs: below it a device's sessions end.
 const SESSIONS_TIER: Tier = Tier::Full;
@@ -100,23 +112,66 @@ impl App {
         }
     }
 
-    /// A device that held `full` no longer does: its sessions here end, and every online member
-    /// that serves tools is told.
-    async fn device_ended(&self, id: &str, label: &str) {
+    /// Device `ended` no longer holds `full` (see the module docs): the sessions it owns here end,
+    /// each audited `tool.force_terminate`. `caller` says whose device it is:
+    ///
+    /// - this bridge's own policy watcher ([`Caller::cli`]): a device of this machine. Its lines
+    ///   say `"via": "bridge"` and name the device, and every online member that serves tools is
+    ///   told, under the same request id;
+    /// - the lead, relaying ([`Who::Relay`]): a device of the lead's. Its lines are relayed lines
+    ///   (the device, `"via": "relay"`, the lead), it starts none for [`MEMBER_REFUSE`], and it
+    ///   tells no one further.
+    ///
+    /// Sessions are the tools' (capability `tools`): authorized as the tools' door, so a member
+    /// whose `[crew] tools = false` left the capability out of its hello refuses a lead that asks
+    /// anyway, as the lead refuses itself before relaying.
+    pub async fn device_ended(&self, caller: &Caller, ended: EndedDevice) -> Result<(), AppError> {
+        self.authorize(caller, Op::ToolCall)?;
+        let (owner, refuse_for, base) = match caller.who() {
+            Who::Relay { lead, .. } => (
+                relay_owner(lead, &ended.id),
+                MEMBER_REFUSE,
+                caller.record(self, AuditEventKind::Tool(ToolName::ForceTerminate)),
+            ),
+            Who::Cli => (
+                device_owner(&ended.id),
+                Duration::ZERO,
+                AuditRecord::new(
+                    AuditEventKind::Tool(ToolName::ForceTerminate),
+                    self.machine_name(),
+                )
+                .with_request_id(caller.request_id().to_owned())
+                .with_device(ended.label.clone())
+                .with_detail("via", "bridge"),
+            ),
+            _ => return Err(AppError::BadRequest("not from a lead".into())),
+        };
+        if !is_device_id(&ended.id) {
+            return Err(AppError::BadRequest("device_id: 32 hex digits".into()));
+        }
+        if matches!(caller.who(), Who::Cli) {
+            self.tell_members(caller, &ended);
+        }
+        self.end_sessions(&owner, refuse_for, base).await;
+        Ok(())
+    }
+
+    /// Tells every online member that serves tools that this machine's device `ended` ended
+    /// ([`RelayKind::DeviceEnded`]), each in its own task.
+    fn tell_members(&self, caller: &Caller, ended: &EndedDevice) {
         let kind = RelayKind::DeviceEnded {
-            device_id: id.to_owned(),
+            device_id: ended.id.clone(),
         };
         for member in self.online_members() {
             if member.allows(&kind).is_err() {
                 continue;
             }
-            let (kind, id, label) = (kind.clone(), id.to_owned(), label.to_owned());
+            let (kind, ended, rid) = (kind.clone(), ended.clone(), caller.request_id().to_owned());
             self.spawn(async move {
-                let rid = request_id();
                 let on = On {
-                    device: &label,
+                    device: &ended.label,
                     request_id: &rid,
-                    device_id: Some(&id),
+                    device_id: Some(&ended.id),
                 };
                 if let Err(e) = member.call(on, kind).await {
                     tracing::warn!(member = member.name(), error = %e,
@@ -124,35 +179,6 @@ impl App {
                 }
             });
         }
-        let owner = device_owner(id);
-        let base = AuditRecord::new(
-            AuditEventKind::Tool(ToolName::ForceTerminate),
-            self.machine_name(),
-        )
-        .with_request_id(request_id())
-        .with_device(label.to_owned())
-        .with_detail("via", "bridge");
-        self.end_sessions(&owner, Duration::ZERO, base).await;
-    }
-
-    /// On a member: the lead says the device `device_id` of its phone no longer holds `full`.
-    /// Its sessions here end (audited as relayed lines), and it starts none for
-    /// [`MEMBER_REFUSE`].
-    pub async fn relayed_device_ended(
-        &self,
-        caller: &Caller,
-        device_id: String,
-    ) -> Result<(), RelayError> {
-        let Who::Relay { lead, .. } = caller.who() else {
-            return Err(RelayError::BadInput("not from a lead".into()));
-        };
-        if !is_device_id(&device_id) {
-            return Err(RelayError::BadInput("device_id: 32 hex digits".into()));
-        }
-        let owner = relay_owner(lead, &device_id);
-        let base = caller.record(self, AuditEventKind::Tool(ToolName::ForceTerminate));
-        self.end_sessions(&owner, MEMBER_REFUSE, base).await;
-        Ok(())
     }
 }
 
@@ -193,7 +219,13 @@ pub async fn watch(app: App) {
         };
         for (id, (label, _)) in &full {
             if !now_full.contains_key(id) {
-                app.device_ended(id, label).await;
+                let ended = EndedDevice {
+                    id: id.clone(),
+                    label: label.clone(),
+                };
+                if let Err(e) = app.device_ended(&Caller::cli(), ended).await {
+                    tracing::error!(error = %e, "a device's sessions were not ended");
+                }
             }
         }
         full = now_full;

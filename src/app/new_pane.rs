@@ -83,7 +83,8 @@ impl Operation for NewPane {
         Op::PaneCreate
     }
 
-    fn validate(&self) -> Result<(), AppError> {
+    fn validate(&self, app: &App) -> Result<(), AppError> {
+        app.row_rules(&self.launch)?;
         if self.session.is_some() && matches!(self.launch, Launch::Row { .. }) {
             // `CreateWindow` carries a starter's name only: a row would reach a member as a shell.
             return Err(AppError::BadRequest(
@@ -177,6 +178,7 @@ impl Operation for NewPane {
             // Known before anything is resolved or checked: an unknown session costs nothing.
             app.known_session(*socket, session_name).await?;
         }
+        let line = App::row_line(&launch);
         let Resolved { cwd, command, runs } = app.resolve_launch(launch, folder.as_deref()).await?;
         let created = match session {
             Some((socket, session_name)) => {
@@ -219,6 +221,7 @@ impl Operation for NewPane {
         let rec = app.created_record(caller, &info.pane, name, runs, shown_session);
         let rec = with_folder(rec, cwd.map(|d| d.display().to_string()));
         app.keep_if_audited(rec, &info.pane).await?;
+        app.type_row_line(&info.pane, line).await?;
         Ok(info)
     }
 

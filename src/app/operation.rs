@@ -41,9 +41,10 @@ pub trait Operation: Sized + Send + Sync {
     /// Its entry in the registry: the tier it requires, the capability a member may decline.
     fn op(&self) -> Op;
 
-    /// Checks what was asked, the way every machine does, before anything runs or is relayed (no
-    /// I/O: bad input costs no round trip).
-    fn validate(&self) -> Result<(), AppError>;
+    /// Checks what was asked, the way every machine does — against this machine's own rules too,
+    /// such as its `[phone]` settings — before anything runs or is relayed (no I/O: bad input
+    /// costs no round trip).
+    fn validate(&self, app: &App) -> Result<(), AppError>;
 
     /// The relay request that asks a member for it (an operation that runs only on its own
     /// machine refuses here).
@@ -105,13 +106,13 @@ impl App {
         self.authorize(caller, op.op())?;
         match self.machine(machine)? {
             Machine::Local => {
-                op.validate()?;
+                op.validate(self)?;
                 op.local(self, caller).await
             }
             Machine::Member(member) => {
                 let kind = op.relay()?;
                 member.allows(&kind)?;
-                op.validate()?;
+                op.validate(self)?;
                 let ok = self.relay_write(caller, &member, kind, op.works()).await?;
                 let out = op.answer(self, &member, ok)?;
                 if let Some(rec) = op.record(self, caller, &out) {

@@ -71,7 +71,7 @@ impl Operation for PaneInput {
         Op::PaneInput
     }
 
-    fn validate(&self) -> Result<(), AppError> {
+    fn validate(&self, _: &App) -> Result<(), AppError> {
         validate_input(&self.text, &self.keys).map(drop)
     }
 
@@ -137,7 +137,7 @@ impl Operation for PaneRename {
         Op::PaneRename
     }
 
-    fn validate(&self) -> Result<(), AppError> {
+    fn validate(&self, _: &App) -> Result<(), AppError> {
         validate_pane_name(&self.name)
     }
 
@@ -183,7 +183,7 @@ impl Operation for PaneClose {
         Op::PaneClose
     }
 
-    fn validate(&self) -> Result<(), AppError> {
+    fn validate(&self, _: &App) -> Result<(), AppError> {
         Ok(())
     }
 

@@ -35,7 +35,7 @@ impl Operation for ReadScreen {
         Op::PaneSnapshot
     }
 
-    fn validate(&self) -> Result<(), AppError> {
+    fn validate(&self, _: &App) -> Result<(), AppError> {
         Ok(())
     }
 

@@ -20,7 +20,8 @@
 //! (503 `audit unavailable`) when that line cannot be written.
 //!
 //! **A member's log** is read and edited through the lead (capability `sent`, decision 0036): the
-//! lead asks every online member at once and masks their lines again; a discard is gated on the
+//! lead asks every online member at once and masks their lines again, and the member answers with
+//! the list its own callers get ([`App::sent_list`], its own lines only); a discard is gated on the
 //! lead, counted, audited and done by the member as for its own caller, then audited on the lead
 //! (with the member's name and count) once the member answered (decision 0052).
 
@@ -40,7 +41,7 @@ use tokio::sync::Mutex;
 
 use super::machine::{Machine, Member};
 use super::ops::Op;
-use super::{App, AppError, Caller};
+use super::{App, AppError, Caller, Who};
 
 /// The sent log's and the recent commands' custody, and the two settings that govern them.
 pub struct Sent {
@@ -152,6 +153,26 @@ pub struct SentList {
     pub unavailable: Vec<String>,
 }
 
+impl SentList {
+    /// The list as a member answers a relayed [`RelayKind::SentList`]: its own lines (the lead
+    /// names the machine, masks them again and lists who did not answer).
+    pub fn relayed(self) -> SentLines {
+        SentLines {
+            recording: self.recording,
+            lines: self
+                .lines
+                .into_iter()
+                .map(|l| SentEntry {
+                    id: l.id,
+                    ts: l.ts,
+                    pane: l.pane,
+                    line: l.line,
+                })
+                .collect(),
+        }
+    }
+}
+
 /// What a discard did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Discarded {
@@ -218,10 +239,12 @@ impl App {
     /// offline, older or does not answer is listed under `unavailable`.
     pub async fn sent_list(&self, caller: &Caller) -> Result<SentList, AppError> {
         self.authorize(caller, Op::SentList)?;
+        // Relayed, a member answers for itself: it never asks further.
+        let relayed = matches!(caller.who(), Who::Relay { .. });
         let members: Vec<Member> = self
             .online_members()
             .into_iter()
-            .filter(|m| m.allows(&RelayKind::SentList).is_ok())
+            .filter(|m| !relayed && m.allows(&RelayKind::SentList).is_ok())
             .collect();
         let (local, answers) = tokio::join!(
             self.local_sent(),
@@ -261,7 +284,7 @@ impl App {
             .members
             .iter()
             .map(|m| m.name.clone())
-            .filter(|m| !self.machine.is(m) && !fetched.contains(m))
+            .filter(|m| !relayed && !self.machine.is(m) && !fetched.contains(m))
             .collect();
         unavailable.sort();
         Ok(SentList {
@@ -279,24 +302,6 @@ impl App {
             blocking(move || file::load_log(&path)).await?
         };
         Ok(SentLine::newest_first(entries, &self.masker))
-    }
-
-    /// On a member: its own log for the lead (a relayed [`RelayKind::SentList`]).
-    pub async fn relayed_sent(&self, caller: &Caller) -> Result<SentLines, AppError> {
-        self.authorize(caller, Op::SentList)?;
-        let lines = self.local_sent().await?;
-        Ok(SentLines {
-            recording: self.sent.keep,
-            lines: lines
-                .into_iter()
-                .map(|l| SentEntry {
-                    id: l.id,
-                    ts: l.ts,
-                    pane: l.pane,
-                    line: l.line,
-                })
-                .collect(),
-        })
     }
 
     /// Discards line `id` of `machine`'s log, or all of it when `id` is `None`: audited

@@ -154,7 +154,7 @@ impl Operation for ToolCall {
     }
 
     /// The tool decodes its arguments itself, strictly, on the machine that runs it.
-    fn validate(&self) -> Result<(), AppError> {
+    fn validate(&self, _: &App) -> Result<(), AppError> {
         Ok(())
     }
 

@@ -92,7 +92,7 @@ impl Operation for ListSessions {
         Op::SessionList
     }
 
-    fn validate(&self) -> Result<(), AppError> {
+    fn validate(&self, _: &App) -> Result<(), AppError> {
         Ok(())
     }
 

@@ -16,6 +16,7 @@ use crate::app::browse::BrowseFolders;
 use crate::app::chat::ReadChat;
 use crate::app::commands::RunCommand;
 use crate::app::durable::AgentWrite;
+use crate::app::ended::EndedDevice;
 use crate::app::follow::Follow;
 use crate::app::new_pane::{Launch, NewPane};
 use crate::app::operation::Operation;
@@ -154,7 +155,16 @@ impl Handler for Served {
                 name,
                 spec,
                 folder,
-            } => RelayOk::Created(app.relayed_row(&caller, row, name, spec, folder).await?),
+            } => {
+                // This machine's own `[phone]` rules for rows apply in the create.
+                let new = NewPane {
+                    name,
+                    launch: Launch::Row { row, spec },
+                    folder,
+                    session: None,
+                };
+                serve(app, &caller, new).await?
+            }
             RelayKind::Browse { path } => serve(app, &caller, BrowseFolders { path }).await?,
             RelayKind::Chat { pane, after } => {
                 serve(app, &caller, ReadChat { pane, after }).await?
@@ -202,13 +212,17 @@ impl Handler for Served {
                 RelayOk::Tool(wire::json(&app.call_tool(&caller, &tool, args).await?)?)
             }
             RelayKind::DeviceEnded { device_id } => {
-                app.relayed_device_ended(&caller, device_id).await?;
+                let ended = EndedDevice {
+                    id: device_id,
+                    label: request.device.clone(),
+                };
+                app.device_ended(&caller, ended).await?;
                 RelayOk::Done
             }
             RelayKind::Blob { pane, name, bytes } => {
                 serve(app, &caller, Upload { pane, name, bytes }).await?
             }
-            RelayKind::SentList => RelayOk::SentLines(app.relayed_sent(&caller).await?),
+            RelayKind::SentList => RelayOk::SentLines(app.sent_list(&caller).await?.relayed()),
             RelayKind::SentDiscard { id } => RelayOk::Discarded(
                 app.sent_discard(&caller, HERE, Some(id)).await?.discarded as u64,
             ),

@@ -13,9 +13,10 @@
 //! whose device is no longer paired is never listed or started (checked at every read) and is
 //! removed when the bridge starts ([`purge_orphans`]).
 //!
-//! **Policy.** The lead's `[phone] adds` / `free_text` govern adding, listing and starting; the
-//! machine that runs a row checks its own again ([`App::relayed_row`]). With `adds = false` rows
-//! are neither listed nor started, but kept.
+//! **Policy.** The lead's `[phone] adds` / `free_text` govern adding, listing and starting; every
+//! create of a row checks them again on each bridge it passes, whoever asks (`App::row_rules` in
+//! [`App::create`]): on the lead its own, on the member that runs it the member's. With `adds =
+//! false` rows are neither listed nor started, but kept.
 //!
 //! **Audit.** Adding and removing are `starter.added` / `starter.removed` (decision 0041: SPEC §7
 //! has no name for them): the machine, the row's name, its agent or — for a line — only the first
@@ -307,63 +308,59 @@ impl App {
                 }
             }
         }
-        self.open_row(caller, machine, row.name, pane_name, row.spec, folder)
-            .await
-    }
-
-    /// On a member: a row the lead relays, under this machine's own `[phone] adds` /
-    /// `free_text`, validated again, resolved against this machine's own starters.
-    pub async fn relayed_row(
-        &self,
-        caller: &Caller,
-        row: String,
-        pane_name: Option<String>,
-        spec: RowSpec,
-        folder: Option<String>,
-    ) -> Result<PaneInfo, AppError> {
-        self.rows.policy.allows(&spec)?;
-        validate(&row, &spec)?;
-        self.open_row(caller, "local", row, pane_name, spec, folder)
-            .await
-    }
-
-    /// Opens the pane; on this machine a line is then typed into its fresh shell, as a one-shot
-    /// command is ([`super::commands`]).
-    async fn open_row(
-        &self,
-        caller: &Caller,
-        machine: &str,
-        row: String,
-        pane_name: Option<String>,
-        spec: RowSpec,
-        folder: Option<String>,
-    ) -> Result<PaneInfo, AppError> {
-        let local = matches!(self.machine(machine)?, Machine::Local);
-        let line = match &spec {
-            RowSpec::Line { line } if local => Some(line.clone()),
-            _ => None,
+        let launch = Launch::Row {
+            row: row.name,
+            spec: row.spec,
         };
-        let info = self
-            .create_pane_in(
-                caller,
-                machine,
-                pane_name,
-                Launch::Row { row, spec },
-                folder,
-            )
-            .await?;
-        if let Some(text) = line {
-            let pane = info.pane.clone();
-            self.panes
-                .call(|r| PanesMsg::Input {
-                    pane,
-                    text,
-                    keys: vec![NamedKey::Enter],
-                    reply: r,
-                })
-                .await??;
+        self.create_pane_in(caller, machine, pane_name, launch, folder)
+            .await
+    }
+
+    /// The rules every bridge a starter row's create passes applies to it, whoever asks
+    /// ([`App::create`]): its own `[phone] adds` / `free_text` (on a member: the member's, which
+    /// may be stricter than the lead's), and the row's name and spec checked again. A launch that
+    /// is not a row passes.
+    pub(super) fn row_rules(&self, launch: &Launch) -> Result<(), AppError> {
+        let Launch::Row { row, spec } = launch else {
+            return Ok(());
+        };
+        self.rows.policy.allows(spec)?;
+        validate(row, spec)
+    }
+
+    /// The line a row's pane types once it is open on this machine: a line row's; a template row
+    /// already runs its agent, and any other launch types nothing.
+    pub(super) fn row_line(launch: &Launch) -> Option<String> {
+        match launch {
+            Launch::Row {
+                spec: RowSpec::Line { line },
+                ..
+            } => Some(line.clone()),
+            _ => None,
         }
-        Ok(info)
+    }
+
+    /// Types a line row's line into its fresh shell on this machine, once the pane exists and its
+    /// `pane.create` is written, as a one-shot command is ([`super::commands`]); `line` is
+    /// [`App::row_line`] of the launch.
+    pub(super) async fn type_row_line(
+        &self,
+        pane: &str,
+        line: Option<String>,
+    ) -> Result<(), AppError> {
+        let Some(text) = line else {
+            return Ok(());
+        };
+        let pane = pane.to_owned();
+        self.panes
+            .call(|r| PanesMsg::Input {
+                pane,
+                text,
+                keys: vec![NamedKey::Enter],
+                reply: r,
+            })
+            .await??;
+        Ok(())
     }
 
     /// The command line of a template row on this machine: the pinned executable of its agent's
