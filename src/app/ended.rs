@@ -122,11 +122,11 @@ impl App {
     ///   (the device, `"via": "relay"`, the lead), it starts none for [`MEMBER_REFUSE`], and it
     ///   tells no one further.
     ///
-    /// Sessions are the tools' (capability `tools`): authorized as the tools' door, so a member
-    /// whose `[crew] tools = false` left the capability out of its hello refuses a lead that asks
-    /// anyway, as the lead refuses itself before relaying.
+    /// Sessions are the tools' (capability `tools`, [`Op::DeviceEnded`]): a member whose `[crew]
+    /// tools = false` left the capability out of its hello refuses a lead that asks anyway, as
+    /// the lead refuses itself before relaying.
     pub async fn device_ended(&self, caller: &Caller, ended: EndedDevice) -> Result<(), AppError> {
-        self.authorize(caller, Op::ToolCall)?;
+        self.authorize(caller, Op::DeviceEnded)?;
         let (owner, refuse_for, base) = match caller.who() {
             Who::Relay { lead, .. } => (
                 relay_owner(lead, &ended.id),

@@ -112,6 +112,9 @@ pub enum Op {
     FileRead,
     /// The Changes view.
     FileChanges,
+    /// Ending the tool sessions of a device that no longer holds `full`: the bridge's own policy
+    /// watcher, or a lead relaying its device's end (no route exposes it).
+    DeviceEnded,
     /// Browsing for a new pane's folder.
     Browse,
     /// An upload into a pane's folder.
@@ -161,6 +164,7 @@ impl Op {
             Op::CardAnswer | Op::DurableWrite => Phone(Full),
             Op::CommandRun | Op::CommandsRecent => Phone(Full),
             Op::StarterList | Op::SessionList | Op::RowAdd | Op::RowRemove => Device(Full),
+            Op::DeviceEnded => Device(Full),
         }
     }
 }
@@ -172,7 +176,7 @@ impl Op {
     /// member.
     pub const fn declinable(self) -> Option<Capability> {
         match self {
-            Op::ToolCall | Op::Tool(_) => Some(Capability::Tools),
+            Op::ToolCall | Op::Tool(_) | Op::DeviceEnded => Some(Capability::Tools),
             Op::Upload => Some(Capability::Uploads),
             Op::Browse => Some(Capability::Browse),
             _ => None,
