@@ -27,7 +27,7 @@
 
 use std::path::{Path, PathBuf};
 
-use collie_actors::audit::AuditEventKind;
+use collie_actors::audit::{AuditEventKind, AuditRecord};
 use collie_actors::redact::Masker;
 use collie_actors::rfc3339;
 use collie_actors::sent::entry::{self, Entry};
@@ -39,7 +39,8 @@ use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 use tokio::sync::Mutex;
 
-use super::machine::{Machine, Member};
+use super::machine::Member;
+use super::operation::Operation;
 use super::ops::Op;
 use super::{App, AppError, Caller, Who};
 
@@ -303,83 +304,86 @@ impl App {
         };
         Ok(SentLine::newest_first(entries, &self.masker))
     }
+}
 
-    /// Discards line `id` of `machine`'s log, or all of it when `id` is `None`: audited
-    /// `sent.discard` with the count first, then the file rewritten atomically.
-    pub async fn sent_discard(
-        &self,
-        caller: &Caller,
-        machine: &str,
-        id: Option<u64>,
-    ) -> Result<Discarded, AppError> {
-        let op = if id.is_some() {
+/// Discards line `id` of a machine's sent log, or all of it when `id` is `None`: audited
+/// `sent.discard` with the count first, then the file rewritten atomically ([`App::run`]).
+#[derive(Debug, Clone, Copy)]
+pub struct SentDiscard {
+    /// The line; `None`: every line.
+    pub id: Option<u64>,
+}
+
+impl Operation for SentDiscard {
+    type Output = Discarded;
+
+    fn op(&self) -> Op {
+        if self.id.is_some() {
             Op::SentDiscard
         } else {
             Op::SentDiscardAll
-        };
-        self.authorize(caller, op)?;
-        if let Machine::Member(member) = self.machine(machine)? {
-            return self.member_discard(caller, &member, id).await;
         }
-        let mut next = self.sent.lock.lock().await;
-        let path = self.sent.log.clone();
-        let mut entries = blocking(move || file::load_log(&path)).await?;
-        *next = Some(next.unwrap_or(0).max(entry::next_id(&entries)));
-        let discarded = match id {
-            Some(id) => entry::discard(&mut entries, id),
-            None => std::mem::take(&mut entries).len(),
-        };
-        if id.is_some() && discarded == 0 {
-            return Err(AppError::NoSuchLine);
-        }
-        let mut rec = caller
-            .record(self, AuditEventKind::SentDiscard)
-            .with_detail("count", discarded as u64)
-            .with_detail("scope", if id.is_some() { "line" } else { "machine" });
-        if let Some(id) = id {
-            rec = rec.with_detail("id", id);
-        }
-        self.audit(rec).await?;
-        let path = self.sent.log.clone();
-        blocking(move || file::rewrite_log(&path, &entries)).await?;
-        Ok(Discarded {
-            machine: self.machine_name(),
-            discarded,
-        })
     }
-}
 
-impl App {
-    /// A discard on a member: gated here, relayed, counted, audited and done by the member, then
-    /// audited here (`sent.discard` with the member's name, the scope and the member's count)
-    /// once the member answered that it is done (decision 0052).
-    async fn member_discard(
-        &self,
-        caller: &Caller,
-        member: &Member,
-        id: Option<u64>,
-    ) -> Result<Discarded, AppError> {
-        let kind = match id {
+    fn validate(&self, _: &App) -> Result<(), AppError> {
+        Ok(())
+    }
+
+    fn relay(&self) -> Result<RelayKind, AppError> {
+        Ok(match self.id {
             Some(id) => RelayKind::SentDiscard { id },
             None => RelayKind::SentClear,
-        };
-        member.allows(&kind)?;
-        let RelayOk::Discarded(n) = self.relay_write(caller, member, kind, None).await? else {
+        })
+    }
+
+    fn answer(&self, _: &App, member: &Member, ok: RelayOk) -> Result<Discarded, AppError> {
+        let RelayOk::Discarded(n) = ok else {
             return Err(AppError::MemberUnreadable);
         };
-        let mut rec = caller
-            .record(self, AuditEventKind::SentDiscard)
-            .with_detail("machine", member.name().to_owned())
-            .with_detail("count", n)
-            .with_detail("scope", if id.is_some() { "line" } else { "machine" });
-        if let Some(id) = id {
-            rec = rec.with_detail("id", id);
-        }
-        self.audit_done(rec).await?;
         Ok(Discarded {
             machine: member.name().to_owned(),
             discarded: usize::try_from(n).unwrap_or(usize::MAX),
         })
+    }
+
+    fn reply(out: Discarded) -> Result<RelayOk, AppError> {
+        Ok(RelayOk::Discarded(out.discarded as u64))
+    }
+
+    /// The count (the member's, for a member's log), the scope and the line.
+    fn record(&self, app: &App, caller: &Caller, out: &Discarded) -> Option<AuditRecord> {
+        let rec = caller
+            .record(app, AuditEventKind::SentDiscard)
+            .with_detail("count", out.discarded as u64)
+            .with_detail("scope", if self.id.is_some() { "line" } else { "machine" });
+        Some(match self.id {
+            Some(id) => rec.with_detail("id", id),
+            None => rec,
+        })
+    }
+
+    async fn local(self, app: &App, caller: &Caller) -> Result<Discarded, AppError> {
+        let mut next = app.sent.lock.lock().await;
+        let path = app.sent.log.clone();
+        let mut entries = blocking(move || file::load_log(&path)).await?;
+        *next = Some(next.unwrap_or(0).max(entry::next_id(&entries)));
+        let discarded = match self.id {
+            Some(id) => entry::discard(&mut entries, id),
+            None => std::mem::take(&mut entries).len(),
+        };
+        if self.id.is_some() && discarded == 0 {
+            return Err(AppError::NoSuchLine);
+        }
+        let done = Discarded {
+            machine: app.machine_name(),
+            discarded,
+        };
+        if let Some(rec) = self.record(app, caller, &done) {
+            app.audit(rec).await?;
+        }
+        let path = app.sent.log.clone();
+        blocking(move || file::rewrite_log(&path, &entries)).await?;
+        Ok(done)
     }
 }
 

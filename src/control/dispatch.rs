@@ -10,6 +10,7 @@ use super::replies::{Acknowledged, Devices, Invite, Message, PairCode, Panes, St
 use crate::app::create::CreateAsk;
 use crate::app::pane_writes::{PaneClose, PaneInput, PaneRename};
 use crate::app::panes::{split_address, ReadScreen};
+use crate::app::sent::SentDiscard;
 use crate::app::walky;
 use crate::app::windows::ListSessions;
 use crate::app::{App, AppError, Caller};
@@ -188,8 +189,10 @@ async fn answer(app: &App, req: Request, peer: Option<u32>) -> Result<Value, App
         Request::Durable => data(app.local_durable().await?),
         Request::DurableReload => data(app.durable_reload().await?),
         Request::SentList => data(app.sent_list(&cli).await?),
-        Request::SentDiscard { id } => data(app.sent_discard(&cli, "local", Some(id)).await?),
-        Request::SentClear => data(app.sent_discard(&cli, "local", None).await?),
+        Request::SentDiscard { id } => {
+            data(app.run(&cli, "local", SentDiscard { id: Some(id) }).await?)
+        }
+        Request::SentClear => data(app.run(&cli, "local", SentDiscard { id: None }).await?),
         Request::ConfigApplied { snapshot, changes } => {
             app.config_applied(&cli, &snapshot, changes).await?;
             data(true)

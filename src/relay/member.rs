@@ -22,6 +22,7 @@ use crate::app::new_pane::{Launch, NewPane};
 use crate::app::operation::Operation;
 use crate::app::pane_writes::{PaneClose, PaneInput, PaneRename};
 use crate::app::panes::ReadScreen;
+use crate::app::sent::SentDiscard;
 use crate::app::windows::ListSessions;
 use crate::app::{walky, wire};
 use crate::app::{App, Caller};
@@ -223,12 +224,10 @@ impl Handler for Served {
                 serve(app, &caller, Upload { pane, name, bytes }).await?
             }
             RelayKind::SentList => RelayOk::SentLines(app.sent_list(&caller).await?.relayed()),
-            RelayKind::SentDiscard { id } => RelayOk::Discarded(
-                app.sent_discard(&caller, HERE, Some(id)).await?.discarded as u64,
-            ),
-            RelayKind::SentClear => {
-                RelayOk::Discarded(app.sent_discard(&caller, HERE, None).await?.discarded as u64)
+            RelayKind::SentDiscard { id } => {
+                serve(app, &caller, SentDiscard { id: Some(id) }).await?
             }
+            RelayKind::SentClear => serve(app, &caller, SentDiscard { id: None }).await?,
             RelayKind::Starters => RelayOk::Starters(app.local_starters()),
             RelayKind::Command { command } => serve(app, &caller, RunCommand { command }).await?,
             RelayKind::WalkyCard { id } => RelayOk::WalkyCard(

@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use super::body;
 use crate::app::commands::{RecentCommands, RunCommand};
-use crate::app::sent::{Discarded, SentList};
+use crate::app::sent::{Discarded, SentDiscard, SentList};
 use crate::app::{App, AppError, Caller};
 use crate::http::extract::ApiPath;
 use crate::http::json::panes::CommandRan;
@@ -25,7 +25,9 @@ pub(super) async fn discard(
     Extension(caller): Extension<Caller>,
     ApiPath((m, id)): ApiPath<(String, u64)>,
 ) -> Result<Json<Discarded>, AppError> {
-    Ok(Json(app.sent_discard(&caller, &m, Some(id)).await?))
+    Ok(Json(
+        app.run(&caller, &m, SentDiscard { id: Some(id) }).await?,
+    ))
 }
 
 pub(super) async fn clear(
@@ -33,7 +35,7 @@ pub(super) async fn clear(
     Extension(caller): Extension<Caller>,
     ApiPath(m): ApiPath<String>,
 ) -> Result<Json<Discarded>, AppError> {
-    Ok(Json(app.sent_discard(&caller, &m, None).await?))
+    Ok(Json(app.run(&caller, &m, SentDiscard { id: None }).await?))
 }
 
 /// `POST /api/commands`: the line, and the machine it runs on (this one when absent).
