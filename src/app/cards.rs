@@ -1,7 +1,7 @@
 //! Cards (SPEC §10.1): listing and watching them, the one operation that answers one — a paired
 //! device's tap — and holding a permission open for a process in a pane (§10.2).
 //!
-//! **Only a tap answers.** [`App::answer_card`] is the only caller of the Cards actor's claim and
+//! **Only a tap answers.** [`CardTap`] is the only caller of the Cards actor's claim and
 //! release, and it refuses every caller but a paired device of tier `full` — also when an adapter
 //! other than the phone API were to reach it (the router's tier gate is the first check, this is
 //! the second). The hook socket reaches [`App::hold_permission`], which opens a card and waits;
@@ -14,10 +14,10 @@
 use std::collections::HashSet;
 use std::future::Future;
 
-use collie_actors::audit::AuditEventKind;
+use collie_actors::audit::{AuditEventKind, AuditRecord};
 use collie_actors::cards::actor::{CardList, CardsMsg, Decision};
 use collie_actors::cards::card::{shown_hash, Card, CardState, Item, NewCard, Source};
-use collie_actors::cards::core::{Tap, ALWAYS};
+use collie_actors::cards::core::Tap;
 use collie_actors::cards::error::CardError;
 use collie_actors::cards::offered::Offered;
 use collie_actors::cards::present;
@@ -31,7 +31,8 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::task::JoinSet;
 
 use super::follow::{Slot, StillAllowed};
-use super::machine::{Machine, Member};
+use super::machine::Member;
+use super::operation::Operation;
 use super::ops::Op;
 use super::{wire, App, AppError, Caller, Who};
 
@@ -84,6 +85,218 @@ impl Answered {
             Answered::Confirm(token) => collie_crew::relay::CardAnswered::Confirm(token),
             Answered::Done { delivered } => collie_crew::relay::CardAnswered::Done { delivered },
         }
+    }
+}
+
+/// A device's tap: `option` on card `id` as drawn (`shown`), with the token of a first tap on
+/// "Always allow" when this is the second ([`App::run`]; see the module docs).
+#[derive(Debug, Clone)]
+pub struct CardTap {
+    /// The card.
+    pub id: String,
+    /// The option chosen.
+    pub option: String,
+    /// The `shown` hash of the card the phone drew.
+    pub shown: String,
+    /// The token of a first tap on "Always allow", for the second.
+    pub confirm: Option<String>,
+    /// A member's card's source, learned before the tap is relayed (for the lead's line).
+    source: Option<Source>,
+}
+
+impl CardTap {
+    /// A tap on card `id`.
+    pub fn new(id: String, option: String, shown: String, confirm: Option<String>) -> CardTap {
+        CardTap {
+            id,
+            option,
+            shown,
+            confirm,
+            source: None,
+        }
+    }
+}
+
+impl Operation for CardTap {
+    type Output = Answered;
+
+    fn op(&self) -> Op {
+        Op::CardAnswer
+    }
+
+    /// The tap's right holds until it is decided (SPEC §3.2): lost mid-way, nothing more of it
+    /// happens and the device gets why.
+    fn holds(&self) -> Option<Tier> {
+        Some(Tier::Full)
+    }
+
+    fn validate(&self, _: &App) -> Result<(), AppError> {
+        Ok(())
+    }
+
+    fn relay(&self) -> Result<RelayKind, AppError> {
+        Ok(RelayKind::CardAnswer {
+            id: self.id.clone(),
+            option: self.option.clone(),
+            shown: self.shown.clone(),
+            confirm: self.confirm.clone(),
+        })
+    }
+
+    /// The phone drew the member's card as this machine shows it (masked again): the tap is
+    /// checked against that, and relayed with the member's own hash — the member claims, audits
+    /// and releases it as for a tap of its own.
+    async fn prepare(
+        &mut self,
+        app: &App,
+        caller: &Caller,
+        member: &Member,
+    ) -> Result<Option<RelayKind>, AppError> {
+        let RelayOk::Cards(list) = member.call(caller.on(), RelayKind::Cards).await? else {
+            return Err(AppError::MemberUnreadable);
+        };
+        let list = wire::cards::list_of(member.name(), list)?;
+        let Some(original) = list.cards.into_iter().find(|c| c.id == self.id) else {
+            return Err(AppError::CardClosed);
+        };
+        let mut here = original.clone();
+        app.mask_shown(&mut here);
+        if here.shown != self.shown {
+            return Err(AppError::CardChanged);
+        }
+        if !here.options.iter().any(|o| o.id == self.option) {
+            return Err(AppError::BadRequest(format!(
+                "unknown option: {}",
+                self.option
+            )));
+        }
+        self.source = Some(here.source);
+        Ok(Some(RelayKind::CardAnswer {
+            id: self.id.clone(),
+            option: self.option.clone(),
+            shown: original.shown,
+            confirm: self.confirm.clone(),
+        }))
+    }
+
+    fn answer(&self, _: &App, _: &Member, ok: RelayOk) -> Result<Answered, AppError> {
+        match ok {
+            RelayOk::CardAnswer(CardAnswered::Confirm(token)) => Ok(Answered::Confirm(token)),
+            RelayOk::CardAnswer(CardAnswered::Done { delivered }) => {
+                Ok(Answered::Done { delivered })
+            }
+            _ => Err(AppError::MemberUnreadable),
+        }
+    }
+
+    fn reply(out: Answered) -> Result<RelayOk, AppError> {
+        Ok(RelayOk::CardAnswer(out.relayed()))
+    }
+
+    /// The lead's line of a member's card it decided; a first tap on "Always allow" decides
+    /// nothing. (This machine's own line, naming the pane, is written once the card is claimed.)
+    fn record(&self, app: &App, caller: &Caller, out: &Answered) -> Option<AuditRecord> {
+        let source = self.source.as_ref()?;
+        if matches!(out, Answered::Confirm(_)) {
+            return None;
+        }
+        Some(
+            caller
+                .record(app, answer_event(source))
+                .with_detail("card", self.id.clone())
+                .with_detail("source", String::from(source.clone()))
+                .with_detail("option", self.option.clone()),
+        )
+    }
+
+    async fn local(self, app: &App, caller: &Caller) -> Result<Answered, AppError> {
+        let device = match caller.who() {
+            Who::Device { label, .. } => label.clone(),
+            // The lead relaying its full device's tap (it checked the device before relaying).
+            Who::Relay { device, .. } => device.clone(),
+            _ => return Err(AppError::NotPaired),
+        };
+        let CardTap {
+            id,
+            option,
+            shown,
+            confirm,
+            ..
+        } = self;
+        let tap = app
+            .cards
+            .call(|reply| CardsMsg::Tap {
+                id: id.clone(),
+                option,
+                shown,
+                // A confirm token is the device's, by identity: never another device's that
+                // was paired under the same label (SPEC §10.1).
+                device: caller.owner(),
+                confirm,
+                reply,
+            })
+            .await??;
+        let (card, option) = match tap {
+            Tap::Confirm(token) => return Ok(Answered::Confirm(token)),
+            Tap::Claimed { card, option } => (card, option),
+        };
+        // Until it is released, a tap that ends here (its device's right lost, the lead gone)
+        // gives the card back instead of leaving it claimed.
+        let mut claim = Claim {
+            app,
+            id: Some(id.clone()),
+        };
+        // A screen prompt: the dialog must still be there before the tap is audited (and again,
+        // in the same turn as the typing, after).
+        let screen = match card.source {
+            Source::Screen => Some(app.screen_still(&card.id, None).await?),
+            _ => None,
+        };
+        let rec = caller
+            .record(app, answer_event(&card.source))
+            .with_detail("card", card.id.clone())
+            .with_detail("source", String::from(card.source.clone()))
+            .with_detail("option", option.id.clone());
+        let rec = match &card.pane {
+            Some(pane) => rec.with_detail("pane", pane.clone()),
+            None => rec,
+        };
+        app.audit(rec).await?;
+        if let Some(offer) = screen {
+            app.screen_still(&card.id, Some((offer, option.id.clone())))
+                .await?;
+            // Typed: that was its delivery, whatever happens next.
+            claim.id = None;
+        }
+        // A durable question: the agent is told before the card is released; an agent that
+        // refuses or cannot be reached leaves the card waiting and the tap gets the reason.
+        if let Source::Durable(agent) = &card.source {
+            let told = app
+                .durable_answer(
+                    caller,
+                    agent,
+                    &card.id,
+                    card.conversation.as_deref(),
+                    &option.id,
+                )
+                .await;
+            told?;
+        }
+        claim.id = None;
+        let delivered = app
+            .cards
+            .call(|reply| CardsMsg::Release {
+                id,
+                option,
+                device,
+                reply,
+            })
+            .await?;
+        // A screen card has no one waiting on it: the typed keys were its delivery; a durable
+        // agent was told above.
+        Ok(Answered::Done {
+            delivered: delivered || matches!(card.source, Source::Screen | Source::Durable(_)),
+        })
     }
 }
 
@@ -333,198 +546,9 @@ impl App {
         card.shown = shown_hash(card);
     }
 
-    /// A tap on card `id` of `machine` (this one when `None`).
-    pub async fn answer_card_on(
-        &self,
-        caller: &Caller,
-        machine: Option<&str>,
-        id: String,
-        option: String,
-        shown: String,
-        confirm: Option<String>,
-    ) -> Result<Answered, AppError> {
-        // The tap's right holds until it is decided (SPEC §3.2): lost mid-way, nothing more of
-        // it happens and the device gets why.
-        let tap = async {
-            match self.machine(machine.unwrap_or("local"))? {
-                Machine::Local => self.answer_card(caller, id, option, shown, confirm).await,
-                Machine::Member(member) => {
-                    self.answer_member_card(caller, &member, id, option, shown, confirm)
-                        .await
-                }
-            }
-        };
-        self.while_allowed(caller, Tier::Full, tap).await
-    }
-
-    /// A tap on a member's card: checked here against what this machine showed, relayed with the
-    /// member's own hash — the member claims, audits and releases it as for a tap of its own —
-    /// and audited here once the member answered (except a first tap on "Always allow", which
-    /// decides nothing; decision 0052).
-    async fn answer_member_card(
-        &self,
-        caller: &Caller,
-        member: &Member,
-        id: String,
-        option: String,
-        shown: String,
-        confirm: Option<String>,
-    ) -> Result<Answered, AppError> {
-        if !matches!(
-            caller.who(),
-            Who::Device {
-                tier: Tier::Full,
-                ..
-            }
-        ) {
-            return Err(AppError::InsufficientTier);
-        }
-        caller.still_allowed(self, Tier::Full)?;
-        member.allows(&RelayKind::Cards)?;
-        let RelayOk::Cards(list) = member.call(caller.on(), RelayKind::Cards).await? else {
-            return Err(AppError::MemberUnreadable);
-        };
-        let list = wire::cards::list_of(member.name(), list)?;
-        let Some(original) = list.cards.into_iter().find(|c| c.id == id) else {
-            return Err(AppError::CardClosed);
-        };
-        let mut here = original.clone();
-        self.mask_shown(&mut here);
-        if here.shown != shown {
-            return Err(AppError::CardChanged);
-        }
-        if !here.options.iter().any(|o| o.id == option) {
-            return Err(AppError::BadRequest(format!("unknown option: {option}")));
-        }
-        let decides = option != ALWAYS || confirm.is_some();
-        let rec = caller
-            .record(self, answer_event(&here.source))
-            .with_detail("machine", member.name().to_owned())
-            .with_detail("card", id.clone())
-            .with_detail("source", String::from(here.source.clone()))
-            .with_detail("option", option.clone());
-        let kind = RelayKind::CardAnswer {
-            id,
-            option,
-            shown: original.shown,
-            confirm,
-        };
-        let answered = match member.call(caller.on(), kind).await? {
-            RelayOk::CardAnswer(CardAnswered::Confirm(token)) => Answered::Confirm(token),
-            RelayOk::CardAnswer(CardAnswered::Done { delivered }) => Answered::Done { delivered },
-            _ => return Err(AppError::MemberUnreadable),
-        };
-        // The member decided the card: audited here now, with the request id of the member's
-        // own line (decision 0052).
-        if decides {
-            self.audit_done(rec).await?;
-        }
-        Ok(answered)
-    }
-
     /// Every card change from now on.
     pub async fn watch_cards(&self) -> Result<broadcast::Receiver<Card>, AppError> {
         Ok(self.cards.call(CardsMsg::Watch).await?)
-    }
-
-    /// A device's tap: `option` on card `id` as drawn (`shown`), with the token of a first tap on
-    /// "Always allow" when this is the second.
-    pub async fn answer_card(
-        &self,
-        caller: &Caller,
-        id: String,
-        option: String,
-        shown: String,
-        confirm: Option<String>,
-    ) -> Result<Answered, AppError> {
-        self.authorize(caller, Op::CardAnswer)?;
-        let device = match caller.who() {
-            Who::Device {
-                label,
-                tier: Tier::Full,
-                ..
-            } => label.clone(),
-            Who::Device { .. } => return Err(AppError::InsufficientTier),
-            // The lead relaying its full device's tap (it checked the device; see
-            // `answer_member_card`).
-            Who::Relay { device, .. } => device.clone(),
-            _ => return Err(AppError::NotPaired),
-        };
-        caller.still_allowed(self, Tier::Full)?;
-        let tap = self
-            .cards
-            .call(|reply| CardsMsg::Tap {
-                id: id.clone(),
-                option,
-                shown,
-                // A confirm token is the device's, by identity: never another device's that
-                // was paired under the same label (SPEC §10.1).
-                device: caller.owner(),
-                confirm,
-                reply,
-            })
-            .await??;
-        let (card, option) = match tap {
-            Tap::Confirm(token) => return Ok(Answered::Confirm(token)),
-            Tap::Claimed { card, option } => (card, option),
-        };
-        // Until it is released, a tap that ends here (its device's right lost, the lead gone)
-        // gives the card back instead of leaving it claimed.
-        let mut claim = Claim {
-            app: self,
-            id: Some(id.clone()),
-        };
-        // A screen prompt: the dialog must still be there before the tap is audited (and again,
-        // in the same turn as the typing, after).
-        let screen = match card.source {
-            Source::Screen => Some(self.screen_still(&card.id, None).await?),
-            _ => None,
-        };
-        let rec = caller
-            .record(self, answer_event(&card.source))
-            .with_detail("card", card.id.clone())
-            .with_detail("source", String::from(card.source.clone()))
-            .with_detail("option", option.id.clone());
-        let rec = match &card.pane {
-            Some(pane) => rec.with_detail("pane", pane.clone()),
-            None => rec,
-        };
-        self.audit(rec).await?;
-        if let Some(offer) = screen {
-            self.screen_still(&card.id, Some((offer, option.id.clone())))
-                .await?;
-            // Typed: that was its delivery, whatever happens next.
-            claim.id = None;
-        }
-        // A durable question: the agent is told before the card is released; an agent that
-        // refuses or cannot be reached leaves the card waiting and the tap gets the reason.
-        if let Source::Durable(agent) = &card.source {
-            let told = self
-                .durable_answer(
-                    caller,
-                    agent,
-                    &card.id,
-                    card.conversation.as_deref(),
-                    &option.id,
-                )
-                .await;
-            told?;
-        }
-        claim.id = None;
-        let delivered = self
-            .cards
-            .call(|reply| CardsMsg::Release {
-                id,
-                option,
-                device,
-                reply,
-            })
-            .await?;
-        // A screen card has no one waiting on it: the typed keys were its delivery; a durable
-        // agent was told above.
-        Ok(Answered::Done {
-            delivered: delivered || matches!(card.source, Source::Screen | Source::Durable(_)),
-        })
     }
 
     /// Checks that the dialog screen card `id` stands for is still on its pane's screen, and

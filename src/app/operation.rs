@@ -27,6 +27,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use collie_actors::audit::{AuditEventKind, AuditRecord};
+use collie_actors::pairing::Tier;
 use collie_crew::relay::{RelayError, RelayKind, RelayOk};
 
 use super::machine::{Machine, Member};
@@ -49,6 +50,24 @@ pub trait Operation: Sized + Send + Sync {
     /// The relay request that asks a member for it (an operation that runs only on its own
     /// machine refuses here).
     fn relay(&self) -> Result<RelayKind, AppError>;
+
+    /// What a member's operation learns from the member before it is relayed, and the request
+    /// rebuilt from it (a tap on a member's card is checked against the card as this machine
+    /// showed it, and relayed with the member's own hash); most need nothing.
+    fn prepare(
+        &mut self,
+        _app: &App,
+        _caller: &Caller,
+        _member: &Member,
+    ) -> impl Future<Output = Result<Option<RelayKind>, AppError>> + Send {
+        async { Ok(None) }
+    }
+
+    /// The tier the caller must keep holding until the operation is done (SPEC §3.2: lost
+    /// mid-way, it ends and answers why); `None`: checked once, when it starts.
+    fn holds(&self) -> Option<Tier> {
+        None
+    }
 
     /// A member's answer, read as this operation's output and named as this machine names it (a
     /// member's pane under the member's name, masked again).
@@ -103,6 +122,22 @@ impl App {
         machine: &str,
         op: O,
     ) -> Result<O::Output, AppError> {
+        match op.holds() {
+            Some(tier) => {
+                self.while_allowed(caller, tier, self.run_once(caller, machine, op))
+                    .await
+            }
+            None => self.run_once(caller, machine, op).await,
+        }
+    }
+
+    /// [`App::run`], the right checked once.
+    async fn run_once<O: Operation>(
+        &self,
+        caller: &Caller,
+        machine: &str,
+        mut op: O,
+    ) -> Result<O::Output, AppError> {
         self.authorize(caller, op.op())?;
         match self.machine(machine)? {
             Machine::Local => {
@@ -113,6 +148,7 @@ impl App {
                 let kind = op.relay()?;
                 member.allows(&kind)?;
                 op.validate(self)?;
+                let kind = op.prepare(self, caller, &member).await?.unwrap_or(kind);
                 let ok = self.relay_write(caller, &member, kind, op.works()).await?;
                 let out = op.answer(self, &member, ok)?;
                 if let Some(rec) = op.record(self, caller, &out) {

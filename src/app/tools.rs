@@ -33,6 +33,7 @@ use std::time::Duration;
 
 use collie_actors::audit::{AuditEventKind, AuditRecord};
 use collie_actors::command_word::first_word;
+use collie_actors::pairing::Tier;
 use collie_actors::tools::sessions::SessionLimits;
 use collie_actors::tools::{Done, Meta, ToolError, ToolName, ToolSpec};
 use collie_crew::relay::{RelayKind, RelayOk};
@@ -195,6 +196,12 @@ impl Operation for ToolCall {
     async fn local(self, app: &App, caller: &Caller) -> Result<Value, AppError> {
         app.local_tool(caller, self.name, self.args).await
     }
+
+    /// The tool's tier holds for the whole call (SPEC §3.2): lost, the call ends — its command
+    /// killed, a relayed call dropped on the member too — and answers why.
+    fn holds(&self) -> Option<Tier> {
+        Some(self.name.spec().tier)
+    }
 }
 
 impl App {
@@ -216,9 +223,7 @@ impl App {
             return Err(AppError::BadRequest("machine: not on a member".into()));
         }
         let machine = machine.as_deref().unwrap_or("local");
-        let call = self.run(caller, machine, ToolCall { name, args });
-        // The right holds for the whole call (SPEC §3.2): lost, the call ends and answers why.
-        self.while_allowed(caller, name.spec().tier, call).await
+        self.run(caller, machine, ToolCall { name, args }).await
     }
 
     /// Steps 4 and 5 on this machine.

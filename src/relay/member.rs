@@ -13,6 +13,7 @@ use tokio::task::JoinSet;
 
 use crate::app::blobs::Upload;
 use crate::app::browse::BrowseFolders;
+use crate::app::cards::CardTap;
 use crate::app::chat::ReadChat;
 use crate::app::commands::RunCommand;
 use crate::app::durable::AgentWrite;
@@ -185,11 +186,7 @@ impl Handler for Served {
                 option,
                 shown,
                 confirm,
-            } => RelayOk::CardAnswer(
-                app.answer_card(&caller, id, option, shown, confirm)
-                    .await?
-                    .relayed(),
-            ),
+            } => serve(app, &caller, CardTap::new(id, option, shown, confirm)).await?,
             RelayKind::Durable => {
                 RelayOk::Durable(crate::app::durable::wire::list(app.local_durable().await?))
             }

@@ -11,7 +11,7 @@ use futures_util::stream::{self, Stream};
 use serde::{Deserialize, Serialize};
 
 use super::body;
-use crate::app::cards::{Answered, CardItem};
+use crate::app::cards::{Answered, CardItem, CardTap};
 use crate::app::{App, AppError, Caller};
 use crate::http::extract::ApiPath;
 use crate::http::json::cards::{Card, CardList};
@@ -48,17 +48,9 @@ pub(super) async fn answer(
     bytes: Bytes,
 ) -> Result<Json<AnswerReply>, AppError> {
     let b: AnswerBody = body(&bytes)?;
-    let reply = match app
-        .answer_card_on(
-            &caller,
-            b.machine.as_deref(),
-            id,
-            b.option,
-            b.shown,
-            b.confirm,
-        )
-        .await?
-    {
+    let machine = b.machine.as_deref().unwrap_or("local");
+    let tap = CardTap::new(id, b.option, b.shown, b.confirm);
+    let reply = match app.run(&caller, machine, tap).await? {
         Answered::Confirm(confirm) => AnswerReply::Confirm { confirm },
         Answered::Done { delivered } => AnswerReply::Done {
             ok: true,
