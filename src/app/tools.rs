@@ -247,9 +247,9 @@ impl App {
         let spec = name.spec();
         let meta = arguments_meta(&args);
         if !spec.read_only {
-            // Refused before it happened (outside the workspaces, not writable): a denial, and no
-            // tool line (SPEC §7).
-            if let Err(e) = self.toolbox.check_write(name, &args).await {
+            // Refused before it happened (outside the workspaces, not writable; no such session
+            // of this device): a denial where §7 says so, and no tool line (SPEC §7).
+            if let Err(e) = self.toolbox.check_write(&caller.owner(), name, &args).await {
                 return Err(self.tool_refused(caller, name, e));
             }
             self.audit(self.tool_record(caller, name, meta.clone()))

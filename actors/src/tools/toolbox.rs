@@ -153,15 +153,24 @@ impl Toolbox {
         self.sessions.shutdown().await;
     }
 
-    /// Runs a file tool on the blocking pool.
-    /// The checks a write tool makes before it touches anything ([`files::check_write`]), run on
-    /// their own: the application runs them before it writes the tool's audit line, so a write
-    /// refused by them leaves no line. Other tools pass.
+    /// The checks a write tool makes before it touches anything, run on their own for `owner`
+    /// (the device whose sessions these are): a file write's paths ([`files::check_write`]), a
+    /// session tool's session ([`Sessions::check`]). The application runs them before it writes
+    /// the tool's audit line, so a write refused by them leaves no line. Other tools pass.
     pub async fn check_write(
         &self,
+        owner: &str,
         tool: ToolName,
         args: &Map<String, Value>,
     ) -> Result<(), ToolError> {
+        if matches!(
+            tool,
+            ToolName::InteractWithProcess | ToolName::KillProcess | ToolName::ForceTerminate
+        ) {
+            return self
+                .sessions
+                .check(owner, tool, &Value::Object(args.clone()));
+        }
         if !matches!(
             tool,
             ToolName::WriteFile
@@ -182,6 +191,7 @@ impl Toolbox {
             .map_err(|e| ToolError::Internal(format!("a file check stopped: {e}")))?
     }
 
+    /// Runs a file tool on the blocking pool.
     async fn blocking<A, T>(
         &self,
         args: Value,

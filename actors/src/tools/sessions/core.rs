@@ -194,21 +194,28 @@ impl Core {
         }
     }
 
-    /// The session `id` if `owner` owns it, touched at `now` (a call is activity). Another
-    /// owner's session is answered exactly like a missing one.
+    /// The session `id` if `owner` owns it. Another owner's session is answered exactly like a
+    /// missing one. The one ownership rule: [`Core::get`] runs it, and so does the check the
+    /// application makes before it audits a session tool (`sessions/gate.rs`).
+    pub(crate) fn owned(&self, owner: &str, id: &str) -> Result<&Entry, ToolError> {
+        match self.sessions.get(id) {
+            Some(e) if e.owner == owner => Ok(e),
+            _ => Err(ToolError::NoSuchSession),
+        }
+    }
+
+    /// The session `id` if `owner` owns it ([`Core::owned`]), touched at `now` (a call is
+    /// activity).
     pub(crate) fn get(
         &mut self,
         owner: &str,
         id: &str,
         now: Instant,
     ) -> Result<&mut Entry, ToolError> {
-        match self.sessions.get_mut(id) {
-            Some(e) if e.owner == owner => {
-                e.last_access = now;
-                Ok(e)
-            }
-            _ => Err(ToolError::NoSuchSession),
-        }
+        self.owned(owner, id)?;
+        let e = self.sessions.get_mut(id).ok_or(ToolError::NoSuchSession)?;
+        e.last_access = now;
+        Ok(e)
     }
 
     /// The session `id` whoever owns it (for the shell's own tasks).
