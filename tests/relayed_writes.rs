@@ -718,3 +718,73 @@ fn a_relayed_session_tool_naming_no_session_of_the_device_leaves_no_line_on_eith
         );
     }
 }
+
+#[test]
+fn a_new_process_refused_before_it_starts_leaves_its_denial_and_no_tool_line() {
+    // SPEC §7 for `start_process` and `exec_command`: a cap, a folder outside the workspaces or
+    // a bad argument refuses the process before it exists, so no `tool.<name>` line — the cap
+    // and the folder leave their `resource.denied` / `security.denied`.
+    let b = TestBridge::start_with(support::Opts {
+        log_to_file: true,
+        ..support::Opts::default()
+    });
+    let phone = b.pair("phone", "full");
+    let start = json!({"command": "cat", "timeout_ms": 50});
+    let mut started = 0;
+    let refused = loop {
+        let (s, v) = tool(&b, &phone, "start_process", &start);
+        if s != 200 {
+            break (s, v);
+        }
+        started += 1;
+        assert!(started < 50, "no cap refused a session");
+    };
+    assert_eq!(error(&refused), (503, Some("resource limit")));
+    let outside = b.dir.path().join("outside-the-workspace");
+    std::fs::create_dir_all(&outside).expect("a folder outside");
+    assert_eq!(
+        error(&tool(
+            &b,
+            &phone,
+            "exec_command",
+            &json!({"command": "touch x", "cwd": outside.display().to_string()}),
+        )),
+        (403, Some("path outside the workspace"))
+    );
+    assert!(!outside.join("x").exists());
+    for bad in [
+        json!({"command": "true", "timeout_ms": 0}),
+        json!({"command": "  "}),
+        json!({"command": "true", "risk": "high"}),
+    ] {
+        assert_eq!(tool(&b, &phone, "exec_command", &bad).0, 400, "{bad}");
+    }
+
+    let denials = wait_for(WAIT, || {
+        let resource = audit_of(&b, &["resource.denied"]);
+        let security = audit_of(&b, &["security.denied"]);
+        (!resource.is_empty() && !security.is_empty()).then_some((resource, security))
+    });
+    let (resource, security) = denials.expect("the cap's and the folder's denials");
+    assert_eq!(
+        resource[0]["detail"]["tool"], "start_process",
+        "{resource:?}"
+    );
+    assert_eq!(
+        security[0]["detail"]["tool"], "exec_command",
+        "{security:?}"
+    );
+    // One line before each process that started, and nothing for the refused ones.
+    let before = |event: &str| {
+        audit_of(&b, &[event])
+            .into_iter()
+            .filter(|l| l["detail"]["phase"].is_null())
+            .count()
+    };
+    assert_eq!(before("tool.start_process"), started);
+    assert_eq!(before("tool.exec_command"), 0);
+    // A real one still writes its line.
+    let (s, v) = tool(&b, &phone, "exec_command", &json!({"command": "true"}));
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(before("tool.exec_command"), 1);
+}
