@@ -13,9 +13,10 @@
 //!    answered that it ran (decision 0052), never for the member's refusal.
 //! 4. **Validation and audit**: the arguments are decoded strictly by the tool (an unknown field
 //!    is a 400 naming it). A tool that changes something is audited `tool.<name>` *before* it
-//!    runs, once the checks it makes before touching anything passed (its paths, its session:
-//!    [`Toolbox::check_write`](collie_actors::tools::toolbox::Toolbox::check_write); a call they
-//!    refuse leaves no line) — a line that cannot be written refuses the call (503 `audit
+//!    runs, once the checks it makes before touching anything passed (its paths, its session,
+//!    a new process's caps:
+//!    [`Toolbox::check_write`](collie_actors::tools::toolbox::Toolbox::check_write); a call
+//!    they refuse leaves no line) — a line that cannot be written refuses the call (503 `audit
 //!    unavailable`) — with the arguments' metadata only ([`arguments_meta`]: paths, sizes, ids,
 //!    a command's first word and length); what it then reports (an exit code, a new size)
 //!    follows in a second line. A tool that only reads is audited once, after it ran, with what
