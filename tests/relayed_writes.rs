@@ -506,3 +506,285 @@ fn a_local_write_refused_outside_the_workspace_leaves_a_denial_and_no_tool_line(
         audit_of(&b, &["tool.write_file"])
     );
 }
+
+/// The tools that name a process session, and the events they leave.
+const SESSION_EVENTS: &[&str] = &[
+    "tool.interact_with_process",
+    "tool.kill_process",
+    "tool.force_terminate",
+    "tool.read_process_output",
+];
+
+/// Every tool that names `session`, with arguments that would do something to it.
+fn session_calls(session: &str, machine: Option<&str>) -> Vec<(&'static str, Value)> {
+    let mut calls = vec![
+        (
+            "interact_with_process",
+            json!({"session": session, "input": "hello"}),
+        ),
+        ("read_process_output", json!({"session": session})),
+        ("kill_process", json!({"session": session})),
+        ("force_terminate", json!({"session": session})),
+    ];
+    if let Some(m) = machine {
+        for (_, args) in &mut calls {
+            args["machine"] = json!(m);
+        }
+    }
+    calls
+}
+
+/// `POST /api/tools/{tool}` on `b`.
+fn tool(b: &TestBridge, token: &str, name: &str, args: &Value) -> (u16, Value) {
+    b.post(&format!("/api/tools/{name}"), Some(token), args)
+}
+
+/// The session lines of `b` that name `session` or come from `device`.
+fn session_lines_of(b: &TestBridge, session: &str, device: &str) -> Vec<Value> {
+    audit_of(b, SESSION_EVENTS)
+        .into_iter()
+        .filter(|l| l["detail"]["session"] == session || l["device"] == device)
+        .collect()
+}
+
+/// A 32-hex-digit id no session has.
+const NO_SESSION: &str = "0123456789abcdef0123456789abcdef";
+
+#[test]
+fn a_session_tool_naming_no_session_of_the_device_leaves_no_tool_line() {
+    // SPEC §7: a call refused before it happened (no such session, another device's session, a
+    // session whose process has exited) is no line; old code wrote `tool.<name>` first.
+    let b = TestBridge::start_with(support::Opts {
+        log_to_file: true,
+        ..support::Opts::default()
+    });
+    let alice = b.pair("alice", "full");
+    let bob = b.pair("bob", "full");
+    let (s, started) = tool(&b, &alice, "start_process", &json!({"command": "cat"}));
+    assert_eq!(s, 200, "{started}");
+    let session = started["session"].as_str().expect("session").to_owned();
+
+    for (name, args) in session_calls(&session, None) {
+        assert_eq!(
+            error(&tool(&b, &bob, name, &args)),
+            (404, Some("no such session")),
+            "bob {name}"
+        );
+    }
+    for (name, args) in session_calls(NO_SESSION, None) {
+        assert_eq!(
+            error(&tool(&b, &alice, name, &args)),
+            (404, Some("no such session")),
+            "{name}"
+        );
+    }
+    // Not a session id at all, and a field the tool does not take.
+    let bad = tool(&b, &alice, "kill_process", &json!({"session": "1"}));
+    assert_eq!(bad.0, 400, "{bad:?}");
+    let bad = tool(
+        &b,
+        &alice,
+        "interact_with_process",
+        &json!({"session": session, "input": "x", "risk": "high"}),
+    );
+    assert_eq!(bad.0, 400, "{bad:?}");
+    // A session whose process has exited takes no input.
+    let (_, done) = tool(&b, &alice, "start_process", &json!({"command": "true"}));
+    let exited = done["session"].as_str().expect("session").to_owned();
+    let ended = wait_for(WAIT, || {
+        let (_, out) = tool(
+            &b,
+            &alice,
+            "read_process_output",
+            &json!({"session": exited}),
+        );
+        (out["running"] == false).then_some(())
+    });
+    assert!(ended.is_some(), "`true` never ended");
+    let refused = tool(
+        &b,
+        &alice,
+        "interact_with_process",
+        &json!({"session": exited, "input": "x"}),
+    );
+    assert_eq!(refused.0, 400, "{refused:?}");
+
+    // The real calls write their lines (before they answer); then the refused ones have none.
+    let (s, v) = tool(
+        &b,
+        &alice,
+        "interact_with_process",
+        &json!({"session": session, "input": "hello"}),
+    );
+    assert_eq!(s, 200, "{v}");
+    let (s, v) = tool(&b, &alice, "kill_process", &json!({"session": session}));
+    assert_eq!(s, 200, "{v}");
+    let lines = audit_of(&b, SESSION_EVENTS);
+    // The line each call writes before it runs (its outcome follows with `phase`).
+    let before: Vec<(&str, &str, &str)> = lines
+        .iter()
+        .filter(|l| l["event"] != "tool.read_process_output" && l["detail"]["phase"].is_null())
+        .map(|l| {
+            (
+                l["event"].as_str().unwrap_or_default(),
+                l["detail"]["session"].as_str().unwrap_or_default(),
+                l["device"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        before,
+        [
+            ("tool.interact_with_process", session.as_str(), "alice"),
+            ("tool.kill_process", session.as_str(), "alice"),
+        ],
+        "{lines:?}"
+    );
+    assert!(
+        session_lines_of(&b, NO_SESSION, "bob").is_empty(),
+        "{lines:?}"
+    );
+    // Only the reads that ran (of the exited session) are audited.
+    assert!(
+        audit_of(&b, &["tool.read_process_output"])
+            .iter()
+            .all(|l| l["detail"]["session"] == exited.as_str()),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn a_relayed_session_tool_naming_no_session_of_the_device_leaves_no_line_on_either_machine() {
+    let (lead, member) = crew(false, None);
+    let alice = lead.pair("alice", "full");
+    let bob = lead.pair("bob", "full");
+    let (s, started) = tool(
+        &lead,
+        &alice,
+        "start_process",
+        &json!({"command": "cat", "machine": "web-1"}),
+    );
+    assert_eq!(s, 200, "{started}");
+    let session = started["session"].as_str().expect("session").to_owned();
+
+    for (name, args) in session_calls(&session, Some("web-1")) {
+        assert_eq!(
+            error(&tool(&lead, &bob, name, &args)),
+            (404, Some("no such session")),
+            "bob {name}"
+        );
+    }
+    for (name, args) in session_calls(NO_SESSION, Some("web-1")) {
+        assert_eq!(
+            error(&tool(&lead, &alice, name, &args)),
+            (404, Some("no such session")),
+            "{name}"
+        );
+    }
+
+    // The real calls: audited on the member before they run, on the lead once the member
+    // answered; then the refused ones have no line on either machine.
+    let (s, v) = tool(
+        &lead,
+        &alice,
+        "interact_with_process",
+        &json!({"session": session, "input": "hello", "machine": "web-1"}),
+    );
+    assert_eq!(s, 200, "{v}");
+    let (s, v) = tool(
+        &lead,
+        &alice,
+        "kill_process",
+        &json!({"session": session, "machine": "web-1"}),
+    );
+    assert_eq!(s, 200, "{v}");
+    for (b, at) in [(&lead, "lead"), (&member, "member")] {
+        let lines = audit_of(b, SESSION_EVENTS);
+        let before: Vec<&str> = lines
+            .iter()
+            .filter(|l| l["detail"]["phase"].is_null())
+            .map(|l| l["event"].as_str().unwrap_or_default())
+            .collect();
+        assert_eq!(
+            before,
+            ["tool.interact_with_process", "tool.kill_process"],
+            "{at}: {lines:?}"
+        );
+        assert!(
+            lines
+                .iter()
+                .all(|l| l["detail"]["session"] == session.as_str() && l["device"] == "alice"),
+            "{at}: {lines:?}"
+        );
+    }
+}
+
+#[test]
+fn a_new_process_refused_before_it_starts_leaves_its_denial_and_no_tool_line() {
+    // SPEC §7 for `start_process` and `exec_command`: a cap, a folder outside the workspaces or
+    // a bad argument refuses the process before it exists, so no `tool.<name>` line — the cap
+    // and the folder leave their `resource.denied` / `security.denied`.
+    let b = TestBridge::start_with(support::Opts {
+        log_to_file: true,
+        ..support::Opts::default()
+    });
+    let phone = b.pair("phone", "full");
+    let start = json!({"command": "cat", "timeout_ms": 50});
+    let mut started = 0;
+    let refused = loop {
+        let (s, v) = tool(&b, &phone, "start_process", &start);
+        if s != 200 {
+            break (s, v);
+        }
+        started += 1;
+        assert!(started < 50, "no cap refused a session");
+    };
+    assert_eq!(error(&refused), (503, Some("resource limit")));
+    let outside = b.dir.path().join("outside-the-workspace");
+    std::fs::create_dir_all(&outside).expect("a folder outside");
+    assert_eq!(
+        error(&tool(
+            &b,
+            &phone,
+            "exec_command",
+            &json!({"command": "touch x", "cwd": outside.display().to_string()}),
+        )),
+        (403, Some("path outside the workspace"))
+    );
+    assert!(!outside.join("x").exists());
+    for bad in [
+        json!({"command": "true", "timeout_ms": 0}),
+        json!({"command": "  "}),
+        json!({"command": "true", "risk": "high"}),
+    ] {
+        assert_eq!(tool(&b, &phone, "exec_command", &bad).0, 400, "{bad}");
+    }
+
+    let denials = wait_for(WAIT, || {
+        let resource = audit_of(&b, &["resource.denied"]);
+        let security = audit_of(&b, &["security.denied"]);
+        (!resource.is_empty() && !security.is_empty()).then_some((resource, security))
+    });
+    let (resource, security) = denials.expect("the cap's and the folder's denials");
+    assert_eq!(
+        resource[0]["detail"]["tool"], "start_process",
+        "{resource:?}"
+    );
+    assert_eq!(
+        security[0]["detail"]["tool"], "exec_command",
+        "{security:?}"
+    );
+    // One line before each process that started, and nothing for the refused ones.
+    let before = |event: &str| {
+        audit_of(&b, &[event])
+            .into_iter()
+            .filter(|l| l["detail"]["phase"].is_null())
+            .count()
+    };
+    assert_eq!(before("tool.start_process"), started);
+    assert_eq!(before("tool.exec_command"), 0);
+    // A real one still writes its line.
+    let (s, v) = tool(&b, &phone, "exec_command", &json!({"command": "true"}));
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(before("tool.exec_command"), 1);
+}

@@ -222,6 +222,80 @@ async fn another_owners_session_is_answered_like_a_missing_one() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_check_before_the_audit_line_refuses_what_the_tool_refuses() {
+    // The application runs `Sessions::check` before it writes a session tool's line (SPEC §7):
+    // it must refuse exactly where the tool would, before the tool touches anything.
+    use collie_actors::tools::ToolName::{ForceTerminate, InteractWithProcess, KillProcess};
+    let t = table(SessionLimits::default());
+    let live = t
+        .start_process("alice", here(), start("cat"))
+        .await
+        .expect("start")
+        .answer
+        .session;
+    let ended = t
+        .start_process("alice", here(), start("true"))
+        .await
+        .expect("start")
+        .answer
+        .session;
+    let exited = until(|| async {
+        let out = t.read_output("alice", read(&ended, Some(0))).ok()?;
+        (!out.answer.running).then_some(())
+    })
+    .await;
+    assert!(exited.is_some(), "`true` never ended");
+    let input = |s: &str| serde_json::json!({"session": s, "input": "x"});
+    let name = |s: &str| serde_json::json!({ "session": s });
+    let missing = "0".repeat(32);
+    for tool in [KillProcess, ForceTerminate] {
+        assert_eq!(t.check("alice", tool, &name(&live)), Ok(()));
+        assert_eq!(t.check("alice", tool, &name(&ended)), Ok(()), "{tool}");
+        for (owner, s) in [("mallory", live.as_str()), ("alice", missing.as_str())] {
+            assert_eq!(
+                t.check(owner, tool, &name(s)),
+                Err(ToolError::NoSuchSession)
+            );
+        }
+        assert!(matches!(
+            t.check("alice", tool, &name("12345")),
+            Err(ToolError::BadArgument(_))
+        ));
+    }
+    assert_eq!(t.check("alice", InteractWithProcess, &input(&live)), Ok(()));
+    assert_eq!(
+        t.check("mallory", InteractWithProcess, &input(&live)),
+        Err(ToolError::NoSuchSession)
+    );
+    let refused = t.check("alice", InteractWithProcess, &input(&ended));
+    assert!(
+        matches!(refused, Err(ToolError::BadArgument(_))),
+        "{refused:?}"
+    );
+    let tool_says = t
+        .interact(
+            "alice",
+            InteractWithProcessArgs {
+                session: ended.clone(),
+                input: "x".into(),
+                timeout_ms: None,
+            },
+        )
+        .await
+        .err();
+    assert_eq!(refused.err(), tool_says);
+    let mut extra = input(&live);
+    extra["risk"] = "high".into();
+    assert!(matches!(
+        t.check("alice", InteractWithProcess, &extra),
+        Err(ToolError::BadArgument(_))
+    ));
+    // Nothing was checked into being: the live session is still there and untouched.
+    assert_eq!(t.list("alice").answer.sessions.len(), 2);
+    t.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn endless_output_stays_within_the_rings_and_caps_refuse_more() {
     let ring = 64 * 1024;
     let t = table(SessionLimits {

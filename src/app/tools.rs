@@ -13,11 +13,14 @@
 //!    answered that it ran (decision 0052), never for the member's refusal.
 //! 4. **Validation and audit**: the arguments are decoded strictly by the tool (an unknown field
 //!    is a 400 naming it). A tool that changes something is audited `tool.<name>` *before* it
-//!    runs — a line that cannot be written refuses the call (503 `audit unavailable`) — with the
-//!    arguments' metadata only ([`arguments_meta`]: paths, sizes, ids, a command's first word and
-//!    length); what it then reports (an exit code, a new size) follows in a second line. A tool
-//!    that only reads is audited once, after it ran, with what it touched. File contents, stdin,
-//!    command lines and output are never written.
+//!    runs, once the checks it makes before touching anything passed (its paths, its session,
+//!    a new process's caps:
+//!    [`Toolbox::check_write`](collie_actors::tools::toolbox::Toolbox::check_write); a call
+//!    they refuse leaves no line) — a line that cannot be written refuses the call (503 `audit
+//!    unavailable`) — with the arguments' metadata only ([`arguments_meta`]: paths, sizes, ids,
+//!    a command's first word and length); what it then reports (an exit code, a new size)
+//!    follows in a second line. A tool that only reads is audited once, after it ran, with what
+//!    it touched. File contents, stdin, command lines and output are never written.
 //! 5. **The answer**: every string in it passes this machine's masker before it leaves.
 //!
 //! Steps 3 to 5 run while the device still holds the tool's tier ([`App::while_allowed`]): a
@@ -236,9 +239,9 @@ impl App {
         let spec = name.spec();
         let meta = arguments_meta(&args);
         if !spec.read_only {
-            // Refused before it happened (outside the workspaces, not writable): a denial, and no
-            // tool line (SPEC §7).
-            if let Err(e) = self.toolbox.check_write(name, &args).await {
+            // Refused before it happened (outside the workspaces, not writable; no such session
+            // of this device): a denial where §7 says so, and no tool line (SPEC §7).
+            if let Err(e) = self.toolbox.check_write(&caller.owner(), name, &args).await {
                 return Err(self.tool_refused(caller, name, e));
             }
             self.audit(self.tool_record(caller, name, meta.clone()))

@@ -3,12 +3,11 @@
 
 use std::process::ExitCode;
 
-use collie_actors::crew_link::{CrewRole, CrewView, MachineView};
 use serde::Serialize;
 
 use super::{ask, print_json};
 use crate::control::protocol::Request;
-use crate::control::replies::{Invite, Message};
+use crate::control::replies::{Crew, Invite, Machine, Message, Role};
 
 #[derive(Debug, clap::Subcommand)]
 pub(super) enum Cmd {
@@ -76,7 +75,7 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
         Cmd::Join { invite, name } => (Request::CrewJoin { invite, name }, false),
         Cmd::Status { json } => (Request::CrewStatus, json),
     };
-    let view: CrewView = match ask(&req) {
+    let view: Crew = match ask(&req) {
         Ok(v) => v,
         Err(code) => return Ok(code),
     };
@@ -115,8 +114,8 @@ fn invite(req: Request, json: bool) -> anyhow::Result<ExitCode> {
 #[derive(Serialize)]
 struct Row {
     #[serde(flatten)]
-    machine: MachineView,
-    role: CrewRole,
+    machine: Machine,
+    role: Role,
 }
 
 /// `{"members":[…]}`: the lead's members, or a member's lead.
@@ -126,7 +125,7 @@ struct Members {
 }
 
 fn members(json: bool) -> anyhow::Result<ExitCode> {
-    let view: CrewView = match ask(&Request::CrewStatus) {
+    let view: Crew = match ask(&Request::CrewStatus) {
         Ok(v) => v,
         Err(code) => return Ok(code),
     };
@@ -135,11 +134,11 @@ fn members(json: bool) -> anyhow::Result<ExitCode> {
         .into_iter()
         .map(|machine| Row {
             machine,
-            role: CrewRole::Member,
+            role: Role::Member,
         })
         .chain(view.lead.map(|machine| Row {
             machine,
-            role: CrewRole::Lead,
+            role: Role::Lead,
         }));
     let list = Members {
         members: rows.collect(),
@@ -171,7 +170,7 @@ fn online(up: bool) -> &'static str {
     }
 }
 
-fn print_status(v: &CrewView) -> std::io::Result<()> {
+fn print_status(v: &Crew) -> std::io::Result<()> {
     outln!("role:    {}", v.role.as_str())?;
     outln!("name:    {}", v.name)?;
     if let Some(pin) = &v.pin {
@@ -189,7 +188,7 @@ fn print_status(v: &CrewView) -> std::io::Result<()> {
             l.pin,
         )?;
     }
-    if v.role == CrewRole::Lead {
+    if v.role == Role::Lead {
         outln!("members: {}", v.members.len())?;
         for m in &v.members {
             outln!("  {:<20} {:<8} {}", m.name, online(m.online), m.pin)?;

@@ -3,11 +3,9 @@
 use std::process::ExitCode;
 
 use super::{ask, print_json};
-use collie_actors::panes::actor::{PaneInfo, PaneSnapshot};
-
 use crate::app::windows::SessionList;
 use crate::control::protocol::Request;
-use crate::control::replies::Panes;
+use crate::control::replies::{Pane, Panes, Screen};
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
@@ -159,7 +157,7 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
         Cmd::Read { .. } => {
-            let screen: PaneSnapshot = match ask(&req) {
+            let screen: Screen = match ask(&req) {
                 Ok(d) => d,
                 Err(code) => return Ok(code),
             };
@@ -172,7 +170,7 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
         Cmd::New { .. } => {
-            let p: PaneInfo = match ask(&req) {
+            let p: Pane = match ask(&req) {
                 Ok(d) => d,
                 Err(code) => return Ok(code),
             };

@@ -6,7 +6,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::protocol::{Reply, Request};
-use super::replies::{Acknowledged, Devices, Invite, Message, PairCode, Panes, StarterRows};
+use super::replies::{
+    Acknowledged, Crew, Devices, Invite, Message, PairCode, Pane, Panes, Screen, StarterRows,
+};
 use crate::app::create::CreateAsk;
 use crate::app::pane_writes::{PaneClose, PaneInput, PaneRename};
 use crate::app::panes::{split_address, ReadScreen};
@@ -33,8 +35,7 @@ async fn answer(app: &App, req: Request, peer: Option<u32>) -> Result<Value, App
         Request::Status => data(app.status().await),
         Request::AuditStatus => data(app.audit_status().await?),
         Request::AuditAcknowledge { seq } => {
-            let acknowledged = app.acknowledge_break(seq).await?;
-            data(Acknowledged { acknowledged })
+            data(Acknowledged::from(app.acknowledge_break(seq).await?))
         }
         Request::Pair { tier, expires } => {
             let c = app.new_code(&tier, expires.as_deref(), peer).await?;
@@ -81,15 +82,13 @@ async fn answer(app: &App, req: Request, peer: Option<u32>) -> Result<Value, App
                 d.tier.as_str()
             )))
         }
-        Request::PanesList => data(Panes {
-            panes: app.local_panes().await?,
-        }),
+        Request::PanesList => data(Panes::of(app.local_panes().await?)),
         Request::PanesNew {
             name,
             command,
             folder,
             session,
-        } => data(
+        } => data(Pane::from(
             app.new_pane(
                 &cli,
                 CreateAsk {
@@ -102,22 +101,15 @@ async fn answer(app: &App, req: Request, peer: Option<u32>) -> Result<Value, App
                 },
             )
             .await?,
-        ),
+        )),
         Request::PanesSessions => data(app.run(&cli, "local", ListSessions).await?),
         Request::PanesRead { pane, scrollback } => {
             let (machine, pane) = split_address(&pane);
-            data(
-                app.run(
-                    &cli,
-                    machine,
-                    ReadScreen {
-                        pane: pane.to_owned(),
-                        scrollback,
-                    },
-                )
-                .await?
-                .snapshot,
-            )
+            let op = ReadScreen {
+                pane: pane.to_owned(),
+                scrollback,
+            };
+            data(Screen::from(app.run(&cli, machine, op).await?.snapshot))
         }
         Request::PanesSend { pane, text, enter } => {
             let (machine, pane) = split_address(&pane);
@@ -159,7 +151,7 @@ async fn answer(app: &App, req: Request, peer: Option<u32>) -> Result<Value, App
             app.run(&cli, machine, PaneClose { pane }).await?;
             Ok(Value::Null)
         }
-        Request::CrewInit => data(app.crew_init().await?),
+        Request::CrewInit => data(Crew::from(app.crew_init().await?)),
         Request::CrewInvite { expires, address } => {
             let (invite, expires) = app.crew_invite(expires.as_deref(), address).await?;
             data(Invite {
@@ -167,8 +159,8 @@ async fn answer(app: &App, req: Request, peer: Option<u32>) -> Result<Value, App
                 expires_in_secs: expires.as_secs(),
             })
         }
-        Request::CrewJoin { invite, name } => data(app.crew_join(invite, name).await?),
-        Request::CrewStatus => data(app.crew_status()),
+        Request::CrewJoin { invite, name } => data(Crew::from(app.crew_join(invite, name).await?)),
+        Request::CrewStatus => data(Crew::from(app.crew_status())),
         Request::CrewRemove { name } => {
             app.crew_remove(name.clone()).await?;
             data(Message::new(format!("removed {name} from the crew")))

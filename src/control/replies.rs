@@ -1,9 +1,18 @@
 //! The control socket's replies that are not the application's own types: what the dispatcher
-//! answers and the CLI reads, one struct each (the CLI never reads a reply by string key).
+//! answers and the CLI reads, one struct each (the CLI never reads a reply by string key). A reply
+//! never carries an actor's or the crew wire's type as is: the adapter has its own
+//! ([`panes`], [`crew`], [`audit`]), converted from the application's results in the dispatcher,
+//! so a change to an actor type shows up as a compile error here, not as a changed CLI output.
 
-use collie_actors::audit::BreakRecord;
-use collie_actors::panes::actor::PaneInfo;
+mod audit;
+mod crew;
+mod panes;
+
 use serde::{Deserialize, Serialize};
+
+pub use self::audit::Acknowledged;
+pub use self::crew::{Crew, Machine, Role};
+pub use self::panes::{At, Pane, Panes, Screen};
 
 use crate::app::devices::DeviceView;
 
@@ -48,13 +57,6 @@ pub struct StarterRows {
     pub rows: Vec<crate::app::rows::RowShown>,
 }
 
-/// `collie panes list`: this machine's panes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Panes {
-    /// The panes.
-    pub panes: Vec<PaneInfo>,
-}
-
 /// `collie crew invite`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Invite {
@@ -62,11 +64,4 @@ pub struct Invite {
     pub invite: String,
     /// How long it stays valid.
     pub expires_in_secs: u64,
-}
-
-/// `collie audit acknowledge SEQ`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Acknowledged {
-    /// The break, now acknowledged.
-    pub acknowledged: BreakRecord,
 }

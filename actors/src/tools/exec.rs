@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio_util::task::AbortOnDropHandle;
 
-use super::sessions::{check_command, Sessions};
+use super::sessions::{check_command, SessionLimits, Sessions};
 use super::{Done, ToolError};
 use crate::command_word::first_word;
 use crate::tools::sessions::child::{self, GroupGuard};
@@ -63,6 +63,25 @@ pub struct ExecAnswer {
     pub timed_out: bool,
 }
 
+/// The time limit a call asks for (`timeout_ms`), the default when it names none; refused when
+/// it is 0 or past the cap.
+pub(crate) fn time_limit(
+    limits: &SessionLimits,
+    timeout_ms: Option<u64>,
+) -> Result<Duration, ToolError> {
+    match timeout_ms {
+        None => Ok(limits.exec_default_timeout),
+        Some(0) => Err(ToolError::BadArgument("timeout_ms: more than 0".into())),
+        Some(ms) if Duration::from_millis(ms) > limits.exec_max_timeout => {
+            Err(ToolError::BadArgument(format!(
+                "timeout_ms: at most {}",
+                millis(limits.exec_max_timeout)
+            )))
+        }
+        Some(ms) => Ok(Duration::from_millis(ms)),
+    }
+}
+
 /// Gives an owner's exec slot back however the call ends (also when its future is dropped).
 struct Slot<'a> {
     sessions: &'a Sessions,
@@ -76,6 +95,15 @@ impl Drop for Slot<'_> {
 }
 
 impl Sessions {
+    /// Whether `exec_command` with `a` would start for `owner` now: the checks
+    /// [`Sessions::exec`] makes before it starts anything, taking nothing (the application runs
+    /// them before it audits the call; see `sessions/gate.rs`).
+    pub fn admits_exec(&self, owner: &str, a: &ExecCommandArgs) -> Result<(), ToolError> {
+        check_command(&a.command)?;
+        time_limit(&self.limits(), a.timeout_ms)?;
+        self.exec_admitted(owner)
+    }
+
     /// `exec_command`: runs `a.command` in `cwd` for `owner` to its end and answers its exit code
     /// and output.
     pub async fn exec(
@@ -86,17 +114,7 @@ impl Sessions {
     ) -> Result<Done<ExecAnswer>, ToolError> {
         check_command(&a.command)?;
         let limits = self.limits();
-        let limit = match a.timeout_ms {
-            None => limits.exec_default_timeout,
-            Some(0) => return Err(ToolError::BadArgument("timeout_ms: more than 0".into())),
-            Some(ms) if Duration::from_millis(ms) > limits.exec_max_timeout => {
-                return Err(ToolError::BadArgument(format!(
-                    "timeout_ms: at most {}",
-                    millis(limits.exec_max_timeout)
-                )))
-            }
-            Some(ms) => Duration::from_millis(ms),
-        };
+        let limit = time_limit(&limits, a.timeout_ms)?;
         self.begin_exec(owner)?;
         let _slot = Slot {
             sessions: self,

@@ -21,6 +21,7 @@
 
 pub(crate) mod child;
 pub(crate) mod core;
+mod gate;
 pub mod guard;
 mod limits;
 mod ring;
@@ -236,22 +237,13 @@ impl Sessions {
         owner: &str,
         a: InteractWithProcessArgs,
     ) -> Result<Done<Output>, ToolError> {
-        let id = parse_id(&a.session)?;
-        let max = self.inner.state.lock().core.limits().max_input_bytes;
-        if a.input.len() > max {
-            return Err(ToolError::BadArgument(format!(
-                "input: at most {max} bytes"
-            )));
-        }
+        let id = self.writable(owner, &a)?;
         let wait = self.wait(a.timeout_ms);
         let (stdin, rx, from) = {
             let mut st = self.inner.state.lock();
+            // Again under the lock that holds on: it may have exited or gone meanwhile.
             let e = st.core.get(owner, &id, Instant::now())?;
-            if !e.running {
-                return Err(ToolError::BadArgument(
-                    "session: the process has exited".into(),
-                ));
-            }
+            gate::still_running(e)?;
             let from = e.ring.end();
             let live = st.live.get(&id).ok_or(ToolError::NoSuchSession)?;
             (live.stdin.clone(), live.changed.subscribe(), from)
@@ -342,7 +334,7 @@ impl Sessions {
         a: KillProcessArgs,
         force: bool,
     ) -> Result<Done<Killed>, ToolError> {
-        let id = parse_id(&a.session)?;
+        let id = self.named(owner, &a.session)?;
         let sig = if force {
             Signal::SIGKILL
         } else {

@@ -153,15 +153,36 @@ impl Toolbox {
         self.sessions.shutdown().await;
     }
 
-    /// Runs a file tool on the blocking pool.
-    /// The checks a write tool makes before it touches anything ([`files::check_write`]), run on
-    /// their own: the application runs them before it writes the tool's audit line, so a write
-    /// refused by them leaves no line. Other tools pass.
+    /// The checks a write tool makes before it touches anything, run on their own for `owner`
+    /// (the device whose sessions these are), in the order the tool runs them: a file write's
+    /// paths ([`files::check_write`]), a session tool's session ([`Sessions::check`]), a new
+    /// process's arguments, folder and caps ([`Sessions::admits_start`],
+    /// [`Sessions::admits_exec`]). The application runs them before it writes the tool's audit
+    /// line, so a write refused by them leaves no line. Other tools pass.
     pub async fn check_write(
         &self,
+        owner: &str,
         tool: ToolName,
         args: &Map<String, Value>,
     ) -> Result<(), ToolError> {
+        match tool {
+            ToolName::InteractWithProcess | ToolName::KillProcess | ToolName::ForceTerminate => {
+                return self
+                    .sessions
+                    .check(owner, tool, &Value::Object(args.clone()));
+            }
+            ToolName::StartProcess => {
+                let a: sessions::StartProcessArgs = decode(Value::Object(args.clone()))?;
+                self.cwd(None)?;
+                return self.sessions.admits_start(owner, &a);
+            }
+            ToolName::ExecCommand => {
+                let a: exec::ExecCommandArgs = decode(Value::Object(args.clone()))?;
+                self.cwd(a.cwd.as_deref())?;
+                return self.sessions.admits_exec(owner, &a);
+            }
+            _ => {}
+        }
         if !matches!(
             tool,
             ToolName::WriteFile
@@ -182,6 +203,7 @@ impl Toolbox {
             .map_err(|e| ToolError::Internal(format!("a file check stopped: {e}")))?
     }
 
+    /// Runs a file tool on the blocking pool.
     async fn blocking<A, T>(
         &self,
         args: Value,

@@ -107,10 +107,10 @@ impl Core {
         self.sessions.len() * self.limits.ring_bytes + execs * 2 * self.limits.exec_output_cap
     }
 
-    /// Takes one start from `owner`'s allowance, or refuses.
-    fn take_token(&mut self, owner: &str, now: Instant) -> Result<(), ToolError> {
+    /// `owner`'s allowance as of `now`, refilled (unchanged in the table).
+    fn bucket(&self, owner: &str, now: Instant) -> Bucket {
         let (burst, refill) = (self.limits.creation_burst, self.limits.creation_refill);
-        let b = self.buckets.entry(owner.to_owned()).or_insert(Bucket {
+        let mut b = self.buckets.get(owner).copied().unwrap_or(Bucket {
             tokens: burst,
             since: now,
         });
@@ -126,22 +126,30 @@ impl Core {
                 };
             }
         }
-        if b.tokens == 0 {
+        b
+    }
+
+    /// Refuses a start when `owner`'s allowance is spent.
+    fn check_token(&self, owner: &str, now: Instant) -> Result<(), ToolError> {
+        if self.bucket(owner, now).tokens == 0 {
             return Err(ToolError::ResourceLimit("process creation rate"));
         }
-        b.tokens -= 1;
         Ok(())
     }
 
-    /// Admits a new session `id` for `owner`, or names the cap it would break. The table is
-    /// unchanged on refusal (a refused start spends no token).
-    pub(crate) fn open(
-        &mut self,
-        id: String,
-        owner: &str,
-        command: &str,
-        now: Instant,
-    ) -> Result<(), ToolError> {
+    /// Takes one start from `owner`'s allowance, or refuses.
+    fn take_token(&mut self, owner: &str, now: Instant) -> Result<(), ToolError> {
+        self.check_token(owner, now)?;
+        let mut b = self.bucket(owner, now);
+        b.tokens -= 1;
+        self.buckets.insert(owner.to_owned(), b);
+        Ok(())
+    }
+
+    /// Whether a new session of `owner` would be admitted now, or the cap it would break; takes
+    /// nothing. [`Core::open`] runs it, and so does the check the application makes before it
+    /// audits `start_process` (`sessions/gate.rs`).
+    pub(crate) fn admits_session(&self, owner: &str, now: Instant) -> Result<(), ToolError> {
         self.check_not_ended(owner, now)?;
         let l = &self.limits;
         if self.sessions.len() >= l.max_sessions {
@@ -154,6 +162,19 @@ impl Core {
         if self.reserved() + l.ring_bytes > l.buffer_cap {
             return Err(ToolError::ResourceLimit("session buffers"));
         }
+        self.check_token(owner, now)
+    }
+
+    /// Admits a new session `id` for `owner`, or names the cap it would break. The table is
+    /// unchanged on refusal (a refused start spends no token).
+    pub(crate) fn open(
+        &mut self,
+        id: String,
+        owner: &str,
+        command: &str,
+        now: Instant,
+    ) -> Result<(), ToolError> {
+        self.admits_session(owner, now)?;
         self.take_token(owner, now)?;
         let entry = Entry {
             owner: owner.to_owned(),
@@ -169,8 +190,10 @@ impl Core {
         Ok(())
     }
 
-    /// Admits an `exec_command` for `owner`; the caller must [`Core::end_exec`] it.
-    pub(crate) fn begin_exec(&mut self, owner: &str, now: Instant) -> Result<(), ToolError> {
+    /// Whether an `exec_command` of `owner` would be admitted now, or the cap it would break;
+    /// takes nothing. [`Core::begin_exec`] runs it, and so does the application's check before
+    /// it audits the call.
+    pub(crate) fn admits_exec(&self, owner: &str, now: Instant) -> Result<(), ToolError> {
         self.check_not_ended(owner, now)?;
         let l = &self.limits;
         if self.execs.get(owner).copied().unwrap_or(0) >= l.exec_concurrency_per_owner {
@@ -179,6 +202,12 @@ impl Core {
         if self.reserved() + 2 * l.exec_output_cap > l.buffer_cap {
             return Err(ToolError::ResourceLimit("session buffers"));
         }
+        self.check_token(owner, now)
+    }
+
+    /// Admits an `exec_command` for `owner`; the caller must [`Core::end_exec`] it.
+    pub(crate) fn begin_exec(&mut self, owner: &str, now: Instant) -> Result<(), ToolError> {
+        self.admits_exec(owner, now)?;
         self.take_token(owner, now)?;
         *self.execs.entry(owner.to_owned()).or_insert(0) += 1;
         Ok(())
@@ -194,21 +223,28 @@ impl Core {
         }
     }
 
-    /// The session `id` if `owner` owns it, touched at `now` (a call is activity). Another
-    /// owner's session is answered exactly like a missing one.
+    /// The session `id` if `owner` owns it. Another owner's session is answered exactly like a
+    /// missing one. The one ownership rule: [`Core::get`] runs it, and so does the check the
+    /// application makes before it audits a session tool (`sessions/gate.rs`).
+    pub(crate) fn owned(&self, owner: &str, id: &str) -> Result<&Entry, ToolError> {
+        match self.sessions.get(id) {
+            Some(e) if e.owner == owner => Ok(e),
+            _ => Err(ToolError::NoSuchSession),
+        }
+    }
+
+    /// The session `id` if `owner` owns it ([`Core::owned`]), touched at `now` (a call is
+    /// activity).
     pub(crate) fn get(
         &mut self,
         owner: &str,
         id: &str,
         now: Instant,
     ) -> Result<&mut Entry, ToolError> {
-        match self.sessions.get_mut(id) {
-            Some(e) if e.owner == owner => {
-                e.last_access = now;
-                Ok(e)
-            }
-            _ => Err(ToolError::NoSuchSession),
-        }
+        self.owned(owner, id)?;
+        let e = self.sessions.get_mut(id).ok_or(ToolError::NoSuchSession)?;
+        e.last_access = now;
+        Ok(e)
     }
 
     /// The session `id` whoever owns it (for the shell's own tasks).
@@ -386,6 +422,34 @@ mod tests {
         );
         c.begin_exec("a", now + Duration::from_secs(2))
             .expect("the half second counted");
+    }
+
+    #[test]
+    fn admitting_takes_nothing_and_refuses_where_a_start_would() {
+        let now = Instant::now();
+        let mut c = Core::new(SessionLimits {
+            creation_burst: 2,
+            creation_refill: Duration::from_secs(1),
+            ..small()
+        });
+        for _ in 0..10 {
+            c.admits_session("a", now).expect("a check spends no token");
+            c.admits_exec("a", now).expect("nor here");
+        }
+        c.open("a1".into(), "a", "x", now).expect("1");
+        c.begin_exec("a", now).expect("2");
+        let spent = Err(ToolError::ResourceLimit("process creation rate"));
+        assert_eq!(c.admits_session("a", now), spent);
+        assert_eq!(c.admits_exec("a", now), spent);
+        assert_eq!(c.open("a2".into(), "a", "x", now), spent);
+        let later = now + Duration::from_secs(1);
+        c.admits_session("a", later).expect("refilled");
+        c.open("a2".into(), "a", "x", later).expect("refilled");
+        let l = later + Duration::from_secs(10);
+        assert_eq!(
+            c.admits_session("a", l),
+            Err(ToolError::ResourceLimit("sessions per device"))
+        );
     }
 
     #[test]
