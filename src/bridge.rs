@@ -47,7 +47,7 @@ use tokio_util::task::TaskTracker;
 
 use self::servers::{HttpActor, HttpArgs};
 use crate::app::counters::Counters;
-use crate::app::{App, Wiring};
+use crate::app::{AgentParts, App, CoreParts, CrewParts, DoorParts, PaneParts, ToolParts};
 use crate::applied::{ResolveEnv, Snapshot};
 use crate::config::{Access, Settings};
 use crate::state;
@@ -180,40 +180,35 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
             .flatten()
             .as_deref(),
     ));
-    let ctx = App::new(Wiring {
+    let core = CoreParts {
         machine: machine.clone(),
-        open_audit_breaks: Arc::clone(&open_audit_breaks),
-        bind_host: settings.host,
-        allowed_hosts: Arc::new(allowed_hosts),
-        local_secret: Arc::new(local_secret),
-        policy: policy.clone(),
-        pairing: pairing_slot.clone(),
         audit: audit_slot.clone(),
-        panes: panes_slot.clone(),
-        crew: crew_slot.clone(),
-        crew_view: Arc::clone(&crew_view),
-        relays: Arc::clone(&relays),
-        lead_link: Arc::clone(&lead_link),
-        walky: walky_slot.clone(),
-        walky_on: settings.walky,
-        cards: cards_slot.clone(),
-        durable: durable_slot.clone(),
-        screens: screens_slot.clone(),
-        push: push_slot.clone(),
-        toolbox,
-        crew_tools: settings.crew_tools,
-        blobs_dir: settings.state_dir.join("blobs"),
-        hold: settings.hold,
-        tmux_sockets: Arc::new(tmux_sockets),
+        open_audit_breaks: Arc::clone(&open_audit_breaks),
+        audit_content: Arc::new(settings.audit_content.clone()),
         masker: Arc::clone(&masker),
         counters: Arc::clone(&counters),
-        audit_content: Arc::new(settings.audit_content.clone()),
+        tasks: tasks.clone(),
+        shutdown: root.child_token(),
+    };
+    let door = DoorParts {
+        pairing: pairing_slot.clone(),
+        policy: policy.clone(),
+        local_secret: Arc::new(local_secret),
+        bind_host: settings.host,
+        allowed_hosts: Arc::new(allowed_hosts),
+        public_url: Arc::new(
+            settings
+                .public_url
+                .clone()
+                .unwrap_or_else(|| format!("http://{http_addr}")),
+        ),
+        #[cfg(feature = "fault-injection")]
+        store: store.clone(),
+    };
+    let panes = PaneParts {
+        actor: panes_slot.clone(),
+        tmux_sockets: Arc::new(tmux_sockets),
         streams: Arc::default(),
-        sent: Arc::new(crate::app::sent::Sent::new(
-            &settings.state_dir,
-            settings.sent,
-            settings.phone_run,
-        )),
         starters: Arc::new(
             applied
                 .as_ref()
@@ -225,19 +220,35 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
             store.clone(),
             settings.phone_rows,
         )),
-        tasks: tasks.clone(),
-        shutdown: root.child_token(),
+        sent: Arc::new(crate::app::sent::Sent::new(
+            &settings.state_dir,
+            settings.sent,
+            settings.phone_run,
+        )),
+    };
+    let crew = CrewParts {
+        actor: crew_slot.clone(),
+        view: Arc::clone(&crew_view),
+        relays: Arc::clone(&relays),
+        lead_link: Arc::clone(&lead_link),
+        tools: settings.crew_tools,
+        walky: walky_slot.clone(),
+        walky_on: settings.walky,
         #[cfg(feature = "fault-injection")]
         last_forwarded: Arc::default(),
-        #[cfg(feature = "fault-injection")]
-        store: store.clone(),
-        public_url: Arc::new(
-            settings
-                .public_url
-                .clone()
-                .unwrap_or_else(|| format!("http://{http_addr}")),
-        ),
-    });
+    };
+    let agents = AgentParts {
+        cards: cards_slot.clone(),
+        hold: settings.hold,
+        durable: durable_slot.clone(),
+        screens: screens_slot.clone(),
+        push: push_slot.clone(),
+    };
+    let tools = ToolParts {
+        toolbox,
+        blobs_dir: settings.state_dir.join("blobs"),
+    };
+    let ctx = App::new(core, door, panes, crew, agents, tools);
 
     let audit_args = AuditArgs {
         path: settings

@@ -9,7 +9,7 @@ use super::{App, AppError};
 impl App {
     /// Appends an audit line, failing closed: the caller must not perform the write on error.
     pub async fn audit(&self, rec: AuditRecord) -> Result<(), AppError> {
-        match self.audit.call(|r| AuditMsg::Append(rec, r)).await? {
+        match self.core.audit.call(|r| AuditMsg::Append(rec, r)).await? {
             Ok(_) => Ok(()),
             Err(e) => {
                 tracing::error!(error = %e, "audit append failed; refusing the write");
@@ -25,12 +25,22 @@ impl App {
     /// stays done, and the bridge's log says so, with the request id the member's line carries.
     pub async fn audit_done(&self, rec: AuditRecord) -> Result<(), AppError> {
         // The batched append first: the usual case costs what any write's line does.
-        if let Ok(Ok(_)) = self.audit.call(|r| AuditMsg::Append(rec.clone(), r)).await {
+        if let Ok(Ok(_)) = self
+            .core
+            .audit
+            .call(|r| AuditMsg::Append(rec.clone(), r))
+            .await
+        {
             return Ok(());
         }
         let request = rec.request_id.clone().unwrap_or_default();
         let event = rec.event;
-        match self.audit.call(|r| AuditMsg::AppendOrKeep(rec, r)).await {
+        match self
+            .core
+            .audit
+            .call(|r| AuditMsg::AppendOrKeep(rec, r))
+            .await
+        {
             Ok(Ok(_)) => Ok(()),
             answer => {
                 tracing::error!(
@@ -47,12 +57,13 @@ impl App {
 
     /// The log as the audit actor knows it: anchor, length, breaks, kept lines.
     pub async fn audit_status(&self) -> Result<AuditStatus, AppError> {
-        Ok(self.audit.call(AuditMsg::Status).await?)
+        Ok(self.core.audit.call(AuditMsg::Status).await?)
     }
 
     /// Marks the recorded break at `seq` acknowledged (audited `audit.acknowledged`).
     pub async fn acknowledge_break(&self, seq: u64) -> Result<BreakRecord, AppError> {
         let acknowledged = self
+            .core
             .audit
             .call(|reply| AuditMsg::Acknowledge {
                 seq,

@@ -108,9 +108,9 @@ impl App {
             _ => {}
         }
         if from.reads {
-            self.counters.read();
+            self.core.counters.read();
         } else {
-            self.counters.write();
+            self.core.counters.write();
         }
         Ok(())
     }
@@ -127,7 +127,7 @@ impl App {
         device: Option<&str>,
         tiers: Option<(Tier, Tier)>,
     ) {
-        let mut rec = AuditRecord::new(AuditEventKind::SecurityDenied, self.machine.get())
+        let mut rec = AuditRecord::new(AuditEventKind::SecurityDenied, self.core.machine.get())
             .with_request_id(request_id())
             .with_detail("method", from.method.clone());
         if let Some(d) = device {
@@ -152,11 +152,11 @@ impl App {
             Credential::Local(secret) => {
                 // Only ever a read credential, only from this machine, never through a proxy
                 // (SPEC §4.6). Anything else gets `device not paired`.
-                let from_here = from.peer.is_loopback() || from.peer == self.bind_host;
+                let from_here = from.peer.is_loopback() || from.peer == self.door.bind_host;
                 return if from.reads
                     && !from.proxied
                     && from_here
-                    && secret_eq(secret, &self.local_secret)
+                    && secret_eq(secret, &self.door.local_secret)
                 {
                     Ok(Caller::new(Who::LocalSecret))
                 } else {
@@ -166,13 +166,13 @@ impl App {
             Credential::Bearer(token) => TokenHash::from_presented(token),
         };
         let now = time::OffsetDateTime::now_utc();
-        let policy = self.policy.load();
+        let policy = self.door.policy.load();
         // The lowest tier: who the device is; the route's tier is [`App::admit`]'s.
         match policy.authorize_hash(&token, Tier::Read, now) {
             Ok(dev) => {
                 let label = dev.label.as_str().to_owned();
                 // Seen now (best effort, never blocks the request).
-                let _ = self.pairing.cast(PairingMsg::Touch(label.clone()));
+                let _ = self.door.pairing.cast(PairingMsg::Touch(label.clone()));
                 Ok(Caller::new(Who::Device {
                     label,
                     tier: dev.tier,
@@ -182,7 +182,7 @@ impl App {
             }
             Err(AuthError::Unavailable) => {
                 // The phone keeps its token and retries; the pairing actor reads the store again.
-                let _ = self.pairing.cast(PairingMsg::Retry);
+                let _ = self.door.pairing.cast(PairingMsg::Retry);
                 Err((AppError::PairingUnavailable, None))
             }
             Err(AuthError::Expired) => {

@@ -326,7 +326,7 @@ impl Operation for Upload {
             .with_detail("folder", folder.display().to_string());
         app.audit(rec).await?;
 
-        let blobs = app.blobs_dir.clone();
+        let blobs = app.tools.blobs_dir.clone();
         let Upload { name, bytes, .. } = self;
         let id = new_id();
         let blob_id = id.clone();
@@ -369,7 +369,7 @@ impl App {
         if !valid_id(id) {
             return Err(AppError::Tool(ToolError::NoSuchFile));
         }
-        let path = self.blobs_dir.join(id);
+        let path = self.tools.blobs_dir.join(id);
         let bytes = tokio::task::spawn_blocking(move || {
             let f = OpenOptions::new()
                 .read(true)
@@ -406,6 +406,7 @@ impl App {
     ) -> Result<(Arc<Workspaces>, PathBuf), AppError> {
         let checked = (|| -> Result<(Arc<Workspaces>, PathBuf), ToolError> {
             let ws = self
+                .tools
                 .toolbox
                 .workspaces()
                 .ok_or(ToolError::OutsideWorkspace)?;
@@ -433,7 +434,7 @@ impl App {
 
     /// Refuses an upload that would take the kept blobs past [`MAX_BLOBS_TOTAL`].
     fn blobs_room(&self, size: u64) -> Result<(), AppError> {
-        let used: u64 = fs::read_dir(&self.blobs_dir)
+        let used: u64 = fs::read_dir(&self.tools.blobs_dir)
             .map(|dir| {
                 dir.flatten()
                     .filter_map(|e| e.metadata().ok())

@@ -232,6 +232,7 @@ impl App {
         let path = path.filter(|p| !p.is_empty()).unwrap_or_else(|| "~".into());
         validate_path("path", &path, false)?;
         let tools = self
+            .tools
             .toolbox
             .workspaces()
             .ok_or(AppError::Tool(ToolError::OutsideWorkspace))?;
@@ -260,6 +261,7 @@ impl App {
     pub(super) async fn pane_start_folder(&self, folder: &str) -> Result<PathBuf, AppError> {
         validate_path("folder", folder, true)?;
         let ws = self
+            .tools
             .toolbox
             .workspaces()
             .ok_or(AppError::Tool(ToolError::OutsideWorkspace))?;

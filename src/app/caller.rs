@@ -198,8 +198,8 @@ impl Caller {
     /// The audit line of a write by this caller on this machine (SPEC §7): the device, the request
     /// id, and how the request came (`phone`, `cli`, or `relay` with the lead's name).
     pub fn record(&self, app: &App, event: AuditEventKind) -> AuditRecord {
-        let rec =
-            AuditRecord::new(event, app.machine.get()).with_request_id(self.request_id.clone());
+        let rec = AuditRecord::new(event, app.core.machine.get())
+            .with_request_id(self.request_id.clone());
         match &self.who {
             Who::Relay { lead, device, .. } => rec
                 .with_device(device.clone())
@@ -233,6 +233,7 @@ impl Caller {
     pub fn still_allowed(&self, app: &App, required: Tier) -> Result<(), AppError> {
         match &self.who {
             Who::Device { token, .. } => app
+                .door
                 .policy
                 .load()
                 .authorize_hash(token, required, OffsetDateTime::now_utc())
@@ -246,6 +247,7 @@ impl Caller {
     pub fn expires_at(&self, app: &App) -> Option<OffsetDateTime> {
         match &self.who {
             Who::Device { token, .. } => app
+                .door
                 .policy
                 .load()
                 .authorize_hash(token, Tier::Read, OffsetDateTime::UNIX_EPOCH)
@@ -267,7 +269,8 @@ impl App {
         request_id: String,
     ) -> Caller {
         let lead = self
-            .crew_view
+            .crew
+            .view
             .load()
             .lead
             .as_ref()

@@ -224,6 +224,7 @@ impl Operation for CardTap {
             ..
         } = self;
         let tap = app
+            .agents
             .cards
             .call(|reply| CardsMsg::Tap {
                 id: id.clone(),
@@ -284,6 +285,7 @@ impl Operation for CardTap {
         }
         claim.id = None;
         let delivered = app
+            .agents
             .cards
             .call(|reply| CardsMsg::Release {
                 id,
@@ -325,7 +327,7 @@ impl Held {
         tokio::select! {
             decided = decision => decided.ok(),
             () = gone => {
-                let _ = app.cards.cast(CardsMsg::Close {
+                let _ = app.agents.cards.cast(CardsMsg::Close {
                     id: card.id,
                     state: CardState::AnsweredElsewhere,
                 });
@@ -479,7 +481,7 @@ impl App {
 
     /// The waiting cards and the last receipts of this machine.
     pub async fn cards(&self) -> Result<CardList, AppError> {
-        Ok(self.cards.call(CardsMsg::List).await?)
+        Ok(self.agents.cards.call(CardsMsg::List).await?)
     }
 
     /// Every waiting card of the crew: this machine's, and each online member's that declared
@@ -548,7 +550,7 @@ impl App {
 
     /// Every card change from now on.
     pub async fn watch_cards(&self) -> Result<broadcast::Receiver<Card>, AppError> {
-        Ok(self.cards.call(CardsMsg::Watch).await?)
+        Ok(self.agents.cards.call(CardsMsg::Watch).await?)
     }
 
     /// Checks that the dialog screen card `id` stands for is still on its pane's screen, and
@@ -565,6 +567,7 @@ impl App {
             None => {
                 let card = id.to_owned();
                 let offer = self
+                    .agents
                     .screens
                     .call(|reply| ScreensMsg::Offer { card, reply })
                     .await?;
@@ -578,6 +581,7 @@ impl App {
         let (pane, rows, hash) = (offer.pane.clone(), offer.rows, offer.hash.clone());
         let checked = self
             .panes
+            .actor
             .call(|reply| PanesMsg::Prompt {
                 pane,
                 rows,
@@ -590,7 +594,7 @@ impl App {
             Ok(()) => Ok(offer),
             Err(PaneError::ScreenChanged | PaneError::NoSuchPane) => Err(self.screen_gone(id)),
             Err(e) => {
-                let _ = self.cards.cast(CardsMsg::Unclaim(id.to_owned()));
+                let _ = self.agents.cards.cast(CardsMsg::Unclaim(id.to_owned()));
                 Err(e.into())
             }
         }
@@ -598,7 +602,7 @@ impl App {
 
     /// Withdraws screen card `id`, whose dialog left the screen; the tap's error.
     fn screen_gone(&self, id: &str) -> AppError {
-        let _ = self.cards.cast(CardsMsg::Close {
+        let _ = self.agents.cards.cast(CardsMsg::Close {
             id: id.to_owned(),
             state: CardState::Withdrawn,
         });
@@ -621,10 +625,11 @@ impl App {
         let mut new = make(&self.machine_name(), &pane);
         self.mask_card(&mut new);
         let opened = self
+            .agents
             .cards
             .call(|reply| CardsMsg::Open {
                 new,
-                hold: self.hold,
+                hold: self.agents.hold,
                 reply,
             })
             .await??;
@@ -645,6 +650,7 @@ impl App {
             let chain = chain.clone();
             let holding = self
                 .panes
+                .actor
                 .call(|reply| PanesMsg::Holding { chain, reply })
                 .await?;
             if holding.is_some() || tokio::time::Instant::now() >= deadline {
@@ -679,7 +685,7 @@ impl App {
 
     /// Masks `text` as a card masks it; whether that changed it.
     fn mask_card_text(&self, text: &mut String) -> bool {
-        match self.masker.mask_card(text) {
+        match self.core.masker.mask_card(text) {
             std::borrow::Cow::Owned(masked) => {
                 *text = masked;
                 true
@@ -701,7 +707,7 @@ struct Claim<'a> {
 impl Drop for Claim<'_> {
     fn drop(&mut self) {
         if let Some(id) = self.id.take() {
-            let _ = self.app.cards.cast(CardsMsg::Unclaim(id));
+            let _ = self.app.agents.cards.cast(CardsMsg::Unclaim(id));
         }
     }
 }

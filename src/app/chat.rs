@@ -83,12 +83,13 @@ impl App {
     pub async fn local_chat(&self, pane: String, after: String) -> Result<Chat, AppError> {
         let pid = self
             .panes
+            .actor
             .call(|reply| PanesMsg::Process { pane, reply })
             .await??;
         let Some(pid) = pid else {
             return Ok(Chat::none(None));
         };
-        let masker = self.masker.clone();
+        let masker = self.core.masker.clone();
         tokio::task::spawn_blocking(move || chat::read(pid, &after, &masker))
             .await
             .map_err(|e| AppError::backend("chat read", e))?

@@ -134,7 +134,7 @@ impl Operation for RunCommand {
     /// `command.run` that cannot be written closes the pane again before anything is typed. A
     /// member applies its own `[phone] run`.
     async fn local(self, app: &App, caller: &Caller) -> Result<CommandRan, AppError> {
-        if !app.sent.runs() {
+        if !app.panes.sent.runs() {
             return Err(AppError::Forbidden(RUN_OFF));
         }
         let new = NewPane {
@@ -154,6 +154,7 @@ impl Operation for RunCommand {
         let id = ran.pane.pane.clone();
         let command = self.command;
         app.panes
+            .actor
             .call(|r| PanesMsg::Input {
                 pane: id,
                 text: command.clone(),
@@ -161,7 +162,7 @@ impl Operation for RunCommand {
                 reply: r,
             })
             .await??;
-        if app.sent.may_keep(&command) {
+        if app.panes.sent.may_keep(&command) {
             app.remember_command(command.clone()).await;
         }
         app.record_sent(COMMAND_PANE, vec![command]).await;
@@ -173,8 +174,8 @@ impl App {
     /// Puts `line` first in `commands-recent.json`; a file that cannot be written is logged
     /// (without the line) and the command has run anyway.
     async fn remember_command(&self, line: String) {
-        let _held = self.sent.lock().lock().await;
-        let path = self.sent.recent_path().to_owned();
+        let _held = self.panes.sent.lock().lock().await;
+        let path = self.panes.sent.recent_path().to_owned();
         let saved = blocking(move || {
             // An unreadable list is started afresh rather than blocking every later command.
             let mut recent = file::load_recent(&path).unwrap_or_default();
@@ -190,16 +191,16 @@ impl App {
     /// The recent one-shot commands, masked.
     pub async fn recent_commands(&self, caller: &Caller) -> Result<RecentCommands, AppError> {
         self.authorize(caller, Op::CommandsRecent)?;
-        let path = self.sent.recent_path().to_owned();
+        let path = self.panes.sent.recent_path().to_owned();
         let recent = {
-            let _held = self.sent.lock().lock().await;
+            let _held = self.panes.sent.lock().lock().await;
             blocking(move || file::load_recent(&path)).await?
         };
         Ok(RecentCommands {
             commands: recent
                 .commands
                 .into_iter()
-                .map(|c| self.masker.mask_string(c))
+                .map(|c| self.core.masker.mask_string(c))
                 .collect(),
         })
     }

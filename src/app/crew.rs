@@ -32,7 +32,7 @@ impl From<CrewError> for AppError {
 impl App {
     /// Makes this bridge a crew lead.
     pub async fn crew_init(&self) -> Result<CrewView, AppError> {
-        Ok(self.crew.call(CrewMsg::Init).await??)
+        Ok(self.crew.actor.call(CrewMsg::Init).await??)
     }
 
     /// A one-time invite valid `expires` (default 10 minutes, at most 7 days), naming `address`
@@ -48,6 +48,7 @@ impl App {
         };
         let invite = self
             .crew
+            .actor
             .call(|reply| CrewMsg::Invite {
                 expires,
                 address,
@@ -65,6 +66,7 @@ impl App {
     ) -> Result<CrewView, AppError> {
         Ok(self
             .crew
+            .actor
             .call(|reply| CrewMsg::Join {
                 invite,
                 name,
@@ -75,13 +77,14 @@ impl App {
 
     /// The crew as this bridge sees it.
     pub fn crew_status(&self) -> CrewView {
-        self.crew_view.load().as_ref().clone()
+        self.crew.view.load().as_ref().clone()
     }
 
     /// Removes member `name` (the lead): unpinned and its link closed at once.
     pub async fn crew_remove(&self, name: String) -> Result<(), AppError> {
         Ok(self
             .crew
+            .actor
             .call(|reply| CrewMsg::Remove { name, reply })
             .await??)
     }

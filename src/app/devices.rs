@@ -94,7 +94,7 @@ impl App {
             .transpose()
             .map_err(|e| AppError::BadRequest(e.to_string()))?;
         if let Some(agent) = asker.and_then(super::pair_guard::agent_on_chain) {
-            let rec = AuditRecord::new(AuditEventKind::SecurityDenied, self.machine.get())
+            let rec = AuditRecord::new(AuditEventKind::SecurityDenied, self.core.machine.get())
                 .with_request_id(super::request_id())
                 .with_detail("method", "pair")
                 .with_detail("agent", agent_name(agent))
@@ -103,6 +103,7 @@ impl App {
             return Err(AppError::Forbidden(AGENT_PAIRING));
         }
         Ok(self
+            .door
             .pairing
             .call(|r| PairingMsg::NewCode {
                 tier,
@@ -123,6 +124,7 @@ impl App {
             return Err(AppError::InvalidCode);
         }
         let claimed: ClaimedDevice = self
+            .door
             .pairing
             .call(|r| PairingMsg::Claim {
                 code,
@@ -138,7 +140,7 @@ impl App {
     /// Every device, the asking one marked `current`.
     pub async fn devices(&self, caller: &Caller) -> Result<Vec<DeviceView>, AppError> {
         self.authorize(caller, Op::Devices)?;
-        let list = self.pairing.call(PairingMsg::List).await??;
+        let list = self.door.pairing.call(PairingMsg::List).await??;
         Ok(list
             .iter()
             .map(|d| DeviceView::of(d, caller.device_label()))
@@ -147,7 +149,8 @@ impl App {
 
     /// How many devices are paired (`None` while the store cannot be read).
     pub async fn device_count(&self) -> Option<usize> {
-        self.pairing
+        self.door
+            .pairing
             .call(PairingMsg::List)
             .await
             .ok()?
@@ -161,7 +164,7 @@ impl App {
     pub async fn revoke(&self, caller: &Caller, label: String) -> Result<Device, AppError> {
         self.authorize(caller, Op::DeviceRevoke)?;
         if caller.device_label() != Some(label.as_str()) && !caller.is_full() {
-            let rec = AuditRecord::new(AuditEventKind::SecurityDenied, self.machine.get())
+            let rec = AuditRecord::new(AuditEventKind::SecurityDenied, self.core.machine.get())
                 .with_request_id(caller.request_id().to_owned())
                 .with_detail("method", "DELETE")
                 .with_detail("required", "full")
@@ -175,6 +178,7 @@ impl App {
         }
         let by = caller.device_label().map(str::to_owned);
         Ok(self
+            .door
             .pairing
             .call(|r| PairingMsg::Revoke {
                 label,
@@ -188,6 +192,7 @@ impl App {
     pub async fn set_expiry(&self, label: String, dur: &str) -> Result<Device, AppError> {
         let dur = Dur::parse(dur).map_err(|e| AppError::BadRequest(e.to_string()))?;
         Ok(self
+            .door
             .pairing
             .call(|r| PairingMsg::SetExpiry {
                 label,
@@ -200,6 +205,7 @@ impl App {
     /// Removes device `label`'s expiry.
     pub async fn clear_expiry(&self, label: String) -> Result<Device, AppError> {
         Ok(self
+            .door
             .pairing
             .call(|r| PairingMsg::ClearExpiry { label, reply: r })
             .await??)
@@ -209,6 +215,7 @@ impl App {
     pub async fn set_tier(&self, label: String, tier: &str) -> Result<Device, AppError> {
         let tier = Tier::parse(tier).map_err(|e| AppError::BadRequest(e.to_string()))?;
         Ok(self
+            .door
             .pairing
             .call(|r| PairingMsg::SetTier {
                 label,

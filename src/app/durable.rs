@@ -226,6 +226,7 @@ impl Operation for AgentWrite {
         } = self;
         let request_id = caller.request_id().to_owned();
         let started = app
+            .agents
             .durable
             .call(|reply| DurableMsg::Write {
                 agent: agent.clone(),
@@ -259,8 +260,8 @@ impl App {
     pub async fn local_durable(&self) -> Result<DurableList, AppError> {
         let machine = self.machine_name();
         let (agents, receipts) = tokio::join!(
-            self.durable.call(DurableMsg::List),
-            self.durable.call(DurableMsg::Receipts)
+            self.agents.durable.call(DurableMsg::List),
+            self.agents.durable.call(DurableMsg::Receipts)
         );
         Ok(DurableList {
             agents: agents?
@@ -330,7 +331,8 @@ impl App {
 
     /// Reads `sources.json` again and starts and stops agents to match; how many are attached.
     pub async fn durable_reload(&self) -> Result<usize, AppError> {
-        self.durable
+        self.agents
+            .durable
             .call(DurableMsg::Reload)
             .await?
             .map_err(|e| AppError::backend("reading sources.json", e))
@@ -338,7 +340,7 @@ impl App {
 
     /// Masks a member's agent view again with this machine's masker.
     fn mask_view(&self, view: &mut View) {
-        collie_actors::durable::agent::mask_view(view, &self.masker);
+        collie_actors::durable::agent::mask_view(view, &self.core.masker);
     }
 
     /// Tells agent `agent` the answer `option` to the question card `card` asks; called by the
@@ -353,7 +355,8 @@ impl App {
     ) -> Result<(), AppError> {
         let device = writer(caller)?;
         let request_id = caller.request_id().to_owned();
-        self.durable
+        self.agents
+            .durable
             .call(|reply| DurableMsg::AnswerCard {
                 agent: agent.to_owned(),
                 card: card.to_owned(),
@@ -379,7 +382,7 @@ impl App {
         receipt.at = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-        let _ = self.durable.cast(DurableMsg::Receipt(receipt));
+        let _ = self.agents.durable.cast(DurableMsg::Receipt(receipt));
     }
 }
 

@@ -100,7 +100,7 @@ impl App {
     /// Kills `owner`'s sessions (refusing its starts for `refuse_for`), one audit line each:
     /// `base` with the session, the command's first word and the reason.
     async fn end_sessions(&self, owner: &str, refuse_for: Duration, base: AuditRecord) {
-        for (session, command) in self.toolbox.end_owner(owner, refuse_for).await {
+        for (session, command) in self.tools.toolbox.end_owner(owner, refuse_for).await {
             let rec = base
                 .clone()
                 .with_detail("session", session)
@@ -185,7 +185,7 @@ impl App {
 /// The devices that hold `full` now, by identity: their label and expiry. `None` while the store
 /// cannot be read.
 fn holding_full(app: &App) -> Option<HashMap<String, (String, Option<OffsetDateTime>)>> {
-    let snapshot = app.policy.load();
+    let snapshot = app.door.policy.load();
     if !snapshot.is_available() {
         return None;
     }
@@ -206,7 +206,7 @@ fn holding_full(app: &App) -> Option<HashMap<String, (String, Option<OffsetDateT
 /// Watches the policy for the bridge's life and ends the sessions of each device that stops
 /// holding `full` (see the module docs).
 pub async fn watch(app: App) {
-    let mut changed = app.policy.watch();
+    let mut changed = app.door.policy.watch();
     let mut full = holding_full(&app).unwrap_or_default();
     loop {
         let next_expiry = full.values().filter_map(|(_, at)| *at).min();

@@ -56,6 +56,7 @@ impl App {
     pub(super) async fn pane_folder(&self, pane: &str) -> Result<PathBuf, AppError> {
         let pane = pane.to_owned();
         self.panes
+            .actor
             .call(|reply| PanesMsg::Cwd { pane, reply })
             .await??
             .ok_or_else(|| AppError::BadRequest("the pane's folder cannot be read".into()))

@@ -54,6 +54,7 @@ impl Follow {
         let wanted = pane.clone();
         let rx = app
             .panes
+            .actor
             .call(|r| PanesMsg::Subscribe {
                 pane: wanted,
                 reply: r,
@@ -92,6 +93,7 @@ impl Follow {
         let snapshot = self
             .app
             .panes
+            .actor
             .call(|r| PanesMsg::Snapshot {
                 pane,
                 scrollback: 0,
@@ -199,7 +201,7 @@ impl StillAllowed {
     /// Starts watching (the caller was authorized when the request started).
     pub fn new(app: &App, caller: Caller, required: Tier) -> Self {
         Self {
-            changed: app.policy.watch(),
+            changed: app.door.policy.watch(),
             app: app.clone(),
             caller,
             required,
@@ -331,8 +333,8 @@ impl App {
     /// `resource.denied` with the device and the request id.
     pub(super) fn stream_slot(&self, caller: &Caller, source: String) -> Result<Slot, AppError> {
         let who = caller.audit_name().unwrap_or_else(|| "open".to_owned());
-        self.streams.acquire(&who).ok_or_else(|| {
-            let rec = AuditRecord::new(AuditEventKind::ResourceDenied, self.machine.get())
+        self.panes.streams.acquire(&who).ok_or_else(|| {
+            let rec = AuditRecord::new(AuditEventKind::ResourceDenied, self.core.machine.get())
                 .with_device(who)
                 .with_request_id(caller.request_id().to_owned());
             self.deny(source, "stream limit", rec);

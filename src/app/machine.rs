@@ -41,16 +41,16 @@ pub struct Member {
 impl App {
     /// Resolves machine `m` (see the module docs).
     pub fn machine(&self, m: &str) -> Result<Machine, AppError> {
-        if m == "local" || self.machine.is(m) {
+        if m == "local" || self.core.machine.is(m) {
             return Ok(Machine::Local);
         }
-        if let Some(client) = self.relays.load().get(m) {
+        if let Some(client) = self.crew.relays.load().get(m) {
             return Ok(Machine::Member(Member {
                 name: m.to_owned(),
                 client: Arc::clone(client),
             }));
         }
-        if self.crew_view.load().members.iter().any(|x| x.name == m) {
+        if self.crew.view.load().members.iter().any(|x| x.name == m) {
             return Err(AppError::MemberUnreachable);
         }
         Err(AppError::NoSuchMachine)
@@ -58,7 +58,8 @@ impl App {
 
     /// Every online member.
     pub(super) fn online_members(&self) -> Vec<Member> {
-        self.relays
+        self.crew
+            .relays
             .load()
             .iter()
             .map(|(name, client)| Member {
@@ -69,17 +70,17 @@ impl App {
     }
 
     pub(super) fn mask_in_place(&self, s: &mut String) {
-        if let std::borrow::Cow::Owned(masked) = self.masker.mask(s) {
+        if let std::borrow::Cow::Owned(masked) = self.core.masker.mask(s) {
             *s = masked;
         }
     }
 
     /// A member's rows masked as one screen by this bridge's own masker.
     fn mask_screen(&self, rows: &[String], cols: u16) -> Vec<String> {
-        if !self.masker.is_enabled() {
+        if !self.core.masker.is_enabled() {
             return rows.to_vec();
         }
-        mask_plain_rows(rows, cols, &|s: &str| self.masker.mask(s).into_owned())
+        mask_plain_rows(rows, cols, &|s: &str| self.core.masker.mask(s).into_owned())
     }
 }
 

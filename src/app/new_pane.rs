@@ -183,6 +183,7 @@ impl Operation for NewPane {
         let created = match session {
             Some((socket, session_name)) => {
                 app.panes
+                    .actor
                     .call(|reply| PanesMsg::CreateWindow {
                         socket,
                         session: session_name,
@@ -195,6 +196,7 @@ impl Operation for NewPane {
             }
             None => {
                 app.panes
+                    .actor
                     .call(|reply| PanesMsg::Create {
                         name: name.clone(),
                         command,
@@ -294,6 +296,7 @@ impl App {
             let pane = pane.to_owned();
             let _ = self
                 .panes
+                .actor
                 .call(|r| PanesMsg::Close { pane, reply: r })
                 .await;
             return Err(e);
@@ -305,6 +308,7 @@ impl App {
     /// checked again now, just before the spawn (SPEC §12) — and its arguments.
     async fn starter_command(&self, name: &str) -> Result<Vec<String>, AppError> {
         let starter = self
+            .panes
             .starters
             .iter()
             .find(|s| s.name == name)

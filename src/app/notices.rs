@@ -63,7 +63,7 @@ impl App {
     /// The notices for `caller`.
     pub async fn notices(&self, caller: &Caller) -> Result<Notices, AppError> {
         self.authorize(caller, Op::Notices)?;
-        let devices = self.pairing.call(PairingMsg::List).await??;
+        let devices = self.door.pairing.call(PairingMsg::List).await??;
         Ok(Notices {
             notices: notices_for(&devices, caller.device_label(), OffsetDateTime::now_utc()),
         })
@@ -71,7 +71,7 @@ impl App {
 
     /// Tells the other devices that `label` was just paired (a push; the notice itself is derived).
     pub(super) fn announce_pairing(&self, label: &str) {
-        let _ = self.push.cast(PushMsg::Paired(label.to_owned()));
+        let _ = self.agents.push.cast(PushMsg::Paired(label.to_owned()));
     }
 }
 

@@ -235,7 +235,7 @@ impl App {
     fn admits(&self, caller: &Caller, op: Op) -> Result<(), AppError> {
         if matches!(caller.who(), Who::Relay { .. })
             && op.declinable().is_some()
-            && !self.crew_tools
+            && !self.crew.tools
         {
             // This member declined it in its hello; a lead that asks anyway is refused the same
             // way it would have been refused before relaying.

@@ -117,6 +117,7 @@ impl Operation for PaneInput {
         let sent = app.lines_for_shell(&self.pane, &self.text, &keys).await;
         let pane = self.pane.clone();
         app.panes
+            .actor
             .call(|reply| PanesMsg::Input {
                 pane,
                 text: self.text,
@@ -172,6 +173,7 @@ impl Operation for PaneRename {
         let Self { pane, name } = self;
         Ok(app
             .panes
+            .actor
             .call(|reply| PanesMsg::Rename { pane, name, reply })
             .await??)
     }
@@ -215,6 +217,7 @@ impl Operation for PaneClose {
         let pane = self.pane;
         Ok(app
             .panes
+            .actor
             .call(|reply| PanesMsg::Close { pane, reply })
             .await??)
     }

@@ -67,6 +67,7 @@ impl Operation for ReadScreen {
         let (pane, scrollback) = (self.pane, self.scrollback.min(MAX_SCROLLBACK));
         Ok(app
             .panes
+            .actor
             .call(|reply| PanesMsg::Snapshot {
                 pane,
                 scrollback,
@@ -162,7 +163,7 @@ impl App {
 
     /// This machine's panes.
     pub async fn local_panes(&self) -> Result<Vec<PaneInfo>, AppError> {
-        Ok(self.panes.call(PanesMsg::List).await?)
+        Ok(self.panes.actor.call(PanesMsg::List).await?)
     }
 
     /// One pane of this machine (without listing them all).
@@ -170,6 +171,7 @@ impl App {
         let pane = pane.to_owned();
         Ok(self
             .panes
+            .actor
             .call(|reply| PanesMsg::Info { pane, reply })
             .await??)
     }
@@ -189,7 +191,8 @@ impl App {
         );
         let mut panes = local?;
         let mut unreachable: Vec<String> = self
-            .crew_view
+            .crew
+            .view
             .load()
             .members
             .iter()

@@ -40,7 +40,7 @@ pub struct PushView {
 impl App {
     /// The VAPID public key, base64url (made on first use).
     pub async fn push_key(&self) -> Result<String, AppError> {
-        Ok(self.push.call(PushMsg::Key).await??)
+        Ok(self.agents.push.call(PushMsg::Key).await??)
     }
 
     /// Keeps `caller`'s subscription (replacing its earlier one): a paired device only. Audited
@@ -73,6 +73,7 @@ impl App {
             auth,
         };
         let host = self
+            .agents
             .push
             .call(|reply| PushMsg::Subscribe(Box::new(new), reply))
             .await??;
@@ -82,6 +83,7 @@ impl App {
             .with_detail("service", host);
         if let Err(e) = self.audit(rec).await {
             let _ = self
+                .agents
                 .push
                 .call(|reply| PushMsg::Unsubscribe(label.clone(), reply))
                 .await;
@@ -101,6 +103,7 @@ impl App {
             .with_detail("subscribed", "no");
         self.audit(rec).await?;
         Ok(self
+            .agents
             .push
             .call(|reply| PushMsg::Unsubscribe(label.clone(), reply))
             .await??)
@@ -108,7 +111,7 @@ impl App {
 
     /// Whether `caller` has a subscription, and who has one.
     pub async fn push_view(&self, caller: &Caller) -> Result<PushView, AppError> {
-        let devices = self.push.call(PushMsg::Subscribed).await?;
+        let devices = self.agents.push.call(PushMsg::Subscribed).await?;
         let subscribed = caller
             .device_label()
             .is_some_and(|me| devices.iter().any(|d| d == me));

@@ -186,25 +186,25 @@ pub struct Discarded {
 impl App {
     /// The sent log's custody.
     pub fn sent(&self) -> &Sent {
-        &self.sent
+        &self.panes.sent
     }
 
     /// Records the lines of an input that went to `pane` while its shell was at its prompt; each
     /// line that passes the rules becomes an entry. Never fails the input: a log that cannot be
     /// written is logged (without the line) and the line is lost.
     pub(super) async fn record_sent(&self, pane: &str, lines: Vec<String>) {
-        if !self.sent.keep {
+        if !self.panes.sent.keep {
             return;
         }
         let lines: Vec<String> = lines
             .into_iter()
-            .filter(|l| self.sent.may_keep(l))
+            .filter(|l| self.panes.sent.may_keep(l))
             .collect();
         if lines.is_empty() {
             return;
         }
-        let mut next = self.sent.lock.lock().await;
-        let path = self.sent.log.clone();
+        let mut next = self.panes.sent.lock.lock().await;
+        let path = self.panes.sent.log.clone();
         let machine = self.machine_name();
         let pane = pane.to_owned();
         let known = *next;
@@ -265,8 +265,8 @@ impl App {
                         machine: member.name().to_owned(),
                         id: e.id,
                         ts: e.ts,
-                        pane: self.masker.mask_string(e.pane),
-                        line: self.masker.mask_string(e.line),
+                        pane: self.core.masker.mask_string(e.pane),
+                        line: self.core.masker.mask_string(e.line),
                     }));
                 }
                 Ok(_) => tracing::info!(member = %member.name(), "member sent log unreadable"),
@@ -280,16 +280,17 @@ impl App {
         lines
             .sort_by_cached_key(|l| std::cmp::Reverse(OffsetDateTime::parse(&l.ts, &Rfc3339).ok()));
         let mut unavailable: Vec<String> = self
-            .crew_view
+            .crew
+            .view
             .load()
             .members
             .iter()
             .map(|m| m.name.clone())
-            .filter(|m| !relayed && !self.machine.is(m) && !fetched.contains(m))
+            .filter(|m| !relayed && !self.core.machine.is(m) && !fetched.contains(m))
             .collect();
         unavailable.sort();
         Ok(SentList {
-            recording: self.sent.keep,
+            recording: self.panes.sent.keep,
             lines,
             unavailable,
         })
@@ -297,12 +298,12 @@ impl App {
 
     /// This machine's lines, newest first, masked.
     async fn local_sent(&self) -> Result<Vec<SentLine>, AppError> {
-        let path = self.sent.log.clone();
+        let path = self.panes.sent.log.clone();
         let entries = {
-            let _held = self.sent.lock.lock().await;
+            let _held = self.panes.sent.lock.lock().await;
             blocking(move || file::load_log(&path)).await?
         };
-        Ok(SentLine::newest_first(entries, &self.masker))
+        Ok(SentLine::newest_first(entries, &self.core.masker))
     }
 }
 
@@ -363,8 +364,8 @@ impl Operation for SentDiscard {
     }
 
     async fn local(self, app: &App, caller: &Caller) -> Result<Discarded, AppError> {
-        let mut next = app.sent.lock.lock().await;
-        let path = app.sent.log.clone();
+        let mut next = app.panes.sent.lock.lock().await;
+        let path = app.panes.sent.log.clone();
         let mut entries = blocking(move || file::load_log(&path)).await?;
         *next = Some(next.unwrap_or(0).max(entry::next_id(&entries)));
         let discarded = match self.id {
@@ -381,7 +382,7 @@ impl Operation for SentDiscard {
         if let Some(rec) = self.record(app, caller, &done) {
             app.audit(rec).await?;
         }
-        let path = app.sent.log.clone();
+        let path = app.panes.sent.log.clone();
         blocking(move || file::rewrite_log(&path, &entries)).await?;
         Ok(done)
     }
@@ -397,7 +398,7 @@ impl App {
         text: &str,
         keys: &[collie_actors::panes::keys::NamedKey],
     ) -> Vec<String> {
-        if !self.sent.keep {
+        if !self.panes.sent.keep {
             return Vec::new();
         }
         let lines: Vec<String> = collie_actors::sent::lines::sent_lines(text, keys)
@@ -410,6 +411,7 @@ impl App {
         let pane = pane.to_owned();
         let foreground = self
             .panes
+            .actor
             .call(|reply| collie_actors::panes::PanesMsg::Foreground { pane, reply })
             .await;
         match foreground {

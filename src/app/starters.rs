@@ -117,7 +117,8 @@ impl NoPrompts {
 impl App {
     /// This machine's applied starters, as a listing shows them.
     pub fn local_starters(&self) -> Vec<StarterInfo> {
-        self.starters
+        self.panes
+            .starters
             .iter()
             .map(|s| StarterInfo {
                 name: s.name.clone(),
@@ -149,10 +150,10 @@ impl App {
                 let confirmed = !s.no_prompts
                     || owner
                         .as_deref()
-                        .is_none_or(|o| self.no_prompts.has(o, &key));
+                        .is_none_or(|o| self.panes.no_prompts.has(o, &key));
                 StarterView {
-                    name: self.masker.mask_string(s.name),
-                    agent: s.agent.map(|a| self.masker.mask_string(a)),
+                    name: self.core.masker.mask_string(s.name),
+                    agent: s.agent.map(|a| self.core.masker.mask_string(a)),
                     no_prompts: s.no_prompts,
                     confirmed,
                 }
@@ -208,7 +209,8 @@ impl App {
                 if !confirm_no_prompts {
                     return Err(AppError::ConfirmNoPrompts);
                 }
-                self.no_prompts
+                self.panes
+                    .no_prompts
                     .confirm(&owner, &format!("{}/{starter}", list.machine))?;
             }
         }

@@ -86,17 +86,17 @@ impl App {
         Health {
             build: option_env!("COLLIE_BUILD").unwrap_or("dev"),
             version: VERSION,
-            crew_mode: self.crew_view.load().role,
-            counts_7d: self.counters.totals(),
-            audit_breaks: self.open_audit_breaks.load(Ordering::Relaxed),
+            crew_mode: self.crew.view.load().role,
+            counts_7d: self.core.counters.totals(),
+            audit_breaks: self.core.open_audit_breaks.load(Ordering::Relaxed),
         }
     }
 
     /// This machine and its crew's members, with their online state.
     pub fn machines(&self) -> Machines {
-        let view = self.crew_view.load();
+        let view = self.crew.view.load();
         let mut machines = vec![MachineEntry {
-            name: self.machine.get(),
+            name: self.core.machine.get(),
             role: view.role,
             online: true,
             version: Some(VERSION.to_owned()),
@@ -113,24 +113,24 @@ impl App {
     /// The phone's read-only settings view.
     pub fn settings(&self) -> SettingsView {
         SettingsView {
-            machine: self.machine.get(),
-            masking: self.masker.is_enabled(),
-            audit_content: self.audit_content.as_str().to_owned(),
-            walky: self.walky_on,
+            machine: self.core.machine.get(),
+            masking: self.core.masker.is_enabled(),
+            audit_content: self.core.audit_content.as_str().to_owned(),
+            walky: self.crew.walky_on,
             tiers: ["read", "files", "full"],
-            sent: self.sent.keeps(),
-            run: self.sent.runs(),
+            sent: self.panes.sent.keeps(),
+            run: self.panes.sent.runs(),
         }
     }
 
     /// The control socket's status.
     pub async fn status(&self) -> BridgeStatus {
         BridgeStatus {
-            machine: self.machine.get(),
+            machine: self.core.machine.get(),
             version: VERSION.to_owned(),
             devices: self.device_count().await,
-            masking: self.masker.is_enabled(),
-            audit_content: self.audit_content.as_str().to_owned(),
+            masking: self.core.masker.is_enabled(),
+            audit_content: self.core.audit_content.as_str().to_owned(),
         }
     }
 }

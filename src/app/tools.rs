@@ -241,13 +241,19 @@ impl App {
         if !spec.read_only {
             // Refused before it happened (outside the workspaces, not writable; no such session
             // of this device): a denial where §7 says so, and no tool line (SPEC §7).
-            if let Err(e) = self.toolbox.check_write(&caller.owner(), name, &args).await {
+            if let Err(e) = self
+                .tools
+                .toolbox
+                .check_write(&caller.owner(), name, &args)
+                .await
+            {
                 return Err(self.tool_refused(caller, name, e));
             }
             self.audit(self.tool_record(caller, name, meta.clone()))
                 .await?;
         }
         let done = self
+            .tools
             .toolbox
             .run(&caller.owner(), name, Value::Object(args))
             .await;
@@ -320,7 +326,7 @@ impl App {
 
     /// Ends every search and session (the bridge stops).
     pub async fn stop_tools(&self) {
-        self.toolbox.shutdown().await;
+        self.tools.toolbox.shutdown().await;
     }
 }
 

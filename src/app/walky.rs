@@ -79,6 +79,7 @@ pub fn log_result(ctx: &App, id: &MessageId, outcome: &Outcome) {
         outcome: Some(outcome_text(outcome)),
     };
     if ctx
+        .crew
         .walky
         .cast(WalkyMsg::AppendLater(Box::new(entry)))
         .is_err()
@@ -90,6 +91,7 @@ pub fn log_result(ctx: &App, id: &MessageId, outcome: &Outcome) {
 /// Appends a line to the walky log (synced before this returns `Ok`).
 pub async fn append(ctx: &App, entry: Entry) -> Result<(), String> {
     match ctx
+        .crew
         .walky
         .call(|r| WalkyMsg::Append(Box::new(entry), r))
         .await
@@ -102,10 +104,10 @@ pub async fn append(ctx: &App, entry: Entry) -> Result<(), String> {
 /// On a member: the lead's key, from the certificate of the live link, checked against the pin
 /// stored at join. `None` while the link is down (nothing can arrive from the lead then anyway).
 pub fn lead_key(ctx: &App) -> Option<(String, VerifyingKey)> {
-    let view = ctx.crew_view.load();
+    let view = ctx.crew.view.load();
     let lead = view.lead.as_ref()?;
     let pinned: Pin = lead.pin.parse().ok()?;
-    let conn = ctx.lead_link.load_full()?;
+    let conn = ctx.crew.lead_link.load_full()?;
     let cert = conn.peer_certificate()?;
     let (pin, key) = public_key_of(&cert).ok()?;
     (pin == pinned).then(|| (lead.name.clone(), key))

@@ -109,8 +109,8 @@ impl Operation for ListSessions {
             .into_iter()
             .take(MAX_SESSIONS)
             .map(|s| TmuxSession {
-                session: app.masker.mask_string(s.session),
-                name: app.masker.mask_string(s.name),
+                session: app.core.masker.mask_string(s.session),
+                name: app.core.masker.mask_string(s.name),
                 socket: s.socket,
             })
             .collect();
@@ -140,13 +140,13 @@ impl App {
     /// This machine's mirrored tmux sessions, names masked (a name that the masker changes
     /// cannot be opened in by that name; the phone shows what it may see).
     pub async fn local_sessions(&self) -> Result<Vec<TmuxSession>, AppError> {
-        let sessions = self.panes.call(PanesMsg::Sessions).await?;
+        let sessions = self.panes.actor.call(PanesMsg::Sessions).await?;
         Ok(sessions
             .iter()
             .take(MAX_SESSIONS)
             .map(|s| TmuxSession {
-                session: self.masker.mask_string(session_string(s)),
-                name: self.masker.mask_string(s.name.clone()),
+                session: self.core.masker.mask_string(session_string(s)),
+                name: self.core.masker.mask_string(s.name.clone()),
                 socket: u32::try_from(s.socket).unwrap_or(u32::MAX),
             })
             .collect())
@@ -154,7 +154,7 @@ impl App {
 
     /// Refuses a session this machine does not mirror (`no such session`).
     pub(super) async fn known_session(&self, socket: usize, name: &str) -> Result<(), AppError> {
-        let known = self.panes.call(PanesMsg::Sessions).await?;
+        let known = self.panes.actor.call(PanesMsg::Sessions).await?;
         if known.iter().any(|s| s.socket == socket && s.name == name) {
             Ok(())
         } else {

@@ -40,7 +40,7 @@ fn now_ms() -> u64 {
 pub async fn run(app: App) {
     let mut feeds: JoinSet<String> = JoinSet::new();
     let mut watched: BTreeSet<String> = BTreeSet::new();
-    let mut published = app.relays.watch();
+    let mut published = app.crew.relays.watch();
     loop {
         for member in app.online_members() {
             if member.allows(&RelayKind::CardsWatch).is_err() || watched.contains(member.name()) {
@@ -73,7 +73,7 @@ async fn follow(app: App, member: Member) -> String {
         tokio::time::sleep(RETRY_AFTER).await;
         return name;
     };
-    let mask = |s: &str| app.masker.mask(s).into_owned();
+    let mask = |s: &str| app.core.masker.mask(s).into_owned();
     loop {
         let card = match feed.next().await {
             Ok(Some(card)) => card,
@@ -85,7 +85,7 @@ async fn follow(app: App, member: Member) -> String {
         };
         if let Some(ask) = question::of_card(&card, &name, now_ms(), &mask) {
             // The Push actor restarting: this question is not pushed; its card still shows.
-            let _ = app.push.cast(PushMsg::Ask(Box::new(ask)));
+            let _ = app.agents.push.cast(PushMsg::Ask(Box::new(ask)));
         }
     }
     name

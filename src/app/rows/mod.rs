@@ -65,12 +65,12 @@ impl App {
     /// Every row whose device is still paired (a row never outlives its device, even when its
     /// removal at the revocation failed).
     async fn live_rows(&self) -> Result<Vec<StoredRow>, AppError> {
-        let devices = self.pairing.call(PairingMsg::List).await??;
+        let devices = self.door.pairing.call(PairingMsg::List).await??;
         let paired: BTreeSet<String> = devices
             .iter()
             .map(|d| format!("{}/{}", d.label.as_str(), d.token_hash.short_hex()))
             .collect();
-        let store = self.rows.store.clone();
+        let store = self.panes.rows.store.clone();
         let rows = tokio::task::spawn_blocking(move || load(&store))
             .await
             .map_err(|e| AppError::backend("starter rows", e))??;
@@ -93,7 +93,7 @@ impl App {
     /// `row` as the New page shows it (its name masked).
     fn row_view(&self, row: StoredRow, confirmed: bool) -> RowView {
         RowView {
-            name: self.masker.mask_string(row.name.clone()),
+            name: self.core.masker.mask_string(row.name.clone()),
             agent: row.kind().to_owned(),
             model: match &row.spec {
                 RowSpec::Template { model, .. } => model.clone(),
@@ -125,7 +125,7 @@ impl App {
         shown_as: &str,
         starters: &[collie_crew::relay::StarterInfo],
     ) -> Result<(Vec<RowView>, RowsOffer), AppError> {
-        let policy = self.rows.policy;
+        let policy = self.panes.rows.policy;
         let mut templates: Vec<String> = starters
             .iter()
             .filter_map(|s| s.agent.clone())
@@ -154,7 +154,7 @@ impl App {
                 let confirmed = !r.no_prompts()
                     || owner
                         .as_deref()
-                        .is_none_or(|o| self.no_prompts.has(o, &key));
+                        .is_none_or(|o| self.panes.no_prompts.has(o, &key));
                 self.row_view(r, confirmed)
             })
             .collect();
@@ -170,7 +170,7 @@ impl App {
     ) -> Result<RowView, AppError> {
         let (device, owner) = adder(caller)?;
         let (name, spec) = body.spec()?;
-        self.rows.policy.allows(&spec)?;
+        self.panes.rows.policy.allows(&spec)?;
         let machine = self.machine(machine)?;
         let list = self.starters(caller, machine_arg(&machine)).await?;
         if let Machine::Member(member) = &machine {
@@ -185,7 +185,7 @@ impl App {
             }
         }
         let on = Self::row_machine(&machine);
-        let _held = self.rows.lock.lock().await;
+        let _held = self.panes.rows.lock.lock().await;
         let rows = self.live_rows().await?;
         if list.starters.iter().any(|s| s.name == name)
             || rows.iter().any(|r| r.machine == on && r.name == name)
@@ -213,7 +213,8 @@ impl App {
                 .unwrap_or_default(),
         };
         let bytes = serde_json::to_vec(&row).map_err(|e| AppError::backend("starter rows", e))?;
-        self.rows
+        self.panes
+            .rows
             .store
             .put(Table::StarterRows, &row.key(), &bytes)
             .map_err(|e| AppError::backend("starter rows", e))?;
@@ -223,7 +224,7 @@ impl App {
             &row,
         );
         if let Err(e) = self.audit(rec).await {
-            let _ = self.rows.store.remove(Table::StarterRows, &row.key());
+            let _ = self.panes.rows.store.remove(Table::StarterRows, &row.key());
             return Err(e);
         }
         let confirmed = !row.no_prompts();
@@ -241,7 +242,7 @@ impl App {
         adder(caller)?;
         let machine = self.machine(machine)?;
         let on = Self::row_machine(&machine);
-        let _held = self.rows.lock.lock().await;
+        let _held = self.panes.rows.lock.lock().await;
         let row = self
             .live_rows()
             .await?
@@ -249,7 +250,8 @@ impl App {
             .find(|r| r.machine == on && r.id == id)
             .ok_or(AppError::NoSuchRow)?;
         let bytes = serde_json::to_vec(&row).map_err(|e| AppError::backend("starter rows", e))?;
-        self.rows
+        self.panes
+            .rows
             .store
             .remove(Table::StarterRows, &row.key())
             .map_err(|e| AppError::backend("starter rows", e))?;
@@ -264,7 +266,11 @@ impl App {
         )
         .with_detail("added_by", row.device.clone());
         if let Err(e) = self.audit(rec).await {
-            let _ = self.rows.store.put(Table::StarterRows, &row.key(), &bytes);
+            let _ = self
+                .panes
+                .rows
+                .store
+                .put(Table::StarterRows, &row.key(), &bytes);
             return Err(e);
         }
         Ok(())
@@ -292,7 +298,7 @@ impl App {
             .ok_or_else(|| {
                 AppError::BadRequest("row: no such starter row on this machine".into())
             })?;
-        self.rows.policy.allows(&row.spec)?;
+        self.panes.rows.policy.allows(&row.spec)?;
         if row.no_prompts() {
             if let Some(owner) = caller.confirmer() {
                 let shown = match &resolved {
@@ -300,11 +306,11 @@ impl App {
                     Machine::Member(m) => m.name().to_owned(),
                 };
                 let key = format!("{shown}/row:{}", row.id);
-                if !self.no_prompts.has(&owner, &key) {
+                if !self.panes.no_prompts.has(&owner, &key) {
                     if !confirm_no_prompts {
                         return Err(AppError::ConfirmNoPrompts);
                     }
-                    self.no_prompts.confirm(&owner, &key)?;
+                    self.panes.no_prompts.confirm(&owner, &key)?;
                 }
             }
         }
@@ -324,7 +330,7 @@ impl App {
         let Launch::Row { row, spec } = launch else {
             return Ok(());
         };
-        self.rows.policy.allows(spec)?;
+        self.panes.rows.policy.allows(spec)?;
         validate(row, spec)
     }
 
@@ -353,6 +359,7 @@ impl App {
         };
         let pane = pane.to_owned();
         self.panes
+            .actor
             .call(|r| PanesMsg::Input {
                 pane,
                 text,
@@ -381,6 +388,7 @@ impl App {
             return Err(AppError::BadRequest("model: not a model name".into()));
         }
         let starter = self
+            .panes
             .starters
             .iter()
             .find(|s| s.agent == Some(kind))

@@ -45,6 +45,7 @@ pub async fn from_lead(app: &App, forwarded: Forwarded) -> Outcome {
         return Outcome::Rejected(why);
     };
     let checked = app
+        .crew
         .walky
         .call(|r| WalkyMsg::Receive {
             forwarded: Box::new(forwarded),
@@ -85,15 +86,15 @@ pub async fn reject(ctx: &App, message: &Message, why: &str) {
 
 /// The audit line of a walky event about `message` on this machine.
 pub fn audit_record(ctx: &App, event: AuditEventKind, message: &Message) -> AuditRecord {
-    AuditRecord::new(event, ctx.machine.get())
+    AuditRecord::new(event, ctx.core.machine.get())
         .with_detail("id", message.id.to_string())
         .with_detail("from", message.from.to_string())
         .with_detail("to", message.to.to_string())
 }
 
 async fn try_deliver(ctx: &App, message: &Message) -> Result<(), String> {
-    let here = ctx.crew_view.load().name.clone();
-    check_walky_on(ctx.walky_on, &here).map_err(|e| e.to_string())?;
+    let here = ctx.crew.view.load().name.clone();
+    check_walky_on(ctx.crew.walky_on, &here).map_err(|e| e.to_string())?;
     if message.to.machine != here {
         return Err(format!("{} is not on {here}", message.to));
     }
@@ -110,6 +111,7 @@ async fn try_deliver(ctx: &App, message: &Message) -> Result<(), String> {
     let address = format!("{here}/{}", message.to.pane);
     let foreground = ctx
         .panes
+        .actor
         .call(|reply| PanesMsg::Foreground {
             pane: message.to.pane.clone(),
             reply,
@@ -138,6 +140,7 @@ async fn try_deliver(ctx: &App, message: &Message) -> Result<(), String> {
     let typed = match prompt::no_waiting_card(ctx, &message.to.pane, &address).await {
         Ok(()) => ctx
             .panes
+            .actor
             .call(|reply| PanesMsg::Deliver {
                 pane: message.to.pane.clone(),
                 line,

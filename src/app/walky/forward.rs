@@ -37,7 +37,7 @@ async fn try_forward(
     certificate: Option<Vec<u8>>,
     signed: Signed,
 ) -> Result<Outcome, String> {
-    let view = ctx.crew_view.load();
+    let view = ctx.crew.view.load();
     let pinned: Pin = view
         .members
         .iter()
@@ -46,6 +46,7 @@ async fn try_forward(
         .ok_or_else(|| format!("{member} is not a member of this crew"))?;
     let certificate = certificate.ok_or("the member's certificate is unknown")?;
     let forwarded = ctx
+        .crew
         .walky
         .call(|r| WalkyMsg::Attest {
             signed: Box::new(signed),
@@ -66,6 +67,7 @@ async fn try_forward(
             return Err("the lead's key is unavailable".into());
         };
         let checked = ctx
+            .crew
             .walky
             .call(|r| WalkyMsg::Receive {
                 forwarded: Box::new(forwarded),
@@ -113,7 +115,12 @@ async fn try_forward(
 /// Keeps the result of a member's message for 10 minutes and logs it, once the member has heard
 /// it (the member's wait is not held back by the lead's own record).
 pub fn settle(ctx: &App, result: &WalkyResult) {
-    if ctx.walky.cast(WalkyMsg::Record(result.clone())).is_err() {
+    if ctx
+        .crew
+        .walky
+        .cast(WalkyMsg::Record(result.clone()))
+        .is_err()
+    {
         tracing::warn!("walky: cannot keep a result (the walky actor is restarting)");
     }
     super::log_result(ctx, &result.id, &result.outcome);
@@ -121,5 +128,5 @@ pub fn settle(ctx: &App, result: &WalkyResult) {
 
 /// The lead's own verifying key.
 async fn own_key(ctx: &App) -> Option<ed25519_dalek::VerifyingKey> {
-    ctx.walky.call(WalkyMsg::OwnKey).await.ok()?.ok()
+    ctx.crew.walky.call(WalkyMsg::OwnKey).await.ok()?.ok()
 }

@@ -33,7 +33,8 @@ fn inbox_item(e: &Entry) -> InboxItem {
 }
 
 async fn entries(ctx: &App) -> Result<Vec<Entry>, AppError> {
-    ctx.walky
+    ctx.crew
+        .walky
         .call(WalkyMsg::Entries)
         .await?
         .map_err(|e| AppError::backend("cannot read the walky log", e))
@@ -44,8 +45,8 @@ async fn entries(ctx: &App) -> Result<Vec<Entry>, AppError> {
 /// the machine reads every pane's). A pane environment the bridge cannot resolve is an error, not
 /// a fallback to everything.
 fn reader(ctx: &App, env: &PaneEnv) -> Result<Option<String>, AppError> {
-    let here = ctx.crew_view.load().name.clone();
-    match sender::pane_of(env, &here, &ctx.tmux_sockets) {
+    let here = ctx.crew.view.load().name.clone();
+    match sender::pane_of(env, &here, &ctx.panes.tmux_sockets) {
         Ok((pane, _)) => Ok(Some(format!("{here}/{pane}"))),
         Err(sender::SenderError::NotInPane) => Ok(None),
         Err(e) => Err(AppError::BadRequest(e.to_string())),
@@ -98,7 +99,7 @@ pub async fn get(ctx: &App, env: &PaneEnv, id: &str) -> Result<InboxMessage, App
 
 /// This machine's panes and, in a crew, the others' (a member asks the lead).
 pub async fn who(ctx: &App) -> Result<Who, AppError> {
-    let view = ctx.crew_view.load();
+    let view = ctx.crew.view.load();
     let (panes, unreachable) = match view.role {
         CrewRole::Lead => crew_panes(ctx).await,
         CrewRole::Member => {
@@ -131,7 +132,7 @@ pub async fn who(ctx: &App) -> Result<Who, AppError> {
 }
 
 async fn local_panes(ctx: &App) -> Result<Vec<WhoPane>, AppError> {
-    let here = ctx.crew_view.load().name.clone();
+    let here = ctx.crew.view.load().name.clone();
     Ok(ctx
         .local_panes()
         .await?
@@ -169,7 +170,7 @@ pub fn who_pane(machine: &str, p: collie_actors::panes::actor::PaneInfo) -> WhoP
 }
 
 async fn ask_lead_who(ctx: &App) -> (Vec<WhoPane>, Vec<String>) {
-    let Some(conn) = ctx.lead_link.load_full() else {
+    let Some(conn) = ctx.crew.lead_link.load_full() else {
         return (Vec::new(), Vec::new());
     };
     let asked = async {
@@ -191,7 +192,7 @@ async fn ask_lead_who(ctx: &App) -> (Vec<WhoPane>, Vec<String>) {
 /// The whole log (bodies left out; `inbox ID` shows one), and the results the lead keeps for 10
 /// minutes.
 pub async fn log(ctx: &App) -> Result<Log, AppError> {
-    let (kept, dropped) = ctx.walky.call(WalkyMsg::RecordStats).await?;
+    let (kept, dropped) = ctx.crew.walky.call(WalkyMsg::RecordStats).await?;
     let entries = entries(ctx)
         .await?
         .into_iter()
@@ -280,7 +281,7 @@ pub async fn card_of(ctx: &App, id: &str) -> Result<Option<Card>, AppError> {
 }
 
 fn card(ctx: &App, e: Entry) -> Card {
-    let mask = |s: &str| ctx.masker.mask(s).into_owned();
+    let mask = |s: &str| ctx.core.masker.mask(s).into_owned();
     Card {
         id: e.id,
         kind: e.kind,
@@ -309,8 +310,8 @@ impl Member {
                 let mut card = super::wire::card_of(card);
                 // The member masked them already, or did not (its own setting): the lead masks
                 // what it shows either way (SPEC §6).
-                card.name = app.masker.mask(&card.name).into_owned();
-                card.body = card.body.map(|b| app.masker.mask(&b).into_owned());
+                card.name = app.core.masker.mask(&card.name).into_owned();
+                card.body = card.body.map(|b| app.core.masker.mask(&b).into_owned());
                 Ok(Some(card))
             }
             _ => Err(AppError::MemberUnreadable),

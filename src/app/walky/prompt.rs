@@ -34,6 +34,7 @@ pub async fn check(ctx: &App, pane: &str, address: &str) -> Result<(), String> {
     no_waiting_card(ctx, pane, address).await?;
     let screen = ctx
         .panes
+        .actor
         .call(|reply| PanesMsg::Snapshot {
             pane: pane.to_owned(),
             scrollback: 0,

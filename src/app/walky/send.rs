@@ -48,8 +48,8 @@ pub async fn send(
             body.len()
         )));
     }
-    let here = ctx.crew_view.load().name.clone();
-    let (pane, token) = sender::pane_of(env, &here, &ctx.tmux_sockets)
+    let here = ctx.crew.view.load().name.clone();
+    let (pane, token) = sender::pane_of(env, &here, &ctx.panes.tmux_sockets)
         .map_err(|e| AppError::BadRequest(e.to_string()))?;
     let info = match ctx.pane_info(&pane).await {
         Ok(info) => info,
@@ -70,13 +70,14 @@ pub async fn send(
         .map_err(|e| AppError::BadRequest(e.to_string()))?;
     let to = Address::parse(to, &here).map_err(|e| AppError::BadRequest(e.to_string()))?;
     let from_name = ctx
+        .core
         .masker
         .mask(&super::header::inert_name(&info.name))
         .into_owned();
     let message = Message::new(MessageId::random(), from, from_name, to, now(), body)
         .map_err(|e| AppError::BadRequest(e.to_string()))?;
 
-    let view = ctx.crew_view.load();
+    let view = ctx.crew.view.load();
     let outcome = if message.to.machine == here {
         log_sent(ctx, &message).await?;
         Some(deliver::deliver(ctx, &message).await)
@@ -116,11 +117,12 @@ async fn log_sent(ctx: &App, message: &Message) -> Result<(), AppError> {
 /// On a member: sign, hand to the lead, and (with `wait`) read the result it answers.
 async fn via_lead(ctx: &App, message: &Message, wait: bool) -> Result<Option<Outcome>, AppError> {
     let signed = ctx
+        .crew
         .walky
         .call(|r| WalkyMsg::Sign(Box::new(message.clone()), r))
         .await?
         .map_err(|e| AppError::BadRequest(e.to_string()))?;
-    let Some(conn) = ctx.lead_link.load_full() else {
+    let Some(conn) = ctx.crew.lead_link.load_full() else {
         return Ok(Some(Outcome::Rejected("the lead is unreachable".into())));
     };
     log_sent(ctx, message).await?;
@@ -143,6 +145,7 @@ async fn via_lead(ctx: &App, message: &Message, wait: bool) -> Result<Option<Out
         let outcome = match answer {
             Ok(Ok(Some(UplinkAnswer::Walky(result)))) => {
                 let logged = ctx2
+                    .crew
                     .walky
                     .call(|r| WalkyMsg::Sent(result.id, r))
                     .await
@@ -191,13 +194,14 @@ async fn to_member(ctx: &App, message: &Message) -> Result<Option<Outcome>, AppE
         }
     };
     let forwarded = ctx
+        .crew
         .walky
         .call(|r| WalkyMsg::ForwardOwn(Box::new(message.clone()), r))
         .await?
         .map_err(|e| AppError::BadRequest(e.to_string()))?;
     log_sent(ctx, message).await?;
     let outcome = relay_walky(ctx, &member, forwarded, &message.id).await;
-    ctx.walky.cast(WalkyMsg::Record(WalkyResult {
+    ctx.crew.walky.cast(WalkyMsg::Record(WalkyResult {
         id: message.id,
         outcome: outcome.clone(),
     }))?;
@@ -208,7 +212,7 @@ async fn to_member(ctx: &App, message: &Message) -> Result<Option<Outcome>, AppE
 /// `to` again, as a compromised lead replaying captured bytes would; answers the member's outcome.
 #[cfg(feature = "fault-injection")]
 pub async fn replay_last(ctx: &App, to: &str) -> Result<Sent, AppError> {
-    let last = ctx.last_forwarded.lock().ok().and_then(|l| l.clone());
+    let last = ctx.crew.last_forwarded.lock().ok().and_then(|l| l.clone());
     let Some((member, forwarded)) = last.filter(|(m, _)| m == to) else {
         return Err(AppError::BadRequest(format!(
             "nothing forwarded to {to} yet"
@@ -246,7 +250,7 @@ pub async fn relay_walky(
     id: &MessageId,
 ) -> Outcome {
     #[cfg(feature = "fault-injection")]
-    if let Ok(mut last) = ctx.last_forwarded.lock() {
+    if let Ok(mut last) = ctx.crew.last_forwarded.lock() {
         *last = Some((member.name().to_owned(), forwarded.clone()));
     }
     #[cfg(not(feature = "fault-injection"))]
