@@ -314,4 +314,54 @@ mod tests {
             assert_eq!(op.access(), Access::Device(Tier::Full), "{op:?}");
         }
     }
+
+    #[test]
+    fn the_tool_registry_is_part_of_the_one_registry() {
+        for name in ToolName::ALL {
+            assert_eq!(
+                Op::Tool(name).access(),
+                Access::Device(name.spec().tier),
+                "{name}"
+            );
+            assert_eq!(Op::Tool(name).declinable(), Some(Capability::Tools));
+        }
+        let reader = device(Tier::Read);
+        assert!(reader.may(Op::Tool(ToolName::ReadFile)).is_ok());
+        assert!(matches!(
+            reader.may(Op::Tool(ToolName::WriteFile)),
+            Err(AppError::InsufficientTier)
+        ));
+    }
+
+    #[test]
+    fn what_only_a_phone_asks_for_refuses_the_cli() {
+        for op in [Op::CommandRun, Op::CardAnswer, Op::DurableWrite] {
+            assert!(
+                matches!(Caller::cli().may(op), Err(AppError::NotPaired)),
+                "{op:?}"
+            );
+            assert!(device(Tier::Full).may(op).is_ok(), "{op:?}");
+            assert!(matches!(
+                device(Tier::Files).may(op),
+                Err(AppError::InsufficientTier)
+            ));
+            let relayed = Caller::new(Who::Relay {
+                lead: "lead".into(),
+                device: "phone".into(),
+                device_id: None,
+            });
+            assert!(relayed.may(op).is_ok(), "{op:?}");
+        }
+    }
+
+    #[test]
+    fn a_refusal_names_the_operation_and_the_tier_it_needs() {
+        let rec = || AuditRecord::new(AuditEventKind::SecurityDenied, "box");
+        let line = serde_json::to_value(Op::Tool(ToolName::EditBlock).denial(rec())).unwrap();
+        assert_eq!(line["detail"]["tool"], "edit_block");
+        assert_eq!(line["detail"]["required"], "files");
+        let line = serde_json::to_value(Op::PaneInput.denial(rec())).unwrap();
+        assert_eq!(line["detail"]["operation"], "PaneInput");
+        assert_eq!(line["detail"]["required"], "full");
+    }
 }
