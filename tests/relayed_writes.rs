@@ -788,3 +788,51 @@ fn a_new_process_refused_before_it_starts_leaves_its_denial_and_no_tool_line() {
     assert_eq!(s, 200, "{v}");
     assert_eq!(before("tool.exec_command"), 1);
 }
+
+#[test]
+fn a_write_tool_whose_arguments_do_not_read_leaves_no_tool_line() {
+    // SPEC §7: a write refused before it happened leaves no `tool.<name>` line — also when what
+    // refuses it is the arguments (an unknown field, a missing one, a wrong type), which the tool
+    // would refuse before touching anything.
+    let b = TestBridge::start();
+    let phone = b.pair("phone", "full");
+    let inside = b.dir.path().join("home").join("notes.txt");
+    let path = inside.display().to_string();
+    for (tool, args) in [
+        (
+            "write_file",
+            json!({"path": path, "content": "x", "risk": "high"}),
+        ),
+        ("write_file", json!({"path": path})),
+        (
+            "edit_block",
+            json!({"file_path": path, "old_string": 3, "new_string": "y"}),
+        ),
+        ("create_directory", json!({"path": path, "mode": "0777"})),
+        ("move_file", json!({"source": path})),
+    ] {
+        let (s, v) = b.post(&format!("/api/tools/{tool}"), Some(&phone), &args);
+        assert_eq!(s, 400, "{tool} {args}: {v}");
+    }
+    assert!(!inside.exists());
+    // A call that reads writes its line: the log is being written.
+    let (s, v) = b.post(
+        "/api/tools/write_file",
+        Some(&phone),
+        &json!({"path": path, "content": "x"}),
+    );
+    assert_eq!(s, 200, "{v}");
+    let lines = audit_of(
+        &b,
+        &[
+            "tool.write_file",
+            "tool.edit_block",
+            "tool.create_directory",
+            "tool.move_file",
+        ],
+    );
+    // Its request line and its outcome, one request id: nothing of the refused calls.
+    assert_eq!(lines.len(), 2, "only the write that happened: {lines:?}");
+    assert_eq!(lines[0]["request_id"], lines[1]["request_id"], "{lines:?}");
+    assert_eq!(lines[1]["detail"]["phase"], "done");
+}

@@ -155,7 +155,8 @@ impl Toolbox {
 
     /// The checks a write tool makes before it touches anything, run on their own for `owner`
     /// (the device whose sessions these are), in the order the tool runs them: a file write's
-    /// paths ([`files::check_write`]), a session tool's session ([`Sessions::check`]), a new
+    /// arguments decoded as strictly as the tool decodes them, then its paths
+    /// ([`files::check_write`]), a session tool's session ([`Sessions::check`]), a new
     /// process's arguments, folder and caps ([`Sessions::admits_start`],
     /// [`Sessions::admits_exec`]). The application runs them before it writes the tool's audit
     /// line, so a write refused by them leaves no line. Other tools pass.
@@ -183,14 +184,15 @@ impl Toolbox {
             }
             _ => {}
         }
-        if !matches!(
-            tool,
-            ToolName::WriteFile
-                | ToolName::EditBlock
-                | ToolName::CreateDirectory
-                | ToolName::MoveFile
-        ) {
-            return Ok(());
+        // The arguments as the tool will read them: one that does not read is refused before
+        // the line, as the tool would refuse it before touching anything.
+        let strict = || Value::Object(args.clone());
+        match tool {
+            ToolName::WriteFile => drop(decode::<files::WriteFileArgs>(strict())?),
+            ToolName::EditBlock => drop(decode::<files::EditBlockArgs>(strict())?),
+            ToolName::CreateDirectory => drop(decode::<files::CreateDirectoryArgs>(strict())?),
+            ToolName::MoveFile => drop(decode::<files::MoveFileArgs>(strict())?),
+            _ => return Ok(()),
         }
         let ws = self.ws()?;
         // Only the paths cross to the blocking thread (a write's content can be 24 MiB).
