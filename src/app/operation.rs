@@ -6,13 +6,16 @@
 //! checked, the relay request that asks a member for it and how the member's answer reads, and
 //! the audit line of what happened. [`App::run`] is the one order every operation follows:
 //!
-//! 1. **authorize**: the caller holds what the registry requires ([`App::authorize`]);
+//! 1. **authorize**: the caller holds what the registry requires, by the policy now
+//!    ([`App::authorize`]) — and, for an operation that says so ([`Operation::holds`]), keeps
+//!    holding it until the operation is done;
 //! 2. **resolve the machine**: `local`, this machine's name, or an online member;
 //! 3. for a member, **the member declared it** (its hello's capability), before anything else;
 //! 4. **validate** what was asked, as every machine does, before anything runs or is relayed;
 //! 5. **execute and audit**: on this machine [`Operation::local`], which writes its line when
 //!    SPEC §7 says (before a write, so a write whose line cannot be written is refused; after a
-//!    create, which names the new pane); on a member the relay, and this machine's line only once
+//!    create, which names the new pane); on a member what it must learn there first
+//!    ([`Operation::prepare`]), the relay, and this machine's line only once
 //!    the member answered that it happened (decision 0052). A refusal at a member's cap is
 //!    `resource.denied` here too; any other refusal leaves no line here. When this machine cannot
 //!    write the line of something the member did, [`Operation::undo`] takes it back if it can (a
