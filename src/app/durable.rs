@@ -1,6 +1,6 @@
 //! Durable agents (SPEC §10.3) for the phone: the crew's agents and their conversations, and the
 //! phone's writes to them — send, abort, action, rename, close, reopen, starter — and the answer
-//! to a durable question, which comes only through its card ([`App::answer_card`]).
+//! to a durable question, which comes only through its card ([`CardTap`](super::cards::CardTap)).
 //!
 //! **Each write is one operation**, for a local agent or a member's alike: a paired device of
 //! tier `full` (checked here as well as by the router), the write's fields checked, the

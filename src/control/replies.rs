@@ -1,7 +1,7 @@
 //! The control socket's replies that are not the application's own types: what the dispatcher
 //! answers and the CLI reads, one struct each (the CLI never reads a reply by string key). A reply
 //! never carries an actor's or the crew wire's type as is: the adapter has its own
-//! ([`panes`], [`crew`], [`audit`]), converted from the application's results in the dispatcher,
+//! (`panes`, `crew`, `audit`), converted from the application's results in the dispatcher,
 //! so a change to an actor type shows up as a compile error here, not as a changed CLI output.
 
 mod audit;

@@ -15,7 +15,7 @@
 //!
 //! **Policy.** The lead's `[phone] adds` / `free_text` govern adding, listing and starting; every
 //! create of a row checks them again on each bridge it passes, whoever asks (`App::row_rules` in
-//! [`App::create`]): on the lead its own, on the member that runs it the member's. With `adds =
+//! [`NewPane`](super::new_pane::NewPane)): on the lead its own, on the member that runs it the member's. With `adds =
 //! false` rows are neither listed nor started, but kept.
 //!
 //! **Audit.** Adding and removing are `starter.added` / `starter.removed` (decision 0041: SPEC §7
@@ -323,7 +323,7 @@ impl App {
     }
 
     /// The rules every bridge a starter row's create passes applies to it, whoever asks
-    /// ([`App::create`]): its own `[phone] adds` / `free_text` (on a member: the member's, which
+    /// ([`NewPane`](super::new_pane::NewPane)): its own `[phone] adds` / `free_text` (on a member: the member's, which
     /// may be stricter than the lead's), and the row's name and spec checked again. A launch that
     /// is not a row passes.
     pub(super) fn row_rules(&self, launch: &Launch) -> Result<(), AppError> {
