@@ -14,9 +14,10 @@
 //! removed when the bridge starts ([`purge_orphans`]).
 //!
 //! **Policy.** The lead's `[phone] adds` / `free_text` govern adding, listing and starting; every
-//! create of a row checks them again on each bridge it passes, whoever asks (`App::row_rules` in
-//! [`NewPane`](super::new_pane::NewPane)): on the lead its own, on the member that runs it the member's. With `adds =
-//! false` rows are neither listed nor started, but kept.
+//! create of a row checks them again on each bridge it passes, whoever asks (`App::row_rules`,
+//! run by the validation of [`NewPane`](super::new_pane::NewPane)): on the lead its own, on the
+//! member that runs it the member's. With `adds = false` rows are neither listed nor started, but
+//! kept.
 //!
 //! **Audit.** Adding and removing are `starter.added` / `starter.removed` (decision 0041: SPEC §7
 //! has no name for them): the machine, the row's name, its agent or — for a line — only the first
@@ -323,9 +324,9 @@ impl App {
     }
 
     /// The rules every bridge a starter row's create passes applies to it, whoever asks
-    /// ([`NewPane`](super::new_pane::NewPane)): its own `[phone] adds` / `free_text` (on a member: the member's, which
-    /// may be stricter than the lead's), and the row's name and spec checked again. A launch that
-    /// is not a row passes.
+    /// ([`NewPane`](super::new_pane::NewPane)'s validation): its own `[phone] adds` / `free_text`
+    /// (on a member: the member's, which may be stricter than the lead's), and the row's name and
+    /// spec checked again. A launch that is not a row passes.
     pub(super) fn row_rules(&self, launch: &Launch) -> Result<(), AppError> {
         let Launch::Row { row, spec } = launch else {
             return Ok(());
