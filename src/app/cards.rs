@@ -26,7 +26,6 @@ use collie_actors::pairing::Tier;
 use collie_actors::panes::actor::PaneError;
 use collie_actors::panes::PanesMsg;
 use collie_crew::relay::{CardAnswered, PaneInfo, RelayKind, RelayOk};
-use futures_util::future::join_all;
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::task::JoinSet;
 
@@ -302,6 +301,53 @@ impl Operation for CardTap {
     }
 }
 
+/// A machine's waiting cards and last receipts; a member's named by the member and shown as this
+/// machine shows its own (escaped, masked, hashed again).
+#[derive(Debug, Clone, Copy)]
+pub struct ListCards;
+
+impl Operation for ListCards {
+    type Output = CardList;
+
+    fn op(&self) -> Op {
+        Op::Cards
+    }
+
+    fn validate(&self, _: &App) -> Result<(), AppError> {
+        Ok(())
+    }
+
+    fn relay(&self) -> Result<RelayKind, AppError> {
+        Ok(RelayKind::Cards)
+    }
+
+    fn answer(&self, app: &App, member: &Member, ok: RelayOk) -> Result<CardList, AppError> {
+        let RelayOk::Cards(list) = ok else {
+            return Err(AppError::MemberUnreadable);
+        };
+        let mut list = wire::cards::list_of(member.name(), list)?;
+        for card in &mut list.cards {
+            app.mask_shown(card);
+        }
+        for receipt in &mut list.receipts {
+            app.mask_in_place(&mut receipt.title);
+        }
+        Ok(list)
+    }
+
+    fn reply(out: CardList) -> Result<RelayOk, AppError> {
+        Ok(RelayOk::Cards(wire::cards::list(out)))
+    }
+
+    fn record(&self, _: &App, _: &Caller, _: &CardList) -> Option<AuditRecord> {
+        None
+    }
+
+    async fn local(self, app: &App, _: &Caller) -> Result<CardList, AppError> {
+        app.cards().await
+    }
+}
+
 /// A card held open for a process: the hook waits on it.
 pub struct Held {
     app: App,
@@ -489,51 +535,21 @@ impl App {
     /// masked again by this machine (§6). A member card's `shown` is the hash of what this machine
     /// shows, which is what the phone sends back.
     pub async fn crew_cards(&self, caller: &Caller) -> Result<CardList, AppError> {
-        self.authorize(caller, Op::Cards)?;
-        let members: Vec<Member> = self
-            .online_members()
-            .into_iter()
-            .filter(|m| m.allows(&RelayKind::Cards).is_ok())
-            .collect();
-        let (local, answers) = tokio::join!(
-            self.cards(),
-            join_all(
-                members
-                    .iter()
-                    .map(|m| async move { (m, self.member_cards(m, caller).await) })
-            )
-        );
-        let mut all = local?;
-        for (member, answer) in answers {
+        let gathered = self.run_everywhere(caller, ListCards).await?;
+        let mut all = gathered.here;
+        for (member, answer) in gathered.members {
             match answer {
                 Ok(list) => {
                     all.cards.extend(list.cards);
                     all.receipts.extend(list.receipts);
                 }
-                Err(e) => {
-                    tracing::info!(member = %member.name(), error = %e, "member cards missing")
-                }
+                Err(e) => tracing::info!(%member, error = %e, "member cards missing"),
             }
         }
         all.cards
             .sort_by(|a, b| a.created.cmp(&b.created).then_with(|| a.id.cmp(&b.id)));
         all.receipts.sort_by_key(|r| std::cmp::Reverse(r.at));
         Ok(all)
-    }
-
-    /// One member's cards as this machine shows them.
-    async fn member_cards(&self, member: &Member, caller: &Caller) -> Result<CardList, AppError> {
-        let RelayOk::Cards(list) = member.call(caller.on(), RelayKind::Cards).await? else {
-            return Err(AppError::MemberUnreadable);
-        };
-        let mut list = wire::cards::list_of(member.name(), list)?;
-        for card in &mut list.cards {
-            self.mask_shown(card);
-        }
-        for receipt in &mut list.receipts {
-            self.mask_in_place(&mut receipt.title);
-        }
-        Ok(list)
     }
 
     /// Escapes and masks a member's card again, as a card of this machine is (SPEC §10.1: only

@@ -24,7 +24,6 @@ use collie_actors::durable::transport::TransportError;
 use collie_actors::durable::view::View;
 use collie_actors::durable::wire::{Write, MAX_RENAME, MAX_SEND};
 use collie_crew::relay::{RelayKind, RelayOk};
-use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};
 
 use super::machine::Member;
@@ -144,6 +143,50 @@ fn writer(caller: &Caller) -> Result<String, AppError> {
         Who::Device { label, .. } => Ok(label.clone()),
         Who::Relay { device, .. } => Ok(device.clone()),
         _ => Err(AppError::NotPaired),
+    }
+}
+
+/// A machine's durable agents and the receipts of the phone's writes; a member's named by the
+/// member and its views masked again here.
+#[derive(Debug, Clone, Copy)]
+pub struct ListAgents;
+
+impl Operation for ListAgents {
+    type Output = DurableList;
+
+    fn op(&self) -> Op {
+        Op::DurableRead
+    }
+
+    fn validate(&self, _: &App) -> Result<(), AppError> {
+        Ok(())
+    }
+
+    fn relay(&self) -> Result<RelayKind, AppError> {
+        Ok(RelayKind::Durable)
+    }
+
+    fn answer(&self, app: &App, member: &Member, ok: RelayOk) -> Result<DurableList, AppError> {
+        let RelayOk::Durable(list) = ok else {
+            return Err(AppError::MemberUnreadable);
+        };
+        let mut list = wire::list_of(member.name(), list);
+        for agent in &mut list.agents {
+            app.mask_view(&mut agent.agent.view);
+        }
+        Ok(list)
+    }
+
+    fn reply(out: DurableList) -> Result<RelayOk, AppError> {
+        Ok(RelayOk::Durable(wire::list(out)))
+    }
+
+    fn record(&self, _: &App, _: &Caller, _: &DurableList) -> Option<AuditRecord> {
+        None
+    }
+
+    async fn local(self, app: &App, _: &Caller) -> Result<DurableList, AppError> {
+        app.local_durable().await
     }
 }
 
@@ -284,49 +327,19 @@ impl App {
     /// Every agent of the crew: this machine's and each online member's that declared `durable`
     /// (a member that does not answer is left out), masked again by this machine.
     pub async fn durable_list(&self, caller: &Caller) -> Result<DurableList, AppError> {
-        self.authorize(caller, Op::DurableRead)?;
-        let members: Vec<Member> = self
-            .online_members()
-            .into_iter()
-            .filter(|m| m.allows(&RelayKind::Durable).is_ok())
-            .collect();
-        let (local, answers) = tokio::join!(
-            self.local_durable(),
-            join_all(
-                members
-                    .iter()
-                    .map(|m| async move { (m, self.member_durable(m, caller).await) })
-            )
-        );
-        let mut all = local?;
-        for (member, answer) in answers {
+        let gathered = self.run_everywhere(caller, ListAgents).await?;
+        let mut all = gathered.here;
+        for (member, answer) in gathered.members {
             match answer {
                 Ok(list) => {
                     all.agents.extend(list.agents);
                     all.receipts.extend(list.receipts);
                 }
-                Err(e) => {
-                    tracing::info!(member = %member.name(), error = %e, "member durable agents missing")
-                }
+                Err(e) => tracing::info!(%member, error = %e, "member durable agents missing"),
             }
         }
         all.receipts.sort_by_key(|r| std::cmp::Reverse(r.at));
         Ok(all)
-    }
-
-    async fn member_durable(
-        &self,
-        member: &Member,
-        caller: &Caller,
-    ) -> Result<DurableList, AppError> {
-        let RelayOk::Durable(list) = member.call(caller.on(), RelayKind::Durable).await? else {
-            return Err(AppError::MemberUnreadable);
-        };
-        let mut list = wire::list_of(member.name(), list);
-        for agent in &mut list.agents {
-            self.mask_view(&mut agent.agent.view);
-        }
-        Ok(list)
     }
 
     /// Reads `sources.json` again and starts and stops agents to match; how many are attached.

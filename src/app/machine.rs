@@ -125,16 +125,6 @@ impl Member {
         p
     }
 
-    /// The member's panes.
-    pub(super) async fn panes(&self, app: &App, on: On<'_>) -> Result<Vec<PaneInfo>, RelayError> {
-        match self.client.call(on, RelayKind::PaneList).await? {
-            RelayOk::PaneList(list) => {
-                Ok(list.into_iter().map(|p| self.own_pane(app, p)).collect())
-            }
-            _ => Err(RelayError::Unreadable),
-        }
-    }
-
     /// A pane's snapshot the member sent, masked again as one screen — scrollback and rows as
     /// one sequence, so a line wrapping from the scrollback into row 0 is caught too (masking
     /// keeps widths, so the colour runs stay where they are) — and named by the member's name.

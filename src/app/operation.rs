@@ -32,6 +32,7 @@ use std::time::Duration;
 use collie_actors::audit::{AuditEventKind, AuditRecord};
 use collie_actors::pairing::Tier;
 use collie_crew::relay::{RelayError, RelayKind, RelayOk};
+use futures_util::future::join_all;
 
 use super::machine::{Machine, Member};
 use super::ops::Op;
@@ -117,7 +118,48 @@ fn on_member(mut rec: AuditRecord, member: &Member) -> AuditRecord {
     rec.with_detail("machine", member.name().to_owned())
 }
 
+/// What the machines of the crew answered to one read ([`App::run_everywhere`]).
+pub struct Gathered<T> {
+    /// This machine's answer.
+    pub here: T,
+    /// Each online member's that declared the read, by name, or why it is missing.
+    pub members: Vec<(String, Result<T, AppError>)>,
+}
+
 impl App {
+    /// Runs read `op` for `caller` on this machine and on every online member that declared it,
+    /// all at once: the crew's panes, cards, durable agents. Authorized and validated once, here;
+    /// each member's answer read as [`Operation::answer`] reads it (named and masked again here).
+    pub async fn run_everywhere<O: Operation + Clone>(
+        &self,
+        caller: &Caller,
+        op: O,
+    ) -> Result<Gathered<O::Output>, AppError> {
+        self.authorize(caller, op.op())?;
+        op.validate(self)?;
+        let kind = op.relay()?;
+        let members: Vec<Member> = self
+            .online_members()
+            .into_iter()
+            .filter(|m| m.allows(&kind).is_ok())
+            .collect();
+        let asked = members.iter().map(|m| {
+            let (op, kind) = (&op, kind.clone());
+            async move {
+                let answer = match m.call(caller.on(), kind).await {
+                    Ok(ok) => op.answer(self, m, ok),
+                    Err(e) => Err(e.into()),
+                };
+                (m.name().to_owned(), answer)
+            }
+        });
+        let (here, members) = tokio::join!(op.clone().local(self, caller), join_all(asked));
+        Ok(Gathered {
+            here: here?,
+            members,
+        })
+    }
+
     /// Runs `op` for `caller` on `machine` (see the module docs for the order).
     pub async fn run<O: Operation>(
         &self,

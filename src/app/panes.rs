@@ -8,7 +8,6 @@ use collie_actors::panes::actor::{ColourSnapshot, PaneError, PaneInfo};
 use collie_actors::panes::keys::{self, NamedKey};
 use collie_actors::panes::PanesMsg;
 use collie_crew::relay::{RelayKind, RelayOk};
-use futures_util::future::join_all;
 
 use super::machine::Member;
 use super::operation::Operation;
@@ -74,6 +73,47 @@ impl Operation for ReadScreen {
                 reply,
             })
             .await??)
+    }
+}
+
+/// A machine's panes, named and masked as this machine names them.
+#[derive(Debug, Clone, Copy)]
+pub struct ListPanes;
+
+impl Operation for ListPanes {
+    type Output = Vec<PaneInfo>;
+
+    fn op(&self) -> Op {
+        Op::PaneList
+    }
+
+    fn validate(&self, _: &App) -> Result<(), AppError> {
+        Ok(())
+    }
+
+    fn relay(&self) -> Result<RelayKind, AppError> {
+        Ok(RelayKind::PaneList)
+    }
+
+    fn answer(&self, app: &App, member: &Member, ok: RelayOk) -> Result<Vec<PaneInfo>, AppError> {
+        match ok {
+            RelayOk::PaneList(list) => {
+                Ok(list.into_iter().map(|p| member.own_pane(app, p)).collect())
+            }
+            _ => Err(AppError::MemberUnreadable),
+        }
+    }
+
+    fn reply(out: Vec<PaneInfo>) -> Result<RelayOk, AppError> {
+        Ok(RelayOk::PaneList(out))
+    }
+
+    fn record(&self, _: &App, _: &Caller, _: &Vec<PaneInfo>) -> Option<AuditRecord> {
+        None
+    }
+
+    async fn local(self, app: &App, _: &Caller) -> Result<Vec<PaneInfo>, AppError> {
+        app.local_panes().await
     }
 }
 
@@ -176,35 +216,26 @@ impl App {
             .await??)
     }
 
-    /// Every pane: this machine's and each online member's, asked at once; members that are
+    /// Every pane: this machine's and each online member's, asked at once ([`ListPanes`]); members that are
     /// offline or did not answer are listed as unreachable.
     pub async fn pane_list(&self, caller: &Caller) -> Result<PaneList, AppError> {
-        self.authorize(caller, Op::PaneList)?;
-        let members = self.online_members();
-        let (local, answers) = tokio::join!(
-            self.local_panes(),
-            join_all(
-                members
-                    .iter()
-                    .map(|m| async move { (m, m.panes(self, caller.on()).await) })
-            )
-        );
-        let mut panes = local?;
+        let gathered = self.run_everywhere(caller, ListPanes).await?;
+        let mut panes = gathered.here;
         let mut unreachable: Vec<String> = self
             .crew
             .view
             .load()
             .members
             .iter()
-            .filter(|m| !members.iter().any(|o| o.name() == m.name))
+            .filter(|m| !gathered.members.iter().any(|(name, _)| *name == m.name))
             .map(|m| m.name.clone())
             .collect();
-        for (member, answer) in answers {
+        for (member, answer) in gathered.members {
             match answer {
                 Ok(list) => panes.extend(list),
                 Err(e) => {
-                    tracing::info!(member = %member.name(), answer = ?e, "member panes missing");
-                    unreachable.push(member.name().to_owned());
+                    tracing::info!(%member, answer = ?e, "member panes missing");
+                    unreachable.push(member);
                 }
             }
         }

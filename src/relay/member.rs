@@ -13,16 +13,16 @@ use tokio::task::JoinSet;
 
 use crate::app::blobs::Upload;
 use crate::app::browse::BrowseFolders;
-use crate::app::cards::CardTap;
+use crate::app::cards::{CardTap, ListCards};
 use crate::app::chat::ReadChat;
 use crate::app::commands::RunCommand;
-use crate::app::durable::AgentWrite;
+use crate::app::durable::{AgentWrite, ListAgents};
 use crate::app::ended::EndedDevice;
 use crate::app::follow::Follow;
 use crate::app::new_pane::{Launch, NewPane};
 use crate::app::operation::Operation;
 use crate::app::pane_writes::{PaneClose, PaneInput, PaneRename};
-use crate::app::panes::ReadScreen;
+use crate::app::panes::{ListPanes, ReadScreen};
 use crate::app::sent::SentDiscard;
 use crate::app::windows::ListSessions;
 use crate::app::{walky, wire};
@@ -122,7 +122,7 @@ impl Handler for Served {
         let app = &self.app;
         let caller = self.caller(request);
         let ok = match request.kind.clone() {
-            RelayKind::PaneList => RelayOk::PaneList(app.local_panes().await?),
+            RelayKind::PaneList => serve(app, &caller, ListPanes).await?,
             // A lead of this protocol asks with colours; the plain kind is still served.
             RelayKind::Snapshot { pane, scrollback } => {
                 let op = read_screen(pane, scrollback);
@@ -180,16 +180,14 @@ impl Handler for Served {
             RelayKind::Walky { forwarded } => {
                 RelayOk::Walky(walky::deliver::from_lead(app, *forwarded).await)
             }
-            RelayKind::Cards => RelayOk::Cards(wire::cards::list(app.cards().await?)),
+            RelayKind::Cards => serve(app, &caller, ListCards).await?,
             RelayKind::CardAnswer {
                 id,
                 option,
                 shown,
                 confirm,
             } => serve(app, &caller, CardTap::new(id, option, shown, confirm)).await?,
-            RelayKind::Durable => {
-                RelayOk::Durable(crate::app::durable::wire::list(app.local_durable().await?))
-            }
+            RelayKind::Durable => serve(app, &caller, ListAgents).await?,
             RelayKind::DurableWrite {
                 agent,
                 conversation,
