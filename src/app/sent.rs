@@ -33,7 +33,6 @@ use collie_actors::rfc3339;
 use collie_actors::sent::entry::{self, Entry};
 use collie_actors::sent::{file, rules, SentError, RECENT_FILE, SENT_FILE};
 use collie_crew::relay::{RelayKind, RelayOk, SentEntry, SentLines};
-use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
@@ -42,7 +41,7 @@ use tokio::sync::Mutex;
 use super::machine::Member;
 use super::operation::Operation;
 use super::ops::Op;
-use super::{App, AppError, Caller, Who};
+use super::{App, AppError, Caller};
 
 /// The sent log's and the recent commands' custody, and the two settings that govern them.
 pub struct Sent {
@@ -154,23 +153,81 @@ pub struct SentList {
     pub unavailable: Vec<String>,
 }
 
-impl SentList {
-    /// The list as a member answers a relayed [`RelayKind::SentList`]: its own lines (the lead
-    /// names the machine, masks them again and lists who did not answer).
-    pub fn relayed(self) -> SentLines {
-        SentLines {
-            recording: self.recording,
-            lines: self
-                .lines
-                .into_iter()
-                .map(|l| SentEntry {
-                    id: l.id,
-                    ts: l.ts,
-                    pane: l.pane,
-                    line: l.line,
-                })
-                .collect(),
-        }
+/// One machine's sent log as [`ListSent`] answers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MachineSent {
+    /// Whether the machine records lines (its own `COLLIE_SENT`).
+    pub recording: bool,
+    /// Its lines, newest first, masked.
+    pub lines: Vec<SentLine>,
+}
+
+/// A machine's sent log; a member's named by the member and masked again here.
+#[derive(Debug, Clone, Copy)]
+pub struct ListSent;
+
+impl Operation for ListSent {
+    type Output = MachineSent;
+
+    fn op(&self) -> Op {
+        Op::SentList
+    }
+
+    fn validate(&self, _: &App) -> Result<(), AppError> {
+        Ok(())
+    }
+
+    fn relay(&self) -> Result<RelayKind, AppError> {
+        Ok(RelayKind::SentList)
+    }
+
+    fn answer(&self, app: &App, member: &Member, ok: RelayOk) -> Result<MachineSent, AppError> {
+        let RelayOk::SentLines(theirs) = ok else {
+            return Err(AppError::MemberUnreadable);
+        };
+        let lines = theirs
+            .lines
+            .into_iter()
+            .map(|e| SentLine {
+                machine: member.name().to_owned(),
+                id: e.id,
+                ts: e.ts,
+                pane: app.core.masker.mask_string(e.pane),
+                line: app.core.masker.mask_string(e.line),
+            })
+            .collect();
+        Ok(MachineSent {
+            recording: theirs.recording,
+            lines,
+        })
+    }
+
+    fn reply(out: MachineSent) -> Result<RelayOk, AppError> {
+        let lines = out
+            .lines
+            .into_iter()
+            .map(|l| SentEntry {
+                id: l.id,
+                ts: l.ts,
+                pane: l.pane,
+                line: l.line,
+            })
+            .collect();
+        Ok(RelayOk::SentLines(SentLines {
+            recording: out.recording,
+            lines,
+        }))
+    }
+
+    fn record(&self, _: &App, _: &Caller, _: &MachineSent) -> Option<AuditRecord> {
+        None
+    }
+
+    async fn local(self, app: &App, _: &Caller) -> Result<MachineSent, AppError> {
+        Ok(MachineSent {
+            recording: app.panes.sent.keep,
+            lines: app.local_sent().await?,
+        })
     }
 }
 
@@ -239,40 +296,19 @@ impl App {
     /// that declared the `sent` capability (asked at once, masked again here). A member that is
     /// offline, older or does not answer is listed under `unavailable`.
     pub async fn sent_list(&self, caller: &Caller) -> Result<SentList, AppError> {
-        self.authorize(caller, Op::SentList)?;
-        // Relayed, a member answers for itself: it never asks further.
-        let relayed = matches!(caller.who(), Who::Relay { .. });
-        let members: Vec<Member> = self
-            .online_members()
-            .into_iter()
-            .filter(|m| !relayed && m.allows(&RelayKind::SentList).is_ok())
-            .collect();
-        let (local, answers) = tokio::join!(
-            self.local_sent(),
-            join_all(
-                members
-                    .iter()
-                    .map(|m| async move { (m, m.call(caller.on(), RelayKind::SentList).await) })
-            )
-        );
-        let mut lines = local?;
+        let gathered = self.run_everywhere(caller, ListSent).await?;
+        let MachineSent {
+            recording,
+            mut lines,
+        } = gathered.here;
         let mut fetched = Vec::new();
-        for (member, answer) in answers {
+        for (member, answer) in gathered.members {
             match answer {
-                Ok(RelayOk::SentLines(theirs)) => {
-                    fetched.push(member.name().to_owned());
-                    lines.extend(theirs.lines.into_iter().map(|e| SentLine {
-                        machine: member.name().to_owned(),
-                        id: e.id,
-                        ts: e.ts,
-                        pane: self.core.masker.mask_string(e.pane),
-                        line: self.core.masker.mask_string(e.line),
-                    }));
+                Ok(theirs) => {
+                    lines.extend(theirs.lines);
+                    fetched.push(member);
                 }
-                Ok(_) => tracing::info!(member = %member.name(), "member sent log unreadable"),
-                Err(e) => {
-                    tracing::info!(member = %member.name(), error = %e, "member sent log missing")
-                }
+                Err(e) => tracing::info!(%member, error = %e, "member sent log missing"),
             }
         }
         // Newest first across machines, by the time each machine wrote (an unreadable time sorts
@@ -286,11 +322,11 @@ impl App {
             .members
             .iter()
             .map(|m| m.name.clone())
-            .filter(|m| !relayed && !self.core.machine.is(m) && !fetched.contains(m))
+            .filter(|m| !self.core.machine.is(m) && !fetched.contains(m))
             .collect();
         unavailable.sort();
         Ok(SentList {
-            recording: self.panes.sent.keep,
+            recording,
             lines,
             unavailable,
         })

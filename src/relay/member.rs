@@ -23,7 +23,7 @@ use crate::app::new_pane::{Launch, NewPane};
 use crate::app::operation::Operation;
 use crate::app::pane_writes::{PaneClose, PaneInput, PaneRename};
 use crate::app::panes::{ListPanes, ReadScreen};
-use crate::app::sent::SentDiscard;
+use crate::app::sent::{ListSent, SentDiscard};
 use crate::app::windows::ListSessions;
 use crate::app::{walky, wire};
 use crate::app::{App, Caller};
@@ -218,7 +218,7 @@ impl Handler for Served {
             RelayKind::Blob { pane, name, bytes } => {
                 serve(app, &caller, Upload { pane, name, bytes }).await?
             }
-            RelayKind::SentList => RelayOk::SentLines(app.sent_list(&caller).await?.relayed()),
+            RelayKind::SentList => serve(app, &caller, ListSent).await?,
             RelayKind::SentDiscard { id } => {
                 serve(app, &caller, SentDiscard { id: Some(id) }).await?
             }
