@@ -33,6 +33,9 @@
 //! goes), the ssh master connection and `sshd`. A last guard looks for any process whose command
 //! line or environment still names the temp dir, kills it by pid and says so. Every wait is bounded.
 //! Timings are printed, never asserted.
+//!
+//! `COLLIE_BENCH_BIN=/path/to/collie` runs another build for every bridge (the bench itself need not
+//! be rebuilt), `COLLIE_BENCH_LEAD_BIN` another one for the leads only.
 
 mod support;
 
@@ -52,7 +55,7 @@ use serde_json::{json, Value};
 
 use support::{
     agent, cpu_model, cpus, get_json, get_ok, load_average, measure_get, mem_total_kib, met, mib,
-    rss_bytes, status_field, wait_for, wait_rss_stable, Bridge, Stats, MIB,
+    rss_bytes, status_field, wait_for, wait_rss_stable, Bridge, BridgeOptions, Stats, MIB,
 };
 
 /// Sequential snapshot reads per figure (after a warm-up), for every way but fresh ssh connections.
@@ -145,6 +148,26 @@ fn main() {
     println!("total run time {:.0} s", begun.elapsed().as_secs_f64());
 }
 
+/// Which side of the crew a bridge plays, for [`bridge`].
+#[derive(Clone, Copy, PartialEq)]
+enum Role {
+    Lead,
+    Member,
+}
+
+/// A bridge's options, running the `collie` binary cargo built for the bench unless
+/// `COLLIE_BENCH_BIN` names another (a build of an older commit, for a before/after in one run),
+/// and for a lead `COLLIE_BENCH_LEAD_BIN` if set (e.g. a script that `exec`s `collie` under a
+/// heap profiler or with an allocator setting, keeping its pid).
+fn bridge(name: &str, role: Role) -> BridgeOptions {
+    let options = Bridge::options(name);
+    let lead_bin = std::env::var_os("COLLIE_BENCH_LEAD_BIN").filter(|_| role == Role::Lead);
+    match lead_bin.or_else(|| std::env::var_os("COLLIE_BENCH_BIN")) {
+        Some(bin) => options.program(PathBuf::from(bin)),
+        None => options,
+    }
+}
+
 /// Prints a progress line on stderr (the figures go to stdout at the end).
 /// Which parts run: all of them, or those `COLLIE_BENCH_PARTS` names (a comma-separated list of
 /// `reads`, `saturation`, `keystrokes`, `writes`, `memory`), to measure one figure again quickly.
@@ -221,7 +244,7 @@ impl Crew {
 
     fn start(root: &Path) -> Crew {
         progress("starting the lead and two members with tmux panes");
-        let lead = Bridge::options("lead").dir(root.join("lead")).start();
+        let lead = bridge("lead", Role::Lead).dir(root.join("lead")).start();
         lead.cli_ok(&["crew", "init"]);
         let web1 = Member::start(root.join("web-1"), "web-1");
         let web2 = Member::start(root.join("web-2"), "web-2");
@@ -296,7 +319,7 @@ impl Member {
     fn start(dir: PathBuf, name: &str) -> Member {
         std::fs::create_dir_all(&dir).expect("create the member's dir");
         let tmux = Tmux::start(&dir);
-        let bridge = Bridge::options(name)
+        let bridge = bridge(name, Role::Member)
             .dir(dir)
             .env("COLLIE_TMUX_SOCKETS", &tmux.socket)
             .start();
@@ -1326,17 +1349,29 @@ impl EventStream {
 fn lead_memory(root: &Path, out: &mut Output) {
     progress(&format!("4. a fresh lead and {MEMBERS} members"));
     let dir = root.join("crew50");
-    let lead = Bridge::options("lead").dir(dir.join("lead")).start();
+    // A crew port of its own, so the restarted lead below is found where the invites said.
+    let crew_port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .and_then(|s| s.local_addr())
+        .expect("a free UDP port")
+        .port()
+        .to_string();
+    let lead_options = || {
+        bridge("lead", Role::Lead)
+            .dir(dir.join("lead"))
+            .env("COLLIE_CREW_PORT", &crew_port)
+    };
+    let mut lead = lead_options().start();
     lead.cli_ok(&["crew", "init"]);
     let lead_pid = lead.pid();
     let before = wait_rss_stable(lead_pid);
     let threads_before = status_field(lead_pid, "Threads").unwrap_or(0);
+    let split_before = RssSplit::of(lead_pid);
 
     let started = Instant::now();
     let mut members: Vec<Bridge> = Vec::with_capacity(MEMBERS);
     for i in 1..=MEMBERS {
         let name = format!("m-{i:02}");
-        let member = Bridge::options(&name).dir(dir.join(&name)).start();
+        let member = bridge(&name, Role::Member).dir(dir.join(&name)).start();
         let invite = lead.invite();
         member.cli_ok(&["crew", "join", &invite, "--name", &name]);
         members.push(member);
@@ -1348,30 +1383,36 @@ fn lead_memory(root: &Path, out: &mut Output) {
     let all_online = started.elapsed();
     let connected = wait_rss_stable(lead_pid);
     let threads_connected = status_field(lead_pid, "Threads").unwrap_or(0);
+    let split_connected = RssSplit::of(lead_pid);
     progress(&format!("4. {} s idle", IDLE_FOR.as_secs()));
     std::thread::sleep(IDLE_FOR);
     let idle = rss_bytes(lead_pid);
+    let split_idle = RssSplit::of(lead_pid);
     let still_online = lead.members_online();
     let member_rss: u64 = members.iter().map(|m| rss_bytes(m.pid())).sum();
 
     let mut t = Table::new(
         &format!("4. Lead memory with {MEMBERS} member bridges connected (VmRSS)"),
-        &["when", "lead RSS", "threads", "notes"],
+        &["when", "lead RSS", "anon / file", "threads", "notes"],
     );
     t.row(vec![
         "crew init, no member".to_owned(),
         mib(before),
+        split_before.show(),
         threads_before.to_string(),
         String::new(),
     ]);
     t.row(vec![
         format!("{MEMBERS} members online, settled"),
         mib(connected),
+        split_connected.show(),
         threads_connected.to_string(),
         format!(
-            "{:+.1} KiB per member; {MEMBERS} bridges started and joined in {:.1} s, all \
-             online after {:.1} s{}",
+            "{:+.1} KiB per member ({:+.1} anonymous, {:+.1} file pages); {MEMBERS} bridges \
+             started and joined in {:.1} s, all online after {:.1} s{}",
             (connected as f64 - before as f64) / 1024.0 / MEMBERS as f64,
+            split_connected.anon_per(&split_before, MEMBERS),
+            split_connected.file_per(&split_before, MEMBERS),
             joined.as_secs_f64(),
             all_online.as_secs_f64(),
             if online.is_some() {
@@ -1384,10 +1425,74 @@ fn lead_memory(root: &Path, out: &mut Output) {
     t.row(vec![
         format!("after {} s more idle", IDLE_FOR.as_secs()),
         mib(idle),
+        split_idle.show(),
         status_field(lead_pid, "Threads").unwrap_or(0).to_string(),
         format!(
-            "{still_online} online; members' own RSS {:.2} MiB each on average",
+            "{still_online} online; {:+.1} KiB anonymous per member since no member; members' \
+             own RSS {:.2} MiB each on average",
+            split_idle.anon_per(&split_before, MEMBERS),
             member_rss as f64 / MIB / MEMBERS as f64
+        ),
+    ]);
+    out.table(t);
+
+    // The same crew once more, without the joins: the lead restarted with its 50 members
+    // pinned, measured with none of them online (they are stopped meanwhile), then with all of
+    // them reconnected. This is what an idle online member costs; the rows above also hold what
+    // 50 joins (a handshake, an invite and audit lines each) left in the allocator.
+    progress("4. the lead restarted; the members reconnect");
+    for m in &members {
+        let _ = kill(Pid::from_raw(m.pid() as i32), Signal::SIGSTOP);
+    }
+    lead.stop();
+    let lead = lead_options().start();
+    let lead_pid = lead.pid();
+    let offline = wait_rss_stable(lead_pid);
+    let split_offline = RssSplit::of(lead_pid);
+    let online_while_stopped = lead.members_online();
+    for m in &members {
+        let _ = kill(Pid::from_raw(m.pid() as i32), Signal::SIGCONT);
+    }
+    let restarted = Instant::now();
+    let back = wait_for(Duration::from_secs(120), || {
+        (lead.members_online() == MEMBERS).then_some(())
+    });
+    let back_after = restarted.elapsed();
+    let reconnected = wait_rss_stable(lead_pid);
+    progress(&format!("4. {} s idle", IDLE_FOR.as_secs()));
+    std::thread::sleep(IDLE_FOR);
+    let reconnected_idle = rss_bytes(lead_pid);
+    let split_reconnected = RssSplit::of(lead_pid);
+    let mut t = Table::new(
+        &format!("4b. The same lead restarted, its {MEMBERS} members reconnecting (VmRSS)"),
+        &["when", "lead RSS", "anon / file", "notes"],
+    );
+    t.row(vec![
+        "restarted, no member online".to_owned(),
+        mib(offline),
+        split_offline.show(),
+        format!("{online_while_stopped} online (the members are stopped)"),
+    ]);
+    t.row(vec![
+        format!(
+            "{MEMBERS} members back online, settled + {} s",
+            IDLE_FOR.as_secs()
+        ),
+        mib(reconnected_idle),
+        split_reconnected.show(),
+        format!(
+            "{:+.1} KiB per member ({:+.1} anonymous, {:+.1} file pages); settled at {}; all \
+             online after {:.1} s{}",
+            (reconnected_idle as f64 - offline as f64) / 1024.0 / MEMBERS as f64,
+            split_reconnected.anon_per(&split_offline, MEMBERS),
+            split_reconnected.file_per(&split_offline, MEMBERS),
+            mib(reconnected),
+            back_after.as_secs_f64(),
+            if back.is_some() {
+                String::new()
+            } else {
+                format!("; ONLY {} ONLINE after 120 s", lead.members_online())
+            }
         ),
     ]);
     out.table(t);
@@ -1398,6 +1503,40 @@ fn lead_memory(root: &Path, out: &mut Output) {
     }
     for mut m in members {
         m.stop();
+    }
+}
+
+/// A process's resident memory split as `/proc/<pid>/status` gives it: anonymous pages (heap,
+/// stacks: what the process keeps) and file pages (mostly the binary's code, faulted in as code
+/// runs for the first time — the first join runs code no earlier request did, so part of what the
+/// lead grows by while members join is code, once, not memory per member).
+struct RssSplit {
+    anon_kib: u64,
+    file_kib: u64,
+}
+
+impl RssSplit {
+    fn of(pid: u32) -> RssSplit {
+        RssSplit {
+            anon_kib: status_field(pid, "RssAnon").unwrap_or(0),
+            file_kib: status_field(pid, "RssFile").unwrap_or(0),
+        }
+    }
+
+    fn show(&self) -> String {
+        format!(
+            "{:.2} / {:.2} MiB",
+            self.anon_kib as f64 / 1024.0,
+            self.file_kib as f64 / 1024.0
+        )
+    }
+
+    fn anon_per(&self, before: &RssSplit, n: usize) -> f64 {
+        (self.anon_kib as f64 - before.anon_kib as f64) / n as f64
+    }
+
+    fn file_per(&self, before: &RssSplit, n: usize) -> f64 {
+        (self.file_kib as f64 - before.file_kib as f64) / n as f64
     }
 }
 

@@ -22,7 +22,7 @@ mod wait;
 // items themselves, each bench uses only some of these, and an unused `pub(crate) use` warns as an
 // unused import: hence the `allow` on each.
 #[allow(unused_imports)]
-pub(crate) use bridge::Bridge;
+pub(crate) use bridge::{Bridge, BridgeOptions};
 #[allow(unused_imports)]
 pub(crate) use harness::{env_number, listing_only};
 #[allow(unused_imports)]

@@ -50,21 +50,46 @@ pub struct QuicEndpoint {
 
 #[derive(Debug)]
 struct Listener {
-    pins: PinCheckDebug,
     accepted: tokio::sync::Mutex<mpsc::Receiver<QuicConnection>>,
     /// The accept task; aborted (with every handshake in progress) when the endpoint is dropped.
     _task: AbortOnDropHandle<()>,
-    /// Serializes server-config swaps.
+    /// The admission in force; serializes server-config swaps.
     admission: Mutex<ClientAdmission>,
+    /// The server configuration of each admission, built once. Every connection keeps the
+    /// configuration it was accepted under (quinn and rustls hold it for the connection's life),
+    /// so a configuration built afresh at each swap would stay alive once per connection: an
+    /// invite and a join swap twice, and members that joined one after the other each kept a
+    /// rustls configuration of their own on the lead (docs/PERFORMANCE.md, "Lead memory per
+    /// member"). Built once, all connections share the two.
+    configs: ServerConfigs,
 }
 
-/// A [`PinCheck`] that can sit in a `Debug` struct.
-#[derive(Clone)]
-struct PinCheckDebug(PinCheck);
+/// The lead's two server configurations, one per [`ClientAdmission`].
+struct ServerConfigs {
+    pinned_only: quinn::ServerConfig,
+    join_allowed: quinn::ServerConfig,
+}
 
-impl std::fmt::Debug for PinCheckDebug {
+impl ServerConfigs {
+    fn new(identity: &Identity, pins: &PinCheck) -> Result<Self, TransportError> {
+        Ok(Self {
+            pinned_only: tls::server_config(identity, pins.clone(), ClientAdmission::PinnedOnly)?,
+            join_allowed: tls::server_config(identity, pins.clone(), ClientAdmission::JoinAllowed)?,
+        })
+    }
+
+    /// The configuration of `admission` (a cheap clone: its parts are shared).
+    fn of(&self, admission: ClientAdmission) -> quinn::ServerConfig {
+        match admission {
+            ClientAdmission::PinnedOnly => self.pinned_only.clone(),
+            ClientAdmission::JoinAllowed => self.join_allowed.clone(),
+        }
+    }
+}
+
+impl std::fmt::Debug for ServerConfigs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("PinCheck")
+        f.write_str("ServerConfigs")
     }
 }
 
@@ -77,18 +102,18 @@ impl QuicEndpoint {
         pins: PinCheck,
         admission: ClientAdmission,
     ) -> Result<Self, TransportError> {
-        let config = tls::server_config(&identity, pins.clone(), admission)?;
-        let endpoint = quinn::Endpoint::server(config, bind)?;
+        let configs = ServerConfigs::new(&identity, &pins)?;
+        let endpoint = quinn::Endpoint::server(configs.of(admission), bind)?;
         let (queue, accepted) = mpsc::channel(ACCEPT_QUEUE);
         let task = tokio::spawn(accept_loop(endpoint.clone(), pins.clone(), queue));
         Ok(Self {
             endpoint,
             identity,
             listener: Some(Listener {
-                pins: PinCheckDebug(pins),
                 accepted: tokio::sync::Mutex::new(accepted),
                 _task: AbortOnDropHandle::new(task),
                 admission: Mutex::new(admission),
+                configs,
             }),
         })
     }
@@ -107,6 +132,14 @@ impl QuicEndpoint {
     /// The underlying quinn endpoint.
     pub fn quinn(&self) -> &quinn::Endpoint {
         &self.endpoint
+    }
+
+    /// The TLS configuration a handshake starting now gets; `None` on a member.
+    #[cfg(test)]
+    pub(crate) fn handshake_crypto(&self) -> Option<Arc<dyn quinn::crypto::ServerConfig>> {
+        let listener = self.listener.as_ref()?;
+        let admission = *listener.admission.lock();
+        Some(listener.configs.of(admission).crypto)
     }
 
     /// Waits until every connection of the endpoint is closed and its close has been sent (call
@@ -202,8 +235,8 @@ impl Transport for QuicEndpoint {
         };
         let mut current = listener.admission.lock();
         if *current != admission {
-            let config = tls::server_config(&self.identity, listener.pins.0.clone(), admission)?;
-            self.endpoint.set_server_config(Some(config));
+            self.endpoint
+                .set_server_config(Some(listener.configs.of(admission)));
             *current = admission;
         }
         Ok(())

@@ -279,6 +279,43 @@ async fn quic_an_oversized_frame_closes_only_its_stream() {
     ));
 }
 
+/// Every connection keeps the configuration it was accepted under, so an admission swap (an
+/// invite, a join) must not build a new one: the lead would keep a rustls configuration per
+/// member that joined (docs/PERFORMANCE.md, "Lead memory per member").
+#[tokio::test]
+async fn quic_an_admission_swap_reuses_the_configuration_of_that_admission() {
+    let crew = Crew::new(true, ClientAdmission::PinnedOnly);
+    let pinned_only = crew.lead.handshake_crypto().unwrap();
+    crew.lead
+        .set_admission(ClientAdmission::JoinAllowed)
+        .unwrap();
+    let join_allowed = crew.lead.handshake_crypto().unwrap();
+    assert!(!Arc::ptr_eq(&pinned_only, &join_allowed));
+    crew.lead
+        .set_admission(ClientAdmission::PinnedOnly)
+        .unwrap();
+    assert!(Arc::ptr_eq(
+        &pinned_only,
+        &crew.lead.handshake_crypto().unwrap()
+    ));
+    crew.lead
+        .set_admission(ClientAdmission::JoinAllowed)
+        .unwrap();
+    assert!(Arc::ptr_eq(
+        &join_allowed,
+        &crew.lead.handshake_crypto().unwrap()
+    ));
+    // A member still connects under the configuration swapped back in.
+    crew.lead
+        .set_admission(ClientAdmission::PinnedOnly)
+        .unwrap();
+    let (lead, _member) = crew.connect().await;
+    assert_eq!(
+        lead.peer_status(),
+        PeerStatus::Pinned(crew.member_identity.pin())
+    );
+}
+
 #[tokio::test]
 async fn quic_an_unpinned_dialer_is_reported_unpinned_in_join_mode() {
     let crew = Crew::new(false, ClientAdmission::JoinAllowed);
