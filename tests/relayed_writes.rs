@@ -93,7 +93,7 @@ fn error(answer: &(u16, Value)) -> (u16, Option<&str>) {
 }
 
 /// A lead line and a member line for one write: same event, same request id; the lead's names
-/// the member; the member's names the relay and the device.
+/// the member (as `machine` and in the details); the member's names the relay and the device.
 fn same_write(on_lead: &Value, on_member: &Value) {
     assert_eq!(
         on_lead["event"], on_member["event"],
@@ -102,6 +102,7 @@ fn same_write(on_lead: &Value, on_member: &Value) {
     assert!(on_lead["request_id"].is_string(), "{on_lead}");
     assert_eq!(on_lead["request_id"], on_member["request_id"]);
     assert_eq!(on_lead["machine"], "web-1", "{on_lead}");
+    assert_eq!(on_lead["detail"]["machine"], "web-1", "{on_lead}");
     assert_eq!(on_member["detail"]["via"], "relay", "{on_member}");
     assert_eq!(on_member["device"], "phone", "{on_member}");
 }

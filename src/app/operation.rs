@@ -254,10 +254,10 @@ impl App {
         match answer {
             Ok(answer) => Ok(answer),
             Err(RelayError::ResourceLimit) => {
-                let mut rec = caller
+                let rec = caller
                     .record(self, AuditEventKind::ResourceDenied)
                     .with_detail("reason", "member limit");
-                rec.machine = member.name().to_owned();
+                let rec = on_member(rec, member);
                 // Refused either way; an unwritable log only loses the line.
                 let _ = self.audit(rec).await;
                 Err(AppError::ResourceLimit)
