@@ -3,8 +3,10 @@
 //! read through the lead pays this on top of the member's own read, so the relay's overhead
 //! (`cargo bench --bench relay`, part 1) can be no smaller than this on the same machine.
 //!
-//! Two runtimes of two worker threads each stand for the lead's and the member's processes (two
-//! sockets, two pools of threads to wake); the connection is pinned mutual TLS like a crew link's.
+//! Two runtimes stand for the lead's and the member's processes (two sockets, two sets of threads
+//! to wake), each with one worker thread as the bridge runs (decision 0061;
+//! `COLLIE_BENCH_WORKERS=2` gives the two of a bridge before it); the connection is pinned mutual
+//! TLS like a crew link's.
 //! The member answers each stream the way the relay server does: it accepts the stream, reads one
 //! frame, writes one frame and finishes. Answers of 16 bytes (a write's `Done`) and of 3 KiB (a
 //! 100 × 30 screen, the relay bench's snapshot).
@@ -26,8 +28,13 @@ use tokio::runtime::Runtime;
 const REQUEST: usize = 100;
 
 fn runtime() -> Runtime {
+    let workers = std::env::var("COLLIE_BENCH_WORKERS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(1);
     tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(workers)
         .enable_all()
         .build()
         .expect("a runtime")

@@ -12,6 +12,7 @@ pub mod chat;
 pub mod command_word;
 pub mod crew_link;
 pub mod cut;
+pub mod disk;
 pub mod durable;
 pub mod https;
 pub mod machine;

@@ -35,7 +35,7 @@ pub fn write_atomic_then(
             .mode(0o600)
             .open(&temp)?;
         file.write_all(bytes)?;
-        file.sync_all()?;
+        crate::disk::wait(|| file.sync_all())?;
         before_rename();
         fs::rename(&temp, path)
     })();

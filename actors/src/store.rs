@@ -169,16 +169,14 @@ impl Store {
     pub fn put(&self, table: Table, key: &str, value: &[u8]) -> Result<(), StoreError> {
         self.writable(table)?;
         self.tree(table)?.insert(key, value)?;
-        self.db.flush()?;
-        Ok(())
+        self.flush()
     }
 
     /// Removes one value and returns once the removal is durable.
     pub fn remove(&self, table: Table, key: &str) -> Result<(), StoreError> {
         self.writable(table)?;
         self.tree(table)?.remove(key)?;
-        self.db.flush()?;
-        Ok(())
+        self.flush()
     }
 
     /// The entries of a table whose keys start with `prefix`, in key order.
@@ -224,7 +222,7 @@ impl Store {
 
     /// Makes every change so far durable.
     pub fn flush(&self) -> Result<(), StoreError> {
-        self.db.flush()?;
+        crate::disk::wait(|| self.db.flush())?;
         Ok(())
     }
 

@@ -35,7 +35,12 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
     init_logging(&settings);
     // The umask is 077 (set in `cli::main` for every command), so everything the bridge creates
     // is private from the start; panes it hosts inherit it (docs/decisions/0005-umask.md).
+    // One worker thread: a request hops between the bridge's tasks (HTTP, an actor, the relay,
+    // QUIC's drivers) without waking a second thread, which on a small machine costs more than the
+    // work itself; calls that wait for the disk hand the worker's queue on meanwhile
+    // (`collie_actors::disk`). Measured in docs/decisions/0061-one-worker-thread.md.
     let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
         .enable_all()
         .build()
         .context("starting the runtime")?;

@@ -83,7 +83,7 @@ impl AuditSink for FileSink {
 
         let len = meta.len();
         let written = write_line(&file, len, line).and_then(|written| {
-            file.sync_data()?;
+            crate::disk::wait(|| file.sync_data())?;
             if len == 0 {
                 sync_parent_dir(&self.path)?;
             }
@@ -125,7 +125,8 @@ fn sync_parent_dir(path: &Path) -> io::Result<()> {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
-    File::open(dir)?.sync_all()
+    let dir = File::open(dir)?;
+    crate::disk::wait(|| dir.sync_all())
 }
 
 #[cfg(test)]

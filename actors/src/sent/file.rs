@@ -92,7 +92,7 @@ pub fn append_log(path: &Path, e: &Entry) -> Result<(), SentError> {
         .map_err(io(path))?;
     tighten(&file, path)?;
     file.write_all(line.as_bytes()).map_err(io(path))?;
-    file.sync_data().map_err(io(path))
+    crate::disk::wait(|| file.sync_data()).map_err(io(path))
 }
 
 /// Replaces the log with `entries`, atomically.

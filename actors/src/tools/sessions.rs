@@ -21,6 +21,7 @@
 
 pub(crate) mod child;
 pub(crate) mod core;
+mod forker;
 mod gate;
 pub mod guard;
 mod limits;

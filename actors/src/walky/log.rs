@@ -202,7 +202,7 @@ impl WalkyLog {
     pub fn sync(&mut self) -> Result<(), LogError> {
         if let Some((day, file)) = self.current.as_mut() {
             let path = self.dir.join(file_name(*day));
-            file.sync_data().map_err(io_err("sync", &path))?;
+            crate::disk::wait(|| file.sync_data()).map_err(io_err("sync", &path))?;
         }
         Ok(())
     }

@@ -37,9 +37,9 @@ pub(crate) struct Spawned {
 /// stdin when `with_stdin` (else /dev/null).
 ///
 /// The guard starts in a new process group (`process_group(0)`, set before it runs, so there is
-/// no moment when a signal to its group could miss it). It is spawned from the calling thread; the
-/// guard's parent-death signal follows that thread, which is a runtime worker living as long as the
-/// bridge.
+/// no moment when a signal to its group could miss it). It is spawned from the forker thread
+/// ([`super::forker`]), which lives as long as the process: the guard's parent-death signal follows
+/// the thread that forked it.
 pub(crate) fn spawn(
     launcher: &Launcher,
     cwd: &Path,
@@ -64,8 +64,7 @@ pub(crate) fn spawn(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    let mut child = cmd
-        .spawn()
+    let mut child = super::forker::spawn(cmd)
         .map_err(|e| ToolError::Internal(format!("start the tool guard: {e}")))?;
     let pid = child
         .id()
