@@ -17,6 +17,12 @@ pub enum Uplink {
     Walky(Box<Signed>),
     /// The crew's addressable panes.
     Who,
+    /// The head of this member's audit chain, for the lead to witness (answered
+    /// [`UplinkAnswer::HeadKept`]).
+    AuditHead(AuditHead),
+    /// The heads of this member's audit chain the lead keeps (answered
+    /// [`UplinkAnswer::Witnessed`]).
+    Witnessed,
     /// A request this side does not know.
     #[serde(other)]
     Unknown,
@@ -37,6 +43,10 @@ pub enum UplinkAnswer {
     },
     /// The lead cannot do it; the text says why.
     Refused(String),
+    /// The lead keeps the head it was sent.
+    HeadKept,
+    /// The heads of the asking member's audit chain the lead keeps, oldest first.
+    Witnessed(Vec<WitnessedHead>),
     /// An answer this side does not know.
     #[serde(other)]
     Unknown,
@@ -56,4 +66,37 @@ pub struct WhoPane {
     /// Its foreground process is a shell: messages to it are refused (SPEC §9).
     #[serde(default)]
     pub at_shell: bool,
+}
+
+/// The last line of a member's audit log, as the member reports it (SPEC §7: `seq` and `hash`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditHead {
+    /// The line's `seq`.
+    pub seq: u64,
+    /// The line's `hash`: 64 lowercase hex digits.
+    pub hash: String,
+    /// Sent as the member's bridge stops cleanly.
+    pub stopping: bool,
+}
+
+impl AuditHead {
+    /// Whether `hash` is 64 lowercase hex digits (the lead keeps nothing else).
+    pub fn is_well_formed(&self) -> bool {
+        self.hash.len() == 64
+            && self
+                .hash
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    }
+}
+
+/// A head of a member's audit chain the lead keeps.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WitnessedHead {
+    /// The line's `seq`.
+    pub seq: u64,
+    /// The line's `hash`.
+    pub hash: String,
+    /// When the lead received it (RFC 3339, the lead's clock).
+    pub at: String,
 }
