@@ -308,7 +308,6 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         machine: machine.clone(),
     };
     ctx.spawn(crate::relay::uplink::run(ctx.clone(), uplink_streams_rx));
-    ctx.spawn(crate::app::witness::run(ctx.clone()));
     ctx.spawn(crate::app::push::watch::run(ctx.clone()));
     ctx.spawn(crate::app::ended::watch(ctx.clone()));
     ctx.spawn(crate::relay::member::run(ctx.clone(), relay_streams_rx));
@@ -361,6 +360,8 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     )
     .await
     .context("starting the supervision tree")?;
+    // After the actors started: the crew's role and the log's head are known.
+    ctx.spawn(crate::app::witness::run(ctx.clone()));
 
     Ok(RunningBridge {
         http_addr,

@@ -163,28 +163,35 @@ impl App {
 
 /// On a member (and idle elsewhere): sends the audit log's head to the lead when it is due
 /// ([`HeadSchedule`]). Waits on the audit actor's published head and, while a head is due
-/// later, on a timer; an idle log wakes nothing.
+/// later, on a timer; an idle log wakes nothing. Started once the actors are up, so the crew's
+/// role is known: a member sends its head at once (retried until the link is up).
 pub async fn run(app: App) {
     let mut heads = app.core.audit_head.clone();
     let first = heads.borrow_and_update().clone();
     let mut schedule = HeadSchedule::start(first, Instant::now().into_std());
+    let mut was_member = true;
     loop {
         let now = Instant::now().into_std();
-        if app.crew.view.load().role == CrewRole::Member {
-            if let Some(head) = schedule.to_send(now) {
-                match app.send_audit_head(&head, false).await {
-                    Ok(()) => schedule.sent(head, Instant::now().into_std()),
-                    Err(why) => {
-                        tracing::debug!(%why, "audit head not sent; trying again later");
-                        schedule.failed(Instant::now().into_std());
-                    }
-                }
+        let member = app.crew.view.load().role == CrewRole::Member;
+        if member && !was_member {
+            // Joined a crew: this is the start of what the lead witnesses.
+            schedule = HeadSchedule::start(heads.borrow().clone(), now);
+        }
+        was_member = member;
+        if let Some(head) = schedule.to_send(now) {
+            if !member {
+                // Nothing to witness here.
+                schedule.sent(head, now);
                 continue;
             }
-        } else if let Some(head) = schedule.to_send(now) {
-            // Not a member: nothing to witness. A bridge that joins a crew later sends its head
-            // once it is due again (ten lines, or a minute after the next line).
-            schedule.sent(head, now);
+            match app.send_audit_head(&head, false).await {
+                Ok(()) => schedule.sent(head, Instant::now().into_std()),
+                Err(why) => {
+                    tracing::debug!(%why, "audit head not sent; trying again later");
+                    schedule.failed(Instant::now().into_std());
+                }
+            }
+            continue;
         }
         let due = schedule.due().map(Instant::from_std);
         tokio::select! {

@@ -172,7 +172,7 @@ fn print_compared(compared: &Compared, unwitnessed: u64) -> std::io::Result<()> 
             compared.heads.len()
         )?;
     }
-    if unwitnessed > 0 {
+    if compared.is_ok() && unwitnessed > 0 {
         outln!("{unwitnessed} line(s) after the latest witnessed head are not witnessed yet")?;
     }
     Ok(())

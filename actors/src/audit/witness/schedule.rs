@@ -22,7 +22,7 @@ pub const EVERY_LINES: u64 = 10;
 pub const EVERY: Duration = Duration::from_secs(60);
 
 /// A failed send is tried again after this long.
-pub const RETRY: Duration = Duration::from_secs(15);
+pub const RETRY: Duration = Duration::from_secs(5);
 
 /// The member's side: the current head, what the lead has, and when to send.
 #[derive(Debug, Clone, Default)]
