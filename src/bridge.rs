@@ -361,7 +361,12 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     .await
     .context("starting the supervision tree")?;
     // After the actors started: the crew's role and the log's head are known.
-    ctx.spawn(crate::app::witness::run(ctx.clone()));
+    ctx.spawn(crate::app::witness::run(
+        ctx.clone(),
+        settings
+            .state_dir
+            .join(collie_actors::state_files::AUDIT_LOG),
+    ));
 
     Ok(RunningBridge {
         http_addr,

@@ -73,9 +73,10 @@ fn with_hash(prev: &str, body: &str) -> (String, String) {
 }
 
 /// What someone holding the stopped member's state dir can do: change one line (the pairing of
-/// `p1` becomes `pX`), recompute the hash of it and of every line after it, and make the store's
-/// anchor vouch for the new last line — with the crate's own store code, as the bridge would.
-fn rewrite_history(state: &Path) {
+/// `p1` becomes `pX`), recompute the hash of it and of every line after it, add `forged` lines
+/// (so the log is longer than the lead saw), and make the store's anchor vouch for the new last
+/// line — with the crate's own store code, as the bridge would.
+fn rewrite_history(state: &Path, forged: u64) {
     let path = state.join("audit.log");
     let text = std::fs::read_to_string(&path).expect("audit.log");
     let mut prev = "0".repeat(64);
@@ -104,6 +105,28 @@ fn rewrite_history(state: &Path) {
         lines.push(new_line);
     }
     assert!(changed, "no pairing of p1 to rewrite: {text}");
+    let template = text.lines().last().expect("a last line").to_owned();
+    let seq = json_of(&template)["seq"].as_u64().expect("seq");
+    for n in 1..=forged {
+        let at = template.rfind(",\"hash\":\"").expect("hash member");
+        let old_prev = json_of(&template)["prev"]
+            .as_str()
+            .expect("prev")
+            .to_owned();
+        let body = format!("{}}}", &template[..at])
+            .replace(&format!("\"seq\":{seq},"), &format!("\"seq\":{},", seq + n))
+            .replace(
+                &format!("\"prev\":\"{old_prev}\""),
+                &format!("\"prev\":\"{prev}\""),
+            );
+        let (new_line, hash) = with_hash(&prev, &body);
+        last = Some(ChainTail {
+            seq: seq + n,
+            hash: hash.clone(),
+        });
+        prev = hash;
+        lines.push(new_line);
+    }
     std::fs::write(&path, lines.join("\n") + "\n").expect("rewrite the log");
     let store = Store::open(&state.join("db")).expect("the stopped member's store");
     let anchor = Anchor {
@@ -137,7 +160,7 @@ fn a_history_rewritten_on_a_stopped_member_fails_only_the_witnessed_verify() {
     assert_eq!(stopping["detail"]["seq"], last["seq"], "{stopping}");
     assert_eq!(stopping["detail"]["hash"], last["hash"], "{stopping}");
 
-    rewrite_history(&member.state());
+    rewrite_history(&member.state(), 2);
     let (code, out, _) = verify(&member, &[]);
     assert_eq!(
         code, 0,
@@ -161,16 +184,25 @@ fn a_history_rewritten_on_a_stopped_member_fails_only_the_witnessed_verify() {
         "names the witnessed head: {out}"
     );
 
-    // The restarted member sent its rewritten head, which the lead saw contradict its own.
+    // The restarted member checked its log against the lead's heads as it sent its first head
+    // (a longer log: the seqs alone would look like progress); the lead wrote down what it
+    // contradicts, and holds it.
     let contradiction = wait_for(Duration::from_secs(15), || {
         witnessed_lines(&lead, "web-1")
             .into_iter()
             .find(|l| l["detail"]["contradicts"].is_array())
     })
     .expect("the lead wrote down the contradiction");
-    assert_eq!(
-        contradiction["detail"]["contradicts"][0]["hash"], last["hash"],
+    let against = contradiction["detail"]["contradicts"]
+        .as_array()
+        .expect("contradicts");
+    assert!(
+        against.iter().any(|h| h["hash"] == last["hash"]),
         "{contradiction}"
+    );
+    assert!(
+        contradiction["detail"]["seq"].as_u64() > last["seq"].as_u64(),
+        "the forged lines made the log longer: {contradiction}"
     );
 
     let (code, out, _) = verify(&member, &["--witnessed", "--json"]);

@@ -77,6 +77,11 @@ pub struct AuditHead {
     pub hash: String,
     /// Sent as the member's bridge stops cleanly.
     pub stopping: bool,
+    /// The `seq`s of heads the lead keeps that this log does not hold with their hash (checked
+    /// by the member at the first head of each run; empty otherwise). Last, so an older lead
+    /// reads the head without it.
+    #[serde(default)]
+    pub contradicted: Vec<u64>,
 }
 
 impl AuditHead {

@@ -1,7 +1,8 @@
 //! The witnessed audit log (issue 28) as the application runs it.
 //!
 //! **On a member**, [`run`] sends the audit log's head (`seq`, `hash` of its last line) to the
-//! lead on an uplink stream whenever [`HeadSchedule`] says it is due, and [`App::send_final_head`]
+//! lead on an uplink stream whenever [`HeadSchedule`] says it is due — the first of each run with
+//! the `seq`s of the lead's heads this log does not hold — and [`App::send_final_head`]
 //! sends it once more as the bridge stops cleanly. [`App::audit_witnessed`] asks the lead which
 //! heads it keeps of this log, for `collie audit verify --witnessed`.
 //!
@@ -10,10 +11,12 @@
 //! (`collie_actors::crew_link`'s `lead_witness.rs`). The member is named by its connection,
 //! never by the message.
 
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use collie_actors::audit::witness::HeadSchedule;
-use collie_actors::audit::{AuditStatus, ChainTail};
+use collie_actors::audit::witness::{check_head, HeadSchedule};
+use collie_actors::audit::{verify_at, AuditStatus, ChainTail};
 use collie_actors::crew_link::{CrewError, CrewMsg, CrewRole};
 use collie_crew::transport::{Connection, RecvFrames, SendFrames};
 use collie_crew::uplink::{AuditHead, Uplink, UplinkAnswer, WitnessedHead};
@@ -23,6 +26,9 @@ use super::{App, AppError};
 
 /// How long the lead has to answer a head or a question about the heads.
 const ANSWER_WITHIN: Duration = Duration::from_secs(5);
+
+/// The most `contradicted` seqs a head may carry: the lead keeps no more heads than this.
+const MAX_CONTRADICTED: usize = collie_actors::audit::witness::MAX_HEADS;
 
 /// How long a stopping bridge waits for the lead to keep its last head.
 pub const FINAL_WITHIN: Duration = Duration::from_secs(2);
@@ -58,12 +64,19 @@ impl App {
         }
     }
 
-    /// On a member: sends `head` to the lead; `Ok` once the lead kept it.
-    pub async fn send_audit_head(&self, head: &ChainTail, stopping: bool) -> Result<(), String> {
+    /// On a member: sends `head` to the lead (with the `seq`s of the lead's heads this log
+    /// contradicts); `Ok` once the lead kept it.
+    pub async fn send_audit_head(
+        &self,
+        head: &ChainTail,
+        stopping: bool,
+        contradicted: Vec<u64>,
+    ) -> Result<(), String> {
         let request = Uplink::AuditHead(AuditHead {
             seq: head.seq,
             hash: head.hash.clone(),
             stopping,
+            contradicted,
         });
         match self.ask_lead(&request).await? {
             UplinkAnswer::HeadKept => Ok(()),
@@ -80,7 +93,9 @@ impl App {
         }
         let head = self.core.audit_head.borrow().clone();
         let Some(head) = head else { return };
-        match tokio::time::timeout(FINAL_WITHIN, self.send_audit_head(&head, true)).await {
+        match tokio::time::timeout(FINAL_WITHIN, self.send_audit_head(&head, true, Vec::new()))
+            .await
+        {
             Ok(Ok(())) => tracing::debug!(seq = head.seq, "the lead keeps the audit head"),
             Ok(Err(why)) => tracing::warn!(%why, "the last audit head did not reach the lead"),
             Err(_) => tracing::warn!("the lead did not keep the last audit head in time"),
@@ -111,6 +126,11 @@ impl App {
         if !head.is_well_formed() {
             return Err("the hash is not 64 lowercase hex digits".to_owned());
         }
+        if head.contradicted.len() > MAX_CONTRADICTED {
+            return Err(format!(
+                "at most {MAX_CONTRADICTED} contradicted heads (the lead keeps no more)"
+            ));
+        }
         let tail = ChainTail {
             seq: head.seq,
             hash: head.hash,
@@ -122,6 +142,7 @@ impl App {
                 member: member.to_owned(),
                 head: tail,
                 stopping: head.stopping,
+                contradicted: head.contradicted,
                 reply,
             })
             .await;
@@ -164,18 +185,22 @@ impl App {
 /// On a member (and idle elsewhere): sends the audit log's head to the lead when it is due
 /// ([`HeadSchedule`]). Waits on the audit actor's published head and, while a head is due
 /// later, on a timer; an idle log wakes nothing. Started once the actors are up, so the crew's
-/// role is known: a member sends its head at once (retried until the link is up).
-pub async fn run(app: App) {
+/// role is known: a member sends its head at once (retried until the link is up), with its
+/// log (`log`) checked against the heads the lead already keeps.
+pub async fn run(app: App, log: PathBuf) {
     let mut heads = app.core.audit_head.clone();
     let first = heads.borrow_and_update().clone();
     let mut schedule = HeadSchedule::start(first, Instant::now().into_std());
     let mut was_member = true;
+    // The first head of a run carries this log's check against the lead's heads.
+    let mut checked = false;
     loop {
         let now = Instant::now().into_std();
         let member = app.crew.view.load().role == CrewRole::Member;
         if member && !was_member {
             // Joined a crew: this is the start of what the lead witnesses.
             schedule = HeadSchedule::start(heads.borrow().clone(), now);
+            checked = false;
         }
         was_member = member;
         if let Some(head) = schedule.to_send(now) {
@@ -184,8 +209,28 @@ pub async fn run(app: App) {
                 schedule.sent(head, now);
                 continue;
             }
-            match app.send_audit_head(&head, false).await {
-                Ok(()) => schedule.sent(head, Instant::now().into_std()),
+            let contradicted = if checked {
+                Ok(Vec::new())
+            } else {
+                contradicted(&app, &log).await
+            };
+            let sent = match contradicted {
+                Ok(contradicted) => {
+                    if !contradicted.is_empty() {
+                        tracing::error!(
+                            seqs = ?contradicted,
+                            "this audit log does not hold heads the lead witnessed: it was rewritten, cut or replaced (`collie audit verify --witnessed`)"
+                        );
+                    }
+                    app.send_audit_head(&head, false, contradicted).await
+                }
+                Err(why) => Err(why),
+            };
+            match sent {
+                Ok(()) => {
+                    checked = true;
+                    schedule.sent(head, Instant::now().into_std());
+                }
                 Err(why) => {
                     tracing::debug!(%why, "audit head not sent; trying again later");
                     schedule.failed(Instant::now().into_std());
@@ -205,6 +250,35 @@ pub async fn run(app: App) {
             () = sleep_until(due) => {}
         }
     }
+}
+
+/// The `seq`s of the heads the lead keeps that the log at `log` does not hold with their hash
+/// (the check of `collie audit verify --witnessed`, made by the member at the start of a run so
+/// the lead holds the evidence even if nobody asks).
+async fn contradicted(app: &App, log: &Path) -> Result<Vec<u64>, String> {
+    let (heads, status) = app.audit_witnessed().await.map_err(|e| e.to_string())?;
+    if heads.is_empty() {
+        return Ok(Vec::new());
+    }
+    let seqs: BTreeSet<u64> = heads.iter().map(|h| h.seq).collect();
+    let log = log.to_owned();
+    let (report, chain) = tokio::task::spawn_blocking(move || {
+        verify_at(&log, Some(&status.anchor), status.len, &seqs)
+    })
+    .await
+    .map_err(|e| e.to_string())?
+    .map_err(|e| e.to_string())?;
+    Ok(heads
+        .into_iter()
+        .filter(|h| {
+            let tail = ChainTail {
+                seq: h.seq,
+                hash: h.hash.clone(),
+            };
+            !check_head(&tail, report.last_seq, &chain).is_ok()
+        })
+        .map(|h| h.seq)
+        .collect())
 }
 
 async fn sleep_until(at: Option<Instant>) {

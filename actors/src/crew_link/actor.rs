@@ -148,6 +148,8 @@ pub enum CrewMsg {
         head: ChainTail,
         /// Sent as the member's bridge stops.
         stopping: bool,
+        /// The `seq`s of kept heads the member's log does not hold.
+        contradicted: Vec<u64>,
         /// Kept, or why not.
         reply: RpcReplyPort<Result<(), CrewError>>,
     },
@@ -390,9 +392,14 @@ impl Actor for CrewActor {
                 member,
                 head,
                 stopping,
+                contradicted,
                 reply,
             } => {
-                let _ = reply.send(state.keep_head(&member, head, stopping).await);
+                let _ = reply.send(
+                    state
+                        .keep_head(&member, head, stopping, &contradicted)
+                        .await,
+                );
             }
             CrewMsg::Witnessed { member, reply } => {
                 let _ = reply.send(state.witnessed(&member));

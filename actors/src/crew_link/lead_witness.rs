@@ -50,14 +50,15 @@ pub(super) fn forget_change(member: &str) -> Change {
 }
 
 impl CrewState {
-    /// Member `member` reports `head` (`stopping`: as its bridge stops). The line (when one is
-    /// due) is written before the store keeps the head; a failure keeps nothing, and the member
-    /// sends again.
+    /// Member `member` reports `head` (`stopping`: as its bridge stops; `contradicted`: the
+    /// `seq`s of kept heads its log does not hold). The line (when one is due) is written before
+    /// the store keeps the head; a failure keeps nothing, and the member sends again.
     pub(super) async fn keep_head(
         &mut self,
         member: &str,
         head: ChainTail,
         stopping: bool,
+        contradicted: &[u64],
     ) -> Result<(), CrewError> {
         let Role::Lead(lead) = &self.role else {
             return Err(CrewError::NotLead);
@@ -67,7 +68,7 @@ impl CrewState {
         }
         let now = OffsetDateTime::now_utc().unix_timestamp();
         let mut kept = lead.witness.get(member).cloned().unwrap_or_default();
-        let observed = kept.observe(head.clone(), stopping, now);
+        let observed = kept.observe(head.clone(), stopping, contradicted, now);
         if !observed.changed {
             return Ok(());
         }

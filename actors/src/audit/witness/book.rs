@@ -8,8 +8,10 @@
 //! head kept from before the rewrite lies at or after that line.
 //!
 //! **Contradictions.** A head with a `seq` the lead already holds under another hash, or a `seq`
-//! below the newest kept one, cannot come from the log the lead witnessed: that log was rewritten,
-//! cut or replaced. The heads it contradicts are **held**: never thinned (at most [`MAX_HEADS`] / 2
+//! below a kept one, cannot come from the log the lead witnessed: that log was rewritten, cut or
+//! replaced. Nor can a log that, by the member's own check at the start of a run, does not hold a
+//! kept head with its hash (`contradicted`): that catches a rewrite whose log was also made longer
+//! than the lead saw, which the `seq`s alone do not show. The heads it contradicts are **held**: never thinned (at most [`MAX_HEADS`] / 2
 //! of them), so the evidence outlives any number of later heads; and not compared again, so a
 //! rewritten log does not make every later head a line.
 //!
@@ -77,9 +79,16 @@ impl KeptHeads {
         self.heads.last().map(|k| &k.head)
     }
 
-    /// The member reports `head` at `now` (`stopping`: as its bridge stops).
-    pub fn observe(&mut self, head: ChainTail, stopping: bool, now: i64) -> Observed {
-        if self.latest() == Some(&head) {
+    /// The member reports `head` at `now` (`stopping`: as its bridge stops; `contradicted`: the
+    /// `seq`s of kept heads its log does not hold).
+    pub fn observe(
+        &mut self,
+        head: ChainTail,
+        stopping: bool,
+        contradicted: &[u64],
+        now: i64,
+    ) -> Observed {
+        if self.latest() == Some(&head) && contradicted.is_empty() {
             return Observed {
                 changed: false,
                 line: false,
@@ -93,7 +102,8 @@ impl KeptHeads {
         // A held head was contradicted once already; its line was written then.
         for kept in self.heads.iter_mut().filter(|k| !k.held) {
             let against = (kept.head.seq == head.seq && kept.head.hash != head.hash)
-                || kept.head.seq > head.seq;
+                || kept.head.seq > head.seq
+                || contradicted.contains(&kept.head.seq);
             if against {
                 contradicts.push(kept.head.clone());
                 if room > 0 {
@@ -102,12 +112,23 @@ impl KeptHeads {
                 }
             }
         }
-        self.heads.retain(|k| k.head != head);
-        self.heads.push(KeptHead {
-            head,
-            at: now,
-            held: false,
-        });
+        let repeated = self.latest() == Some(&head);
+        if repeated && contradicts.is_empty() {
+            return Observed {
+                changed: false,
+                line: false,
+                contradicts,
+                heads: 0,
+            };
+        }
+        if !repeated {
+            self.heads.retain(|k| k.head != head);
+            self.heads.push(KeptHead {
+                head,
+                at: now,
+                held: false,
+            });
+        }
         self.thin();
         self.unlined += 1;
         let line = !contradicts.is_empty()
@@ -161,28 +182,28 @@ mod tests {
     #[test]
     fn the_first_head_is_a_line_then_one_per_ten_minutes_and_each_stop() {
         let mut kept = KeptHeads::default();
-        let first = kept.observe(head(10, 'a'), false, 1_000);
+        let first = kept.observe(head(10, 'a'), false, &[], 1_000);
         assert!(first.changed && first.line);
         assert_eq!(first.heads, 1);
-        let again = kept.observe(head(10, 'a'), false, 1_001);
+        let again = kept.observe(head(10, 'a'), false, &[], 1_001);
         assert!(
             !again.changed && !again.line,
             "the same head again is nothing"
         );
-        assert!(!kept.observe(head(20, 'a'), false, 1_100).line);
-        assert!(!kept.observe(head(30, 'a'), false, 1_200).line);
-        let tenth_minute = kept.observe(head(40, 'a'), false, 1_000 + LINE_EVERY_SECS);
+        assert!(!kept.observe(head(20, 'a'), false, &[], 1_100).line);
+        assert!(!kept.observe(head(30, 'a'), false, &[], 1_200).line);
+        let tenth_minute = kept.observe(head(40, 'a'), false, &[], 1_000 + LINE_EVERY_SECS);
         assert!(tenth_minute.line);
         assert_eq!(
             tenth_minute.heads, 3,
             "the line counts the heads kept since the last"
         );
         assert!(
-            kept.observe(head(41, 'a'), true, 1_601).line,
+            kept.observe(head(41, 'a'), true, &[], 1_601).line,
             "a clean stop"
         );
         assert!(kept
-            .observe(head(42, 'a'), false, 1_602)
+            .observe(head(42, 'a'), false, &[], 1_602)
             .contradicts
             .is_empty());
     }
@@ -190,12 +211,12 @@ mod tests {
     #[test]
     fn a_rewritten_or_shorter_log_contradicts_and_the_evidence_is_held() {
         let mut kept = KeptHeads::default();
-        kept.observe(head(10, 'a'), false, 0);
-        kept.observe(head(12, 'a'), true, 1);
-        let rewritten = kept.observe(head(12, 'b'), false, 2);
+        kept.observe(head(10, 'a'), false, &[], 0);
+        kept.observe(head(12, 'a'), true, &[], 1);
+        let rewritten = kept.observe(head(12, 'b'), false, &[], 2);
         assert!(rewritten.line);
         assert_eq!(rewritten.contradicts, vec![head(12, 'a')]);
-        let shorter = kept.observe(head(11, 'c'), false, 3);
+        let shorter = kept.observe(head(11, 'c'), false, &[], 3);
         assert_eq!(
             shorter.contradicts,
             vec![head(12, 'b')],
@@ -203,7 +224,7 @@ mod tests {
         );
         // However many heads follow, the held ones stay.
         for seq in 13..200 {
-            kept.observe(head(seq, 'd'), false, 4);
+            kept.observe(head(seq, 'd'), false, &[], 4);
         }
         assert!(kept.heads.len() <= MAX_HEADS);
         assert!(kept.heads.iter().any(|k| k.head == head(12, 'a') && k.held));
@@ -211,10 +232,28 @@ mod tests {
     }
 
     #[test]
+    fn a_longer_log_the_member_finds_at_odds_with_the_kept_heads_contradicts_them() {
+        let mut kept = KeptHeads::default();
+        kept.observe(head(10, 'a'), false, &[], 0);
+        kept.observe(head(20, 'a'), true, &[], 1);
+        // Rewritten and made longer: the seqs alone look like progress.
+        assert!(kept
+            .observe(head(25, 'b'), false, &[], 2)
+            .contradicts
+            .is_empty());
+        let reported = kept.observe(head(25, 'b'), false, &[20], 3);
+        assert!(reported.changed && reported.line);
+        assert_eq!(reported.contradicts, vec![head(20, 'a')]);
+        assert!(kept.heads.iter().any(|k| k.head == head(20, 'a') && k.held));
+        assert_eq!(kept.latest(), Some(&head(25, 'b')), "the head is kept once");
+        assert_eq!(kept.heads.len(), 3);
+    }
+
+    #[test]
     fn thinning_keeps_the_oldest_the_recent_and_a_spread() {
         let mut kept = KeptHeads::default();
         for seq in 1..=1_000u64 {
-            kept.observe(head(seq * 10, 'a'), false, 0);
+            kept.observe(head(seq * 10, 'a'), false, &[], 0);
         }
         assert_eq!(kept.heads.len(), MAX_HEADS);
         assert_eq!(kept.heads[0].head.seq, 10, "the oldest head stays");
@@ -232,7 +271,7 @@ mod tests {
     #[test]
     fn the_kept_heads_round_trip_through_the_store_without_the_line_clock() {
         let mut kept = KeptHeads::default();
-        kept.observe(head(3, 'a'), false, 5);
+        kept.observe(head(3, 'a'), false, &[], 5);
         let bytes = serde_json::to_vec(&kept).unwrap();
         let back: KeptHeads = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(back.heads, kept.heads);
