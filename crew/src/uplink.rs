@@ -105,3 +105,43 @@ pub struct WitnessedHead {
     /// When the lead received it (RFC 3339, the lead's clock).
     pub at: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire;
+
+    fn head(hash: &str) -> AuditHead {
+        AuditHead {
+            seq: 12,
+            hash: hash.to_owned(),
+            stopping: true,
+            contradicted: vec![1, 11],
+        }
+    }
+
+    #[test]
+    fn audit_heads_and_witnessed_heads_round_trip() {
+        let ask = Uplink::AuditHead(head(&"a".repeat(64)));
+        let bytes = wire::encode(&ask).expect("encode");
+        assert_eq!(wire::decode::<Uplink>(&bytes).expect("decode"), ask);
+        let answer = UplinkAnswer::Witnessed(vec![WitnessedHead {
+            seq: 12,
+            hash: "b".repeat(64),
+            at: "2026-12-06T15:00:00Z".to_owned(),
+        }]);
+        let bytes = wire::encode(&answer).expect("encode");
+        assert_eq!(
+            wire::decode::<UplinkAnswer>(&bytes).expect("decode"),
+            answer
+        );
+    }
+
+    #[test]
+    fn only_64_lowercase_hex_digits_are_a_hash() {
+        assert!(head(&"0123456789abcdef".repeat(4)).is_well_formed());
+        assert!(!head(&"A".repeat(64)).is_well_formed());
+        assert!(!head(&"a".repeat(63)).is_well_formed());
+        assert!(!head(&format!("{}g", "a".repeat(63))).is_well_formed());
+    }
+}
