@@ -168,6 +168,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     let root = CancellationToken::new();
     let tasks = TaskTracker::new();
     let open_audit_breaks = Arc::new(AtomicU64::new(0));
+    let (audit_head_tx, audit_head) = tokio::sync::watch::channel(None);
     let relays = Relays::default();
     let lead_link = LeadLink::default();
     let counters = Arc::new(Counters::restored(
@@ -184,6 +185,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         machine: machine.clone(),
         audit: audit_slot.clone(),
         open_audit_breaks: Arc::clone(&open_audit_breaks),
+        audit_head,
         audit_content: Arc::new(settings.audit_content.clone()),
         masker: Arc::clone(&masker),
         counters: Arc::clone(&counters),
@@ -262,6 +264,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         },
         machine: machine.clone(),
         open_breaks: open_audit_breaks,
+        head: Arc::new(audit_head_tx),
     };
     let pairing_args = PairingArgs {
         store: store.clone(),
@@ -357,6 +360,13 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     )
     .await
     .context("starting the supervision tree")?;
+    // After the actors started: the crew's role and the log's head are known.
+    ctx.spawn(crate::app::witness::run(
+        ctx.clone(),
+        settings
+            .state_dir
+            .join(collie_actors::state_files::AUDIT_LOG),
+    ));
 
     Ok(RunningBridge {
         http_addr,
@@ -395,6 +405,9 @@ impl RunningBridge {
     async fn stop(self) {
         // Sessions first: their processes must not outlive the bridge (SPEC §11).
         self.ctx.stop_tools().await;
+        // A member's lead witnesses where its audit log stands as it stops (issue 28), while the
+        // link and the audit actor still run.
+        self.ctx.send_final_head().await;
         let RunningBridge {
             supervisor,
             mut join,

@@ -30,6 +30,8 @@
 //!   the store holds (anchor, breaks, kept lines); [`denials`] limits `security.denied` lines to
 //!   one a minute per source and reason.
 //! - [`verify`] checks a whole log and names the first bad `seq`; [`tail`] returns the last lines.
+//! - [`witness`]: the member's chain head, sent to the lead and kept there, so that `collie audit
+//!   verify --witnessed` notices a history rewritten with every hash and the anchor recomputed.
 //!
 //! **Line format.** Members in this order, no whitespace, then `\n`:
 //!
@@ -71,6 +73,7 @@ mod sink;
 pub mod stored;
 mod tail;
 mod verify;
+pub mod witness;
 
 #[cfg(test)]
 mod proptests;
@@ -87,4 +90,4 @@ pub use log::{AuditLog, Mask};
 pub use sink::{AuditSink, FileSink};
 pub use stored::BreakRecord;
 pub use tail::{examine, tail};
-pub use verify::{verify, VerifyFailure, VerifyProblem, VerifyReport};
+pub use verify::{verify, verify_at, VerifyFailure, VerifyProblem, VerifyReport};

@@ -18,7 +18,8 @@
 //! the simulations alike; it keeps the members and invites in [`core::Registry`] (`now` passed
 //! in). [`backoff::Backoff`] gives reconnect delays (the random fraction passed in). [`invite`] is
 //! the invite string, `persist.rs` what the `crew` table holds ([`registry_from_entries`] reads
-//! the registry back from its entries). A member's side is `member_role.rs`.
+//! the registry back from its entries). A member's side is `member_role.rs`. `lead_witness.rs` keeps
+//! the members' audit chain heads ([`crate::audit::witness`]).
 //!
 //! **When it fails.** The supervisor restarts it; `pre_start` reads the role from the store and
 //! reopens the endpoint (a lead on the address it had), so members reconnect by themselves. The
@@ -30,6 +31,7 @@ pub mod core;
 pub mod invite;
 pub mod lead;
 mod lead_role;
+mod lead_witness;
 pub mod link;
 mod member_role;
 mod persist;

@@ -41,7 +41,8 @@ pub enum Table {
     /// Small named values (audit tail, salts, versions).
     Meta,
     /// The crew: this bridge's role and crew secret (`role`), pinned members (`member/<name>`) and
-    /// issued invites (`invite/<hash of the join secret>`).
+    /// issued invites (`invite/<hash of the join secret>`), and on a lead the audit chain heads
+    /// each member sent (`witness/<name>`, see `crate::audit::witness`).
     Crew,
     /// The audit log's anchor (`anchor`: the end of the log the store vouches for), its recorded
     /// breaks (`break/<seq>`) and the lines kept while the log could not be written

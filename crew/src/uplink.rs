@@ -17,6 +17,12 @@ pub enum Uplink {
     Walky(Box<Signed>),
     /// The crew's addressable panes.
     Who,
+    /// The head of this member's audit chain, for the lead to witness (answered
+    /// [`UplinkAnswer::HeadKept`]).
+    AuditHead(AuditHead),
+    /// The heads of this member's audit chain the lead keeps (answered
+    /// [`UplinkAnswer::Witnessed`]).
+    Witnessed,
     /// A request this side does not know.
     #[serde(other)]
     Unknown,
@@ -37,6 +43,10 @@ pub enum UplinkAnswer {
     },
     /// The lead cannot do it; the text says why.
     Refused(String),
+    /// The lead keeps the head it was sent.
+    HeadKept,
+    /// The heads of the asking member's audit chain the lead keeps, oldest first.
+    Witnessed(Vec<WitnessedHead>),
     /// An answer this side does not know.
     #[serde(other)]
     Unknown,
@@ -56,4 +66,82 @@ pub struct WhoPane {
     /// Its foreground process is a shell: messages to it are refused (SPEC §9).
     #[serde(default)]
     pub at_shell: bool,
+}
+
+/// The last line of a member's audit log, as the member reports it (SPEC §7: `seq` and `hash`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditHead {
+    /// The line's `seq`.
+    pub seq: u64,
+    /// The line's `hash`: 64 lowercase hex digits.
+    pub hash: String,
+    /// Sent as the member's bridge stops cleanly.
+    pub stopping: bool,
+    /// The `seq`s of heads the lead keeps that this log does not hold with their hash (checked
+    /// by the member at the first head of each run; empty otherwise). Last, so an older lead
+    /// reads the head without it.
+    #[serde(default)]
+    pub contradicted: Vec<u64>,
+}
+
+impl AuditHead {
+    /// Whether `hash` is 64 lowercase hex digits (the lead keeps nothing else).
+    pub fn is_well_formed(&self) -> bool {
+        self.hash.len() == 64
+            && self
+                .hash
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    }
+}
+
+/// A head of a member's audit chain the lead keeps.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WitnessedHead {
+    /// The line's `seq`.
+    pub seq: u64,
+    /// The line's `hash`.
+    pub hash: String,
+    /// When the lead received it (RFC 3339, the lead's clock).
+    pub at: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire;
+
+    fn head(hash: &str) -> AuditHead {
+        AuditHead {
+            seq: 12,
+            hash: hash.to_owned(),
+            stopping: true,
+            contradicted: vec![1, 11],
+        }
+    }
+
+    #[test]
+    fn audit_heads_and_witnessed_heads_round_trip() {
+        let ask = Uplink::AuditHead(head(&"a".repeat(64)));
+        let bytes = wire::encode(&ask).expect("encode");
+        assert_eq!(wire::decode::<Uplink>(&bytes).expect("decode"), ask);
+        let answer = UplinkAnswer::Witnessed(vec![WitnessedHead {
+            seq: 12,
+            hash: "b".repeat(64),
+            at: "2026-12-06T15:00:00Z".to_owned(),
+        }]);
+        let bytes = wire::encode(&answer).expect("encode");
+        assert_eq!(
+            wire::decode::<UplinkAnswer>(&bytes).expect("decode"),
+            answer
+        );
+    }
+
+    #[test]
+    fn only_64_lowercase_hex_digits_are_a_hash() {
+        assert!(head(&"0123456789abcdef".repeat(4)).is_well_formed());
+        assert!(!head(&"A".repeat(64)).is_well_formed());
+        assert!(!head(&"a".repeat(63)).is_well_formed());
+        assert!(!head(&format!("{}g", "a".repeat(63))).is_well_formed());
+    }
 }

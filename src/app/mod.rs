@@ -47,6 +47,7 @@ pub mod tools;
 pub mod walky;
 pub mod windows;
 pub mod wire;
+pub mod witness;
 
 use std::sync::Arc;
 

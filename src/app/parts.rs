@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
-use collie_actors::audit::AuditMsg;
+use collie_actors::audit::{AuditMsg, ChainTail};
 use collie_actors::cards::actor::CardsMsg;
 use collie_actors::cards::screens::ScreensMsg;
 use collie_actors::crew_link::{CrewMsg, CrewView, LeadLink, Relays};
@@ -23,6 +23,7 @@ use collie_actors::redact::Masker;
 use collie_actors::slot::Slot;
 use collie_actors::tools::toolbox::Toolbox;
 use collie_actors::walky::actor::WalkyMsg;
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -37,6 +38,9 @@ pub struct CoreParts {
     pub audit: Slot<AuditMsg>,
     /// Recorded audit breaks nobody acknowledged yet (published by the audit actor; SPEC §7).
     pub open_audit_breaks: Arc<AtomicU64>,
+    /// The audit log's last line (published by the audit actor; a member sends it to its lead,
+    /// [`super::witness`]).
+    pub audit_head: watch::Receiver<Option<ChainTail>>,
     /// `preview` or `none`.
     pub audit_content: Arc<String>,
     /// The masker handed out by the redactor.

@@ -4,8 +4,11 @@
 //! `verify` reads the file directly and compares its end with what the store vouches for: it asks
 //! the running bridge (whose answer also says how long the file was when it answered, so lines
 //! appended meanwhile are not read half-way), or opens the store itself when no bridge runs (sled
-//! allows one process). Recorded breaks are listed; any not acknowledged fails the check.
+//! allows one process). Recorded breaks are listed; any not acknowledged fails the check. With
+//! `--witnessed` it also compares the log with the heads the crew's lead witnessed
+//! ([`super::witnessed`]).
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -23,9 +26,15 @@ pub(super) enum Cmd {
     /// Check every line's hash, the chain, and the end the store vouches for; list recorded
     /// breaks. Exit 1 naming the first bad seq, or any break not acknowledged.
     Verify {
-        /// Print `{"ok","records","last_seq","failure","breaks"}`.
+        /// Print `{"ok","records","last_seq","failure","breaks"}` (with `--witnessed`, also
+        /// `"witnessed"`).
         #[arg(long)]
         json: bool,
+        /// On a crew member: also ask the lead (through the running bridge) which heads of this
+        /// log it witnessed, and check that each is a line of this log with that hash. Exit 1 on
+        /// a mismatch, when the lead keeps no head, or when the lead cannot be asked.
+        #[arg(long)]
+        witnessed: bool,
     },
     /// Print the last lines of the audit log.
     Tail {
@@ -92,6 +101,26 @@ pub(super) fn check(settings: &Settings) -> anyhow::Result<Checked> {
     })
 }
 
+/// The log of `settings` checked against the running bridge's view as [`check`] does, with the
+/// hashes of its lines at `seqs` (for `--witnessed`).
+pub(super) fn check_at(
+    settings: &Settings,
+    status: AuditStatus,
+    seqs: &BTreeSet<u64>,
+) -> anyhow::Result<(Checked, BTreeMap<u64, String>)> {
+    let path = settings
+        .state_dir
+        .join(collie_actors::state_files::AUDIT_LOG);
+    let (report, chain) = audit::verify_at(&path, Some(&status.anchor), status.len, seqs)?;
+    let checked = Checked {
+        report,
+        breaks: status.breaks,
+        kept: status.kept,
+        anchored: true,
+    };
+    Ok((checked, chain))
+}
+
 pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
     let settings = super::settings()?;
     let path = settings
@@ -104,7 +133,11 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Verify { json } => {
+        Cmd::Verify {
+            json,
+            witnessed: true,
+        } => super::witnessed::run(&settings, json),
+        Cmd::Verify { json, .. } => {
             let checked = check(&settings)?;
             if json {
                 super::print_json(&Verified::of(&checked))?;
@@ -132,8 +165,8 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
 
 /// `collie audit verify --json`.
 #[derive(serde::Serialize)]
-struct Verified<'a> {
-    ok: bool,
+pub(super) struct Verified<'a> {
+    pub(super) ok: bool,
     records: u64,
     last_seq: Option<u64>,
     interrupted: &'a [u64],
@@ -143,7 +176,7 @@ struct Verified<'a> {
 }
 
 impl<'a> Verified<'a> {
-    fn of(checked: &'a Checked) -> Self {
+    pub(super) fn of(checked: &'a Checked) -> Self {
         Verified {
             ok: checked.is_ok(),
             records: checked.report.records,
@@ -156,7 +189,7 @@ impl<'a> Verified<'a> {
     }
 }
 
-fn print_checked(checked: &Checked) -> std::io::Result<()> {
+pub(super) fn print_checked(checked: &Checked) -> std::io::Result<()> {
     let report = &checked.report;
     let last = report
         .last_seq

@@ -25,6 +25,7 @@ mod redact;
 mod sent;
 mod show;
 mod walky;
+mod witnessed;
 
 use std::process::ExitCode;
 

@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::protocol::{Reply, Request};
 use super::replies::{
     Acknowledged, Crew, Devices, Invite, Message, PairCode, Pane, Panes, Screen, StarterRows,
+    Witnessed,
 };
 use crate::app::create::CreateAsk;
 use crate::app::pane_writes::{PaneClose, PaneInput, PaneRename};
@@ -34,6 +35,10 @@ async fn answer(app: &App, req: Request, peer: Option<u32>) -> Result<Value, App
     match req {
         Request::Status => data(app.status().await),
         Request::AuditStatus => data(app.audit_status().await?),
+        Request::AuditWitnessed => {
+            let (heads, status) = app.audit_witnessed().await?;
+            data(Witnessed { heads, status })
+        }
         Request::AuditAcknowledge { seq } => {
             data(Acknowledged::from(app.acknowledge_break(seq).await?))
         }

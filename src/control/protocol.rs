@@ -13,6 +13,9 @@ pub enum Request {
     /// The audit log as the bridge knows it: anchor, length, recorded breaks (for `collie audit
     /// verify` and `collie doctor`).
     AuditStatus,
+    /// The heads of this member's audit log its lead keeps, then the log as the bridge knows it
+    /// (`collie audit verify --witnessed`).
+    AuditWitnessed,
     /// Mark a recorded audit break acknowledged.
     AuditAcknowledge {
         /// The break's `seq`.

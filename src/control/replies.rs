@@ -10,7 +10,7 @@ mod panes;
 
 use serde::{Deserialize, Serialize};
 
-pub use self::audit::Acknowledged;
+pub use self::audit::{Acknowledged, Witnessed};
 pub use self::crew::{Crew, Machine, Role};
 pub use self::panes::{At, Pane, Panes, Screen};
 

@@ -1,5 +1,6 @@
 //! The lead's side of the streams members open after their hello ([`collie_crew::uplink`]):
-//! decoded here, answered by the application ([`crate::app::walky::forward`]).
+//! decoded here, answered by the application ([`crate::app::walky::forward`], and the audit heads
+//! of [`crate::app::witness`]).
 
 use collie_actors::crew_link::UplinkStream;
 use collie_crew::relay::server::REQUEST_WITHIN;
@@ -55,6 +56,14 @@ async fn serve(app: &App, stream: UplinkStream) {
             let (panes, unreachable) = crate::app::walky::inbox::crew_panes(app).await;
             UplinkAnswer::Who { panes, unreachable }
         }
+        Uplink::AuditHead(head) => match app.keep_audit_head(&member, head).await {
+            Ok(()) => UplinkAnswer::HeadKept,
+            Err(why) => UplinkAnswer::Refused(why),
+        },
+        Uplink::Witnessed => match app.witnessed_heads(&member).await {
+            Ok(heads) => UplinkAnswer::Witnessed(heads),
+            Err(why) => UplinkAnswer::Refused(why),
+        },
         _ => UplinkAnswer::Refused("unknown request".into()),
     };
     let _ = send.send_message(&answer).await;

@@ -36,6 +36,7 @@ use std::time::Duration;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
+use tokio::sync::watch;
 use tokio_util::task::AbortOnDropHandle;
 
 use super::anchor::{self, Anchor, Break, Pending, Verdict};
@@ -73,6 +74,9 @@ pub struct AuditArgs {
     pub machine: MachineName,
     /// The number of recorded breaks nobody acknowledged yet, published for `/api/health`.
     pub open_breaks: Arc<AtomicU64>,
+    /// The log's last line, published after every message (a member sends it to its lead to
+    /// witness, [`super::witness`]).
+    pub head: Arc<watch::Sender<Option<ChainTail>>>,
 }
 
 /// What became of an `AppendOrKeep` line.
@@ -223,6 +227,7 @@ impl Actor for AuditActor {
             tracing::error!(error = %e, kept = state.kept.len(), "audit log not writable; lines are kept in the store");
         }
         state.arm_tick(&myself);
+        state.publish_head();
         Ok(state)
     }
 
@@ -253,6 +258,7 @@ impl Actor for AuditActor {
             }
         }
         state.arm_tick(&myself);
+        state.publish_head();
         Ok(())
     }
 
@@ -353,6 +359,18 @@ impl AuditState {
 
     fn machine(&self) -> String {
         self.args.machine.get()
+    }
+
+    /// Publishes the log's last line, when it moved.
+    fn publish_head(&self) {
+        let head = self.log.tail();
+        self.args.head.send_if_modified(|h| {
+            let moved = *h != head;
+            if moved {
+                h.clone_from(&head);
+            }
+            moved
+        });
     }
 
     fn publish_open_breaks(&self) {

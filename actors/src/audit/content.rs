@@ -65,6 +65,8 @@ pub const IDENTIFIER_KEYS: &[&str] = &[
     "expected_seq",
     "found",
     "break_seq",
+    "hash",
+    "contradicts",
     "source",
     "count",
     "id",

@@ -48,6 +48,9 @@ pub enum AuditEventKind {
     AuditBreak,
     /// `audit.acknowledged`: a person acknowledged a recorded break (`collie audit acknowledge`).
     AuditAcknowledged,
+    /// `audit.witnessed`: on a lead, a member's audit chain head it keeps (issue 28; not in SPEC
+    /// §7's list; how often it is a line: [`crate::audit::witness::KeptHeads`]).
+    AuditWitnessed,
     /// `card.answered`: a device answered a card (SPEC §10.1: the card, its source, the option).
     CardAnswered,
     /// `hooks.installed`: `collie hooks install|uninstall` changed an agent's settings file
@@ -93,7 +96,7 @@ pub enum AuditEventKind {
 impl AuditEventKind {
     /// Every event but the `tool.*` family, in the order of SPEC §7 (the tools are
     /// [`ToolName::ALL`](crate::tools::ToolName::ALL)).
-    pub const ALL: [Self; 34] = [
+    pub const ALL: [Self; 35] = [
         Self::DevicePaired,
         Self::DeviceRevoked,
         Self::DeviceExpiry,
@@ -128,6 +131,7 @@ impl AuditEventKind {
         Self::CommandRun,
         Self::StarterAdded,
         Self::StarterRemoved,
+        Self::AuditWitnessed,
     ];
 
     /// The event's name as written in the `event` member of a line.
@@ -151,6 +155,7 @@ impl AuditEventKind {
             Self::WalkyRejected => "walky.rejected",
             Self::AuditBreak => "audit.break",
             Self::AuditAcknowledged => "audit.acknowledged",
+            Self::AuditWitnessed => "audit.witnessed",
             Self::CardAnswered => "card.answered",
             Self::HooksInstalled => "hooks.installed",
             Self::PushSubscribed => "push.subscribed",
@@ -279,7 +284,7 @@ mod tests {
             assert!(seen.insert(kind.as_str()), "duplicate name {kind}");
             assert_eq!(kind.as_str().parse::<AuditEventKind>().ok(), Some(kind));
         }
-        assert_eq!(seen.len(), 34);
+        assert_eq!(seen.len(), 35);
         for tool in crate::tools::ToolName::ALL {
             let kind = AuditEventKind::Tool(tool);
             assert!(seen.insert(kind.as_str()), "duplicate name {kind}");
@@ -327,6 +332,7 @@ mod tests {
                 "command.run",
                 "starter.added",
                 "starter.removed",
+                "audit.witnessed",
             ]
         );
     }

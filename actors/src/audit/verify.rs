@@ -23,7 +23,7 @@
 //! hashes recomputed), and the same `seq` with another hash is a rewritten log.
 
 use std::{
-    collections::BTreeMap,
+    collections::{BTreeMap, BTreeSet},
     fmt,
     fs::File,
     io::{self, BufRead, BufReader, ErrorKind, Read},
@@ -160,18 +160,39 @@ pub fn verify(
     anchor: Option<&Anchor>,
     limit: Option<u64>,
 ) -> Result<VerifyReport, AuditError> {
+    verify_at(path, anchor, limit, &BTreeSet::new()).map(|(report, _)| report)
+}
+
+/// [`verify`], and the hashes of the chain's lines at `seqs` (for the heads a lead witnessed,
+/// [`super::witness`]). Only lines that are part of the verified chain are returned: a line
+/// after the chain's first failure, or an unreadable one, is not.
+pub fn verify_at(
+    path: &Path,
+    anchor: Option<&Anchor>,
+    limit: Option<u64>,
+    seqs: &BTreeSet<u64>,
+) -> Result<(VerifyReport, BTreeMap<u64, String>), AuditError> {
+    let mut found = BTreeMap::new();
     let report = match File::open(path) {
         Ok(file) => {
             let limited = file.take(limit.unwrap_or(u64::MAX));
-            verify_reader(BufReader::new(limited), anchor)
+            verify_reader(BufReader::new(limited), anchor, seqs, &mut found)
         }
-        Err(err) if err.kind() == ErrorKind::NotFound => verify_reader(io::empty(), anchor),
+        Err(err) if err.kind() == ErrorKind::NotFound => {
+            verify_reader(io::empty(), anchor, seqs, &mut found)
+        }
         Err(err) => Err(err),
     };
-    report.map_err(|err| AuditError::read(path, err))
+    let report = report.map_err(|err| AuditError::read(path, err))?;
+    Ok((report, found))
 }
 
-fn verify_reader<R: BufRead>(mut reader: R, anchor: Option<&Anchor>) -> io::Result<VerifyReport> {
+fn verify_reader<R: BufRead>(
+    mut reader: R,
+    anchor: Option<&Anchor>,
+    seqs: &BTreeSet<u64>,
+    found: &mut BTreeMap<u64, String>,
+) -> io::Result<VerifyReport> {
     let mut expected = 1u64;
     let mut prev = GENESIS_PREV.to_owned();
     let mut last: Option<ChainTail> = None;
@@ -216,6 +237,9 @@ fn verify_reader<R: BufRead>(mut reader: R, anchor: Option<&Anchor>) -> io::Resu
                 interrupted.extend(skipped.drain(..).map(|(line, _)| line));
                 if watched.contains(&rec.seq) {
                     lines_of.insert(rec.seq, line_no);
+                }
+                if seqs.contains(&rec.seq) {
+                    found.insert(rec.seq, rec.hash.clone());
                 }
                 expected = rec.seq + 1;
                 records += 1;
@@ -399,7 +423,13 @@ pub(super) mod tests {
     use crate::audit::{AuditChain, AuditEventKind, AuditRecord, ContentMode};
 
     pub(crate) fn check(bytes: &[u8], anchor: Option<&Anchor>) -> VerifyReport {
-        verify_reader(Cursor::new(bytes), anchor).unwrap()
+        verify_reader(
+            Cursor::new(bytes),
+            anchor,
+            &BTreeSet::new(),
+            &mut BTreeMap::new(),
+        )
+        .unwrap()
     }
 
     /// What the store vouches for after the log ended at `tail` (nothing in flight).

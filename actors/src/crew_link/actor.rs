@@ -25,7 +25,8 @@ use super::persist::{self, RoleRecord};
 use super::{
     CrewError, CrewRole, CrewView, LeadLink, MachineView, RelayStream, Relays, UplinkStream,
 };
-use crate::audit::AuditMsg;
+use crate::audit::witness::{KeptHead, KeptHeads};
+use crate::audit::{AuditMsg, ChainTail};
 use crate::machine::MachineName;
 use crate::slot::Slot;
 use crate::store::Store;
@@ -138,6 +139,27 @@ pub enum CrewMsg {
         /// `Some` while up.
         lead_version: Option<String>,
     },
+    /// On a lead: a member sent its audit chain head; keep it (and audit it, as
+    /// [`KeptHeads`] says).
+    KeepHead {
+        /// The member (named by its connection).
+        member: String,
+        /// Its log's last line.
+        head: ChainTail,
+        /// Sent as the member's bridge stops.
+        stopping: bool,
+        /// The `seq`s of kept heads the member's log does not hold.
+        contradicted: Vec<u64>,
+        /// Kept, or why not.
+        reply: RpcReplyPort<Result<(), CrewError>>,
+    },
+    /// On a lead: the heads of a member's audit log it keeps, oldest first.
+    Witnessed {
+        /// The member (named by its connection).
+        member: String,
+        /// The heads.
+        reply: RpcReplyPort<Result<Vec<KeptHead>, CrewError>>,
+    },
 }
 
 /// A lead's live connection to an online member.
@@ -155,6 +177,8 @@ pub(super) struct Lead {
     pub(super) address: SocketAddr,
     /// The connections of online members, by connection number.
     pub(super) links: BTreeMap<u64, Link>,
+    /// The heads of each member's audit log this lead keeps (`lead_witness.rs`).
+    pub(super) witness: BTreeMap<String, KeptHeads>,
 }
 
 /// The member role.
@@ -364,6 +388,22 @@ impl Actor for CrewActor {
             }
             CrewMsg::LeadGone { name, conn_id } => state.lead_gone(&name, conn_id),
             CrewMsg::MemberLink { lead_version } => state.member_link(lead_version),
+            CrewMsg::KeepHead {
+                member,
+                head,
+                stopping,
+                contradicted,
+                reply,
+            } => {
+                let _ = reply.send(
+                    state
+                        .keep_head(&member, head, stopping, &contradicted)
+                        .await,
+                );
+            }
+            CrewMsg::Witnessed { member, reply } => {
+                let _ = reply.send(state.witnessed(&member));
+            }
         }
         Ok(())
     }

@@ -37,6 +37,7 @@ impl CrewState {
         let identity =
             Arc::new(Identity::load_or_create(&identity_dir(&self.args)).map_err(unavailable)?);
         let (members, invites) = persist::load_registry(&self.args.store)?;
+        let witness = super::lead_witness::load_witness(&self.args.store)?;
         let (core, effects) = LeadCore::open(
             self.args.machine.get(),
             VERSION.to_owned(),
@@ -86,6 +87,7 @@ impl CrewState {
             pins,
             address,
             links: BTreeMap::new(),
+            witness,
         }));
         Ok(())
     }
@@ -175,6 +177,13 @@ impl CrewState {
             return Err(CrewError::NotLead);
         };
         let effects = lead.core.commit_remove(plan);
+        if lead.witness.remove(name).is_some() {
+            // Housekeeping after the removal: a failure leaves heads nobody asks for.
+            let forget = super::lead_witness::forget_change(name);
+            if let Err(e) = self.args.store.apply(Table::Crew, &[forget]) {
+                tracing::warn!(error = %e, member = %name, "cannot forget a removed member's audit heads");
+            }
+        }
         self.apply(effects);
         Ok(())
     }

@@ -1,7 +1,8 @@
-//! The control socket's `collie audit acknowledge SEQ` answer: the adapter's own type, converted
-//! from the audit actor's record of the break here.
+//! The control socket's `collie audit acknowledge SEQ` and `collie audit verify --witnessed`
+//! answers: the adapter's own types, converted from the audit actor's records here.
 
-use collie_actors::audit::BreakRecord;
+use collie_actors::audit::{AuditStatus, BreakRecord};
+use collie_crew::uplink::WitnessedHead;
 use serde::{Deserialize, Serialize};
 
 /// `collie audit acknowledge SEQ`: the break now acknowledged (it stays on record).
@@ -23,4 +24,14 @@ impl From<BreakRecord> for Acknowledged {
         };
         Acknowledged { seq: b.seq, at, by }
     }
+}
+
+/// `collie audit verify --witnessed`: what the lead keeps of this log, and the log here (taken
+/// after the lead answered).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Witnessed {
+    /// The heads the lead keeps, oldest first.
+    pub heads: Vec<WitnessedHead>,
+    /// The log as the audit actor knows it.
+    pub status: AuditStatus,
 }

@@ -15,6 +15,7 @@ fn args(dir: &std::path::Path) -> AuditArgs {
         mask: Arc::new(|s: &str| s.to_owned()),
         machine: MachineName::new("web-1"),
         open_breaks: Arc::new(AtomicU64::new(0)),
+        head: Arc::new(watch::channel(None).0),
     }
 }
 
@@ -174,6 +175,32 @@ async fn a_batch_the_log_refuses_is_refused_to_every_writer_and_the_next_one_goe
     assert_eq!(tail.seq, 1, "nothing of the refused batch was committed");
     assert_eq!(logged(dir.path()).lines().count(), 1);
 
+    actor.stop(None);
+    handle.await.expect("stopped");
+}
+
+#[tokio::test]
+async fn the_head_is_published_after_each_commit_and_at_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let a = args(dir.path());
+    let head = a.head.subscribe();
+    let (actor, handle) = Actor::spawn(None, AuditActor, a).await.expect("spawn");
+    assert_eq!(*head.borrow(), None, "an empty log has no head");
+    let mut last = None;
+    for rx in append_all(&actor, 3) {
+        last = Some(rx.await.expect("answer").expect("appended"));
+    }
+    let _ = ractor::call!(actor, AuditMsg::Status).expect("status");
+    assert_eq!(*head.borrow(), last);
+    assert_eq!(last.as_ref().map(|t| t.seq), Some(3));
+    actor.stop(None);
+    handle.await.expect("stopped");
+
+    // A restarted actor publishes where the log stands before any line.
+    let a = args(dir.path());
+    let head = a.head.subscribe();
+    let (actor, handle) = Actor::spawn(None, AuditActor, a).await.expect("spawn");
+    assert_eq!(*head.borrow(), last);
     actor.stop(None);
     handle.await.expect("stopped");
 }
