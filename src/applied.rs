@@ -13,6 +13,8 @@
 
 pub mod agents;
 pub mod diff;
+#[cfg(test)]
+mod fuzz;
 pub mod gate;
 pub mod record;
 pub mod resolve;

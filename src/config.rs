@@ -13,6 +13,8 @@ use anyhow::{bail, Context, Result};
 use collie_actors::push::endpoint::Service;
 
 mod file;
+#[cfg(test)]
+mod fuzz;
 mod migrate;
 
 pub use file::{

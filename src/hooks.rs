@@ -6,5 +6,7 @@
 //! held permission lives (`crate::app::permission`: the held cap, the shared-server refusal, the
 //! card, "Always allow", the deny message). The hook command itself is `crate::cli::hook`.
 
+#[cfg(test)]
+mod fuzz;
 pub mod server;
 pub mod wire;

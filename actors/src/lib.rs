@@ -6,6 +6,11 @@
 //! assembles them into the supervision tree of SPEC §1.
 #![warn(missing_docs)]
 
+/// The byte strategies of every decoder's fuzz test, shared with the other crates (decision 0063).
+#[cfg(test)]
+#[path = "../../crew/src/fuzzing.rs"]
+mod fuzzing;
+
 pub mod audit;
 pub mod cards;
 pub mod chat;

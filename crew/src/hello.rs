@@ -651,3 +651,6 @@ impl MemberHandshake {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod fuzz;

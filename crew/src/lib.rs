@@ -4,6 +4,8 @@
 //! walky-talky signing across machines (SPEC §9).
 #![warn(missing_docs)]
 
+#[cfg(test)]
+mod fuzzing;
 pub mod hello;
 pub mod identity;
 pub mod name;

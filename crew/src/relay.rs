@@ -715,6 +715,8 @@ pub struct PaneSnapshot {
 }
 
 #[cfg(test)]
+mod fuzz;
+#[cfg(test)]
 mod live_tests;
 #[cfg(test)]
 mod tests;

@@ -10,8 +10,11 @@
 //! `standard()` — little-endian, *variable-length* integers (small ids, lengths and enum indexes
 //! take one byte; the frame limit, not the integer width, bounds sizes) — plus a decode limit of
 //! [`MAX_FRAME`] bytes. bincode claims the length of every string, byte buffer and container
-//! against that limit before it allocates, so a lying inner length inside a small frame cannot make
-//! the decoder allocate more than the limit. The budget counts integers at their in-memory width (a
+//! against that limit, and an adapter between bincode and the types (`bounded`) makes a lying
+//! length cost nothing: strings and byte buffers are read borrowed, so bincode checks that their
+//! bytes are in the payload before anything is allocated, and a list's or map's size hint (which
+//! serde reserves room by) is capped at the payload's length (measured in
+//! `tests/decoder_limits.rs`, decision 0063). The budget counts integers at their in-memory width (a
 //! one-byte varint `u64` counts 8), so it bounds the decoded value's size, not the payload's: a
 //! frame near 16 MiB made mostly of small integers would be refused. Crew messages are mostly text,
 //! whose bytes count once. Encoding writes into a buffer that refuses to grow past the limit, so a
@@ -40,6 +43,8 @@ use bincode::error::{DecodeError, EncodeError};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+mod bounded;
 
 /// The largest payload a frame may carry, in bytes (SPEC §8: 16 MiB).
 pub const MAX_FRAME: usize = 16 * 1024 * 1024;
@@ -141,15 +146,16 @@ pub fn encode_frame<T: Serialize>(value: &T) -> Result<Vec<u8>, WireError> {
 /// Decodes a frame payload (without the length prefix) into a `T`.
 ///
 /// Trailing bytes after the value are ignored: that is where a newer peer appends fields (see the
-/// module docs). Never allocates more than [`MAX_FRAME`] bytes for the value's contents, whatever
-/// lengths the payload claims.
+/// module docs). A length the payload claims costs nothing until the bytes it claims are there
+/// (see the module docs).
 pub fn decode<T: DeserializeOwned>(payload: &[u8]) -> Result<T, WireError> {
     if payload.len() > MAX_FRAME {
         return Err(WireError::TooLarge {
             len: payload.len() as u64,
         });
     }
-    match bincode::serde::decode_from_slice::<T, _>(payload, config()) {
+    let seed = bounded::Seed::<T>::new(payload.len());
+    match bincode::serde::seed_decode_from_slice(seed, payload, config()) {
         Ok((value, _read)) => Ok(value),
         Err(DecodeError::LimitExceeded) => Err(WireError::Malformed(
             "an inner length exceeds the frame limit".to_owned(),

@@ -18,6 +18,8 @@ mod claude;
 mod codex;
 pub mod command;
 pub mod file;
+#[cfg(test)]
+mod fuzz;
 pub mod merge;
 pub mod record;
 mod status;

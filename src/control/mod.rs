@@ -8,6 +8,8 @@
 
 pub mod client;
 pub mod dispatch;
+#[cfg(test)]
+mod fuzz;
 pub mod protocol;
 pub mod replies;
 pub mod server;

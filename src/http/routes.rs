@@ -9,6 +9,8 @@ mod colours;
 mod devices;
 mod durable;
 mod files;
+#[cfg(test)]
+mod fuzz;
 mod meta;
 mod panes;
 mod push;

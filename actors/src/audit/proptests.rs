@@ -130,4 +130,32 @@ proptest! {
         let report = check(&bytes, Some(&anchor_at(chain.tail())));
         prop_assert!(!report.is_ok(), "byte {} ^ {:#x} went unnoticed: {:?}", index, flip, report);
     }
+
+    /// The reader of the log (`collie audit verify`, the bridge's start) on bytes of any kind:
+    /// a report, never a panic (decision 0063).
+    #[test]
+    fn arbitrary_bytes_are_reported_not_panicked_on(bytes in crate::fuzzing::arbitrary(512)) {
+        let _ = check(&bytes, None);
+        let _ = super::line::parse_line(&bytes);
+        let _ = super::line::loose_seq(&bytes);
+    }
+
+    /// A real log damaged anywhere — cut short, bytes flipped, inserted, removed, a line
+    /// repeated: verification and the start's look at the log's end report it without a panic.
+    #[test]
+    fn damaged_logs_are_reported_not_panicked_on(
+        (entries, damage) in entries(1..5).prop_flat_map(|entries| {
+            let (bytes, _) = write(&entries, usize::MAX);
+            (Just(entries), crate::fuzzing::mutated(bytes))
+        }),
+    ) {
+        let (_, chain) = write(&entries, usize::MAX);
+        let _ = check(&damage, Some(&anchor_at(chain.tail())));
+        let _ = check(&damage, None);
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("audit.log");
+        std::fs::write(&path, &damage).expect("write the damaged log");
+        let _ = super::tail::examine(&path).expect("a readable file is examined");
+        let _ = super::tail::tail(&path, 3).expect("a readable file has a tail");
+    }
 }

@@ -77,7 +77,10 @@ impl fmt::Display for InviteCode {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+    use crate::fuzzing::{arbitrary, mutated, text_of};
 
     #[test]
     fn round_trips_and_refuses_garbage() {
@@ -92,5 +95,44 @@ mod tests {
             .to_string()
             .replacen("collie-crew:", "collie-crew:z", 1);
         assert_eq!(InviteCode::parse(&bad), Err(InviteError::BadPin));
+    }
+
+    fn code(pin: [u8; 32], secret: [u8; 32], address: String) -> InviteCode {
+        InviteCode {
+            lead_pin: Pin::from(pin),
+            secret: JoinSecret::from(secret),
+            address,
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// Whatever is pasted, the answer is an invite or one of the three errors (decision 0063).
+        #[test]
+        fn arbitrary_text_never_panics(bytes in arbitrary(200)) {
+            let _ = InviteCode::parse(&text_of(bytes));
+        }
+
+        /// A damaged invite reads as an invite or is refused; one that reads prints back as
+        /// what it read.
+        #[test]
+        fn damaged_invites_read_or_are_refused(
+            bytes in mutated(code([3; 32], [9; 32], "[::1]:7421".into()).to_string().into_bytes()),
+        ) {
+            if let Ok(read) = InviteCode::parse(&text_of(bytes)) {
+                prop_assert_eq!(InviteCode::parse(&read.to_string()), Ok(read));
+            }
+        }
+
+        #[test]
+        fn valid_invites_round_trip(
+            pin in any::<[u8; 32]>(),
+            secret in any::<[u8; 32]>(),
+            address in "[a-z0-9.:\\[\\]-]{1,40}",
+        ) {
+            let c = code(pin, secret, address);
+            prop_assert_eq!(InviteCode::parse(&c.to_string()), Ok(c));
+        }
     }
 }

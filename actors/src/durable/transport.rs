@@ -288,3 +288,6 @@ fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, TransportErro
         column: e.column(),
     })
 }
+
+#[cfg(test)]
+mod fuzz;

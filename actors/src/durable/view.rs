@@ -462,4 +462,4 @@ fn buttons(list: Vec<wire::Button>, max: usize, bad: &mut usize) -> Vec<ButtonVi
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -353,4 +353,35 @@ proptest! {
         prop_assert_eq!(got, ids);
         prop_assert_eq!(dec.buffered(), 0);
     }
+
+    /// A stream of valid frames damaged anywhere (a prefix made huge, cut short, bits flipped):
+    /// the splitter and the stream reader end with frames or a refusal, never a panic, and
+    /// neither holds more than the limit allows (docs/decisions/0063).
+    #[test]
+    fn damaged_frame_streams_are_refused_within_the_limit(
+        stream in crate::fuzzing::mutated_from(
+            proptest::collection::vec(any::<u64>(), 1..4).prop_map(|ids| {
+                ids.iter()
+                    .flat_map(|id| encode_frame(&Sample { id: *id, ..sample() }).unwrap())
+                    .collect::<Vec<u8>>()
+            }),
+        ),
+    ) {
+        let mut dec = FrameDecoder::new();
+        if dec.push(&stream).is_ok() {
+            while let Ok(Some(s)) = dec.pop_message::<Sample>() {
+                prop_assert!(encode(&s).unwrap().len() <= MAX_FRAME);
+            }
+        }
+        prop_assert!(dec.capacity() <= MAX_BUFFERED);
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let mut input = stream.as_slice();
+        rt.block_on(async {
+            // Each frame read holds at most what arrived: the input is small, so is the buffer.
+            while let Ok(Some(frame)) = read_frame(&mut input).await {
+                assert!(frame.capacity() <= 2 * (stream.len() + 64 * 1024));
+                let _ = decode::<Sample>(&frame);
+            }
+        });
+    }
 }

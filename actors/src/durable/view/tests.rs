@@ -547,7 +547,7 @@ fn an_item() -> impl Strategy<Value = wire::Item> {
         })
 }
 
-fn a_state() -> impl Strategy<Value = wire::State> {
+pub(crate) fn a_state() -> impl Strategy<Value = wire::State> {
     let question = (
         an_id(),
         a_string(),

@@ -193,6 +193,8 @@ pub(super) fn parse(bytes: &[u8], oid_len: usize) -> Result<Index, IndexError> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     /// One entry as git writes it, for the versions without prefix compression.
@@ -284,5 +286,29 @@ mod tests {
         assert_eq!(read(&[0x80, 0x00]), Ok(128));
         assert_eq!(read(&[0x80, 0x01]), Ok(129));
         assert!(read(&[0xff; 20]).is_err());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// A repository's index is outside bytes (a cloned repository may carry any): arbitrary
+        /// bytes and damaged real files read or are refused, never panic, and never reserve
+        /// more entries than the bytes could hold (decision 0063).
+        #[test]
+        fn damaged_index_files_read_or_are_refused(
+            bytes in prop_oneof![
+                crate::fuzzing::arbitrary(256),
+                crate::fuzzing::mutated(file(
+                    2,
+                    &[entry_v2(b"a.txt", 5, 0, None), entry_v2(b"src/b.rs", 9, 0, None)],
+                )),
+                crate::fuzzing::mutated(file(3, &[entry_v2(b"c", 1, 0, Some(0x4000))])),
+            ],
+            oid_len in prop_oneof![Just(20usize), Just(32usize)],
+        ) {
+            if let Ok(index) = parse(&bytes, oid_len) {
+                prop_assert!(index.len() <= bytes.len() / (STAT_LEN + oid_len + 2) + 1);
+            }
+        }
     }
 }
