@@ -110,6 +110,17 @@ fn online(lead: &TestBridge, token: &str, names: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// `collie audit verify` passes on `b`.
+fn audit_verifies(b: &TestBridge, name: &str) {
+    let out = b.cli(&["audit", "verify"]);
+    assert!(
+        out.status.success(),
+        "{name}'s audit log verifies: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn acknowledged_relayed_writes_survive_twenty_sigkills_of_the_lead() {
     const KILLS: usize = 20;
@@ -229,6 +240,10 @@ fn acknowledged_relayed_writes_survive_twenty_sigkills_of_the_lead() {
                  {acknowledged:?}, on the lead {on_lead:?}"
             );
         }
+    }
+    // A SIGKILL may cut a line short, never the chain: each log still verifies.
+    for (name, b) in [("lead", &lead), ("web-1", &web1), ("web-2", &web2)] {
+        audit_verifies(b, name);
     }
     reconnects.sort();
     println!(
@@ -712,6 +727,7 @@ fn a_sigkill_loop_over_a_thousand_pairings_and_revocations_loses_no_acknowledged
         let (s, v) = b.get("/api/machines", Some(token));
         assert_eq!(s, want, "{label}: {v}");
     }
+    audit_verifies(&b, "the lead");
     let count = |f: fn(&Known) -> bool| known.values().filter(|k| f(k)).count();
     println!(
         "{OPS} pairings and revocations, {kills} SIGKILLs mid-stream and one at rest: {} pairings \
