@@ -61,6 +61,36 @@ fn pid_of(b: &TestBridge) -> Pid {
     Pid::from_raw(i32::try_from(id).expect("a pid fits in i32"))
 }
 
+/// A SIGKILL sent to a process from a thread of its own after `delay`, while the test goes on
+/// talking to the process. Dropped (a test that fails meanwhile), it waits for its signal to be
+/// sent, so the signal reaches the process it was meant for — still running, or a zombie not yet
+/// reaped — and never a later process that got its pid.
+struct Killer(Option<std::thread::JoinHandle<()>>);
+
+impl Killer {
+    fn after(pid: Pid, delay: Duration) -> Killer {
+        Killer(Some(std::thread::spawn(move || {
+            std::thread::sleep(delay);
+            let _ = kill(pid, Signal::SIGKILL);
+        })))
+    }
+
+    /// Waits until the signal was sent.
+    fn join(mut self) {
+        if let Some(t) = self.0.take() {
+            t.join().expect("the killer thread");
+        }
+    }
+}
+
+impl Drop for Killer {
+    fn drop(&mut self) {
+        if let Some(t) = self.0.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// Every whole line of `b`'s audit log that parses; a line that does not (a write a SIGKILL cut
 /// short) is left out — the log's own checks deal with it.
 fn parsed_audit(b: &TestBridge) -> Vec<Value> {
@@ -147,11 +177,7 @@ fn acknowledged_relayed_writes_survive_twenty_sigkills_of_the_lead() {
     for round in 0..KILLS {
         // The kill lands at a different point of the stream each round.
         let delay = Duration::from_millis(150 + (round as u64 * 157) % 450);
-        let pid = pid_of(&lead);
-        let killer = std::thread::spawn(move || {
-            std::thread::sleep(delay);
-            let _ = kill(pid, Signal::SIGKILL);
-        });
+        let killer = Killer::after(pid_of(&lead), delay);
         let started = Instant::now();
         'stream: loop {
             for (machine, _, pane) in &panes {
@@ -192,7 +218,7 @@ fn acknowledged_relayed_writes_survive_twenty_sigkills_of_the_lead() {
                 "round {round}: the lead survived its SIGKILL"
             );
         }
-        killer.join().expect("the killer thread");
+        killer.join();
         lead.kill_hard();
         lead.launch();
         let up = Instant::now();
@@ -621,17 +647,13 @@ fn a_sigkill_loop_over_a_thousand_pairings_and_revocations_loses_no_acknowledged
     b.cli_ok(&["crew", "init"]);
     let admin = b.pair("admin", "full");
     let mut known: BTreeMap<String, Known> = BTreeMap::new();
-    let mut killer: Option<std::thread::JoinHandle<()>> = None;
+    let mut killer: Option<Killer> = None;
     let mut kills = 0usize;
     let mut i = 0usize;
     while i < OPS {
         if KILL_AT.contains(&i) && killer.is_none() {
-            let pid = pid_of(&b);
             let delay = Duration::from_millis(5 + (i as u64 * 7) % 40);
-            killer = Some(std::thread::spawn(move || {
-                std::thread::sleep(delay);
-                let _ = kill(pid, Signal::SIGKILL);
-            }));
+            killer = Some(Killer::after(pid_of(&b), delay));
         }
         // Two pairings, then a revocation of the oldest paired device, and so on.
         let oldest = known
@@ -700,7 +722,7 @@ fn a_sigkill_loop_over_a_thousand_pairings_and_revocations_loses_no_acknowledged
         i += 1;
         if cut {
             let k = killer.take().expect("only a SIGKILL cuts an op short");
-            k.join().expect("the killer thread");
+            k.join();
             kills += 1;
             b.kill_hard();
             b.launch();
@@ -708,7 +730,7 @@ fn a_sigkill_loop_over_a_thousand_pairings_and_revocations_loses_no_acknowledged
         }
     }
     if let Some(k) = killer.take() {
-        k.join().expect("the killer thread");
+        k.join();
         b.kill_hard();
         b.launch();
         kills += 1;
