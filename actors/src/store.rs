@@ -8,8 +8,21 @@
 //! Every write returns only after `flush` made it durable: the callers acknowledge a change (and
 //! publish a new policy snapshot) only after this returns `Ok`. Each write is a single-key insert or
 //! remove, which sled applies atomically, so a crash never leaves a half-written record visible.
+//!
+//! **An I/O error is not forever.** sled keeps the first I/O error of its log (a full disk, say) and
+//! fails every later write with it for as long as the database is open — so a bridge whose disk
+//! filled up once would refuse every audited write, pairing and revocation until restarted, long
+//! after the space was freed. After a sled I/O error the store therefore reopens the database
+//! before its next operation: what it reads back is what was made durable (every write that
+//! returned `Ok`), and a write that failed may be there or not, as after a crash. While the disk is
+//! still full the reopen, or the next write, fails again and the caller is refused as before
+//! (decision 0062).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use parking_lot::RwLock;
 
 /// Store failures. The HTTP layer maps them to `pairing unavailable`.
 #[derive(Debug, thiserror::Error)]
@@ -92,11 +105,21 @@ fn is_lock_held(e: &sled::Error) -> bool {
 /// A handle to the open store; cheap to clone.
 #[derive(Clone)]
 pub struct Store {
-    db: sled::Db,
+    shared: Arc<Shared>,
     /// Test-only (feature `fault-injection`): the table whose durable writes fail, shared by
     /// every clone (decision 0037).
     #[cfg(feature = "fault-injection")]
     failing: std::sync::Arc<std::sync::Mutex<Option<Table>>>,
+}
+
+/// What every clone of a [`Store`] shares: the open database, and whether it must be reopened.
+struct Shared {
+    /// Where the database lives.
+    dir: PathBuf,
+    /// The open database; `None` only while a reopen failed (the next operation tries again).
+    db: RwLock<Option<sled::Db>>,
+    /// sled reported an I/O error: reopen before the next operation (see the module docs).
+    broken: AtomicBool,
 }
 
 impl Store {
@@ -108,30 +131,55 @@ impl Store {
     /// can find the lock still held. A held lock is tried again for up to 2 s (`LOCK_WAIT`); after
     /// that it is another process's (a bridge running), and the error says so.
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
-        let deadline = std::time::Instant::now() + LOCK_WAIT;
-        loop {
-            match sled::Config::new()
-                .path(dir)
-                .mode(sled::Mode::HighThroughput)
-                .open()
-            {
-                Ok(db) => {
-                    return Ok(Store {
-                        db,
-                        #[cfg(feature = "fault-injection")]
-                        failing: std::sync::Arc::default(),
-                    })
-                }
-                Err(e) if is_lock_held(&e) && std::time::Instant::now() < deadline => {
-                    std::thread::sleep(LOCK_RETRY);
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
+        let db = open_db(dir)?;
+        Ok(Store {
+            shared: Arc::new(Shared {
+                dir: dir.to_owned(),
+                db: RwLock::new(Some(db)),
+                broken: AtomicBool::new(false),
+            }),
+            #[cfg(feature = "fault-injection")]
+            failing: std::sync::Arc::default(),
+        })
     }
 
-    fn tree(&self, table: Table) -> Result<sled::Tree, StoreError> {
-        Ok(self.db.open_tree(table.name())?)
+    /// Runs `f` on the open database, reopening it first after an I/O error; an I/O error `f`
+    /// meets marks the database for the next reopen.
+    fn with_db<T>(&self, f: impl FnOnce(&sled::Db) -> sled::Result<T>) -> Result<T, StoreError> {
+        if self.shared.broken.load(Ordering::Acquire) {
+            self.reopen()?;
+        }
+        let guard = self.shared.db.read();
+        let db = guard.as_ref().ok_or_else(|| {
+            StoreError::Sled(sled::Error::Io(std::io::Error::other(
+                "the store is being reopened after an I/O error",
+            )))
+        })?;
+        let result = f(db);
+        if let Err(sled::Error::Io(_)) = &result {
+            self.shared.broken.store(true, Ordering::Release);
+        }
+        Ok(result?)
+    }
+
+    /// Closes the database and opens it again, so that sled forgets an I/O error it met (see the
+    /// module docs). Every other operation waits meanwhile.
+    fn reopen(&self) -> Result<(), StoreError> {
+        let mut db = self.shared.db.write();
+        if !self.shared.broken.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        // The old database must be gone (its file lock released) before the new one opens.
+        drop(db.take());
+        let fresh = open_db(&self.shared.dir)?;
+        *db = Some(fresh);
+        self.shared.broken.store(false, Ordering::Release);
+        tracing::warn!(dir = %self.shared.dir.display(), "reopened the store after an I/O error");
+        Ok(())
+    }
+
+    fn tree(db: &sled::Db, table: Table) -> sled::Result<sled::Tree> {
+        db.open_tree(table.name())
     }
 
     /// Test-only (feature `fault-injection`): from now on every durable write to `table` (a
@@ -163,20 +211,20 @@ impl Store {
 
     /// One value.
     pub fn get(&self, table: Table, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self.tree(table)?.get(key)?.map(|v| v.to_vec()))
+        self.with_db(|db| Ok(Self::tree(db, table)?.get(key)?.map(|v| v.to_vec())))
     }
 
     /// Writes one value and returns once it is durable.
     pub fn put(&self, table: Table, key: &str, value: &[u8]) -> Result<(), StoreError> {
         self.writable(table)?;
-        self.tree(table)?.insert(key, value)?;
+        self.with_db(|db| Self::tree(db, table)?.insert(key, value))?;
         self.flush()
     }
 
     /// Removes one value and returns once the removal is durable.
     pub fn remove(&self, table: Table, key: &str) -> Result<(), StoreError> {
         self.writable(table)?;
-        self.tree(table)?.remove(key)?;
+        self.with_db(|db| Self::tree(db, table)?.remove(key))?;
         self.flush()
     }
 
@@ -186,9 +234,13 @@ impl Store {
         table: Table,
         prefix: &str,
     ) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        let items = self.with_db(|db| {
+            Self::tree(db, table)?
+                .scan_prefix(prefix)
+                .collect::<sled::Result<Vec<_>>>()
+        })?;
         let mut out = Vec::new();
-        for item in self.tree(table)?.scan_prefix(prefix) {
-            let (k, v) = item?;
+        for (k, v) in items {
             let key = String::from_utf8(k.to_vec()).map_err(|_| StoreError::Corrupt {
                 key: hex::encode(&k),
                 reason: "key is not utf-8".into(),
@@ -217,21 +269,38 @@ impl Store {
                 Change::Remove(key) => batch.remove(key.as_bytes()),
             }
         }
-        self.tree(table)?.apply_batch(batch)?;
-        Ok(())
+        self.with_db(|db| Self::tree(db, table)?.apply_batch(batch))
     }
 
     /// Makes every change so far durable.
     pub fn flush(&self) -> Result<(), StoreError> {
-        crate::disk::wait(|| self.db.flush())?;
+        self.with_db(|db| crate::disk::wait(|| db.flush()))?;
         Ok(())
     }
 
     /// Writes a value without waiting for durability (for bookkeeping that may be lost in a crash,
     /// such as a device's last-seen time).
     pub fn put_lazy(&self, table: Table, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.tree(table)?.insert(key, value)?;
+        self.with_db(|db| Self::tree(db, table)?.insert(key, value))?;
         Ok(())
+    }
+}
+
+/// Opens the database in `dir`, waiting out a lock sled itself still holds (see [`Store::open`]).
+fn open_db(dir: &Path) -> Result<sled::Db, StoreError> {
+    let deadline = std::time::Instant::now() + LOCK_WAIT;
+    loop {
+        match sled::Config::new()
+            .path(dir)
+            .mode(sled::Mode::HighThroughput)
+            .open()
+        {
+            Ok(db) => return Ok(db),
+            Err(e) if is_lock_held(&e) && std::time::Instant::now() < deadline => {
+                std::thread::sleep(LOCK_RETRY);
+            }
+            Err(e) => return Err(e.into()),
+        }
     }
 }
 

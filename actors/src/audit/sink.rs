@@ -82,7 +82,12 @@ impl AuditSink for FileSink {
         }
 
         let len = meta.len();
-        let written = write_line(&file, len, line).and_then(|written| {
+        #[cfg(feature = "fault-injection")]
+        let written =
+            injected_full_disk(&self.path, &file, line).and_then(|()| write_line(&file, len, line));
+        #[cfg(not(feature = "fault-injection"))]
+        let written = write_line(&file, len, line);
+        let written = written.and_then(|written| {
             crate::disk::wait(|| file.sync_data())?;
             if len == 0 {
                 sync_parent_dir(&self.path)?;
@@ -118,6 +123,23 @@ fn write_line(mut file: &File, len: u64, line: &[u8]) -> io::Result<u64> {
         line.len()
     };
     u64::try_from(bytes).map_err(io::Error::other)
+}
+
+/// Test-only (feature `fault-injection`): the file beside the log whose presence makes every
+/// append fail as a full disk does — half the line written, then `ENOSPC` — for the tests that
+/// cannot mount a small filesystem of their own (decision 0004).
+#[cfg(feature = "fault-injection")]
+pub(crate) const FULL_DISK_MARKER: &str = "audit.log.nospace";
+
+/// Test-only (feature `fault-injection`): with [`FULL_DISK_MARKER`] beside the log, writes the
+/// first half of `line` and fails with `ENOSPC`, as a write that ran out of space does.
+#[cfg(feature = "fault-injection")]
+fn injected_full_disk(path: &Path, mut file: &File, line: &[u8]) -> io::Result<()> {
+    if !path.with_file_name(FULL_DISK_MARKER).exists() {
+        return Ok(());
+    }
+    file.write_all(&line[..line.len() / 2])?;
+    Err(io::Error::from(io::ErrorKind::StorageFull))
 }
 
 fn sync_parent_dir(path: &Path) -> io::Result<()> {
