@@ -6,7 +6,9 @@
 //! appended meanwhile are not read half-way), or opens the store itself when no bridge runs (sled
 //! allows one process). Recorded breaks are listed; any not acknowledged fails the check. With
 //! `--witnessed` it also compares the log with the heads the crew's lead witnessed
-//! ([`super::witnessed`]).
+//! ([`witnessed`]).
+
+mod witnessed;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::ExitCode;
@@ -136,7 +138,7 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
         Cmd::Verify {
             json,
             witnessed: true,
-        } => super::witnessed::run(&settings, json),
+        } => witnessed::run(&settings, json),
         Cmd::Verify { json, .. } => {
             let checked = check(&settings)?;
             if json {

@@ -25,7 +25,6 @@ mod redact;
 mod sent;
 mod show;
 mod walky;
-mod witnessed;
 
 use std::process::ExitCode;
 

@@ -1,4 +1,4 @@
-//! `collie audit verify --witnessed` (issue 28): the plain check of [`super::audit`], then every
+//! `collie audit verify --witnessed` (issue 28): the plain check of [`super`], then every
 //! head of this log the crew's lead keeps, each of which must be a line of the local chain with
 //! that exact hash, at or before its end.
 //!
@@ -14,7 +14,7 @@ use collie_actors::audit::witness::{check_head, HeadCheck};
 use collie_actors::audit::ChainTail;
 use collie_crew::uplink::WitnessedHead;
 
-use super::audit::{check_at, print_checked, Checked, Verified};
+use super::{check_at, print_checked, Checked, Verified};
 use crate::config::Settings;
 use crate::control::client::{self, ClientError};
 use crate::control::protocol::Request;
@@ -112,7 +112,7 @@ pub(super) fn run(settings: &Settings, json: bool) -> anyhow::Result<ExitCode> {
     if json {
         let mut verified = Verified::of(&checked);
         verified.ok = ok;
-        super::print_json(&VerifiedWitnessed {
+        crate::cli::print_json(&VerifiedWitnessed {
             verified,
             witnessed: WitnessedJson {
                 ok: compared.is_ok(),
