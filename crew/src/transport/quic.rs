@@ -93,6 +93,21 @@ impl std::fmt::Debug for ServerConfigs {
     }
 }
 
+/// A quinn endpoint on `bind` whose stateless resets derive from `identity` ([`Identity::reset_key`]):
+/// after a restart, the peers of the connections it lost are told at their next packet.
+fn endpoint(
+    identity: &Identity,
+    server: Option<quinn::ServerConfig>,
+    bind: SocketAddr,
+) -> Result<quinn::Endpoint, TransportError> {
+    let mut config = quinn::EndpointConfig::default();
+    config.reset_key(Arc::new(identity.reset_key()));
+    let socket = std::net::UdpSocket::bind(bind)?;
+    let runtime = quinn::default_runtime()
+        .ok_or_else(|| std::io::Error::other("no async runtime found"))?;
+    Ok(quinn::Endpoint::new(config, server, socket, runtime)?)
+}
+
 impl QuicEndpoint {
     /// A lead listening on `bind`, presenting `identity`, admitting clients by `pins` (consulted at
     /// every handshake and by [`Connection::peer_status`]) and `admission`.
@@ -103,7 +118,7 @@ impl QuicEndpoint {
         admission: ClientAdmission,
     ) -> Result<Self, TransportError> {
         let configs = ServerConfigs::new(&identity, &pins)?;
-        let endpoint = quinn::Endpoint::server(configs.of(admission), bind)?;
+        let endpoint = endpoint(&identity, Some(configs.of(admission)), bind)?;
         let (queue, accepted) = mpsc::channel(ACCEPT_QUEUE);
         let task = tokio::spawn(accept_loop(endpoint.clone(), pins.clone(), queue));
         Ok(Self {
@@ -121,7 +136,7 @@ impl QuicEndpoint {
     /// A member endpoint on `bind` (e.g. `0.0.0.0:0`) that dials with `identity` and accepts
     /// nothing.
     pub fn member(identity: Arc<Identity>, bind: SocketAddr) -> Result<Self, TransportError> {
-        let endpoint = quinn::Endpoint::client(bind)?;
+        let endpoint = endpoint(&identity, None, bind)?;
         Ok(Self {
             endpoint,
             identity,
