@@ -335,7 +335,7 @@ impl Lead {
         self.close(conn, reason, outs);
     }
 
-    fn on_hello(&mut self, conn: u64, hello: &Hello, outs: &mut Vec<LeadOut>) {
+    fn on_hello(&mut self, conn: u64, hello: &Hello, now: u64, outs: &mut Vec<LeadOut>) {
         let Some(c) = self.conns.get(&conn) else {
             return;
         };
@@ -362,6 +362,10 @@ impl Lead {
             self.links.insert(core_conn, conn);
         }
         if let Some(c) = self.conns.get_mut(&conn) {
+            c.clock.linked(crate::relay::at(now));
+            outs.push(LeadOut::Timer {
+                at: ms(c.clock.deadline()),
+            });
             c.state = LinkState::Established {
                 name: name.clone(),
                 core_conn,
@@ -428,7 +432,8 @@ impl Lead {
             });
         }
         if let Some(c) = self.conns.get_mut(&conn) {
-            c.state = LinkState::Joined { at: now };
+            c.state = LinkState::Joined;
+            c.clock.joined(crate::relay::at(now));
         }
         match wire::encode_frame(&reply) {
             Ok(frame) => {

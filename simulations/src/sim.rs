@@ -27,8 +27,10 @@ use rand::{Rng, SeedableRng};
 
 use crate::checker::{Check, Checker, Fail};
 use crate::lead::{wall_clock, Lead, LeadOut};
-use crate::member::{Behaviour, Member, MemberOut, BACKOFF_MIN_MS};
+use crate::member::{Behaviour, Member, MemberOut};
+use crate::relay::at;
 use crate::{Bug, Report, Scenario, ViolationKind};
+use collie_actors::crew_link::link::dialer::Dialer;
 
 use self::net::{bytes, NetConn, Side};
 
@@ -58,6 +60,10 @@ enum Ev {
         incarnation: u64,
     },
     LeadTimer,
+    MemberTimer {
+        m: usize,
+        conn: u64,
+    },
     Phone,
     Leave {
         conn: u64,
@@ -381,6 +387,13 @@ impl World {
                 let outs = self.lead.on_timer(self.now);
                 self.apply_lead(outs)
             }
+            Ev::MemberTimer { m, conn } => {
+                if !self.members[m].up {
+                    return Ok(());
+                }
+                let outs = self.members[m].on_timer(conn, self.now);
+                self.apply_member(m, outs)
+            }
             Ev::Phone => self.phone(),
             Ev::Leave { conn, stream } => {
                 if !self.lead.up {
@@ -507,9 +520,13 @@ impl World {
                 }
                 MemberOut::Joined => {
                     self.log(format!("{} joined", self.members[m].name));
-                    self.members[m].backoff_ms = BACKOFF_MIN_MS;
+                    // The member's link starts now, as `member_loop` starts after a join.
+                    self.members[m].dialer = Dialer::new(at(self.now));
                 }
                 MemberOut::Ready => self.log(format!("{} ready", self.members[m].name)),
+                MemberOut::Timer { conn, at } => {
+                    self.schedule(at, Ev::MemberTimer { m, conn });
+                }
             }
         }
         Ok(())

@@ -24,9 +24,9 @@ impl World {
                     return Ok(());
                 }
                 self.log(format!("partition {}", self.members[m].name));
+                // Nothing tells either side: each notices the silence of the other's heartbeat.
                 if let Some(conn) = member_conn {
-                    let (a, b) = (self.idle(), self.idle());
-                    self.kill(conn, Some(a), Some(b));
+                    self.kill(conn, None, None);
                 }
                 let heal = self.now + self.rng.gen_range(500..=8_000);
                 self.schedule(heal, Ev::Heal { m });
@@ -37,9 +37,9 @@ impl World {
                 }
                 self.log(format!("restart {}", self.members[m].name));
                 self.members[m].crash();
+                // The lead notices the silence of the member's heartbeat.
                 if let Some(conn) = member_conn {
-                    let a = self.idle();
-                    self.kill(conn, Some(a), None);
+                    self.kill(conn, None, None);
                 }
                 let up = self.now + self.rng.gen_range(200..=3_000);
                 self.schedule(up, Ev::MemberUp { m });
