@@ -21,6 +21,9 @@ pub(crate) struct Disk {
     crew: BTreeMap<String, Vec<u8>>,
     /// Every audit line written, in order.
     pub(crate) audit: Vec<AuditRecord>,
+    /// The request ids of the relayed writes whose lines the lead wrote (or kept to write), in
+    /// order.
+    pub(crate) relayed: Vec<String>,
     /// Whether an audit line can be written now (a fault takes the log away for a while).
     pub(crate) audit_up: bool,
 }
@@ -31,6 +34,7 @@ impl Disk {
             secret,
             crew: BTreeMap::new(),
             audit: Vec::new(),
+            relayed: Vec::new(),
             audit_up: true,
         }
     }

@@ -139,6 +139,7 @@ impl Scenario {
     fn setup(self) -> Setup {
         let base = Setup {
             honest: 8,
+            members: None,
             intruder: false,
             garbage_pinned: false,
             garbage_unpinned: false,
@@ -189,6 +190,17 @@ impl Scenario {
     }
 }
 
+impl Setup {
+    /// The same scenario with `n` honest members: the step budget grows with the crew, so each
+    /// member sees as much of the run as in the scenario's own size.
+    fn scale(&mut self, n: usize) {
+        let base = self.honest.max(1);
+        self.steps = self.steps.saturating_mul(n.max(base) as u64) / base as u64;
+        self.honest = n;
+        self.members = Some(n);
+    }
+}
+
 impl fmt::Display for Scenario {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -218,6 +230,9 @@ pub struct Options {
     pub bug: Option<Bug>,
     /// Keep every trace line in the report.
     pub trace: bool,
+    /// Run with this many honest members instead of the scenario's own number (at least 4: the
+    /// scenarios give members 1 and 2 their own parts).
+    pub members: Option<usize>,
 }
 
 /// Which invariant broke.
@@ -241,8 +256,11 @@ pub enum ViolationKind {
     /// The members the lead pins differ from those its store holds: a change was committed
     /// without being made durable (a restart would lose it), or the other way round.
     Durability,
-    /// After the faults stopped, an honest member did not come back.
+    /// After the faults stopped, an honest member did not come back; or after a partition healed,
+    /// it did not come back within its backoff bound.
     Liveness,
+    /// A relayed write's audit line is missing, doubled, or for a write that did not run there.
+    Audit,
 }
 
 /// A broken invariant, with what is needed to replay it.
@@ -252,6 +270,8 @@ pub struct Violation {
     pub scenario: Scenario,
     /// The seed.
     pub seed: u64,
+    /// The number of honest members, if the run was given one.
+    pub members: Option<usize>,
     /// The event at which it broke (1-based).
     pub step: u64,
     /// Virtual time of that event.
@@ -269,7 +289,7 @@ impl fmt::Display for Violation {
         write!(
             f,
             "scenario {} seed {}: {:?} at step {} ({} ms): {} \
-             (replay: cargo run -p collie-simulations -- {} --seed {})",
+             (replay: cargo run -p collie-simulations -- {} --seed {}{})",
             self.scenario,
             self.seed,
             self.kind,
@@ -277,7 +297,10 @@ impl fmt::Display for Violation {
             self.at_ms,
             self.detail,
             self.scenario,
-            self.seed
+            self.seed,
+            self.members
+                .map(|n| format!(" --members {n}"))
+                .unwrap_or_default()
         )
     }
 }
@@ -362,5 +385,9 @@ pub fn run(scenario: Scenario, seed: u64) -> Result<Report, Box<Violation>> {
 
 /// Runs `scenario` from `seed` with the given options.
 pub fn run_with(scenario: Scenario, seed: u64, options: Options) -> Result<Report, Box<Violation>> {
-    World::new(scenario, seed, scenario.setup(), options.bug, options.trace).run()
+    let mut setup = scenario.setup();
+    if let Some(n) = options.members {
+        setup.scale(n.max(4));
+    }
+    World::new(scenario, seed, setup, options.bug, options.trace).run()
 }

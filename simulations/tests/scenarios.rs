@@ -68,8 +68,8 @@ fn more_seeds_of_every_scenario() {
 fn same_seed_same_trace() {
     for scenario in Scenario::ALL {
         let options = Options {
-            bug: None,
             trace: true,
+            ..Options::default()
         };
         let a = run_with(scenario, 7, options).unwrap_or_else(|v| panic!("{v}"));
         let b = run_with(scenario, 7, options).unwrap_or_else(|v| panic!("{v}"));
@@ -94,7 +94,7 @@ fn caught_in(scenario: Scenario, bug: Bug, seeds: std::ops::Range<u64>) -> Vec<V
         .filter_map(|seed| {
             let options = Options {
                 bug: Some(bug),
-                trace: false,
+                ..Options::default()
             };
             run_with(scenario, seed, options).err().map(|v| v.kind)
         })

@@ -13,7 +13,7 @@ use collie_actors::crew_link::link::LinkFrame;
 use collie_crew::hello::{Exporter, Opening};
 use collie_crew::pin::Pin;
 use collie_crew::relay::server::REQUEST_WITHIN;
-use collie_crew::relay::RelayKind;
+use collie_crew::relay::{RelayKind, RelayOk};
 use collie_crew::uplink::{Uplink, UplinkAnswer};
 use collie_crew::wire::{self, FrameDecoder};
 
@@ -48,7 +48,7 @@ pub(crate) struct UplinkStream {
 /// The lead's side of one connection.
 #[derive(Debug)]
 pub(crate) struct LeadConn {
-    pub(super) pin: Pin,
+    pub(crate) pin: Pin,
     pub(super) exporter: Exporter,
     /// The link task's deadlines for this connection.
     pub(crate) clock: Accepted,
@@ -95,6 +95,7 @@ impl Lead {
             },
         );
         vec![LeadOut::Timer {
+            conn,
             at: now + ms(collie_actors::crew_link::link::OPENING_TIMEOUT),
         }]
     }
@@ -148,6 +149,7 @@ impl Lead {
                     LinkState::Joined | LinkState::Established { .. } => {
                         if c.clock.heard(at(now)) {
                             outs.push(LeadOut::Timer {
+                                conn,
                                 at: ms(c.clock.deadline()),
                             });
                             if let Ok(frame) = wire::encode_frame(&LinkFrame::Beat) {
@@ -201,7 +203,7 @@ impl Lead {
         }
         let uplink = c.uplinks.entry(stream).or_insert_with(|| {
             let deadline = now + ms(REQUEST_WITHIN);
-            outs.push(LeadOut::Timer { at: deadline });
+            outs.push(LeadOut::Timer { conn, at: deadline });
             UplinkStream {
                 decoder: FrameDecoder::new(),
                 deadline,
@@ -273,15 +275,25 @@ impl Lead {
                 RelayOut::Answer {
                     waiter: Waiter::Phone(phone),
                     result,
-                    ..
-                } => outs.push(LeadOut::Answer { phone, result }),
+                    kind,
+                } => {
+                    // The application writes a relayed write's line on the lead once the member
+                    // answered that it did it (decision 0052); a line the log refuses is kept
+                    // and written later, so it is never lost.
+                    if kind.is_write() && matches!(result, Ok(RelayOk::Done)) {
+                        let request_id = phone.to_string();
+                        self.disk.relayed.push(request_id.clone());
+                        outs.push(LeadOut::Audited { request_id });
+                    }
+                    outs.push(LeadOut::Answer { phone, result });
+                }
                 RelayOut::Answer {
                     waiter: Waiter::Copy(_),
                     ..
                 } => {}
                 RelayOut::Subscribed { stream } => outs.push(LeadOut::Subscribed { conn, stream }),
                 RelayOut::BadFrame => self.bad_frames += 1,
-                RelayOut::Timer { at } => outs.push(LeadOut::Timer { at }),
+                RelayOut::Timer { at } => outs.push(LeadOut::Timer { conn, at }),
             }
         }
     }
@@ -301,24 +313,24 @@ impl Lead {
         outs
     }
 
-    /// Deadlines: openings, silent links, uplink requests and relayed requests at or past theirs.
-    pub(crate) fn on_timer(&mut self, now: u64) -> Vec<LeadOut> {
+    /// Deadlines of one connection: its opening, a silent link, uplink requests and relayed
+    /// requests at or past theirs.
+    pub(crate) fn on_timer(&mut self, conn: u64, now: u64) -> Vec<LeadOut> {
         let mut outs = Vec::new();
         let bug = self.bug;
-        let ids: Vec<u64> = self.conns.keys().copied().collect();
-        for conn in ids {
+        {
             let Some(c) = self.conns.get_mut(&conn) else {
-                continue;
+                return outs;
             };
             if let Some(reason) = c.clock.due(at(now)) {
                 match c.clock.phase() {
                     Phase::Opening => self.refuse(conn, reason, &mut outs),
                     Phase::Joined | Phase::Linked => self.close(conn, reason, &mut outs),
                 }
-                continue;
+                return outs;
             }
             let LinkState::Established { relay, .. } = &mut c.state else {
-                continue;
+                return outs;
             };
             let due: Vec<u64> = c
                 .uplinks
