@@ -210,13 +210,7 @@ impl Lead {
     /// Whether the members the core pins are exactly those the store holds (the two phases of
     /// every plan kept together); what differs, if not.
     pub(crate) fn registry_agrees(&self) -> Result<(), String> {
-        let stored: BTreeSet<(String, Pin)> = self
-            .disk
-            .registry()
-            .0
-            .into_iter()
-            .map(|m| (m.name, m.pin))
-            .collect();
+        let stored: BTreeSet<(String, Pin)> = self.disk.stored.values().cloned().collect();
         let live: BTreeSet<(String, Pin)> = self
             .core
             .members()

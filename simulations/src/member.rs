@@ -384,7 +384,7 @@ impl Member {
     /// connection closes). Timers of an older connection are ignored.
     pub(crate) fn on_timer(&mut self, conn: u64, now: u64) -> Vec<MemberOut> {
         let mut outs = Vec::new();
-        if !self.conn.as_ref().is_some_and(|c| c.id == conn) {
+        if self.conn.as_ref().is_none_or(|c| c.id != conn) {
             return outs;
         }
         match self.dialer.due(at(now)) {

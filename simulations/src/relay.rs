@@ -198,7 +198,7 @@ impl RelayLink {
             let reply = match first {
                 Ok(None) => return,
                 Ok(Some(payload)) => match wire::decode::<MemberMessage>(&payload) {
-                    Ok(message) => Reply::Message(message),
+                    Ok(message) => Reply::Message(Box::new(message)),
                     Err(_) => Reply::Garbled,
                 },
                 Err(_) => Reply::Garbled,

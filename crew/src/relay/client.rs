@@ -234,7 +234,7 @@ impl<C: Connection> RelayClient<C> {
             let (mut send, mut recv) = self.conn.open_bi().await.map_err(unreachable)?;
             send.send_message(&request).await.map_err(unreachable)?;
             let reply = match recv.recv_message::<MemberMessage>().await {
-                Ok(Some(message)) => Reply::Message(message),
+                Ok(Some(message)) => Reply::Message(Box::new(message)),
                 Ok(None) => Reply::Lost,
                 Err(e) => match unreadable_or_unreachable(e) {
                     RelayError::Unreadable => Reply::Garbled,

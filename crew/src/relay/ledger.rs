@@ -38,8 +38,8 @@ pub struct Ticket {
 /// What came back on a request's stream, as its first frame.
 #[derive(Debug)]
 pub enum Reply {
-    /// A frame that decoded.
-    Message(MemberMessage),
+    /// A frame that decoded (boxed: the other outcomes carry nothing).
+    Message(Box<MemberMessage>),
     /// A frame that did not decode, or was too large.
     Garbled,
     /// No frame: the stream ended, the link went, or the deadline passed.
@@ -172,14 +172,15 @@ impl Ledger {
             return None;
         }
         let result = match reply {
-            Reply::Message(MemberMessage::Response(response)) if response.id == id => {
-                match response.result {
+            Reply::Message(message) => match *message {
+                MemberMessage::Response(response) if response.id == id => match response.result {
                     Ok(ok) if entry.kind.fits(&ok) => Ok(ok),
                     Ok(_) => Err(RelayError::Unreadable),
                     Err(e) => Err(e),
-                }
-            }
-            Reply::Message(_) | Reply::Garbled => Err(RelayError::Unreadable),
+                },
+                _ => Err(RelayError::Unreadable),
+            },
+            Reply::Garbled => Err(RelayError::Unreadable),
             Reply::Lost => Err(RelayError::Unreachable),
         };
         let streaming = entry.kind.is_subscribe() && result.is_ok();
@@ -310,7 +311,10 @@ mod tests {
     }
 
     fn response(id: u64, result: Result<RelayOk, RelayError>) -> Reply {
-        Reply::Message(MemberMessage::Response(RelayResponse { id, result }))
+        Reply::Message(Box::new(MemberMessage::Response(RelayResponse {
+            id,
+            result,
+        })))
     }
 
     #[test]

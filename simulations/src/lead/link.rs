@@ -282,8 +282,16 @@ impl Lead {
                     // and written later, so it is never lost.
                     if kind.is_write() && matches!(result, Ok(RelayOk::Done)) {
                         let request_id = phone.to_string();
-                        self.disk.relayed.push(request_id.clone());
-                        outs.push(LeadOut::Audited { request_id });
+                        let times = if self.bug == Some(Bug::AuditTwice) {
+                            2
+                        } else {
+                            1
+                        };
+                        for _ in 0..times {
+                            self.disk.relayed.push(request_id.clone());
+                            let request_id = request_id.clone();
+                            outs.push(LeadOut::Audited { request_id });
+                        }
                     }
                     outs.push(LeadOut::Answer { phone, result });
                 }

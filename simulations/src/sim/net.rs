@@ -8,8 +8,10 @@
 //! last frame.
 //!
 //! Bytes are lost only with their connection: a partition, a restart or a close kills the
-//! connection, drops everything still in flight on it, and each side notices after a detection
-//! delay (its idle timeout, 0–3 s), unless it closed the connection itself. Dials fail while the
+//! connection and drops everything still in flight on it. A side told of it (a close, or a lead
+//! restart's stateless reset) notices after a short delay; after a partition or a member's crash
+//! nothing is told, and each side notices the silence of the other's heartbeat (the link cores'
+//! `LEAD_SILENCE` and `MEMBER_SILENCE`). Losses stop when the run drains. Dials fail while the
 //! member is partitioned or the lead is down, and the lead's TLS refuses a certificate it neither
 //! pinned nor admits for a join; members redial with exponential backoff and jitter. TLS itself is
 //! modelled: the dialer's pin is handed to the lead as the pinned verifier would report it, and the
