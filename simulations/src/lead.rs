@@ -114,6 +114,10 @@ pub(crate) struct Lead {
     /// Moves whenever the online table may have changed (a hello, a link gone, a restart), so the
     /// harness asks who is online only then.
     pub(crate) online_changes: u64,
+    /// The last virtual time the lead was called at (for [`Bug::ShunReturning`]).
+    clock: u64,
+    /// When each machine's first link ended (for [`Bug::ShunReturning`]).
+    ended: BTreeMap<Pin, u64>,
 }
 
 /// Wall-clock time of virtual time `ms` (for invite expiry), from a fixed epoch.
@@ -150,6 +154,8 @@ impl Lead {
             repeat_joins: 0,
             commits: 0,
             online_changes: 0,
+            clock: 0,
+            ended: BTreeMap::new(),
         };
         lead.start(0);
         lead
@@ -310,6 +316,9 @@ impl Lead {
         else {
             return Vec::new();
         };
+        if self.bug == Some(Bug::ShunReturning) {
+            self.ended.entry(c.pin).or_insert(self.clock);
+        }
         let mut r = Vec::new();
         relay.close(&mut r);
         self.relay_outs(conn, r, outs);
@@ -347,6 +356,9 @@ impl Lead {
         // link.rs: an unpinned certificate got through TLS only to join.
         if !self.pins.contains(&pin) && !bypass {
             return self.refuse(conn, "not a member of this crew", outs);
+        }
+        if self.ended.get(&pin).is_some_and(|t| now >= *t) {
+            return self.refuse(conn, "come back later", outs);
         }
         let (answer, name, core_conn, capabilities, effects) = match self
             .core

@@ -235,6 +235,9 @@ pub enum Bug {
     SkipDurable,
     /// The lead writes the audit line of a relayed write twice.
     AuditTwice,
+    /// The lead never serves a member again once its link ended (so a member whose partition
+    /// healed, or that restarted, is not back within its backoff bound).
+    ShunReturning,
 }
 
 /// How to run a scenario.

@@ -148,7 +148,8 @@ pub(crate) struct World {
     faults: u64,
     /// The lead's connections the current event touched (for the checker).
     touched: BTreeSet<u64>,
-    /// Honest members whose partition healed, by when they must be served again.
+    /// Honest members that must be served again (their partition healed, they restarted, or the
+    /// lead did), by when.
     expected: BTreeMap<usize, u64>,
     /// The same, by time.
     expected_by: BTreeSet<(u64, usize)>,
@@ -466,6 +467,7 @@ impl World {
                 member.dialer = Dialer::new(at(self.now));
                 let incarnation = member.incarnation;
                 self.schedule(self.now, Ev::Dial { m, incarnation });
+                self.expect_back(m);
                 Ok(())
             }
             Ev::AuditUp => {
@@ -478,6 +480,9 @@ impl World {
             Ev::LeadUp => {
                 self.log("lead up".to_owned());
                 self.lead.start(self.now);
+                for m in 0..self.members.len() {
+                    self.expect_back(m);
+                }
                 Ok(())
             }
             Ev::Remove { m } => {
@@ -611,11 +616,13 @@ pub(crate) fn back_within() -> u64 {
 }
 
 impl World {
-    /// Member `m`'s partition healed: if it is honest and nothing else is wrong, it must be
-    /// served again within [`back_within`].
+    /// Member `m`'s partition healed, it restarted, or the lead did: if it is honest and nothing
+    /// else is wrong, it must be served again within [`back_within`].
     fn expect_back(&mut self, m: usize) {
         self.forget_expected(m);
-        if self.honest.contains(&self.members[m].name) && self.members[m].up && self.lead.up {
+        let member = &self.members[m];
+        let reachable = member.up && self.lead.up && !self.partitioned.contains(&m);
+        if self.honest.contains(&member.name) && reachable && !self.lead.is_online(&member.name) {
             let by = self.now + back_within();
             self.expected.insert(m, by);
             self.expected_by.insert((by, m));
@@ -646,7 +653,7 @@ impl World {
             Some(&(by, m)) if by < self.now => Err(Box::new(Fail {
                 kind: ViolationKind::Liveness,
                 detail: format!(
-                    "{} not served again by {by} ms, {} ms after its partition healed",
+                    "{} not served again by {by} ms, {} ms after it could come back",
                     self.members[m].name,
                     back_within()
                 ),

@@ -148,6 +148,33 @@ fn checker_catches_a_lead_that_audits_a_relayed_write_twice() {
     assert_eq!(kinds, vec![ViolationKind::Audit; 4]);
 }
 
+/// A lead that never serves a member again once its link ended: the member is not back within
+/// its backoff bound after its partition heals or it restarts — caught then, not only when the
+/// run ends.
+#[test]
+fn checker_catches_a_lead_that_keeps_returning_members_out() {
+    let violations: Vec<_> = (0..4)
+        .filter_map(|seed| {
+            let options = Options {
+                bug: Some(Bug::ShunReturning),
+                ..Options::default()
+            };
+            run_with(Scenario::Faults, seed, options).err()
+        })
+        .collect();
+    assert_eq!(violations.len(), 4);
+    assert!(
+        violations.iter().all(|v| v.kind == ViolationKind::Liveness),
+        "{violations:?}"
+    );
+    assert!(
+        violations
+            .iter()
+            .any(|v| v.detail.contains("not served again by")),
+        "{violations:?}"
+    );
+}
+
 /// A join whose acceptance is lost in flight (see `Scenario::JoinUnderFaults`): the member retries
 /// with the same invite and, being pinned under that name, gets the same acceptance again from the
 /// real `LeadCore`; joins refused while the audit log is out are tried again. Every member ends up

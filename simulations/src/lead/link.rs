@@ -108,6 +108,7 @@ impl Lead {
         bytes: &[u8],
         now: u64,
     ) -> Vec<LeadOut> {
+        self.clock = now;
         let mut outs = Vec::new();
         if stream == stream::OPENING {
             self.on_link_bytes(conn, bytes, now, &mut outs);
@@ -324,6 +325,7 @@ impl Lead {
     /// Deadlines of one connection: its opening, a silent link, uplink requests and relayed
     /// requests at or past theirs.
     pub(crate) fn on_timer(&mut self, conn: u64, now: u64) -> Vec<LeadOut> {
+        self.clock = now;
         let mut outs = Vec::new();
         let bug = self.bug;
         {
