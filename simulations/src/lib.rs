@@ -59,8 +59,9 @@
 //! - No peer the operator did not admit, or removed, holds a link.
 //! - Every relayed write answered `Done` is audited exactly once on the lead and once on the member
 //!   that ran it; no other write is.
-//! - A member whose partition healed is served again within `MEMBER_SILENCE` + the backoff's cap +
-//!   `OPENING_TIMEOUT`, unless another fault hits it or the lead first.
+//! - A member whose partition healed, that restarted, or whose lead came back is served again
+//!   within `MEMBER_SILENCE` + the backoff's cap + `OPENING_TIMEOUT`, unless another fault hits it
+//!   or the lead first.
 //! - Lead memory is bounded: per member link at most [`Limits::default`]'s requests waiting for an
 //!   answer and subscriptions open, at most QUIC's stream limit of uplink streams, at most one link
 //!   per member and four connections per machine; no connection stays in its opening past the
