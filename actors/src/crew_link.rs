@@ -16,7 +16,9 @@
 //! **Pure cores.** [`lead::LeadCore`] is the lead's orchestration — joins, hellos, the online
 //! table, removals — with events in and effects out, driven by this actor (`lead_role.rs`) and by
 //! the simulations alike; it keeps the members and invites in [`core::Registry`] (`now` passed
-//! in). [`backoff::Backoff`] gives reconnect delays (the random fraction passed in). [`invite`] is
+//! in). [`backoff::Backoff`] gives reconnect delays (the random fraction passed in), and the link
+//! tasks' deadlines are [`link::accepted::Accepted`] on the lead and [`link::dialer::Dialer`] on a
+//! member, run by `link.rs` and by the simulations alike. [`invite`] is
 //! the invite string, `persist.rs` what the `crew` table holds ([`registry_from_entries`] reads
 //! the registry back from its entries). A member's side is `member_role.rs`. `lead_witness.rs` keeps
 //! the members' audit chain heads ([`crate::audit::witness`]).

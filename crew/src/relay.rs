@@ -22,6 +22,7 @@ pub mod chat;
 pub mod client;
 pub mod durable;
 pub mod json;
+pub mod ledger;
 mod request;
 pub mod server;
 mod walky_card;

@@ -21,6 +21,11 @@ use crate::ViolationKind;
 /// a model sends is a few KiB, and a peer announcing 16 MiB must cost only what it sent.
 pub(crate) const LEAD_BUFFER_CAP: usize = 64 * 1024;
 
+/// The most connections the lead may hold for one machine at once: its link or opening, and those
+/// it has not yet noticed are gone (a link for up to `LEAD_SILENCE`, an opening for up to
+/// `OPENING_TIMEOUT`).
+pub(crate) const MAX_CONNS_PER_MEMBER: usize = 4;
+
 /// The phone's deadline for any request through the lead (SPEC §8: an unreachable member is
 /// answered `member unreachable` within 2 s).
 pub(crate) const PHONE_DEADLINE_MS: u64 = 2_000;
@@ -78,6 +83,16 @@ pub(crate) struct Checker {
     pub(crate) tally: Tally,
     /// The lead's commit count when its registry was last compared with its store.
     commits_checked: Option<u64>,
+    /// Request ids whose relayed write the lead audited.
+    lead_audited: BTreeSet<String>,
+    /// Requests relayed, and the machine they were relayed to.
+    relayed_to: BTreeMap<u64, String>,
+    /// Connections of each pin the lead was seen holding.
+    per_pin: BTreeMap<Pin, BTreeSet<u64>>,
+    /// Requests still pending, by deadline.
+    pending: BTreeSet<(u64, u64)>,
+    /// Connections seen opening (or joined): whether joined, and when they must be gone.
+    openings: BTreeMap<u64, (bool, u64)>,
 }
 
 impl Checker {
@@ -98,6 +113,7 @@ impl Checker {
 
     pub(crate) fn on_issue(&mut self, id: u64, machine: &str, write: bool, deadline: u64) {
         self.tally.issued += 1;
+        self.pending.insert((deadline, id));
         self.requests.insert(
             id,
             Request {
@@ -113,6 +129,7 @@ impl Checker {
         for id in ids {
             match self.requests.get_mut(id) {
                 Some(r) if r.state == State::Pending => {
+                    self.pending.remove(&(r.deadline, *id));
                     r.state = State::Aborted;
                     self.tally.aborted += 1;
                 }
@@ -187,6 +204,7 @@ impl Checker {
             );
         }
         r.state = State::Answered;
+        self.pending.remove(&(r.deadline, id));
         if now > r.deadline {
             return fail(
                 ViolationKind::MissedDeadline,
@@ -196,14 +214,16 @@ impl Checker {
                 ),
             );
         }
-        let from_member = |m: &str| m == r.machine;
+        // A member's answer comes only from the member the request was relayed to.
+        let relayed = self.relayed_to.get(&id) == Some(&r.machine);
+        let from_member = |m: &str| relayed && m == r.machine;
         let sound = match result {
             Ok(RelayOk::Snapshot(s)) => from_member(&s.machine),
             Ok(RelayOk::PaneList(list)) => list.iter().all(|p| from_member(&p.machine)),
             Ok(RelayOk::Done) if r.write => {
                 self.executed.get(&id.to_string()).map(String::as_str) == Some(&r.machine)
             }
-            Ok(RelayOk::Done | RelayOk::Subscribed) => true,
+            Ok(RelayOk::Done | RelayOk::Subscribed) => relayed,
             Ok(_) => false,
             Err(
                 RelayError::Unreachable
@@ -243,8 +263,50 @@ impl Checker {
         }
     }
 
+    /// The lead wrote the audit line of the relayed write `request_id`: it must have run, on the
+    /// machine it was for, and be audited there and here exactly once.
+    pub(crate) fn on_lead_audit(&mut self, request_id: &str) -> Check {
+        let ran_on = self.executed.get(request_id);
+        let for_machine = request_id
+            .parse::<u64>()
+            .ok()
+            .and_then(|id| self.requests.get(&id))
+            .map(|r| &r.machine);
+        if ran_on.is_none() || ran_on != for_machine {
+            return fail(
+                ViolationKind::Audit,
+                format!("the lead audited write {request_id}, which ran on {ran_on:?}, for {for_machine:?}"),
+            );
+        }
+        if !self.lead_audited.insert(request_id.to_owned()) {
+            return fail(
+                ViolationKind::Audit,
+                format!("the lead audited write {request_id} twice"),
+            );
+        }
+        Ok(())
+    }
+
+    /// At the end: the lead's lines of relayed writes are exactly those it audited, once each.
+    pub(crate) fn lead_audit_log(&self, lines: &[String]) -> Check {
+        let distinct: BTreeSet<&String> = lines.iter().collect();
+        if distinct.len() != lines.len() || distinct.len() != self.lead_audited.len() {
+            return fail(
+                ViolationKind::Audit,
+                format!(
+                    "the lead's log holds {} relayed-write lines ({} distinct), {} were audited",
+                    lines.len(),
+                    distinct.len(),
+                    self.lead_audited.len()
+                ),
+            );
+        }
+        Ok(())
+    }
+
     /// The lead sent a phone request for `machine` to the peer with `pin`.
-    pub(crate) fn on_relayed(&self, pin: &Pin, machine: &str, phone: u64) -> Check {
+    pub(crate) fn on_relayed(&mut self, pin: &Pin, machine: &str, phone: u64) -> Check {
+        self.relayed_to.insert(phone, machine.to_owned());
         match self.trusted.get(pin) {
             Some(n) if n == machine => Ok(()),
             Some(n) => fail(
@@ -258,8 +320,11 @@ impl Checker {
         }
     }
 
-    /// The checks of every step.
-    pub(crate) fn step(&mut self, now: u64, lead: &Lead) -> Check {
+    /// The checks of every step. The lead changes only on the connections the event touched
+    /// (`touched`), so those are the ones whose bounds are checked; the clocks — requests past
+    /// their deadline, connections still opening past theirs — are checked over everything still
+    /// open, through indexes kept for it.
+    pub(crate) fn step(&mut self, now: u64, lead: &Lead, touched: &BTreeSet<u64>) -> Check {
         // Reading the store back costs a parse: only after a commit.
         if lead.up && self.commits_checked != Some(lead.commits) {
             self.commits_checked = Some(lead.commits);
@@ -267,23 +332,42 @@ impl Checker {
                 return fail(ViolationKind::Durability, detail);
             }
         }
-        if let Some((id, r)) = self
-            .requests
-            .iter()
-            .find(|(_, r)| r.state == State::Pending && r.deadline < now)
-        {
+        if let Some(&(deadline, id)) = self.pending.first().filter(|(d, _)| *d < now) {
+            let machine = self.requests.get(&id).map_or("", |r| r.machine.as_str());
             return fail(
                 ViolationKind::MissedDeadline,
                 format!(
-                    "request {id} for {} unanswered at {now} ms, deadline {} ms",
-                    r.machine, r.deadline
+                    "request {id} for {machine} unanswered at {now} ms, deadline {deadline} ms"
                 ),
             );
         }
         let limits = Limits::default();
         let opening_within = ms(OPENING_TIMEOUT);
-        let mut names = BTreeMap::new();
-        for (conn, c) in &lead.conns {
+        for conn in touched {
+            let Some(c) = lead.conns.get(conn) else {
+                self.openings.remove(conn);
+                continue;
+            };
+            // No peer the operator did not admit, or removed, holds a link.
+            if let LinkState::Established { name, .. } = &c.state {
+                if self.trusted.get(&c.pin) != Some(name) {
+                    return fail(
+                        ViolationKind::UnpinnedServed,
+                        format!("connection {conn}: {name} ({}) is served", c.pin),
+                    );
+                }
+            }
+            // What the lead holds per member is bounded: a link, and the openings and dead
+            // links it has not yet noticed are gone.
+            let held = self.per_pin.entry(c.pin).or_default();
+            held.insert(*conn);
+            held.retain(|k| lead.conns.contains_key(k));
+            if held.len() > MAX_CONNS_PER_MEMBER {
+                return fail(
+                    ViolationKind::MemoryBound,
+                    format!("the lead holds {} connections of {}", held.len(), c.pin),
+                );
+            }
             for decoder in c.decoders() {
                 let (cap, held) = (decoder.capacity(), decoder.buffered());
                 if cap > LEAD_BUFFER_CAP.min(MAX_BUFFERED) || held > FRAME_HEADER + MAX_FRAME {
@@ -301,8 +385,9 @@ impl Checker {
                     format!("connection {conn}: {} uplink streams", c.uplinks.len()),
                 );
             }
-            let since = match &c.state {
+            let joined = match &c.state {
                 LinkState::Established { name, relay, .. } => {
+                    self.openings.remove(conn);
                     if relay.waiting() > limits.max_requests
                         || relay.stream_slots() > limits.max_streams
                     {
@@ -315,23 +400,51 @@ impl Checker {
                             ),
                         );
                     }
-                    if let Some(other) = names.insert(name.clone(), *conn) {
-                        return fail(
-                            ViolationKind::MemoryBound,
-                            format!("{name} has two links ({other} and {conn})"),
-                        );
-                    }
                     continue;
                 }
-                LinkState::Opening => c.opened_at,
-                LinkState::Joined { at } => *at,
+                LinkState::Opening => false,
+                LinkState::Joined => true,
             };
-            if now > since + opening_within {
+            // An opening (and a joined machine's close) gets `OPENING_TIMEOUT` from when this
+            // checker first saw it in that phase.
+            let seen = self
+                .openings
+                .entry(*conn)
+                .or_insert((joined, now + opening_within));
+            if seen.0 != joined {
+                *seen = (joined, now + opening_within);
+            }
+        }
+        for (conn, (_, limit)) in &self.openings {
+            let open = lead
+                .conns
+                .get(conn)
+                .is_some_and(|c| !matches!(c.state, LinkState::Established { .. }));
+            if open && now > *limit {
                 return fail(
                     ViolationKind::MemoryBound,
-                    format!("connection {conn} still opening at {now} ms, since {since} ms"),
+                    format!("connection {conn} still opening at {now} ms, past {limit} ms"),
                 );
             }
+        }
+        Ok(())
+    }
+
+    /// A hello was accepted for `name`: it must be its only link.
+    pub(crate) fn one_link(&self, lead: &Lead, name: &str) -> Check {
+        let links: Vec<u64> = lead
+            .conns
+            .iter()
+            .filter(
+                |(_, c)| matches!(&c.state, LinkState::Established { name: n, .. } if n == name),
+            )
+            .map(|(conn, _)| *conn)
+            .collect();
+        if links.len() > 1 {
+            return fail(
+                ViolationKind::MemoryBound,
+                format!("{name} has {} links: {links:?}", links.len()),
+            );
         }
         Ok(())
     }
@@ -366,9 +479,9 @@ impl Checker {
     /// At the end: nothing may still wait.
     pub(crate) fn finish(&self) -> Check {
         if let Some((id, r)) = self
-            .requests
-            .iter()
-            .find(|(_, r)| r.state == State::Pending)
+            .pending
+            .first()
+            .and_then(|(_, id)| Some((id, self.requests.get(id)?)))
         {
             return fail(
                 ViolationKind::MissedDeadline,

@@ -11,6 +11,7 @@ use collie_actors::crew_link::core::MemberRecord;
 use collie_actors::crew_link::registry_from_entries;
 use collie_actors::store::Change;
 use collie_crew::hello::{CrewSecret, Invite};
+use collie_crew::pin::Pin;
 
 /// The lead's durable state.
 #[derive(Debug)]
@@ -19,8 +20,14 @@ pub(crate) struct Disk {
     pub(crate) secret: CrewSecret,
     /// The `crew` table: key → the bytes the core serialized.
     crew: BTreeMap<String, Vec<u8>>,
+    /// The members the table holds, read back with the actor's parser as each entry is written
+    /// (so the checker compares without parsing the whole table after every commit).
+    pub(crate) stored: BTreeMap<String, (String, Pin)>,
     /// Every audit line written, in order.
     pub(crate) audit: Vec<AuditRecord>,
+    /// The request ids of the relayed writes whose lines the lead wrote (or kept to write), in
+    /// order.
+    pub(crate) relayed: Vec<String>,
     /// Whether an audit line can be written now (a fault takes the log away for a while).
     pub(crate) audit_up: bool,
 }
@@ -30,7 +37,9 @@ impl Disk {
         Self {
             secret,
             crew: BTreeMap::new(),
+            stored: BTreeMap::new(),
             audit: Vec::new(),
+            relayed: Vec::new(),
             audit_up: true,
         }
     }
@@ -41,9 +50,16 @@ impl Disk {
             match change {
                 Change::Put(key, bytes) => {
                     self.crew.insert(key.clone(), bytes.clone());
+                    let (members, _) = registry_from_entries([(key, bytes)])
+                        .expect("the crew table holds only what LeadCore serialized");
+                    match members.into_iter().next() {
+                        Some(m) => self.stored.insert(key.clone(), (m.name, m.pin)),
+                        None => self.stored.remove(key),
+                    };
                 }
                 Change::Remove(key) => {
                     self.crew.remove(key);
+                    self.stored.remove(key);
                 }
             }
         }

@@ -72,14 +72,17 @@ pub(crate) enum LeadOut {
         machine: String,
         phone: u64,
     },
+    /// The lead wrote the audit line of a relayed write the member did.
+    Audited { request_id: String },
     /// A join was committed: the member is pinned.
     Joined { name: String },
     /// A join was refused.
     JoinRefused { name: String, error: JoinError },
     /// A subscription runs on this stream (the phone will leave it some time later).
     Subscribed { conn: u64, stream: u64 },
-    /// Call [`Lead::on_timer`] at this virtual time.
-    Timer { at: u64 },
+    /// Call [`Lead::on_timer`] for this connection at this virtual time (each link task sleeps
+    /// until its own deadlines).
+    Timer { conn: u64, at: u64 },
 }
 
 /// The lead bridge.
@@ -108,6 +111,13 @@ pub(crate) struct Lead {
     pub(crate) repeat_joins: u64,
     /// Plans committed (invites, joins, removals), for the checker's durability check.
     pub(crate) commits: u64,
+    /// Moves whenever the online table may have changed (a hello, a link gone, a restart), so the
+    /// harness asks who is online only then.
+    pub(crate) online_changes: u64,
+    /// The last virtual time the lead was called at (for [`Bug::ShunReturning`]).
+    clock: u64,
+    /// When each machine's first link ended (for [`Bug::ShunReturning`]).
+    ended: BTreeMap<Pin, u64>,
 }
 
 /// Wall-clock time of virtual time `ms` (for invite expiry), from a fixed epoch.
@@ -143,6 +153,9 @@ impl Lead {
             refused: 0,
             repeat_joins: 0,
             commits: 0,
+            online_changes: 0,
+            clock: 0,
+            ended: BTreeMap::new(),
         };
         lead.start(0);
         lead
@@ -150,6 +163,7 @@ impl Lead {
 
     /// The lead process starts: a fresh core from what the disk holds, as `start_lead` opens it.
     pub(crate) fn start(&mut self, now: u64) {
+        self.online_changes += 1;
         let (members, invites) = self.disk.registry();
         let (core, effects) = LeadCore::open(
             self.name.clone(),
@@ -202,13 +216,7 @@ impl Lead {
     /// Whether the members the core pins are exactly those the store holds (the two phases of
     /// every plan kept together); what differs, if not.
     pub(crate) fn registry_agrees(&self) -> Result<(), String> {
-        let stored: BTreeSet<(String, Pin)> = self
-            .disk
-            .registry()
-            .0
-            .into_iter()
-            .map(|m| (m.name, m.pin))
-            .collect();
+        let stored: BTreeSet<(String, Pin)> = self.disk.stored.values().cloned().collect();
         let live: BTreeSet<(String, Pin)> = self
             .core
             .members()
@@ -308,12 +316,16 @@ impl Lead {
         else {
             return Vec::new();
         };
+        if self.bug == Some(Bug::ShunReturning) {
+            self.ended.entry(c.pin).or_insert(self.clock);
+        }
         let mut r = Vec::new();
         relay.close(&mut r);
         self.relay_outs(conn, r, outs);
         match core_conn {
             Some(core_conn) => {
                 self.links.remove(&core_conn);
+                self.online_changes += 1;
                 self.core.gone(&name, core_conn)
             }
             None => Vec::new(),
@@ -335,7 +347,7 @@ impl Lead {
         self.close(conn, reason, outs);
     }
 
-    fn on_hello(&mut self, conn: u64, hello: &Hello, outs: &mut Vec<LeadOut>) {
+    fn on_hello(&mut self, conn: u64, hello: &Hello, now: u64, outs: &mut Vec<LeadOut>) {
         let Some(c) = self.conns.get(&conn) else {
             return;
         };
@@ -345,16 +357,22 @@ impl Lead {
         if !self.pins.contains(&pin) && !bypass {
             return self.refuse(conn, "not a member of this crew", outs);
         }
-        let (answer, name, core_conn, capabilities, effects) =
-            match self.core.hello(hello, &pin, exporter) {
-                Ok(s) => (s.answer, s.name, Some(s.conn), s.capabilities, s.effects),
-                Err(reason) => match bypass.then(|| self.serve_anyway(hello, exporter)) {
-                    Some(Some((answer, capabilities))) => {
-                        (answer, hello.name.clone(), None, capabilities, Vec::new())
-                    }
-                    _ => return self.refuse(conn, &reason, outs),
-                },
-            };
+        if self.ended.get(&pin).is_some_and(|t| now >= *t) {
+            return self.refuse(conn, "come back later", outs);
+        }
+        let (answer, name, core_conn, capabilities, effects) = match self
+            .core
+            .hello(hello, &pin, exporter)
+            .inspect(|_| self.online_changes += 1)
+        {
+            Ok(s) => (s.answer, s.name, Some(s.conn), s.capabilities, s.effects),
+            Err(reason) => match bypass.then(|| self.serve_anyway(hello, exporter)) {
+                Some(Some((answer, capabilities))) => {
+                    (answer, hello.name.clone(), None, capabilities, Vec::new())
+                }
+                _ => return self.refuse(conn, &reason, outs),
+            },
+        };
         let Ok(frame) = wire::encode_frame(&answer) else {
             return self.refuse(conn, "cannot encode the hello", outs);
         };
@@ -362,6 +380,11 @@ impl Lead {
             self.links.insert(core_conn, conn);
         }
         if let Some(c) = self.conns.get_mut(&conn) {
+            c.clock.linked(crate::relay::at(now));
+            outs.push(LeadOut::Timer {
+                conn,
+                at: ms(c.clock.deadline()),
+            });
             c.state = LinkState::Established {
                 name: name.clone(),
                 core_conn,
@@ -428,7 +451,8 @@ impl Lead {
             });
         }
         if let Some(c) = self.conns.get_mut(&conn) {
-            c.state = LinkState::Joined { at: now };
+            c.state = LinkState::Joined;
+            c.clock.joined(crate::relay::at(now));
         }
         match wire::encode_frame(&reply) {
             Ok(frame) => {
@@ -440,6 +464,7 @@ impl Lead {
                 });
                 outs.push(LeadOut::EndStream { conn, stream });
                 outs.push(LeadOut::Timer {
+                    conn,
                     at: now + ms(OPENING_TIMEOUT),
                 });
             }
@@ -520,6 +545,7 @@ impl Lead {
     /// Returns the phone requests that were waiting (their HTTP connections break) and the
     /// connections.
     pub(crate) fn crash(&mut self) -> (Vec<u64>, Vec<u64>) {
+        self.online_changes += 1;
         self.up = false;
         let mut phones = Vec::new();
         for c in self.conns.values() {

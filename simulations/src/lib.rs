@@ -15,26 +15,28 @@
 //! durable effects in order, then the commit; pins, TLS admission, closes, the published relay
 //! table); the registry a restarted lead reads back, parsed by the actor's own
 //! [`collie_actors::crew_link::registry_from_entries`]; the join check and both hello state machines
-//! of `collie-crew` with their HMAC proofs over a per-connection exporter value; the relay message
-//! types, [`RelayKind::fits`](collie_crew::relay::RelayKind::fits), the capability gate and the
-//! shipped limits ([`Limits::default`](collie_crew::relay::client::Limits): requests waiting and
-//! subscriptions per member link, the 1.5 s answer deadline) and timeouts (the opening's, an uplink
-//! request's); and the wire codec: every message is encoded with `wire::encode_frame` and read back
+//! of `collie-crew` with their HMAC proofs over a per-connection exporter value; the relay client's
+//! bookkeeping, [`Ledger`](collie_crew::relay::ledger::Ledger) — the capability gate, the shipped
+//! limits ([`Limits::default`](collie_crew::relay::client::Limits): requests waiting and
+//! subscriptions per member link), request ids, the 1.5 s answer deadline and the answer each first
+//! frame gets — which `RelayClient` drives on tokio; the link tasks' decisions,
+//! [`Accepted`](collie_actors::crew_link::link::accepted::Accepted) on the lead (the opening's
+//! timeout, the member heard every `LEAD_SILENCE`, beats echoed) and
+//! [`Dialer`](collie_actors::crew_link::link::dialer::Dialer) on each member (dial and hello
+//! timeout, a heartbeat every second, the lead's silence, the product's backoff of 250 ms–15 s with
+//! its jitter drawn from the seed), which `link.rs` runs inside tokio; and the wire codec: every message is encoded with `wire::encode_frame` and read back
 //! through a [`collie_crew::wire::FrameDecoder`] per stream, bytes arriving in pieces.
 //!
 //! **Modelled**: the network (`sim/net.rs`: connections of independent, reliable, ordered streams
 //! numbered as QUIC numbers them, with latency, retransmission delays after loss, partitions and
 //! idle-timeout detection); TLS (the dialer's pin is handed to the lead as the pinned verifier
 //! would report it, the admission rule is applied at the dial, the exporter value is derived from
-//! the seed and the connection number); the live relay client (`relay.rs`: the rules of
-//! `collie_crew::relay::client::RelayClient` — one stream per request, the answer as its first
-//! frame, `resource limit` past a limit, `member unreachable` after the deadline, a bad frame ending
-//! its own stream — stepped on the virtual clock, because the real one runs on tokio and quinn);
-//! the link tasks around the core (the opening, the heartbeat stream whose loss ends the link,
-//! uplink streams; heartbeats themselves are not sent, a silent loss is noticed after an idle
-//! timeout); the store and the audit log (`disk.rs`: the `crew` table as the `Change` batches
+//! the seed and the connection number); the relay client's I/O (`relay.rs`: one stream per
+//! request, its decoder, the ledger's deadline as a virtual timer, subscription events); the link
+//! tasks' I/O (`lead/link.rs`: the streams of a connection, uplinks); the store and the audit log (`disk.rs`: the `crew` table as the `Change` batches
 //! the core asked for, and the audit lines, both surviving a lead restart; a fault can take the
-//! audit log away for a while); the members (`member.rs`: a few panes of text, the relay server's
+//! audit log away for a while; the lead writes a relayed write's line once the member answered
+//! `Done`, as the application does); the members (`member.rs`: a few panes of text, the relay server's
 //! order of frames, every executed write appended to the member's write log); and the phone (a
 //! stream of reads, writes and subscriptions through the lead, each with the 2 s deadline of SPEC
 //! §8; a machine the crew does not know is answered `member unreachable` rather than the HTTP
@@ -53,10 +55,21 @@
 //!   connection breaks), never answered later.
 //! - No peer is served (hello accepted, or a request relayed to it) unless the operator invited it
 //!   and has not removed it.
+//! - An answer from a member comes only from the member the request was relayed to.
+//! - No peer the operator did not admit, or removed, holds a link.
+//! - Every relayed write answered `Done` is audited exactly once on the lead and once on the member
+//!   that ran it; no other write is.
+//! - A member whose partition healed, that restarted, or whose lead came back is served again
+//!   within `MEMBER_SILENCE` + the backoff's cap + `OPENING_TIMEOUT`, unless another fault hits it
+//!   or the lead first.
 //! - Lead memory is bounded: per member link at most [`Limits::default`]'s requests waiting for an
 //!   answer and subscriptions open, at most QUIC's stream limit of uplink streams, at most one link
-//!   per member; no connection stays in its opening past the link's `OPENING_TIMEOUT`; and no
-//!   stream's frame decoder holds more than 64 KiB — even for a peer that announces a 16 MiB frame.
+//!   per member and four connections per machine; no connection stays in its opening past the
+//!   link's `OPENING_TIMEOUT`; and no stream's frame decoder holds more than 64 KiB — even for a
+//!   peer that announces a 16 MiB frame.
+//!
+//! Each event changes the lead only on the connections it touches, so those are the ones checked;
+//! deadlines are kept in ordered indexes. That keeps a 1,000-member run to seconds.
 //! - What the lead pins is what its store holds (checked after every commit): no join or removal
 //!   is committed without being made durable first.
 //!
@@ -68,8 +81,8 @@
 //! Each [`Scenario`] is a function of its seed ([`run`]). Faults start only once every honest
 //! member has joined, except in [`Scenario::JoinUnderFaults`], where joins meet partitions,
 //! restarts and audit outages from the start. A violation prints the scenario and seed;
-//! `cargo run -p collie-simulations -- <scenario> --seed N --trace` replays it event by event, and
-//! `--seeds K` runs K seeds from N.
+//! `cargo run -p collie-simulations -- <scenario> --seed N --trace` replays it event by event,
+//! `--seeds K` runs K seeds from N, and `--members M` runs any scenario with M honest members.
 //!
 //! [`Limits::default`]: collie_crew::relay::client::Limits
 #![warn(missing_docs)]
@@ -139,6 +152,7 @@ impl Scenario {
     fn setup(self) -> Setup {
         let base = Setup {
             honest: 8,
+            members: None,
             intruder: false,
             garbage_pinned: false,
             garbage_unpinned: false,
@@ -189,6 +203,17 @@ impl Scenario {
     }
 }
 
+impl Setup {
+    /// The same scenario with `n` honest members: the step budget grows with the crew, so each
+    /// member sees as much of the run as in the scenario's own size.
+    fn scale(&mut self, n: usize) {
+        let base = self.honest.max(1);
+        self.steps = self.steps.saturating_mul(n.max(base) as u64) / base as u64;
+        self.honest = n;
+        self.members = Some(n);
+    }
+}
+
 impl fmt::Display for Scenario {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -209,6 +234,11 @@ pub enum Bug {
     /// The lead commits joins and removals without making them durable first (no audit line, no
     /// store write).
     SkipDurable,
+    /// The lead writes the audit line of a relayed write twice.
+    AuditTwice,
+    /// The lead never serves a member again once its link ended (so a member whose partition
+    /// healed, or that restarted, is not back within its backoff bound).
+    ShunReturning,
 }
 
 /// How to run a scenario.
@@ -218,6 +248,9 @@ pub struct Options {
     pub bug: Option<Bug>,
     /// Keep every trace line in the report.
     pub trace: bool,
+    /// Run with this many honest members instead of the scenario's own number (at least 4: the
+    /// scenarios give members 1 and 2 their own parts).
+    pub members: Option<usize>,
 }
 
 /// Which invariant broke.
@@ -241,8 +274,11 @@ pub enum ViolationKind {
     /// The members the lead pins differ from those its store holds: a change was committed
     /// without being made durable (a restart would lose it), or the other way round.
     Durability,
-    /// After the faults stopped, an honest member did not come back.
+    /// After the faults stopped, an honest member did not come back; or after a partition healed,
+    /// it did not come back within its backoff bound.
     Liveness,
+    /// A relayed write's audit line is missing, doubled, or for a write that did not run there.
+    Audit,
 }
 
 /// A broken invariant, with what is needed to replay it.
@@ -252,6 +288,8 @@ pub struct Violation {
     pub scenario: Scenario,
     /// The seed.
     pub seed: u64,
+    /// The number of honest members, if the run was given one.
+    pub members: Option<usize>,
     /// The event at which it broke (1-based).
     pub step: u64,
     /// Virtual time of that event.
@@ -269,7 +307,7 @@ impl fmt::Display for Violation {
         write!(
             f,
             "scenario {} seed {}: {:?} at step {} ({} ms): {} \
-             (replay: cargo run -p collie-simulations -- {} --seed {})",
+             (replay: cargo run -p collie-simulations -- {} --seed {}{})",
             self.scenario,
             self.seed,
             self.kind,
@@ -277,7 +315,10 @@ impl fmt::Display for Violation {
             self.at_ms,
             self.detail,
             self.scenario,
-            self.seed
+            self.seed,
+            self.members
+                .map(|n| format!(" --members {n}"))
+                .unwrap_or_default()
         )
     }
 }
@@ -362,5 +403,9 @@ pub fn run(scenario: Scenario, seed: u64) -> Result<Report, Box<Violation>> {
 
 /// Runs `scenario` from `seed` with the given options.
 pub fn run_with(scenario: Scenario, seed: u64, options: Options) -> Result<Report, Box<Violation>> {
-    World::new(scenario, seed, scenario.setup(), options.bug, options.trace).run()
+    let mut setup = scenario.setup();
+    if let Some(n) = options.members {
+        setup.scale(n.max(4));
+    }
+    World::new(scenario, seed, setup, options.bug, options.trace).run()
 }

@@ -1,5 +1,7 @@
 //! The member model: a bridge that joins with an invite, then dials the lead, proves the crew
-//! secret with the real [`MemberHandshake`] and serves the relay streams the lead opens — one
+//! secret with the real [`MemberHandshake`], keeps its link with the shipped [`Dialer`] (dial and
+//! hello deadline, heartbeats, the lead's silence, backoff with jitter drawn from the seed) and
+//! serves the relay streams the lead opens — one
 //! [`RelayRequest`] each, answered on its own stream as `collie_crew::relay::server::serve` does,
 //! from its own pane model (a few panes of text lines) through the real wire codec — appending every
 //! executed write to its write log (the member's audit log, kept across restarts). A subscription's
@@ -13,6 +15,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use std::time::Duration;
+
+use collie_actors::crew_link::link::dialer::{Dialer, Due};
+use collie_actors::crew_link::link::LinkFrame;
 use collie_crew::hello::{
     Capability, CrewSecret, Exporter, Hello, HelloConfig, JoinError, JoinReply, JoinRequest,
     JoinSecret, MemberHandshake, Opening,
@@ -26,12 +32,8 @@ use collie_crew::wire::{self, FrameDecoder, FRAME_HEADER, MAX_FRAME};
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore};
 
+use crate::relay::{at, ms};
 use crate::stream;
-
-/// The first redial delay after a loss, and after every successful hello.
-pub(crate) const BACKOFF_MIN_MS: u64 = 100;
-/// The longest redial delay.
-pub(crate) const BACKOFF_MAX_MS: u64 = 4_000;
 
 /// How a machine behaves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +104,8 @@ pub(crate) enum MemberOut {
     Joined,
     /// The hello exchange completed.
     Ready,
+    /// Call [`Member::on_timer`] at this virtual time.
+    Timer { conn: u64, at: u64 },
 }
 
 /// One machine.
@@ -119,7 +123,8 @@ pub(crate) struct Member {
     pub(crate) up: bool,
     pub(crate) incarnation: u64,
     pub(crate) conn: Option<MemberConn>,
-    pub(crate) backoff_ms: u64,
+    /// The link task's decisions: when to dial, beat and give up, and the backoff.
+    pub(crate) dialer: Dialer,
 }
 
 impl Member {
@@ -153,7 +158,7 @@ impl Member {
             up: true,
             incarnation: 0,
             conn: None,
-            backoff_ms: BACKOFF_MIN_MS,
+            dialer: Dialer::new(Duration::ZERO),
         }
     }
 
@@ -180,9 +185,11 @@ impl Member {
         &mut self,
         conn: u64,
         exporter: Exporter,
+        now: u64,
         rng: &mut StdRng,
     ) -> Vec<MemberOut> {
-        let mut outs = Vec::new();
+        let deadline = ms(self.dialer.dial(at(now)));
+        let mut outs = vec![MemberOut::Timer { conn, at: deadline }];
         let (state, opening) = if let Some(secret) = &self.secret {
             let mut config = HelloConfig::new(self.name.clone(), "sim".to_owned(), secret.clone());
             config.capabilities = self.capabilities.clone();
@@ -250,6 +257,7 @@ impl Member {
         conn: u64,
         stream: u64,
         bytes: &[u8],
+        now: u64,
         rng: &mut StdRng,
     ) -> Vec<MemberOut> {
         let mut outs = Vec::new();
@@ -257,7 +265,7 @@ impl Member {
             return outs;
         };
         if stream == stream::OPENING {
-            self.on_link_bytes(conn, bytes, rng, &mut outs);
+            self.on_link_bytes(conn, bytes, now, rng, &mut outs);
         } else if stream::is_lead_opened(stream) {
             let relay = c.relays.entry(stream).or_default();
             if relay.decoder.push(bytes).is_err() {
@@ -283,6 +291,7 @@ impl Member {
         &mut self,
         conn: u64,
         bytes: &[u8],
+        now: u64,
         rng: &mut StdRng,
         outs: &mut Vec<MemberOut>,
     ) {
@@ -298,7 +307,7 @@ impl Member {
             };
             match c.link.pop() {
                 Ok(Some(payload)) => {
-                    if !self.on_link_frame(conn, &payload, rng, outs) {
+                    if !self.on_link_frame(conn, &payload, now, rng, outs) {
                         return self.close(conn, outs);
                     }
                 }
@@ -313,6 +322,7 @@ impl Member {
         &mut self,
         conn: u64,
         payload: &[u8],
+        now: u64,
         rng: &mut StdRng,
         outs: &mut Vec<MemberOut>,
     ) -> bool {
@@ -339,8 +349,12 @@ impl Member {
             MState::Handshaking(handshake) => match wire::decode::<Hello>(payload) {
                 Ok(hello) if handshake.on_hello(&hello).is_ok() => {
                     c.state = MState::Ready;
-                    self.backoff_ms = BACKOFF_MIN_MS;
+                    self.dialer.linked(at(now));
                     outs.push(MemberOut::Ready);
+                    outs.push(MemberOut::Timer {
+                        conn,
+                        at: ms(self.dialer.next()),
+                    });
                     if self.behaviour == Behaviour::Garbage {
                         self.misbehave(conn, rng, outs);
                     }
@@ -357,9 +371,43 @@ impl Member {
                 }
                 _ => false,
             },
-            // The lead's heartbeats (none in these simulations).
-            MState::Ready | MState::Silent => true,
+            // The lead's heartbeats: signs of life.
+            MState::Ready => {
+                self.dialer.heard(at(now));
+                true
+            }
+            MState::Silent => true,
         }
+    }
+
+    /// The link task's clock at `now`: a heartbeat to send, or the attempt or link given up (the
+    /// connection closes). Timers of an older connection are ignored.
+    pub(crate) fn on_timer(&mut self, conn: u64, now: u64) -> Vec<MemberOut> {
+        let mut outs = Vec::new();
+        if self.conn.as_ref().is_none_or(|c| c.id != conn) {
+            return outs;
+        }
+        match self.dialer.due(at(now)) {
+            Due::Beat => {
+                self.dialer.beat_sent(at(now));
+                if let Ok(bytes) = wire::encode_frame(&LinkFrame::Beat) {
+                    let stream = stream::OPENING;
+                    outs.push(MemberOut::Send {
+                        conn,
+                        stream,
+                        bytes,
+                    });
+                }
+            }
+            Due::GiveUp(_) => {
+                self.close(conn, &mut outs);
+                return outs;
+            }
+            Due::Dial | Due::Nothing => {}
+        }
+        let at = ms(self.dialer.next());
+        outs.push(MemberOut::Timer { conn, at });
+        outs
     }
 
     /// A garbage peer, once served: a burst on an uplink stream of its own and, one time in four,

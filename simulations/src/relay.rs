@@ -1,32 +1,29 @@
-//! The lead's relay to one member link, stepped by the harness: the rules of
-//! `collie_crew::relay::client::RelayClient` (decision 0011), which itself runs on tokio and a QUIC
-//! connection and so cannot be stepped on a virtual clock.
-//!
-//! What it keeps of the real client, rule for rule:
+//! The lead's relay to one member link, stepped by the harness. Its bookkeeping — limits, request
+//! ids, deadlines and the answer each frame gets — is the shipped
+//! [`collie_crew::relay::ledger::Ledger`], which `RelayClient` drives on tokio; this file only does
+//! what the client's I/O does:
 //! - **One stream per request.** Each request opens a stream of its own and sends one
 //!   [`RelayRequest`]; its answer is the first frame the member sends on that stream, read through
 //!   that stream's own [`FrameDecoder`]. Nothing is ever sent twice: a stream that is done — answered,
 //!   timed out, unreadable, or a subscription the phone left — is dropped, and the member sees it end.
-//! - **Limits** from [`Limits::default`], never copied: at most `max_requests` requests waiting for
-//!   their answer and `max_streams` subscription slots (a subscription holds its slot from before it
-//!   is sent until its stream ends); past either, `resource limit` at once, before anything is sent.
-//!   A kind the member did not declare is `capability missing`, also before anything is sent.
-//! - **Answers.** The member's own outcome if it fits the request ([`RelayKind::fits`]), `member
-//!   response unreadable` for a frame that does not decode, does not fit or names another request,
-//!   `member unreachable` when no answer came within `answer_within`, the member ended the stream
-//!   without one, or the link is gone. A malformed or oversized frame ends its own stream only.
+//! - **Deadlines** on the virtual clock: [`RelayLink::expire`] at the ledger's deadlines, as the
+//!   client's `tokio::time::timeout` does.
+//! - **Subscriptions**: a running subscription's events are decoded and handed on until the member
+//!   ends the stream or a frame is bad; a malformed or oversized frame ends its own stream only.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 use collie_crew::hello::Capability;
 use collie_crew::relay::client::Limits;
-use collie_crew::relay::{requires, MemberMessage, RelayError, RelayKind, RelayOk, RelayRequest};
+use collie_crew::relay::ledger::{Ledger, Reply};
+use collie_crew::relay::{MemberMessage, RelayError, RelayKind, RelayOk, RelayRequest};
 use collie_crew::wire::{self, FrameDecoder};
 
 use crate::stream;
 
 /// Virtual milliseconds of a duration of the real code.
-pub(crate) fn ms(d: std::time::Duration) -> u64 {
+pub(crate) fn ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
@@ -65,62 +62,50 @@ pub(crate) enum RelayOut {
 #[derive(Debug)]
 struct Waiting {
     id: u64,
-    kind: Box<RelayKind>,
     waiter: Waiter,
-    deadline: u64,
     decoder: FrameDecoder,
 }
 
 /// The lead's relay to one member, from its accepted hello to the end of its connection.
 #[derive(Debug)]
 pub(crate) struct RelayLink {
-    capabilities: BTreeSet<Capability>,
-    limits: Limits,
-    next_id: u64,
+    ledger: Ledger,
     opened: u64,
+    /// Requests waiting for their answer, by stream.
     waiting: BTreeMap<u64, Waiting>,
-    /// Running subscriptions, by stream, each with its stream's decoder.
-    subscriptions: BTreeMap<u64, FrameDecoder>,
-    closed: bool,
+    /// Running subscriptions, by stream: the ledger's id and the stream's decoder.
+    subscriptions: BTreeMap<u64, (u64, FrameDecoder)>,
+}
+
+pub(crate) fn at(now: u64) -> Duration {
+    Duration::from_millis(now)
 }
 
 impl RelayLink {
     /// A relay to the member that declared `capabilities` in its hello.
     pub(crate) fn new(capabilities: BTreeSet<Capability>, limits: Limits) -> Self {
         Self {
-            capabilities,
-            limits,
-            next_id: 1,
+            ledger: Ledger::new(capabilities, limits),
             opened: 0,
             waiting: BTreeMap::new(),
             subscriptions: BTreeMap::new(),
-            closed: false,
         }
     }
 
-    fn allows(&self, kind: &RelayKind) -> Result<(), RelayError> {
-        match requires(kind) {
-            Capability::Unknown => Err(RelayError::CapabilityMissing),
-            needed if self.capabilities.contains(&needed) => Ok(()),
-            _ => Err(RelayError::CapabilityMissing),
-        }
-    }
-
-    /// Requests waiting for their answer.
+    /// Requests waiting for their answer (as the ledger counts them).
     pub(crate) fn waiting(&self) -> usize {
-        self.waiting.len()
+        self.ledger.waiting()
     }
 
-    /// Subscription slots taken: running subscriptions and subscribe requests not answered yet.
+    /// Subscription slots taken (as the ledger counts them).
     pub(crate) fn stream_slots(&self) -> usize {
-        let opening = self.waiting.values().filter(|w| w.kind.is_subscribe());
-        self.subscriptions.len() + opening.count()
+        self.ledger.stream_slots()
     }
 
     /// Every frame decoder the relay holds (one per open stream).
     pub(crate) fn decoders(&self) -> impl Iterator<Item = &FrameDecoder> {
         let waiting = self.waiting.values().map(|w| &w.decoder);
-        waiting.chain(self.subscriptions.values())
+        waiting.chain(self.subscriptions.values().map(|(_, d)| d))
     }
 
     /// The phone requests still waiting (for a lead that dies with them).
@@ -132,7 +117,7 @@ impl RelayLink {
     }
 
     /// Sends a request on a stream of its own; `request_id` is the lead's id for the audit lines.
-    /// Refused at once (nothing sent) past a limit or for a capability the member lacks.
+    /// Refused at once (nothing sent) when the ledger refuses it.
     pub(crate) fn start(
         &mut self,
         kind: RelayKind,
@@ -141,21 +126,9 @@ impl RelayLink {
         now: u64,
         out: &mut Vec<RelayOut>,
     ) -> Result<(), RelayError> {
-        // The order of `RelayClient::subscribe` and `exchange`.
-        self.allows(&kind)?;
-        if kind.is_subscribe() && self.stream_slots() >= self.limits.max_streams {
-            return Err(RelayError::ResourceLimit);
-        }
-        if self.closed {
-            return Err(RelayError::Unreachable);
-        }
-        if self.waiting.len() >= self.limits.max_requests {
-            return Err(RelayError::ResourceLimit);
-        }
-        let id = self.next_id;
-        self.next_id += 1;
+        let ticket = self.ledger.start(&kind, Duration::ZERO, at(now))?;
         let request = RelayRequest {
-            id,
+            id: ticket.id,
             device: "phone".to_owned(),
             request_id,
             kind,
@@ -163,23 +136,58 @@ impl RelayLink {
         };
         // The harness's requests are a few bytes; one too large to send fails its send in the real
         // client, which answers `member unreachable`.
-        let frame = wire::encode_frame(&request).map_err(|_| RelayError::Unreachable)?;
+        let Ok(frame) = wire::encode_frame(&request) else {
+            self.ledger.finish(ticket.id);
+            return Err(RelayError::Unreachable);
+        };
         let stream = stream::lead_opened(self.opened);
         self.opened += 1;
-        let deadline = now + ms(self.limits.answer_within);
+        let decoder = FrameDecoder::new();
+        let id = ticket.id;
         self.waiting.insert(
             stream,
             Waiting {
                 id,
-                kind: Box::new(request.kind),
                 waiter,
-                deadline,
-                decoder: FrameDecoder::new(),
+                decoder,
             },
         );
         out.push(RelayOut::Send { stream, frame });
-        out.push(RelayOut::Timer { at: deadline });
+        out.push(RelayOut::Timer {
+            at: ms(ticket.deadline),
+        });
         Ok(())
+    }
+
+    /// Decides a waiting request with the ledger and hands its answer on.
+    /// `drop` is whether the stream is still there to be dropped.
+    fn decide(&mut self, stream: u64, reply: Reply, drop: bool, out: &mut Vec<RelayOut>) {
+        let Some(w) = self.waiting.remove(&stream) else {
+            return;
+        };
+        let kind = Box::new(
+            self.ledger
+                .kind(w.id)
+                .cloned()
+                .unwrap_or(RelayKind::Unknown),
+        );
+        let Some(result) = self.ledger.answer(w.id, reply) else {
+            return;
+        };
+        let running = kind.is_subscribe() && result.is_ok();
+        out.push(RelayOut::Answer {
+            waiter: w.waiter,
+            kind,
+            result,
+        });
+        if running {
+            self.subscriptions.insert(stream, (w.id, w.decoder));
+            out.push(RelayOut::Subscribed { stream });
+            // Events already read with the answer.
+            self.on_events(stream, &[], out);
+        } else if drop {
+            out.push(RelayOut::Drop { stream });
+        }
     }
 
     /// Bytes from the member on one of the relay's streams. Bytes for a stream already dropped are
@@ -187,41 +195,18 @@ impl RelayLink {
     pub(crate) fn on_bytes(&mut self, stream: u64, bytes: &[u8], out: &mut Vec<RelayOut>) {
         if let Some(w) = self.waiting.get_mut(&stream) {
             let first = w.decoder.push(bytes).and_then(|()| w.decoder.pop());
-            let payload = match first {
+            let reply = match first {
                 Ok(None) => return,
-                Ok(Some(payload)) => Ok(payload),
-                Err(_) => Err(()),
+                Ok(Some(payload)) => match wire::decode::<MemberMessage>(&payload) {
+                    Ok(message) => Reply::Message(Box::new(message)),
+                    Err(_) => Reply::Garbled,
+                },
+                Err(_) => Reply::Garbled,
             };
-            let Some(w) = self.waiting.remove(&stream) else {
-                return;
-            };
-            let result = match payload {
-                Ok(payload) => answer(&w, &payload, out),
-                Err(()) => {
-                    out.push(RelayOut::BadFrame);
-                    Err(RelayError::Unreadable)
-                }
-            };
-            let running = w.kind.is_subscribe() && result.is_ok();
-            let Waiting {
-                waiter,
-                kind,
-                decoder,
-                ..
-            } = w;
-            out.push(RelayOut::Answer {
-                waiter,
-                kind,
-                result,
-            });
-            if running {
-                self.subscriptions.insert(stream, decoder);
-                out.push(RelayOut::Subscribed { stream });
-                // Events already read with the answer.
-                self.on_events(stream, &[], out);
-            } else {
-                out.push(RelayOut::Drop { stream });
+            if matches!(reply, Reply::Garbled) {
+                out.push(RelayOut::BadFrame);
             }
+            self.decide(stream, reply, true, out);
         } else if self.subscriptions.contains_key(&stream) {
             self.on_events(stream, bytes, out);
         }
@@ -230,7 +215,7 @@ impl RelayLink {
     /// A running subscription's events: handed to the phone (here: dropped after decoding) until
     /// the member ends the stream or a frame is bad, which ends the subscription.
     fn on_events(&mut self, stream: u64, bytes: &[u8], out: &mut Vec<RelayOut>) {
-        let Some(decoder) = self.subscriptions.get_mut(&stream) else {
+        let Some((_, decoder)) = self.subscriptions.get_mut(&stream) else {
             return;
         };
         if decoder.push(bytes).is_err() {
@@ -257,7 +242,8 @@ impl RelayLink {
     }
 
     fn end(&mut self, stream: u64, out: &mut Vec<RelayOut>) {
-        if self.subscriptions.remove(&stream).is_some() {
+        if let Some((id, _)) = self.subscriptions.remove(&stream) {
+            self.ledger.finish(id);
             out.push(RelayOut::Drop { stream });
         }
     }
@@ -265,14 +251,10 @@ impl RelayLink {
     /// The member ended one of the relay's streams: a request still waiting gets `member
     /// unreachable`, a subscription ends.
     pub(crate) fn on_end(&mut self, stream: u64, out: &mut Vec<RelayOut>) {
-        if let Some(w) = self.waiting.remove(&stream) {
-            out.push(RelayOut::Answer {
-                waiter: w.waiter,
-                kind: w.kind,
-                result: Err(RelayError::Unreachable),
-            });
+        self.decide(stream, Reply::Lost, false, out);
+        if let Some((id, _)) = self.subscriptions.remove(&stream) {
+            self.ledger.finish(id);
         }
-        self.subscriptions.remove(&stream);
     }
 
     /// The phone left a subscription: its stream is dropped and its slot freed.
@@ -280,20 +262,22 @@ impl RelayLink {
         self.end(stream, out);
     }
 
-    /// Answers `member unreachable` to every request whose deadline is at or before `now`, and
-    /// drops their streams.
+    /// Answers `member unreachable` to every request whose deadline (the ledger's) is at or before
+    /// `now`, and drops their streams.
     pub(crate) fn expire(&mut self, now: u64, out: &mut Vec<RelayOut>) {
-        let due: Vec<u64> = self
+        let due: BTreeMap<u64, RelayKind> = self.ledger.expire(at(now)).into_iter().collect();
+        let streams: Vec<u64> = self
             .waiting
             .iter()
-            .filter(|(_, w)| w.deadline <= now)
-            .map(|(stream, _)| *stream)
+            .filter(|(_, w)| due.contains_key(&w.id))
+            .map(|(s, _)| *s)
             .collect();
-        for stream in due {
+        for stream in streams {
             if let Some(w) = self.waiting.remove(&stream) {
+                let kind = due.get(&w.id).cloned().unwrap_or(RelayKind::Unknown);
                 out.push(RelayOut::Answer {
                     waiter: w.waiter,
-                    kind: w.kind,
+                    kind: Box::new(kind),
                     result: Err(RelayError::Unreachable),
                 });
                 out.push(RelayOut::Drop { stream });
@@ -304,33 +288,16 @@ impl RelayLink {
     /// The connection is gone: every waiting request gets `member unreachable`, every subscription
     /// ends, and nothing more is sent.
     pub(crate) fn close(&mut self, out: &mut Vec<RelayOut>) {
-        self.closed = true;
+        let decided: BTreeSet<u64> = self.ledger.close().into_iter().collect();
         self.subscriptions.clear();
         for (_, w) in std::mem::take(&mut self.waiting) {
-            out.push(RelayOut::Answer {
-                waiter: w.waiter,
-                kind: w.kind,
-                result: Err(RelayError::Unreachable),
-            });
-        }
-    }
-}
-
-/// The outcome of a request from the first frame on its stream.
-fn answer(w: &Waiting, payload: &[u8], out: &mut Vec<RelayOut>) -> Result<RelayOk, RelayError> {
-    match wire::decode::<MemberMessage>(payload) {
-        Ok(MemberMessage::Response(response)) if response.id == w.id => {
-            let ok = response.result?;
-            if w.kind.fits(&ok) {
-                Ok(ok)
-            } else {
-                Err(RelayError::Unreadable)
+            if decided.contains(&w.id) {
+                out.push(RelayOut::Answer {
+                    waiter: w.waiter,
+                    kind: Box::new(RelayKind::Unknown),
+                    result: Err(RelayError::Unreachable),
+                });
             }
-        }
-        Ok(_) => Err(RelayError::Unreadable),
-        Err(_) => {
-            out.push(RelayOut::BadFrame);
-            Err(RelayError::Unreadable)
         }
     }
 }

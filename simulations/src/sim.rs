@@ -27,8 +27,10 @@ use rand::{Rng, SeedableRng};
 
 use crate::checker::{Check, Checker, Fail};
 use crate::lead::{wall_clock, Lead, LeadOut};
-use crate::member::{Behaviour, Member, MemberOut, BACKOFF_MIN_MS};
+use crate::member::{Behaviour, Member, MemberOut};
+use crate::relay::at;
 use crate::{Bug, Report, Scenario, ViolationKind};
+use collie_actors::crew_link::link::dialer::Dialer;
 
 use self::net::{bytes, NetConn, Side};
 
@@ -57,7 +59,13 @@ enum Ev {
         m: usize,
         incarnation: u64,
     },
-    LeadTimer,
+    LeadTimer {
+        conn: u64,
+    },
+    MemberTimer {
+        m: usize,
+        conn: u64,
+    },
     Phone,
     Leave {
         conn: u64,
@@ -81,6 +89,8 @@ enum Ev {
 #[derive(Debug, Clone)]
 pub(crate) struct Setup {
     pub(crate) honest: usize,
+    /// The member count the command line asked for, if any (for the replay command).
+    pub(crate) members: Option<usize>,
     /// A machine with the crew secret (copied from a member) whose certificate was never pinned.
     pub(crate) intruder: bool,
     /// A garbage peer that was invited (it is pinned and completes its hello first).
@@ -111,7 +121,8 @@ pub(crate) struct World {
     now: u64,
     seq: u64,
     queue: BTreeMap<(u64, u64), Ev>,
-    timers: BTreeSet<u64>,
+    /// Lead timers scheduled, by time and connection (one event for each).
+    timers: BTreeSet<(u64, u64)>,
     lead: Lead,
     members: Vec<Member>,
     conns: BTreeMap<u64, NetConn>,
@@ -127,8 +138,21 @@ pub(crate) struct World {
     trace: Option<Vec<String>>,
     line: String,
     served: BTreeSet<String>,
+    /// The honest members (never removed, not the intruder) by name.
+    honest: BTreeSet<String>,
+    /// How many of them have been served at least once.
+    honest_served: usize,
+    /// Whether every honest member is online, as of the lead's `online_changes` count.
+    all_online: (u64, bool),
     connections: u64,
     faults: u64,
+    /// The lead's connections the current event touched (for the checker).
+    touched: BTreeSet<u64>,
+    /// Honest members that must be served again (their partition healed, they restarted, or the
+    /// lead did), by when.
+    expected: BTreeMap<usize, u64>,
+    /// The same, by time.
+    expected_by: BTreeSet<(u64, usize)>,
 }
 
 impl World {
@@ -214,9 +238,16 @@ impl World {
             trace: trace.then(Vec::new),
             line: String::new(),
             served: BTreeSet::new(),
+            honest: BTreeSet::new(),
+            honest_served: 0,
+            all_online: (u64::MAX, false),
             connections: 0,
             faults: 0,
+            touched: BTreeSet::new(),
+            expected: BTreeMap::new(),
+            expected_by: BTreeSet::new(),
         };
+        world.honest = world.honest_names().map(str::to_owned).collect();
         for m in 0..world.members.len() {
             let at = world.rng.gen_range(0..1_000);
             world.schedule(at, Ev::Dial { m, incarnation: 0 });
@@ -256,6 +287,7 @@ impl World {
         Box::new(crate::Violation {
             scenario: self.scenario,
             seed: self.seed,
+            members: self.setup.members,
             step: self.steps,
             at_ms: self.now,
             kind: fail.kind,
@@ -273,12 +305,15 @@ impl World {
             }
             self.now = at;
             self.steps += 1;
+            self.touched.clear();
             let checked = self
                 .handle(ev)
-                .and_then(|()| self.checker.step(at, &self.lead));
-            checked.map_err(|f| self.violation(*f))?;
+                .and_then(|()| self.checker.step(at, &self.lead, &self.touched));
+            checked
+                .and_then(|()| self.back_in_time())
+                .map_err(|f| self.violation(*f))?;
             if let Some(from) = self.faults_armed {
-                if self.honest_names().all(|n| self.served.contains(n)) {
+                if self.honest_served == self.honest.len() {
                     self.faults_armed = None;
                     self.schedule(from.max(self.now), Ev::Fault);
                 }
@@ -286,7 +321,7 @@ impl World {
             let done = if self.setup.phone {
                 self.steps >= self.setup.steps
             } else {
-                self.all_served() || self.steps >= self.setup.steps
+                self.all_online() || self.steps >= self.setup.steps
             };
             if done && drain_until.is_none() {
                 self.log("drain".to_owned());
@@ -303,7 +338,10 @@ impl World {
         self.checker
             .audit_total(self.members.iter().map(|m| m.write_log.len()).sum())
             .map_err(|f| self.violation(*f))?;
-        if !self.all_served() {
+        self.checker
+            .lead_audit_log(&self.lead.disk.relayed)
+            .map_err(|f| self.violation(*f))?;
+        if !self.all_online() {
             let missing: Vec<&str> = self.honest_names().filter(|n| !self.is_served(n)).collect();
             return Err(self.violation(Fail {
                 kind: ViolationKind::Liveness,
@@ -337,10 +375,10 @@ impl World {
     fn drain(&mut self) {
         self.draining = true;
         self.lead.disk.audit_up = true;
+        // Each healed member redials when its own link's backoff says, and must be back in time.
         let healed: Vec<usize> = std::mem::take(&mut self.partitioned).into_iter().collect();
         for m in healed {
-            let incarnation = self.members[m].incarnation;
-            self.schedule(self.now, Ev::Dial { m, incarnation });
+            self.expect_back(m);
         }
     }
 
@@ -358,11 +396,27 @@ impl World {
         self.lead.is_online(name)
     }
 
-    fn all_served(&self) -> bool {
-        self.honest_names().all(|n| self.is_served(n))
+    /// Whether every honest member is online now (asked of the lead only after its online table
+    /// may have changed).
+    fn all_online(&mut self) -> bool {
+        if self.all_online.0 != self.lead.online_changes {
+            let all = self.honest.iter().all(|n| self.lead.is_online(n));
+            self.all_online = (self.lead.online_changes, all);
+        }
+        self.all_online.1
     }
 
     fn handle(&mut self, ev: Ev) -> Check {
+        match &ev {
+            Ev::Deliver { conn, .. }
+            | Ev::StreamEnd { conn, .. }
+            | Ev::Lost { conn, .. }
+            | Ev::LeadTimer { conn }
+            | Ev::Leave { conn, .. } => {
+                self.touched.insert(*conn);
+            }
+            _ => {}
+        }
         match ev {
             Ev::Deliver {
                 conn,
@@ -373,13 +427,20 @@ impl World {
             Ev::StreamEnd { conn, stream, to } => self.stream_end(conn, stream, to),
             Ev::Lost { conn, side } => self.lost(conn, side),
             Ev::Dial { m, incarnation } => self.dial(m, incarnation),
-            Ev::LeadTimer => {
-                self.timers.remove(&self.now);
+            Ev::LeadTimer { conn } => {
+                self.timers.remove(&(self.now, conn));
                 if !self.lead.up {
                     return Ok(());
                 }
-                let outs = self.lead.on_timer(self.now);
+                let outs = self.lead.on_timer(conn, self.now);
                 self.apply_lead(outs)
+            }
+            Ev::MemberTimer { m, conn } => {
+                if !self.members[m].up {
+                    return Ok(());
+                }
+                let outs = self.members[m].on_timer(conn, self.now);
+                self.apply_member(m, outs)
             }
             Ev::Phone => self.phone(),
             Ev::Leave { conn, stream } => {
@@ -394,6 +455,7 @@ impl World {
             Ev::Heal { m } => {
                 if self.partitioned.remove(&m) {
                     self.log(format!("heal {}", self.members[m].name));
+                    self.expect_back(m);
                 }
                 Ok(())
             }
@@ -401,8 +463,11 @@ impl World {
                 self.log(format!("member {} up", self.members[m].name));
                 let member = &mut self.members[m];
                 member.up = true;
+                // A new process: its link starts afresh.
+                member.dialer = Dialer::new(at(self.now));
                 let incarnation = member.incarnation;
                 self.schedule(self.now, Ev::Dial { m, incarnation });
+                self.expect_back(m);
                 Ok(())
             }
             Ev::AuditUp => {
@@ -415,6 +480,9 @@ impl World {
             Ev::LeadUp => {
                 self.log("lead up".to_owned());
                 self.lead.start(self.now);
+                for m in 0..self.members.len() {
+                    self.expect_back(m);
+                }
                 Ok(())
             }
             Ev::Remove { m } => {
@@ -438,6 +506,14 @@ impl World {
 
     fn apply_lead(&mut self, outs: Vec<LeadOut>) -> Check {
         for out in outs {
+            if let LeadOut::Send { conn, .. }
+            | LeadOut::EndStream { conn, .. }
+            | LeadOut::Close { conn, .. }
+            | LeadOut::Subscribed { conn, .. }
+            | LeadOut::Timer { conn, .. } = &out
+            {
+                self.touched.insert(*conn);
+            }
             match out {
                 LeadOut::Send {
                     conn,
@@ -457,6 +533,13 @@ impl World {
                 LeadOut::Served { pin, name } => {
                     self.log(format!("lead serves {name}"));
                     self.checker.on_served(&pin, &name)?;
+                    self.checker.one_link(&self.lead, &name)?;
+                    if self.honest.contains(&name) && !self.served.contains(&name) {
+                        self.honest_served += 1;
+                    }
+                    if let Some(m) = self.members.iter().position(|x| x.name == name) {
+                        self.reconnected(m);
+                    }
                     self.served.insert(name);
                 }
                 LeadOut::Relayed {
@@ -467,6 +550,10 @@ impl World {
                     self.log(format!("relay {phone} to {machine}"));
                     self.checker.on_relayed(&pin, &machine, phone)?;
                 }
+                LeadOut::Audited { request_id } => {
+                    self.log(format!("lead audits write {request_id}"));
+                    self.checker.on_lead_audit(&request_id)?;
+                }
                 LeadOut::Joined { name } => self.log(format!("lead pins {name}")),
                 LeadOut::JoinRefused { name, error } => {
                     self.log(format!("lead refuses the join of {name}: {error:?}"));
@@ -475,9 +562,9 @@ impl World {
                     let at = self.now + self.rng.gen_range(100..=5_000);
                     self.schedule(at, Ev::Leave { conn, stream });
                 }
-                LeadOut::Timer { at } => {
-                    if self.timers.insert(at) {
-                        self.schedule(at, Ev::LeadTimer);
+                LeadOut::Timer { conn, at } => {
+                    if self.timers.insert((at, conn)) {
+                        self.schedule(at, Ev::LeadTimer { conn });
                     }
                 }
             }
@@ -507,11 +594,71 @@ impl World {
                 }
                 MemberOut::Joined => {
                     self.log(format!("{} joined", self.members[m].name));
-                    self.members[m].backoff_ms = BACKOFF_MIN_MS;
+                    // The member's link starts now, as `member_loop` starts after a join.
+                    self.members[m].dialer = Dialer::new(at(self.now));
                 }
                 MemberOut::Ready => self.log(format!("{} ready", self.members[m].name)),
+                MemberOut::Timer { conn, at } => {
+                    self.schedule(at, Ev::MemberTimer { m, conn });
+                }
             }
         }
         Ok(())
+    }
+}
+
+/// How long a member may take to be served again after its partition heals: noticing the lead's
+/// silence, the longest backoff delay, and one opening.
+pub(crate) fn back_within() -> u64 {
+    use collie_actors::crew_link::backoff::CAP;
+    use collie_actors::crew_link::link::{MEMBER_SILENCE, OPENING_TIMEOUT};
+    crate::relay::ms(MEMBER_SILENCE + CAP + OPENING_TIMEOUT)
+}
+
+impl World {
+    /// Member `m`'s partition healed, it restarted, or the lead did: if it is honest and nothing
+    /// else is wrong, it must be served again within [`back_within`].
+    fn expect_back(&mut self, m: usize) {
+        self.forget_expected(m);
+        let member = &self.members[m];
+        let reachable = member.up && self.lead.up && !self.partitioned.contains(&m);
+        if self.honest.contains(&member.name) && reachable && !self.lead.is_online(&member.name) {
+            let by = self.now + back_within();
+            self.expected.insert(m, by);
+            self.expected_by.insert((by, m));
+        }
+    }
+
+    /// Another fault hit member `m` (or the lead): its earlier promise no longer holds.
+    pub(super) fn forget_expected(&mut self, m: usize) {
+        if let Some(by) = self.expected.remove(&m) {
+            self.expected_by.remove(&(by, m));
+        }
+    }
+
+    /// A fault hit the lead: no member's promise holds.
+    pub(super) fn forget_all_expected(&mut self) {
+        self.expected.clear();
+        self.expected_by.clear();
+    }
+
+    /// Member `m` was served.
+    fn reconnected(&mut self, m: usize) {
+        self.forget_expected(m);
+    }
+
+    /// Whether every healed member came back in time.
+    fn back_in_time(&self) -> Check {
+        match self.expected_by.first() {
+            Some(&(by, m)) if by < self.now => Err(Box::new(Fail {
+                kind: ViolationKind::Liveness,
+                detail: format!(
+                    "{} not served again by {by} ms, {} ms after it could come back",
+                    self.members[m].name,
+                    back_within()
+                ),
+            })),
+            _ => Ok(()),
+        }
     }
 }

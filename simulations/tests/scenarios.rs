@@ -2,7 +2,7 @@
 //! leads. A failure names the scenario and seed; replay it with
 //! `cargo run -p collie-simulations -- <scenario> --seed N --trace`.
 
-use collie_simulations::{run, run_with, Bug, Options, Scenario, ViolationKind};
+use collie_simulations::{run, run_with, Bug, Options, Report, Scenario, ViolationKind};
 
 /// Seeds per scenario in `cargo test` (more with `--seeds K` on the binary).
 const SEEDS: u64 = 8;
@@ -68,8 +68,8 @@ fn more_seeds_of_every_scenario() {
 fn same_seed_same_trace() {
     for scenario in Scenario::ALL {
         let options = Options {
-            bug: None,
             trace: true,
+            ..Options::default()
         };
         let a = run_with(scenario, 7, options).unwrap_or_else(|v| panic!("{v}"));
         let b = run_with(scenario, 7, options).unwrap_or_else(|v| panic!("{v}"));
@@ -94,7 +94,7 @@ fn caught_in(scenario: Scenario, bug: Bug, seeds: std::ops::Range<u64>) -> Vec<V
         .filter_map(|seed| {
             let options = Options {
                 bug: Some(bug),
-                trace: false,
+                ..Options::default()
             };
             run_with(scenario, seed, options).err().map(|v| v.kind)
         })
@@ -142,6 +142,39 @@ fn checker_catches_a_lead_that_commits_before_it_is_durable() {
     assert_eq!(kinds, vec![ViolationKind::Durability; 4]);
 }
 
+#[test]
+fn checker_catches_a_lead_that_audits_a_relayed_write_twice() {
+    let kinds = caught(Scenario::Faults, Bug::AuditTwice);
+    assert_eq!(kinds, vec![ViolationKind::Audit; 4]);
+}
+
+/// A lead that never serves a member again once its link ended: the member is not back within
+/// its backoff bound after its partition heals or it restarts — caught then, not only when the
+/// run ends.
+#[test]
+fn checker_catches_a_lead_that_keeps_returning_members_out() {
+    let violations: Vec<_> = (0..4)
+        .filter_map(|seed| {
+            let options = Options {
+                bug: Some(Bug::ShunReturning),
+                ..Options::default()
+            };
+            run_with(Scenario::Faults, seed, options).err()
+        })
+        .collect();
+    assert_eq!(violations.len(), 4);
+    assert!(
+        violations.iter().all(|v| v.kind == ViolationKind::Liveness),
+        "{violations:?}"
+    );
+    assert!(
+        violations
+            .iter()
+            .any(|v| v.detail.contains("not served again by")),
+        "{violations:?}"
+    );
+}
+
 /// A join whose acceptance is lost in flight (see `Scenario::JoinUnderFaults`): the member retries
 /// with the same invite and, being pinned under that name, gets the same acceptance again from the
 /// real `LeadCore`; joins refused while the audit log is out are tried again. Every member ends up
@@ -155,4 +188,83 @@ fn joins_survive_faults() {
         repeats += report.repeat_joins;
     }
     assert!(repeats > 0, "no seed lost a join's acceptance");
+}
+
+/// A thousand seeds of `scenario` with its own number of members (`collie-simulations <scenario>
+/// --seeds 1000` runs the same).
+fn thousand_seeds(scenario: Scenario) {
+    run_seeds(scenario, 0..1_000);
+}
+
+#[test]
+fn a_thousand_seeds_of_join() {
+    thousand_seeds(Scenario::Join);
+}
+
+#[test]
+fn a_thousand_seeds_of_join_faults() {
+    thousand_seeds(Scenario::JoinUnderFaults);
+}
+
+#[test]
+fn a_thousand_seeds_of_faults() {
+    thousand_seeds(Scenario::Faults);
+}
+
+#[test]
+fn a_thousand_seeds_of_unpinned() {
+    thousand_seeds(Scenario::Unpinned);
+}
+
+#[test]
+fn a_thousand_seeds_of_garbage() {
+    thousand_seeds(Scenario::Garbage);
+}
+
+/// `scenario` with 1,000 members, seed 7 (`collie-simulations all --members 1000 --seed 7` runs
+/// them all): everyone joins and is served, and the run sees what the scenario is about.
+fn thousand_members(scenario: Scenario) -> Report {
+    let options = Options {
+        members: Some(1_000),
+        ..Options::default()
+    };
+    let report = run_with(scenario, 7, options).unwrap_or_else(|v| panic!("{v}"));
+    assert!(report.joined >= 1_000, "{report}");
+    report
+}
+
+#[test]
+fn a_thousand_members_join() {
+    thousand_members(Scenario::Join);
+}
+
+#[test]
+fn a_thousand_members_join_under_faults() {
+    let report = thousand_members(Scenario::JoinUnderFaults);
+    assert!(report.faults > 20, "{report}");
+}
+
+#[test]
+fn a_thousand_members_under_partitions_and_restarts() {
+    let report = thousand_members(Scenario::Faults);
+    assert!(
+        report.faults > 20 && report.aborted_by_lead_restart > 0,
+        "{report}"
+    );
+    assert!(
+        report.answered_ok > 0 && report.writes_executed > 0,
+        "{report}"
+    );
+}
+
+#[test]
+fn a_thousand_members_with_an_intruder_and_a_removal() {
+    let report = thousand_members(Scenario::Unpinned);
+    assert!(report.refused_openings > 0, "{report}");
+}
+
+#[test]
+fn a_thousand_members_with_garbage_peers() {
+    let report = thousand_members(Scenario::Garbage);
+    assert!(report.bad_frames > 0, "{report}");
 }

@@ -7,6 +7,15 @@
 //! [`LEAD_SILENCE`] closes the connection and marks the member offline (QUIC's own idle timeout is
 //! 30 s — too slow to show a killed member offline); a member that hears nothing for
 //! [`MEMBER_SILENCE`] reconnects.
+//!
+//! **Decisions apart from the I/O.** Every deadline and retry of these tasks is decided by a pure
+//! core — [`accepted::Accepted`] for a connection the lead accepted, [`dialer::Dialer`] for the
+//! member's link (dial, hello timeout, heartbeat, silence, backoff with jitter) — which the crew
+//! simulations run on their virtual clock. These tasks only do the I/O and sleep until the core's
+//! next deadline.
+
+pub mod accepted;
+pub mod dialer;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -22,9 +31,11 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
+use tokio::time::Instant;
 
+use self::accepted::Accepted;
+use self::dialer::{Dialer, Due};
 use super::actor::CrewMsg;
-use super::backoff::Backoff;
 use super::{LeadLink, RelayStream, UplinkStream};
 
 /// How often a member sends a heartbeat.
@@ -74,7 +85,9 @@ async fn serve(
     actor: ActorRef<CrewMsg>,
     uplinks: mpsc::Sender<UplinkStream>,
 ) {
-    let opened = tokio::time::timeout(OPENING_TIMEOUT, async {
+    let origin = Instant::now();
+    let mut clock = Accepted::new(Duration::ZERO);
+    let opened = tokio::time::timeout_at(origin + clock.deadline(), async {
         let (send, mut recv) = conn.accept_bi().await.ok()?;
         let opening: Opening = recv.recv_message().await.ok()??;
         Some((send, recv, opening))
@@ -103,7 +116,8 @@ async fn serve(
             if send.send_message(&reply).await.is_ok() {
                 let _ = send.finish();
                 // Let the member read the reply and close first.
-                let _ = tokio::time::timeout(OPENING_TIMEOUT, conn.closed()).await;
+                clock.joined(origin.elapsed());
+                let _ = tokio::time::timeout_at(origin + clock.deadline(), conn.closed()).await;
             }
             conn.close("join done");
         }
@@ -142,13 +156,14 @@ async fn serve(
             };
             if send.send_message(&answer).await.is_ok() {
                 let certificate = conn.peer_certificate();
-                let mut deadline = tokio::time::Instant::now() + LEAD_SILENCE;
+                clock.linked(origin.elapsed());
                 loop {
                     tokio::select! {
                         frame = recv.recv() => match frame {
                             Ok(Some(_)) => {
-                                deadline = tokio::time::Instant::now() + LEAD_SILENCE;
-                                if send.send_message(&LinkFrame::Beat).await.is_err() {
+                                if clock.heard(origin.elapsed())
+                                    && send.send_message(&LinkFrame::Beat).await.is_err()
+                                {
                                     break;
                                 }
                             }
@@ -169,9 +184,11 @@ async fn serve(
                             }
                             Err(_) => break,
                         },
-                        _ = tokio::time::sleep_until(deadline) => {
-                            conn.close("heartbeat missed");
-                            break;
+                        _ = tokio::time::sleep_until(origin + clock.deadline()) => {
+                            if let Some(reason) = clock.due(origin.elapsed()) {
+                                conn.close(reason);
+                                break;
+                            }
                         }
                     }
                 }
@@ -202,16 +219,22 @@ pub(super) struct MemberLink {
 /// The member's link: dial, hello, heartbeat until it breaks, back off, again — forever (the actor
 /// aborts it).
 pub(super) async fn member_loop(link: MemberLink, actor: ActorRef<CrewMsg>) {
-    let mut backoff = Backoff::default();
+    let origin = Instant::now();
+    let mut dialer = Dialer::new(Duration::ZERO);
     loop {
-        match connect(&link).await {
+        let deadline = dialer.dial(origin.elapsed());
+        let attempt = tokio::time::timeout_at(origin + deadline, connect(&link))
+            .await
+            .unwrap_or_else(|_| Err("timed out".to_owned()));
+        match attempt {
             Ok((conn, mut send, mut recv, version)) => {
-                backoff.reset();
+                dialer.linked(origin.elapsed());
                 let _ = actor.cast(CrewMsg::MemberLink {
                     lead_version: Some(version),
                 });
                 link.lead_link.store(Some(Arc::new(conn.clone())));
-                let why = heartbeat(&conn, &mut send, &mut recv, &link.relay_streams).await;
+                let streams = (&mut send, &mut recv);
+                let why = heartbeat(&conn, streams, &link.relay_streams, &mut dialer, origin).await;
                 link.lead_link.store(None);
                 tracing::info!(%why, "crew link to the lead ended");
                 conn.close(&why);
@@ -220,7 +243,8 @@ pub(super) async fn member_loop(link: MemberLink, actor: ActorRef<CrewMsg>) {
             Err(why) => tracing::debug!(%why, "crew link: cannot reach the lead"),
         }
         let jitter: f64 = rand::thread_rng().gen();
-        tokio::time::sleep(backoff.next_delay(jitter)).await;
+        let at = dialer.lost(origin.elapsed(), jitter);
+        tokio::time::sleep_until(origin + at).await;
     }
 }
 
@@ -231,8 +255,9 @@ type Stream = (
     String,
 );
 
+/// One attempt: dial, hello, and the lead's answer (the caller bounds it in time).
 async fn connect(link: &MemberLink) -> Result<Stream, String> {
-    let attempt = async {
+    {
         let conn = link
             .endpoint
             .dial(&link.addr, link.lead_pin)
@@ -257,10 +282,7 @@ async fn connect(link: &MemberLink) -> Result<Stream, String> {
             }
         };
         Ok((conn, send, recv, version))
-    };
-    tokio::time::timeout(OPENING_TIMEOUT, attempt)
-        .await
-        .map_err(|_| "timed out".to_owned())?
+    }
 }
 
 /// Keeps the link alive and hands every relay stream the lead opens to the relay server, until the
@@ -268,21 +290,28 @@ async fn connect(link: &MemberLink) -> Result<Stream, String> {
 /// unreachable`); the lead's own per-member limits keep that from happening in normal use.
 async fn heartbeat(
     conn: &QuicConnection,
-    send: &mut <QuicConnection as Connection>::Send,
-    recv: &mut <QuicConnection as Connection>::Recv,
+    (send, recv): (
+        &mut <QuicConnection as Connection>::Send,
+        &mut <QuicConnection as Connection>::Recv,
+    ),
     relay_streams: &mpsc::Sender<RelayStream>,
+    dialer: &mut Dialer,
+    origin: Instant,
 ) -> String {
-    let mut tick = tokio::time::interval(BEAT_EVERY);
-    let mut deadline = tokio::time::Instant::now() + MEMBER_SILENCE;
     loop {
         tokio::select! {
-            _ = tick.tick() => {
-                if let Err(e) = send.send_message(&LinkFrame::Beat).await {
-                    return e.to_string();
+            _ = tokio::time::sleep_until(origin + dialer.next()) => match dialer.due(origin.elapsed()) {
+                Due::Beat => {
+                    if let Err(e) = send.send_message(&LinkFrame::Beat).await {
+                        return e.to_string();
+                    }
+                    dialer.beat_sent(origin.elapsed());
                 }
-            }
+                Due::GiveUp(why) => return why.to_owned(),
+                Due::Dial | Due::Nothing => {}
+            },
             frame = recv.recv() => match frame {
-                Ok(Some(_)) => deadline = tokio::time::Instant::now() + MEMBER_SILENCE,
+                Ok(Some(_)) => dialer.heard(origin.elapsed()),
                 Ok(None) => return "the lead ended the stream".to_owned(),
                 Err(e) => return e.to_string(),
             },
@@ -295,7 +324,6 @@ async fn heartbeat(
                 }
                 Err(e) => return e.to_string(),
             },
-            _ = tokio::time::sleep_until(deadline) => return "heartbeat missed".to_owned(),
             closed = conn.closed() => return closed.to_string(),
         }
     }

@@ -7,6 +7,10 @@
 //! is the first frame on its own stream, and nothing is ever re-sent (a timed-out request's stream
 //! is dropped, and the member sees it stopped).
 //!
+//! **Bookkeeping.** Which requests wait, their ids and deadlines, the limits and the answer each
+//! frame gets are decided by a [`Ledger`] (sans I/O, shared with the crew simulations); this
+//! client only moves the frames and waits on tokio's clock.
+//!
 //! **Bounds.** A [`RelayClient`] allows at most [`Limits::max_requests`] requests waiting for their
 //! answer, [`Limits::max_streams`] subscriptions and [`Limits::max_transfers`] uploads open at
 //! once; past any of them the request is refused at once with `resource limit`. Each frame a member sends is at most 16 MiB (the codec's
@@ -20,16 +24,13 @@
 //! does not fit the request.
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-
+use super::ledger::{Ledger, Reply};
 use super::{Card, RelayRequest, StreamEvent};
 use super::{ColourEvent, EventAttrs, MemberMessage, RelayError, RelayKind, RelayOk};
 use crate::hello::Capability;
-use crate::relay::requires;
 use crate::transport::{Connection, RecvFrames, SendFrames, TransportError};
 
 /// A relayed request that gets no answer in this time fails with `member unreachable` (SPEC §8: an
@@ -73,12 +74,29 @@ impl Default for Limits {
 #[derive(Debug)]
 pub struct RelayClient<C: Connection> {
     conn: C,
-    capabilities: BTreeSet<Capability>,
-    limits: Limits,
-    requests: Arc<Semaphore>,
-    streams: Arc<Semaphore>,
-    transfers: Semaphore,
-    next_id: AtomicU64,
+    ledger: Arc<Mutex<Ledger>>,
+    /// The origin of the ledger's clock.
+    origin: Instant,
+}
+
+/// A request's place in the ledger: dropping it frees the place (a subscription's, when the
+/// subscription is dropped).
+#[derive(Debug)]
+struct Held {
+    ledger: Arc<Mutex<Ledger>>,
+    id: u64,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        lock(&self.ledger).finish(self.id);
+    }
+}
+
+/// The ledger, even if a panic elsewhere poisoned its lock (every change to it is one call, so
+/// it is never left half-changed).
+fn lock(ledger: &Mutex<Ledger>) -> MutexGuard<'_, Ledger> {
+    ledger.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Who a request is for: the phone's label and the lead's request id, for the member's audit line,
@@ -98,12 +116,8 @@ impl<C: Connection> RelayClient<C> {
     pub fn new(conn: C, capabilities: BTreeSet<Capability>, limits: Limits) -> Self {
         Self {
             conn,
-            capabilities,
-            requests: Arc::new(Semaphore::new(limits.max_requests)),
-            streams: Arc::new(Semaphore::new(limits.max_streams)),
-            transfers: Semaphore::new(limits.max_transfers),
-            limits,
-            next_id: AtomicU64::new(1),
+            ledger: Arc::new(Mutex::new(Ledger::new(capabilities, limits))),
+            origin: Instant::now(),
         }
     }
 
@@ -114,17 +128,13 @@ impl<C: Connection> RelayClient<C> {
 
     /// Whether the member declared what `kind` needs.
     pub fn allows(&self, kind: &RelayKind) -> Result<(), RelayError> {
-        self.has(requires(kind))
+        lock(&self.ledger).allows(kind)
     }
 
     /// Whether the member declared `capability` (checked before a request is built, so nothing
     /// is made up to ask it).
     pub fn has(&self, capability: Capability) -> Result<(), RelayError> {
-        match capability {
-            Capability::Unknown => Err(RelayError::CapabilityMissing),
-            needed if self.capabilities.contains(&needed) => Ok(()),
-            _ => Err(RelayError::CapabilityMissing),
-        }
+        lock(&self.ledger).has(capability)
     }
 
     /// Sends one request and waits for its answer. For a subscription use [`Self::subscribe`].
@@ -132,7 +142,7 @@ impl<C: Connection> RelayClient<C> {
         if kind.is_subscribe() {
             return Err(RelayError::BadInput("use subscribe for streams".to_owned()));
         }
-        let (ok, _send, _recv) = self.exchange(on, kind, Duration::ZERO).await?;
+        let (ok, ..) = self.exchange(on, kind, Duration::ZERO).await?;
         Ok(ok)
     }
 
@@ -149,7 +159,7 @@ impl<C: Connection> RelayClient<C> {
         if kind.is_subscribe() {
             return Err(RelayError::BadInput("use subscribe for streams".to_owned()));
         }
-        let (ok, _send, _recv) = self.exchange(on, kind, works).await?;
+        let (ok, ..) = self.exchange(on, kind, works).await?;
         Ok(ok)
     }
 
@@ -171,15 +181,11 @@ impl<C: Connection> RelayClient<C> {
         } else {
             RelayKind::Subscribe { pane, last_seq }
         };
-        self.allows(&kind)?;
-        let permit = Arc::clone(&self.streams)
-            .try_acquire_owned()
-            .map_err(|_| RelayError::ResourceLimit)?;
-        let (_, send, recv) = self.exchange(on, kind, Duration::ZERO).await?;
+        let (_, send, recv, held) = self.exchange(on, kind, Duration::ZERO).await?;
         Ok(Subscription {
             _send: send,
             recv,
-            _permit: permit,
+            _held: held,
             ended: false,
         })
     }
@@ -188,78 +194,64 @@ impl<C: Connection> RelayClient<C> {
     /// stream slots until it is dropped.
     pub async fn watch_cards(&self, on: On<'_>) -> Result<Subscription<C>, RelayError> {
         let kind = RelayKind::CardsWatch;
-        self.allows(&kind)?;
-        let permit = Arc::clone(&self.streams)
-            .try_acquire_owned()
-            .map_err(|_| RelayError::ResourceLimit)?;
-        let (_, send, recv) = self.exchange(on, kind, Duration::ZERO).await?;
+        let (_, send, recv, held) = self.exchange(on, kind, Duration::ZERO).await?;
         Ok(Subscription {
             _send: send,
             recv,
-            _permit: permit,
+            _held: held,
             ended: false,
         })
     }
 
     /// Opens a stream, sends the request and reads the answer, within the deadline (extended by
-    /// `works`, the time the member may spend on it).
+    /// `works`, the time the member may spend on it). The ledger admits the request and decides
+    /// what its first frame means.
     async fn exchange(
         &self,
         on: On<'_>,
         kind: RelayKind,
         works: Duration,
-    ) -> Result<(RelayOk, C::Send, C::Recv), RelayError> {
-        self.allows(&kind)?;
-        if self.conn.close_reason().is_some() {
-            return Err(RelayError::Unreachable);
-        }
-        let _permit = self
-            .requests
-            .try_acquire()
-            .map_err(|_| RelayError::ResourceLimit)?;
-        let (_transfer, within) = match kind {
-            RelayKind::Blob { .. } => (
-                Some(
-                    self.transfers
-                        .try_acquire()
-                        .map_err(|_| RelayError::ResourceLimit)?,
-                ),
-                self.limits.transfer_within,
-            ),
-            _ => (None, self.limits.answer_within),
+    ) -> Result<(RelayOk, C::Send, C::Recv, Held), RelayError> {
+        let ticket = {
+            let mut ledger = lock(&self.ledger);
+            if self.conn.close_reason().is_some() {
+                ledger.close();
+            }
+            ledger.start(&kind, works, self.origin.elapsed())?
         };
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let held = Held {
+            ledger: Arc::clone(&self.ledger),
+            id: ticket.id,
+        };
         let request = RelayRequest {
-            id,
+            id: ticket.id,
             device: on.device.to_owned(),
             request_id: on.request_id.to_owned(),
             kind,
             device_id: on.device_id.map(str::to_owned),
         };
-        let answered = tokio::time::timeout(within.saturating_add(works), async {
+        let exchanged = tokio::time::timeout(ticket.within, async {
             let (mut send, mut recv) = self.conn.open_bi().await.map_err(unreachable)?;
             send.send_message(&request).await.map_err(unreachable)?;
-            let message = recv
-                .recv_message::<MemberMessage>()
-                .await
-                .map_err(unreadable_or_unreachable)?
-                .ok_or(RelayError::Unreachable)?;
-            Ok::<_, RelayError>((message, send, recv))
+            let reply = match recv.recv_message::<MemberMessage>().await {
+                Ok(Some(message)) => Reply::Message(Box::new(message)),
+                Ok(None) => Reply::Lost,
+                Err(e) => match unreadable_or_unreachable(e) {
+                    RelayError::Unreadable => Reply::Garbled,
+                    _ => Reply::Lost,
+                },
+            };
+            Ok::<_, RelayError>((reply, send, recv))
         })
-        .await
-        .map_err(|_| RelayError::Unreachable)??;
-        let (message, send, recv) = answered;
-        match message {
-            MemberMessage::Response(response) if response.id == id => {
-                let ok = response.result?;
-                if request.kind.fits(&ok) {
-                    Ok((ok, send, recv))
-                } else {
-                    Err(RelayError::Unreadable)
-                }
-            }
-            _ => Err(RelayError::Unreadable),
-        }
+        .await;
+        let (reply, streams) = match exchanged {
+            Ok(Ok((reply, send, recv))) => (reply, Some((send, recv))),
+            Ok(Err(_)) | Err(_) => (Reply::Lost, None),
+        };
+        let decided = lock(&self.ledger).answer(ticket.id, reply);
+        let ok = decided.unwrap_or(Err(RelayError::Unreachable))?;
+        let (send, recv) = streams.ok_or(RelayError::Unreachable)?;
+        Ok((ok, send, recv, held))
     }
 }
 
@@ -284,7 +276,8 @@ pub struct Subscription<C: Connection> {
     /// Kept so the member sees the stream open; dropped (finished) when the subscription is.
     _send: C::Send,
     recv: C::Recv,
-    _permit: OwnedSemaphorePermit,
+    /// The stream slot, freed when the subscription is dropped.
+    _held: Held,
     ended: bool,
 }
 

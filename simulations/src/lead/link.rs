@@ -1,22 +1,24 @@
-//! The lead's link tasks (`actors/src/crew_link/link.rs`) for one connection, stream by stream:
-//! stream 0 carries the opening (a join request or a hello, within `OPENING_TIMEOUT`) and then the
-//! link's heartbeat, where any well-framed frame is a sign of life and a malformed one — or the
-//! stream's end — ends the link; the streams the lead opens carry relayed requests ([`RelayLink`]);
+//! The I/O of the lead's link tasks (`actors/src/crew_link/link.rs`) for one connection, stream by
+//! stream; every deadline is the shipped [`Accepted`] core's, as the task's. Stream 0 carries the
+//! opening (a join request or a hello) and then the link's heartbeat, where any well-framed frame
+//! is a sign of life (echoed, as the task echoes it) and a malformed one — or the stream's end —
+//! ends the link; the streams the lead opens carry relayed requests ([`RelayLink`]);
 //! the streams the member opens after its hello are uplinks, one request each, answered or dropped
 //! within `REQUEST_WITHIN`. A malformed frame on a relay or uplink stream ends that stream only.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use collie_actors::crew_link::link::OPENING_TIMEOUT;
+use collie_actors::crew_link::link::accepted::{Accepted, Phase};
+use collie_actors::crew_link::link::LinkFrame;
 use collie_crew::hello::{Exporter, Opening};
 use collie_crew::pin::Pin;
 use collie_crew::relay::server::REQUEST_WITHIN;
-use collie_crew::relay::RelayKind;
+use collie_crew::relay::{RelayKind, RelayOk};
 use collie_crew::uplink::{Uplink, UplinkAnswer};
 use collie_crew::wire::{self, FrameDecoder};
 
 use super::{Lead, LeadOut};
-use crate::relay::{ms, RelayLink, RelayOut, Waiter};
+use crate::relay::{at, ms, RelayLink, RelayOut, Waiter};
 use crate::stream;
 use crate::Bug;
 
@@ -25,8 +27,8 @@ use crate::Bug;
 pub(crate) enum LinkState {
     /// Waiting for the opening (a join request or a hello) on stream 0.
     Opening,
-    /// A join was answered at `at`; the member closes and comes back with a hello.
-    Joined { at: u64 },
+    /// A join was answered; the member closes and comes back with a hello.
+    Joined,
     /// Hello accepted: a member link. `core_conn` is the core's number for it (`None` only for a
     /// peer the [`Bug::ServeUnpinned`] shell served behind the core's back).
     Established {
@@ -46,9 +48,10 @@ pub(crate) struct UplinkStream {
 /// The lead's side of one connection.
 #[derive(Debug)]
 pub(crate) struct LeadConn {
-    pub(super) pin: Pin,
+    pub(crate) pin: Pin,
     pub(super) exporter: Exporter,
-    pub(crate) opened_at: u64,
+    /// The link task's deadlines for this connection.
+    pub(crate) clock: Accepted,
     /// Stream 0: the opening, then the link's heartbeat.
     link: FrameDecoder,
     pub(crate) state: LinkState,
@@ -84,7 +87,7 @@ impl Lead {
             LeadConn {
                 pin,
                 exporter,
-                opened_at: now,
+                clock: Accepted::new(at(now)),
                 link: FrameDecoder::new(),
                 state: LinkState::Opening,
                 uplinks: BTreeMap::new(),
@@ -92,7 +95,8 @@ impl Lead {
             },
         );
         vec![LeadOut::Timer {
-            at: now + ms(OPENING_TIMEOUT),
+            conn,
+            at: now + ms(collie_actors::crew_link::link::OPENING_TIMEOUT),
         }]
     }
 
@@ -104,6 +108,7 @@ impl Lead {
         bytes: &[u8],
         now: u64,
     ) -> Vec<LeadOut> {
+        self.clock = now;
         let mut outs = Vec::new();
         if stream == stream::OPENING {
             self.on_link_bytes(conn, bytes, now, &mut outs);
@@ -140,8 +145,24 @@ impl Lead {
                 Ok(None) => return,
                 Ok(Some(payload)) => match c.state {
                     LinkState::Opening => self.on_opening(conn, &payload, now, outs),
-                    // After the join the lead reads nothing more; after the hello, a heartbeat.
-                    LinkState::Joined { .. } | LinkState::Established { .. } => {}
+                    // After the join the lead reads nothing more; after the hello, a heartbeat,
+                    // echoed.
+                    LinkState::Joined | LinkState::Established { .. } => {
+                        if c.clock.heard(at(now)) {
+                            outs.push(LeadOut::Timer {
+                                conn,
+                                at: ms(c.clock.deadline()),
+                            });
+                            if let Ok(frame) = wire::encode_frame(&LinkFrame::Beat) {
+                                let stream = stream::OPENING;
+                                outs.push(LeadOut::Send {
+                                    conn,
+                                    stream,
+                                    frame,
+                                });
+                            }
+                        }
+                    }
                 },
                 Err(_) => {
                     self.bad_frames += 1;
@@ -155,7 +176,7 @@ impl Lead {
 
     fn on_opening(&mut self, conn: u64, payload: &[u8], now: u64, outs: &mut Vec<LeadOut>) {
         match wire::decode::<Opening>(payload) {
-            Ok(Opening::Hello(hello)) => self.on_hello(conn, &hello, outs),
+            Ok(Opening::Hello(hello)) => self.on_hello(conn, &hello, now, outs),
             Ok(Opening::Join(request)) => self.on_join(conn, &request, now, outs),
             Ok(_) => self.refuse(conn, "unknown opening", outs),
             Err(_) => {
@@ -183,7 +204,7 @@ impl Lead {
         }
         let uplink = c.uplinks.entry(stream).or_insert_with(|| {
             let deadline = now + ms(REQUEST_WITHIN);
-            outs.push(LeadOut::Timer { at: deadline });
+            outs.push(LeadOut::Timer { conn, at: deadline });
             UplinkStream {
                 decoder: FrameDecoder::new(),
                 deadline,
@@ -227,7 +248,7 @@ impl Lead {
         if stream == stream::OPENING {
             match c.state {
                 LinkState::Opening => self.close(conn, "no opening", &mut outs),
-                LinkState::Joined { .. } => {}
+                LinkState::Joined => {}
                 LinkState::Established { .. } => self.close(conn, "link ended", &mut outs),
             }
         } else if stream::is_lead_opened(stream) {
@@ -255,15 +276,33 @@ impl Lead {
                 RelayOut::Answer {
                     waiter: Waiter::Phone(phone),
                     result,
-                    ..
-                } => outs.push(LeadOut::Answer { phone, result }),
+                    kind,
+                } => {
+                    // The application writes a relayed write's line on the lead once the member
+                    // answered that it did it (decision 0052); a line the log refuses is kept
+                    // and written later, so it is never lost.
+                    if kind.is_write() && matches!(result, Ok(RelayOk::Done)) {
+                        let request_id = phone.to_string();
+                        let times = if self.bug == Some(Bug::AuditTwice) {
+                            2
+                        } else {
+                            1
+                        };
+                        for _ in 0..times {
+                            self.disk.relayed.push(request_id.clone());
+                            let request_id = request_id.clone();
+                            outs.push(LeadOut::Audited { request_id });
+                        }
+                    }
+                    outs.push(LeadOut::Answer { phone, result });
+                }
                 RelayOut::Answer {
                     waiter: Waiter::Copy(_),
                     ..
                 } => {}
                 RelayOut::Subscribed { stream } => outs.push(LeadOut::Subscribed { conn, stream }),
                 RelayOut::BadFrame => self.bad_frames += 1,
-                RelayOut::Timer { at } => outs.push(LeadOut::Timer { at }),
+                RelayOut::Timer { at } => outs.push(LeadOut::Timer { conn, at }),
             }
         }
     }
@@ -283,27 +322,25 @@ impl Lead {
         outs
     }
 
-    /// Deadlines: openings, uplink requests and relayed requests at or past theirs.
-    pub(crate) fn on_timer(&mut self, now: u64) -> Vec<LeadOut> {
+    /// Deadlines of one connection: its opening, a silent link, uplink requests and relayed
+    /// requests at or past theirs.
+    pub(crate) fn on_timer(&mut self, conn: u64, now: u64) -> Vec<LeadOut> {
+        self.clock = now;
         let mut outs = Vec::new();
-        let timeout = ms(OPENING_TIMEOUT);
         let bug = self.bug;
-        let ids: Vec<u64> = self.conns.keys().copied().collect();
-        for conn in ids {
+        {
             let Some(c) = self.conns.get_mut(&conn) else {
-                continue;
+                return outs;
             };
-            let relay = match &mut c.state {
-                LinkState::Opening if c.opened_at + timeout <= now => {
-                    self.refuse(conn, "no opening", &mut outs);
-                    continue;
+            if let Some(reason) = c.clock.due(at(now)) {
+                match c.clock.phase() {
+                    Phase::Opening => self.refuse(conn, reason, &mut outs),
+                    Phase::Joined | Phase::Linked => self.close(conn, reason, &mut outs),
                 }
-                LinkState::Joined { at } if *at + timeout <= now => {
-                    self.close(conn, "join done", &mut outs);
-                    continue;
-                }
-                LinkState::Established { relay, .. } => relay,
-                _ => continue,
+                return outs;
+            }
+            let LinkState::Established { relay, .. } = &mut c.state else {
+                return outs;
             };
             let due: Vec<u64> = c
                 .uplinks

@@ -24,9 +24,10 @@ impl World {
                     return Ok(());
                 }
                 self.log(format!("partition {}", self.members[m].name));
+                self.forget_expected(m);
+                // Nothing tells either side: each notices the silence of the other's heartbeat.
                 if let Some(conn) = member_conn {
-                    let (a, b) = (self.idle(), self.idle());
-                    self.kill(conn, Some(a), Some(b));
+                    self.kill(conn, None, None);
                 }
                 let heal = self.now + self.rng.gen_range(500..=8_000);
                 self.schedule(heal, Ev::Heal { m });
@@ -36,10 +37,11 @@ impl World {
                     return Ok(());
                 }
                 self.log(format!("restart {}", self.members[m].name));
+                self.forget_expected(m);
                 self.members[m].crash();
+                // The lead notices the silence of the member's heartbeat.
                 if let Some(conn) = member_conn {
-                    let a = self.idle();
-                    self.kill(conn, Some(a), None);
+                    self.kill(conn, None, None);
                 }
                 let up = self.now + self.rng.gen_range(200..=3_000);
                 self.schedule(up, Ev::MemberUp { m });
@@ -49,6 +51,7 @@ impl World {
                     return Ok(());
                 }
                 self.log("restart lead".to_owned());
+                self.forget_all_expected();
                 let (phones, conns) = self.lead.crash();
                 self.checker.on_aborted(&phones)?;
                 for conn in conns {
@@ -70,6 +73,7 @@ impl World {
             _ => {
                 if let Some(conn) = member_conn {
                     self.log(format!("drop connection {conn}"));
+                    self.forget_expected(m);
                     let (a, b) = (self.rng.gen_range(0..500), self.rng.gen_range(0..500));
                     self.kill(conn, Some(a), Some(b));
                 }

@@ -8,8 +8,10 @@
 //! last frame.
 //!
 //! Bytes are lost only with their connection: a partition, a restart or a close kills the
-//! connection, drops everything still in flight on it, and each side notices after a detection
-//! delay (its idle timeout, 0–3 s), unless it closed the connection itself. Dials fail while the
+//! connection and drops everything still in flight on it. A side told of it (a close, or a lead
+//! restart's stateless reset) notices after a short delay; after a partition or a member's crash
+//! nothing is told, and each side notices the silence of the other's heartbeat (the link cores'
+//! `LEAD_SILENCE` and `MEMBER_SILENCE`). Losses stop when the run drains. Dials fail while the
 //! member is partitioned or the lead is down, and the lead's TLS refuses a certificate it neither
 //! pinned nor admits for a join; members redial with exponential backoff and jitter. TLS itself is
 //! modelled: the dialer's pin is handed to the lead as the pinned verifier would report it, and the
@@ -23,7 +25,7 @@ use rand::{Rng, RngCore, SeedableRng};
 
 use super::{Ev, World};
 use crate::checker::Check;
-use crate::member::BACKOFF_MAX_MS;
+use crate::relay::{at, ms};
 
 /// Which side of a connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,7 +59,7 @@ impl World {
                 self.apply_lead(outs)
             }
             Side::Member => {
-                let outs = self.members[m].on_bytes(conn, stream, bytes, &mut self.rng);
+                let outs = self.members[m].on_bytes(conn, stream, bytes, self.now, &mut self.rng);
                 self.apply_member(m, outs)
             }
         }
@@ -108,17 +110,19 @@ impl World {
         }
     }
 
-    /// Schedules the next dial of member `m` after its backoff (with jitter), doubling it.
+    /// Schedules the next dial of member `m` when its link's [`Dialer`] says (the shipped backoff,
+    /// its jitter drawn from the seed).
+    ///
+    /// [`Dialer`]: collie_actors::crew_link::link::dialer::Dialer
     pub(super) fn redial(&mut self, m: usize) {
+        let jitter: f64 = self.rng.gen();
         let member = &mut self.members[m];
         if !member.up || !member.wants_to_dial() {
             return;
         }
-        let backoff = member.backoff_ms;
-        member.backoff_ms = (backoff * 2).min(BACKOFF_MAX_MS);
         let incarnation = member.incarnation;
-        let delay = backoff / 2 + self.rng.gen_range(0..=backoff / 2);
-        self.schedule(self.now + delay, Ev::Dial { m, incarnation });
+        let when = ms(member.dialer.lost(at(self.now), jitter));
+        self.schedule(when, Ev::Dial { m, incarnation });
     }
 
     pub(super) fn dial(&mut self, m: usize, incarnation: u64) -> Check {
@@ -152,7 +156,7 @@ impl World {
         self.log(format!("{} connects as {conn}", self.members[m].name));
         let outs = self.lead.on_connect(conn, pin, exporter, self.now);
         self.apply_lead(outs)?;
-        let outs = self.members[m].on_connected(conn, exporter, &mut self.rng);
+        let outs = self.members[m].on_connected(conn, exporter, self.now, &mut self.rng);
         self.apply_member(m, outs)
     }
 
@@ -160,7 +164,9 @@ impl World {
     /// retransmission delay if it is lost once), never before what was sent on it earlier.
     fn arrival(&mut self, conn: u64, stream: u64, to: Side) -> Option<u64> {
         let mut delay = self.rng.gen_range(1..=20);
-        if self.rng.gen_bool(self.setup.loss) {
+        // Losses stop with the other faults when the run drains.
+        let loss = if self.draining { 0.0 } else { self.setup.loss };
+        if self.rng.gen_bool(loss) {
             delay += self.rng.gen_range(200..=2_500);
         }
         let now = self.now;
