@@ -165,6 +165,17 @@ impl Identity {
         ring::hmac::Key::new(ring::hmac::HMAC_SHA256, derived.as_ref())
     }
 
+    /// The key of the QUIC connection ids this machine hands out, derived like [`Self::reset_key`]:
+    /// a restarted endpoint must still recognise the ids of its lost connections as its own, or it
+    /// drops their packets instead of answering them with a reset.
+    pub(crate) fn connection_id_key(&self) -> u64 {
+        let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, self.key.secret_pkcs8_der());
+        let derived = ring::hmac::sign(&key, b"collie-crew connection ids v1");
+        let mut first = [0u8; 8];
+        first.copy_from_slice(&derived.as_ref()[..8]);
+        u64::from_le_bytes(first)
+    }
+
     /// The private key for the TLS configs. Crate-private: nothing outside the crew's TLS needs it.
     pub(crate) fn private_key(&self) -> PrivateKeyDer<'static> {
         PrivateKeyDer::Pkcs8(self.key.clone_key())

@@ -93,8 +93,10 @@ impl std::fmt::Debug for ServerConfigs {
     }
 }
 
-/// A quinn endpoint on `bind` whose stateless resets derive from `identity` ([`Identity::reset_key`]):
-/// after a restart, the peers of the connections it lost are told at their next packet.
+/// A quinn endpoint on `bind` whose stateless resets and connection ids derive from `identity`
+/// ([`Identity::reset_key`], [`Identity::connection_id_key`]): after a restart it still knows the
+/// ids of the connections it lost as its own and answers their peers' next packet with a reset
+/// they recognise, so they reconnect at once.
 fn endpoint(
     identity: &Identity,
     server: Option<quinn::ServerConfig>,
@@ -102,9 +104,13 @@ fn endpoint(
 ) -> Result<quinn::Endpoint, TransportError> {
     let mut config = quinn::EndpointConfig::default();
     config.reset_key(Arc::new(identity.reset_key()));
+    let cid_key = identity.connection_id_key();
+    config.cid_generator(move || {
+        Box::new(quinn_proto::HashedConnectionIdGenerator::from_key(cid_key))
+    });
     let socket = std::net::UdpSocket::bind(bind)?;
-    let runtime = quinn::default_runtime()
-        .ok_or_else(|| std::io::Error::other("no async runtime found"))?;
+    let runtime =
+        quinn::default_runtime().ok_or_else(|| std::io::Error::other("no async runtime found"))?;
     Ok(quinn::Endpoint::new(config, server, socket, runtime)?)
 }
 

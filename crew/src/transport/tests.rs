@@ -458,3 +458,63 @@ async fn quic_a_member_has_at_most_lead_max_streams_open_towards_the_lead_and_th
         within("its frame", recv.recv()).await.unwrap().unwrap();
     }
 }
+
+/// A lead that restarts (killed: it sent no close) answers a member's next packet on the lost
+/// connection with a stateless reset the member recognises, because both runs derive the reset
+/// key from the same identity; the member learns at once that its link is gone instead of after
+/// its silence rule (decision 0062). With a key drawn per run, the reset would be ignored and the
+/// connection would stay open past the deadline (QUIC's idle timeout is 30 s).
+#[tokio::test]
+async fn quic_a_restarted_lead_resets_the_connections_it_lost() {
+    let crew = Crew::new(true, ClientAdmission::PinnedOnly);
+    // The member reaches "the lead's address" through a relay of datagrams whose far end the test
+    // moves from the first run to the second: the first run goes silent without a close, as a
+    // SIGKILL would leave it, and the second gets the member's packets at the same address.
+    let outer = tokio::net::UdpSocket::bind(LOOPBACK).await.unwrap();
+    let inner = tokio::net::UdpSocket::bind(LOOPBACK).await.unwrap();
+    let front = outer.local_addr().unwrap();
+    let (upstream_tx, mut upstream) = tokio::sync::watch::channel(crew.address);
+    let relay = tokio::spawn(async move {
+        let (mut a, mut b) = (vec![0u8; 65_536], vec![0u8; 65_536]);
+        let mut member_at = None;
+        loop {
+            tokio::select! {
+                Ok((n, from)) = outer.recv_from(&mut a) => {
+                    member_at = Some(from);
+                    let to = *upstream.borrow_and_update();
+                    let _ = inner.send_to(&a[..n], to).await;
+                }
+                Ok((n, from)) = inner.recv_from(&mut b) => {
+                    let from_upstream = from == *upstream.borrow();
+                    if let (true, Some(member)) = (from_upstream, member_at) {
+                        let _ = outer.send_to(&b[..n], member).await;
+                    }
+                }
+            }
+        }
+    });
+    let member = within(
+        "a connection",
+        crew.member.dial(&front, crew.lead_identity.pin()),
+    )
+    .await
+    .unwrap();
+    let _first_run = within("the accept", crew.lead.accept()).await.unwrap();
+    let restarted = QuicEndpoint::lead(
+        crew.lead_identity.clone(),
+        LOOPBACK.parse().unwrap(),
+        crew.pins.check(),
+        ClientAdmission::PinnedOnly,
+    )
+    .unwrap();
+    upstream_tx.send(restarted.local_addr().unwrap()).unwrap();
+    // The member's next packet reaches the restarted lead, which knows no such connection.
+    let (mut send, _recv) = member.open_bi().await.unwrap();
+    let _ = send.send(b"still there?").await;
+    let closed = within("the reset", member.closed()).await;
+    assert!(
+        matches!(&closed, Closed::Lost(why) if why.contains("reset")),
+        "{closed:?}"
+    );
+    relay.abort();
+}
