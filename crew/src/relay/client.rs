@@ -33,41 +33,7 @@ use super::{ColourEvent, EventAttrs, MemberMessage, RelayError, RelayKind, Relay
 use crate::hello::Capability;
 use crate::transport::{Connection, RecvFrames, SendFrames, TransportError};
 
-/// A relayed request that gets no answer in this time fails with `member unreachable` (SPEC §8: an
-/// offline member answers within 2 s, so this leaves room for the phone's own round trip).
-pub const ANSWER_WITHIN: Duration = Duration::from_millis(1_500);
-
-/// An upload carries up to 10 MiB, which a slow link cannot move in [`ANSWER_WITHIN`]; it gets
-/// this long instead. A member that is offline is still found at once (its link is gone).
-pub const TRANSFER_WITHIN: Duration = Duration::from_secs(30);
-
-/// Per-member bounds of a [`RelayClient`].
-#[derive(Debug, Clone, Copy)]
-pub struct Limits {
-    /// Requests waiting for their answer at once.
-    pub max_requests: usize,
-    /// Subscriptions open at once.
-    pub max_streams: usize,
-    /// How long a request may wait for its answer.
-    pub answer_within: Duration,
-    /// How long an upload ([`RelayKind::Blob`]) may take, its bytes' transfer included.
-    pub transfer_within: Duration,
-    /// Uploads in flight at once: each holds up to 10 MiB twice (the bytes and their frame)
-    /// until the member answers, so they are bounded apart from the other requests.
-    pub max_transfers: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Self {
-            max_requests: 64,
-            max_streams: 16,
-            answer_within: ANSWER_WITHIN,
-            transfer_within: TRANSFER_WITHIN,
-            max_transfers: 2,
-        }
-    }
-}
+pub use super::ledger::{Limits, ANSWER_WITHIN, TRANSFER_WITHIN};
 
 /// Relays requests to one member over its connection. Cheap to share (`Arc`); every method takes
 /// `&self`.

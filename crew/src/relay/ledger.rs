@@ -3,7 +3,7 @@
 //! request ids, and the decisions `resource limit`, `capability missing`, `member unreachable` and
 //! `member response unreadable`.
 //!
-//! **Why apart from [`super::client::RelayClient`].** The client runs on tokio and a QUIC
+//! **Why apart from `RelayClient` (`client.rs`).** The client runs on tokio and a QUIC
 //! connection; the crew simulations run the same rules on a virtual clock, one event at a time.
 //! Both drive this one [`Ledger`], so the limits and answers the simulations check are the shipped
 //! ones, not a copy. Time is passed in as a [`Duration`] since an origin the caller picks (the
@@ -20,9 +20,44 @@ use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use super::client::Limits;
 use super::{requires, MemberMessage, RelayError, RelayKind, RelayOk};
 use crate::hello::Capability;
+
+/// A relayed request that gets no answer in this time fails with `member unreachable` (SPEC §8: an
+/// offline member answers within 2 s, so this leaves room for the phone's own round trip).
+pub const ANSWER_WITHIN: Duration = Duration::from_millis(1_500);
+
+/// An upload carries up to 10 MiB, which a slow link cannot move in [`ANSWER_WITHIN`]; it gets
+/// this long instead. A member that is offline is still found at once (its link is gone).
+pub const TRANSFER_WITHIN: Duration = Duration::from_secs(30);
+
+/// Per-member bounds of a relay client (`client::RelayClient`).
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Requests waiting for their answer at once.
+    pub max_requests: usize,
+    /// Subscriptions open at once.
+    pub max_streams: usize,
+    /// How long a request may wait for its answer.
+    pub answer_within: Duration,
+    /// How long an upload ([`RelayKind::Blob`]) may take, its bytes' transfer included.
+    pub transfer_within: Duration,
+    /// Uploads in flight at once: each holds up to 10 MiB twice (the bytes and their frame)
+    /// until the member answers, so they are bounded apart from the other requests.
+    pub max_transfers: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_requests: 64,
+            max_streams: 16,
+            answer_within: ANSWER_WITHIN,
+            transfer_within: TRANSFER_WITHIN,
+            max_transfers: 2,
+        }
+    }
+}
 
 /// A request the ledger admitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
