@@ -125,7 +125,23 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
+        // The panes' programs get SIGHUP when the server dies and may still write into the test's
+        // dir on their way out (Claude Code saves its home): wait for them before the dir goes,
+        // or it is made again behind the test's back and left in the temp dir.
+        let panes = self
+            .cmd()
+            .args(["list-panes", "-a", "-F", "#{pane_pid}"])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
         let _ = self.cmd().arg("kill-server").output();
+        let pids: Vec<&str> = panes.split_whitespace().collect();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while pids.iter().any(|pid| Path::new("/proc").join(pid).exists())
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 
