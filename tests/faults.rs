@@ -9,7 +9,6 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::mpsc::Receiver;
@@ -326,26 +325,7 @@ fn open_stream(
         .timeout(Duration::from_secs(60))
         .call()
         .ok()?;
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut reader = std::io::BufReader::new(resp.into_reader());
-        let mut line = String::new();
-        let mut event = String::from("message");
-        while reader.read_line(&mut line).unwrap_or(0) > 0 {
-            if let Some(name) = line.strip_prefix("event:") {
-                event = name.trim().to_owned();
-            } else if let Some(data) = line.strip_prefix("data:") {
-                if let Ok(v) = serde_json::from_str::<Value>(data.trim()) {
-                    let name = std::mem::replace(&mut event, "message".into());
-                    if tx.send((name, v)).is_err() {
-                        return;
-                    }
-                }
-            }
-            line.clear();
-        }
-    });
-    Some(rx)
+    Some(support::read_events(resp.into_reader()))
 }
 
 #[test]

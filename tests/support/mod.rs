@@ -527,26 +527,7 @@ impl TestBridge {
         s.write_all(req.as_bytes()).expect("write");
         s.set_read_timeout(Some(Duration::from_secs(60)))
             .expect("timeout");
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(s);
-            let mut line = String::new();
-            let mut event = String::from("message");
-            while reader.read_line(&mut line).unwrap_or(0) > 0 {
-                if let Some(name) = line.strip_prefix("event:") {
-                    event = name.trim().to_owned();
-                } else if let Some(data) = line.strip_prefix("data:") {
-                    if let Ok(v) = serde_json::from_str::<Value>(data.trim()) {
-                        let name = std::mem::replace(&mut event, "message".into());
-                        if tx.send((name, v)).is_err() {
-                            return;
-                        }
-                    }
-                }
-                line.clear();
-            }
-        });
-        rx
+        read_events(s)
     }
 
     pub fn post(&self, path: &str, token: Option<&str>, body: &Value) -> (u16, Value) {
@@ -635,4 +616,31 @@ impl Drop for TestBridge {
         // in declaration order, dir first.
         drop(self.tmux.take());
     }
+}
+
+/// Reads Server-Sent Events from `source` on a thread of its own: each event whose `data` is JSON
+/// arrives as (event name, data). The thread ends with the source or when the receiver is dropped.
+pub fn read_events(
+    source: impl std::io::Read + Send + 'static,
+) -> std::sync::mpsc::Receiver<(String, Value)> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(source);
+        let mut line = String::new();
+        let mut event = String::from("message");
+        while reader.read_line(&mut line).unwrap_or(0) > 0 {
+            if let Some(name) = line.strip_prefix("event:") {
+                event = name.trim().to_owned();
+            } else if let Some(data) = line.strip_prefix("data:") {
+                if let Ok(v) = serde_json::from_str::<Value>(data.trim()) {
+                    let name = std::mem::replace(&mut event, "message".into());
+                    if tx.send((name, v)).is_err() {
+                        return;
+                    }
+                }
+            }
+            line.clear();
+        }
+    });
+    rx
 }
