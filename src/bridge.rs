@@ -171,6 +171,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     let (audit_head_tx, audit_head) = tokio::sync::watch::channel(None);
     let relays = Relays::default();
     let lead_link = LeadLink::default();
+    let reach = Arc::new(collie_actors::crew_link::LeadReach::new());
     let counters = Arc::new(Counters::restored(
         store
             .get(
@@ -233,6 +234,10 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         view: Arc::clone(&crew_view),
         relays: Arc::clone(&relays),
         lead_link: Arc::clone(&lead_link),
+        deputy: Arc::new(crate::app::deputy::Deputy::load(
+            &settings.state_dir,
+            Arc::clone(&reach),
+        )),
         tools: settings.crew_tools,
         walky: walky_slot.clone(),
         walky_on: settings.walky,
@@ -290,6 +295,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         relays,
         relay_streams,
         lead_link,
+        reach,
         uplink_streams,
         serve_tools: settings.crew_tools,
     };
@@ -310,6 +316,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     ctx.spawn(crate::relay::uplink::run(ctx.clone(), uplink_streams_rx));
     ctx.spawn(crate::app::push::watch::run(ctx.clone()));
     ctx.spawn(crate::app::ended::watch(ctx.clone()));
+    ctx.spawn(crate::app::deputy::push::run(ctx.clone()));
     ctx.spawn(crate::relay::member::run(ctx.clone(), relay_streams_rx));
     let screens_args = ScreensArgs {
         machine: machine.clone(),

@@ -32,11 +32,13 @@ pub mod backoff;
 pub mod core;
 pub mod invite;
 pub mod lead;
+mod lead_deputy;
 mod lead_role;
 mod lead_witness;
 pub mod link;
 mod member_role;
 mod persist;
+pub mod reach;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -49,6 +51,7 @@ use tokio::sync::watch;
 
 pub use self::actor::{CrewActor, CrewArgs, CrewMsg};
 pub use self::persist::{registry_from_entries, stored_member_name};
+pub use self::reach::LeadReach;
 
 /// On a lead: a relay client per online member, by name, published by the actor whenever a member
 /// comes or goes. The phone API reads it without a message, so a relayed request costs no actor
@@ -139,6 +142,10 @@ pub enum CrewError {
     /// No member has the name.
     #[error("no member named {0} in this crew")]
     NoSuchMember(String),
+    /// `crew deputy set` naming a member whose bridge does not stand in for a lead (it did not
+    /// declare the `deputy` capability in its hello).
+    #[error("{0} cannot stand in as a deputy (its bridge is older; update it)")]
+    CannotDeputize(String),
     /// The invite string is unreadable.
     #[error(transparent)]
     Invite(#[from] invite::InviteError),
@@ -207,6 +214,9 @@ pub struct CrewView {
     pub lead: Option<MachineView>,
     /// On a lead: its members, by name.
     pub members: Vec<MachineView>,
+    /// On a lead: the member it named its deputy (SPEC §13), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deputy: Option<String>,
     /// This bridge's version.
     pub version: String,
 }
@@ -236,6 +246,7 @@ impl CrewView {
             address: None,
             lead: None,
             members: Vec::new(),
+            deputy: None,
             version: env!("CARGO_PKG_VERSION").to_owned(),
         }
     }

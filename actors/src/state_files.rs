@@ -31,6 +31,8 @@ pub const NO_PROMPTS: &str = "no-prompts.json";
 pub const WALKY_INSTANCES: &str = "instances.json";
 /// The Web Push (VAPID) private key (SPEC §10.4).
 pub const VAPID_KEY: &str = "vapid.p8";
+/// On a deputy: the copy of its lead's device registry (SPEC §13; token hashes, never a token).
+pub const DEPUTY_REGISTRY: &str = "deputy-registry.json";
 /// The crew identity's private key (SPEC §8).
 pub const CREW_KEY: &str = collie_crew::identity::KEY_FILE;
 /// The crew identity's certificate.
@@ -52,11 +54,12 @@ enum StateFile {
     VapidKey,
     CrewKey,
     CrewCert,
+    DeputyRegistry,
 }
 
 impl StateFile {
     /// Every state file, in [`ALL`]'s order.
-    const EACH: [StateFile; 13] = [
+    const EACH: [StateFile; 14] = [
         StateFile::AuditLog,
         StateFile::LocalSecret,
         StateFile::Sources,
@@ -70,6 +73,7 @@ impl StateFile {
         StateFile::VapidKey,
         StateFile::CrewKey,
         StateFile::CrewCert,
+        StateFile::DeputyRegistry,
     ];
 
     /// The file's name: an exhaustive match, so a new kind of state file needs a name here.
@@ -88,6 +92,7 @@ impl StateFile {
             StateFile::VapidKey => VAPID_KEY,
             StateFile::CrewKey => CREW_KEY,
             StateFile::CrewCert => CREW_CERT,
+            StateFile::DeputyRegistry => DEPUTY_REGISTRY,
         }
     }
 }

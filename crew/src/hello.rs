@@ -109,6 +109,8 @@ pub enum Capability {
     StarterRows,
     /// A pane's chat, read from its agent's transcript ([`crate::relay::RelayKind::Chat`]).
     Chat,
+    /// Standing in for the lead as its deputy ([`crate::relay::RelayKind::Deputy`], SPEC §13).
+    Deputy,
     /// A capability this build does not know (declared by a newer peer); never satisfies a request.
     #[serde(other)]
     Unknown,
@@ -117,7 +119,7 @@ pub enum Capability {
 impl Capability {
     /// Every capability this build knows (what a member running this build declares, unless its
     /// configuration turns some off).
-    pub const ALL: [Capability; 20] = [
+    pub const ALL: [Capability; 21] = [
         Capability::PaneList,
         Capability::PaneRead,
         Capability::PaneStream,
@@ -138,6 +140,7 @@ impl Capability {
         Capability::PaneColour,
         Capability::StarterRows,
         Capability::Chat,
+        Capability::Deputy,
     ];
 }
 

@@ -20,6 +20,7 @@ mod capability;
 pub mod cards;
 pub mod chat;
 pub mod client;
+pub mod deputy;
 pub mod durable;
 pub mod json;
 pub mod ledger;
@@ -281,6 +282,14 @@ pub enum RelayKind {
         /// The device's identity, as [`RelayRequest::device_id`] carries it.
         device_id: String,
     },
+    /// The lead names this member its deputy and hands it the lead's device registry as it is now
+    /// (`Some`, on every change and in full when the member comes online), or tells it that it is
+    /// no longer the deputy (`None`); answered [`RelayOk::Done`] once the member keeps it
+    /// (SPEC §13). Capability `deputy`.
+    Deputy {
+        /// The registry, or `None`.
+        copy: Option<Box<deputy::RegistryCopy>>,
+    },
     /// A kind this side does not know (sent by a newer peer); answered [`RelayError::UnknownKind`].
     #[serde(other)]
     Unknown,
@@ -357,6 +366,7 @@ impl RelayKind {
             | RelayKind::Rename { .. }
             | RelayKind::Close { .. }
             | RelayKind::DeviceEnded { .. }
+            | RelayKind::Deputy { .. }
             | RelayKind::Unknown => matches!(ok, RelayOk::Done),
         }
     }

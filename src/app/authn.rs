@@ -95,7 +95,9 @@ impl App {
     /// any credential that names no device).
     pub fn admit(&self, caller: &Caller, gate: Gate, from: &Origin) -> Result<(), AppError> {
         match caller.who() {
-            Who::Device { label, tier, .. } if !tier.allows(gate.tier) => {
+            Who::Device { label, tier, .. } | Who::Deputy { label, tier, .. }
+                if !tier.allows(gate.tier) =>
+            {
                 let e = AppError::InsufficientTier;
                 self.refuse(from, &e, Some(label), Some((gate.tier, *tier)));
                 return Err(e);
@@ -194,7 +196,12 @@ impl App {
                     .ok();
                 Err((AppError::Expired, label))
             }
-            Err(_) => Err((AppError::NotPaired, None)),
+            Err(_) => match self.deputy_caller(&token) {
+                // A lead's device at this deputy's standby door (SPEC §13).
+                Some(Ok(caller)) => Ok(caller),
+                Some(Err(refused)) => Err((refused, None)),
+                None => Err((AppError::NotPaired, None)),
+            },
         }
     }
 }

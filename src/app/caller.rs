@@ -38,6 +38,19 @@ pub enum Who {
     LocalSecret,
     /// The CLI on this machine, over the control socket.
     Cli,
+    /// On a deputy standing in (SPEC §13): a device of the lead's, by the lead's registry copy.
+    Deputy {
+        /// The lead's crew name.
+        lead: String,
+        /// The device's label on the lead.
+        label: String,
+        /// Its tier there.
+        tier: Tier,
+        /// The SHA-256 of the token it presented, to check it again.
+        token: TokenHash,
+        /// Its identity: what it owns here is owned as when the lead relays for it.
+        id: String,
+    },
     /// On a member: the lead, relaying a request of its phone's `device`.
     Relay {
         /// The lead's crew name.
@@ -125,6 +138,7 @@ impl Caller {
     pub fn owner(&self) -> String {
         match &self.who {
             Who::Device { id, .. } => device_owner(id),
+            Who::Deputy { lead, id, .. } => relay_owner(lead, id),
             Who::Relay {
                 lead,
                 device_id: Some(id),
@@ -169,7 +183,7 @@ impl Caller {
     pub fn audit_name(&self) -> Option<String> {
         match &self.who {
             Who::Open | Who::Cli => None,
-            Who::Device { label, .. } => Some(label.clone()),
+            Who::Device { label, .. } | Who::Deputy { label, .. } => Some(label.clone()),
             Who::LocalSecret => Some("local-cli".into()),
             Who::Relay { device, .. } => Some(device.clone()),
         }
@@ -192,6 +206,10 @@ impl Caller {
                     tier: Tier::Full,
                     ..
                 }
+                | Who::Deputy {
+                    tier: Tier::Full,
+                    ..
+                }
         )
     }
 
@@ -206,6 +224,10 @@ impl Caller {
                 .with_detail("via", "relay")
                 .with_detail("lead", lead.clone()),
             Who::Device { label, .. } => rec.with_device(label.clone()).with_detail("via", "phone"),
+            Who::Deputy { lead, label, .. } => rec
+                .with_device(label.clone())
+                .with_detail("via", "deputy")
+                .with_detail("lead", lead.clone()),
             Who::LocalSecret => rec.with_device("local-cli").with_detail("via", "phone"),
             Who::Cli | Who::Open => rec.with_detail("via", "cli"),
         }
@@ -214,7 +236,9 @@ impl Caller {
     /// How a request of this caller is named to a member the lead relays it to.
     pub fn on(&self) -> On<'_> {
         let (device, device_id) = match &self.who {
-            Who::Device { label, id, .. } => (label.as_str(), Some(id.as_str())),
+            Who::Device { label, id, .. } | Who::Deputy { label, id, .. } => {
+                (label.as_str(), Some(id.as_str()))
+            }
             Who::Relay {
                 device, device_id, ..
             } => (device.as_str(), device_id.as_deref()),
@@ -239,6 +263,7 @@ impl Caller {
                 .authorize_hash(token, required, OffsetDateTime::now_utc())
                 .map(|_| ())
                 .map_err(auth_error),
+            Who::Deputy { token, .. } => app.deputy_allows(token, required),
             _ => Ok(()),
         }
     }
@@ -253,6 +278,7 @@ impl Caller {
                 .authorize_hash(token, Tier::Read, OffsetDateTime::UNIX_EPOCH)
                 .ok()
                 .and_then(|d| d.expires_at),
+            Who::Deputy { token, .. } => app.deputy_expiry(token),
             _ => None,
         }
     }

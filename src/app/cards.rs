@@ -210,7 +210,7 @@ impl Operation for CardTap {
 
     async fn local(self, app: &App, caller: &Caller) -> Result<Answered, AppError> {
         let device = match caller.who() {
-            Who::Device { label, .. } => label.clone(),
+            Who::Device { label, .. } | Who::Deputy { label, .. } => label.clone(),
             // The lead relaying its full device's tap (it checked the device before relaying).
             Who::Relay { device, .. } => device.clone(),
             _ => return Err(AppError::NotPaired),

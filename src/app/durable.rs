@@ -140,7 +140,7 @@ fn check(agent: &str, conversation: &str, write: &Write) -> Result<(), AppError>
 /// lead relays for (the registry lets no one else write: [`Op::DurableWrite`]).
 fn writer(caller: &Caller) -> Result<String, AppError> {
     match caller.who() {
-        Who::Device { label, .. } => Ok(label.clone()),
+        Who::Device { label, .. } | Who::Deputy { label, .. } => Ok(label.clone()),
         Who::Relay { device, .. } => Ok(device.clone()),
         _ => Err(AppError::NotPaired),
     }

@@ -42,6 +42,13 @@ pub enum AppError {
     /// 503: the actor serving the request failed mid-request.
     #[error("restarting, try again")]
     Restarting,
+    /// 503 on a deputy (SPEC §13): a lead's device while the lead is reachable; the answer names
+    /// the lead's URL (`lead`), where the phone belongs.
+    #[error("standby: the lead is up")]
+    Standby(String),
+    /// 503 on a deputy standing in: devices are paired, revoked and changed on the lead only.
+    #[error("standby: devices are changed on the lead")]
+    StandbyDevices,
     /// 502: the member is offline or did not answer in time (SPEC §8).
     #[error("member unreachable")]
     MemberUnreachable,
@@ -140,6 +147,7 @@ impl AppError {
             CardClosed => 410,
             TooManyAttempts { .. } => 429,
             PairingUnavailable | AuditUnavailable | ResourceLimit | Restarting => 503,
+            Standby(_) | StandbyDevices => 503,
             NoSuchMachine | NoSuchPane | NoSuchAgent | NoSuchDevice | NoLogEntry | NoSuchLine
             | NoSuchRow | NotFound => 404,
             MemberUnreachable | MemberUnreadable | DurableUnreachable => 502,

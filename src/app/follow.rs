@@ -233,10 +233,17 @@ impl StillAllowed {
                         None => std::future::pending().await,
                     }
                 } => {}
+                // A lead's device at a deputy's standby door loses its right when the lead is
+                // back, which no snapshot announces: it is looked at again each second.
+                () = tokio::time::sleep(DEPUTY_RECHECK),
+                    if matches!(self.caller.who(), super::Who::Deputy { .. }) => {}
             }
         }
     }
 }
+
+/// How often a stream of a lead's device served by a deputy checks that the deputy still stands in.
+const DEPUTY_RECHECK: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Where a stream's changes come from.
 enum Source {

@@ -19,6 +19,7 @@ pub mod commands;
 pub mod counters;
 pub mod create;
 pub mod crew;
+pub mod deputy;
 pub mod devices;
 pub mod durable;
 pub mod durable_verb;

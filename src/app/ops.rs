@@ -170,6 +170,20 @@ impl Op {
 }
 
 impl Op {
+    /// Whether the operation reads or changes this machine's devices or their pushes: what a
+    /// deputy never does for its lead's devices (they are the lead's to change).
+    pub const fn changes_devices(self) -> bool {
+        matches!(
+            self,
+            Op::Devices
+                | Op::DeviceRevoke
+                | Op::Notices
+                | Op::PushSubscription
+                | Op::PushSubscribe
+                | Op::PushUnsubscribe
+        )
+    }
+
     /// The capability a member may decline for this operation (`[crew] tools = false` leaves
     /// out the crew's file access, uploads and browsing): a lead relaying it to a member that
     /// declined is refused `capability missing`, on the lead before it relays and again on the
@@ -216,8 +230,10 @@ impl Caller {
             // tier against this same registry before it relayed (a member's own rules — `[crew]
             // tools`, its caps — still apply in the operation).
             Who::Cli | Who::Relay { .. } => Ok(()),
-            Who::Device { tier, .. } if tier.allows(required) => Ok(()),
-            Who::Device { .. } => Err(AppError::InsufficientTier),
+            // A lead's device at a deputy's standby door changes no devices there (SPEC §13).
+            Who::Deputy { .. } if op.changes_devices() => Err(AppError::StandbyDevices),
+            Who::Device { tier, .. } | Who::Deputy { tier, .. } if tier.allows(required) => Ok(()),
+            Who::Device { .. } | Who::Deputy { .. } => Err(AppError::InsufficientTier),
             Who::LocalSecret if op.access() == Access::CliRead => Ok(()),
             Who::LocalSecret | Who::Open => Err(AppError::NotPaired),
         }

@@ -102,6 +102,8 @@ pub struct CrewParts {
     pub relays: Relays,
     /// On a member: the live connection to the lead.
     pub lead_link: LeadLink,
+    /// The crew's deputy as this bridge knows it (SPEC §13).
+    pub deputy: Arc<super::deputy::Deputy>,
     /// `[crew] tools`: whether a lead may call this machine's tools and upload into its panes.
     pub tools: bool,
     /// The walky actor.

@@ -54,6 +54,22 @@ pub(super) enum Cmd {
         /// The member's name.
         name: String,
     },
+    /// Name the member that stands in for this lead while it cannot be reached, or no one.
+    #[command(subcommand)]
+    Deputy(DeputyCmd),
+}
+
+/// `collie crew deputy …`.
+#[derive(Debug, clap::Subcommand)]
+pub(super) enum DeputyCmd {
+    /// Make member NAME the deputy: it gets a copy of the device registry (hashes, never
+    /// tokens) and serves the phones while this lead is unreachable.
+    Set {
+        /// The member's name.
+        name: String,
+    },
+    /// Name no deputy: the member forgets its copy.
+    Clear,
 }
 
 pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
@@ -63,6 +79,17 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
             address,
             json,
         } => return invite(Request::CrewInvite { expires, address }, json),
+        Cmd::Deputy(deputy) => {
+            let name = match deputy {
+                DeputyCmd::Set { name } => Some(name),
+                DeputyCmd::Clear => None,
+            };
+            match ask::<Message>(&Request::CrewDeputy { name }) {
+                Ok(done) => outln!("{}", done.message)?,
+                Err(code) => return Ok(code),
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
         Cmd::Remove { name } => {
             match ask::<Message>(&Request::CrewRemove { name }) {
                 Ok(done) => outln!("{}", done.message)?,
@@ -194,5 +221,27 @@ fn print_status(v: &Crew) -> std::io::Result<()> {
             outln!("  {:<20} {:<8} {}", m.name, online(m.online), m.pin)?;
         }
     }
+    if let Some(d) = &v.deputy {
+        print_deputy(d, v.role)?;
+    }
     Ok(())
+}
+
+fn print_deputy(d: &crate::app::deputy::DeputyStatus, role: Role) -> std::io::Result<()> {
+    let version = |v: Option<u64>| v.map_or_else(|| "none".to_owned(), |v| v.to_string());
+    if role == Role::Lead {
+        outln!(
+            "deputy:  {} (registry v{}, deputy holds v{})",
+            d.name,
+            version(d.version),
+            version(d.acknowledged),
+        )
+    } else {
+        outln!(
+            "deputy:  this machine, {} (registry v{} from {})",
+            d.state.as_deref().unwrap_or(""),
+            version(d.version),
+            d.lead_url.as_deref().unwrap_or(""),
+        )
+    }
 }

@@ -165,7 +165,19 @@ async fn answer(app: &App, req: Request, peer: Option<u32>) -> Result<Value, App
             })
         }
         Request::CrewJoin { invite, name } => data(Crew::from(app.crew_join(invite, name).await?)),
-        Request::CrewStatus => data(Crew::from(app.crew_status())),
+        Request::CrewStatus => {
+            let mut crew = Crew::from(app.crew_status());
+            crew.deputy = app.deputy_status();
+            data(crew)
+        }
+        Request::CrewDeputy { name } => {
+            let message = match &name {
+                Some(n) => format!("{n} is the crew's deputy"),
+                None => "the crew has no deputy".to_owned(),
+            };
+            app.crew_deputy(name).await?;
+            data(Message::new(message))
+        }
         Request::CrewRemove { name } => {
             app.crew_remove(name.clone()).await?;
             data(Message::new(format!("removed {name} from the crew")))

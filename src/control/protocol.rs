@@ -132,6 +132,11 @@ pub enum Request {
         /// Its name.
         name: String,
     },
+    /// Name a member the deputy (`Some`), or no one.
+    CrewDeputy {
+        /// The member.
+        name: Option<String>,
+    },
     /// Send a walky message from the pane the CLI runs in.
     WalkySend {
         /// The sender's pane environment.

@@ -12,6 +12,9 @@ use crate::app::AppError;
 pub struct ErrorBody {
     /// The exact string of SPEC §3.2.
     pub error: String,
+    /// On a deputy's standby door (SPEC §13): the lead's URL, where the phone belongs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lead: Option<String>,
 }
 
 impl IntoResponse for AppError {
@@ -22,6 +25,10 @@ impl IntoResponse for AppError {
             status,
             Json(ErrorBody {
                 error: self.to_string(),
+                lead: match &self {
+                    AppError::Standby(url) => Some(url.clone()),
+                    _ => None,
+                },
             }),
         )
             .into_response();

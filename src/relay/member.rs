@@ -215,6 +215,10 @@ impl Handler for Served {
                 app.device_ended(&caller, ended).await?;
                 RelayOk::Done
             }
+            RelayKind::Deputy { copy } => {
+                app.take_deputy_copy(&caller, copy.map(|c| *c)).await?;
+                RelayOk::Done
+            }
             RelayKind::Blob { pane, name, bytes } => {
                 serve(app, &caller, Upload { pane, name, bytes }).await?
             }

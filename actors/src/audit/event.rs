@@ -51,6 +51,10 @@ pub enum AuditEventKind {
     /// `audit.witnessed`: on a lead, a member's audit chain head it keeps (issue 28; not in SPEC
     /// §7's list; how often it is a line: [`crate::audit::witness::KeptHeads`]).
     AuditWitnessed,
+    /// `crew.deputy`: on a lead, `collie crew deputy set|clear` named a member its deputy or no
+    /// one (SPEC §13: the member, or `cleared`); on the member, that it became or stopped being
+    /// the deputy.
+    CrewDeputy,
     /// `card.answered`: a device answered a card (SPEC §10.1: the card, its source, the option).
     CardAnswered,
     /// `hooks.installed`: `collie hooks install|uninstall` changed an agent's settings file
@@ -96,7 +100,7 @@ pub enum AuditEventKind {
 impl AuditEventKind {
     /// Every event but the `tool.*` family, in the order of SPEC §7 (the tools are
     /// [`ToolName::ALL`](crate::tools::ToolName::ALL)).
-    pub const ALL: [Self; 35] = [
+    pub const ALL: [Self; 36] = [
         Self::DevicePaired,
         Self::DeviceRevoked,
         Self::DeviceExpiry,
@@ -132,6 +136,7 @@ impl AuditEventKind {
         Self::StarterAdded,
         Self::StarterRemoved,
         Self::AuditWitnessed,
+        Self::CrewDeputy,
     ];
 
     /// The event's name as written in the `event` member of a line.
@@ -156,6 +161,7 @@ impl AuditEventKind {
             Self::AuditBreak => "audit.break",
             Self::AuditAcknowledged => "audit.acknowledged",
             Self::AuditWitnessed => "audit.witnessed",
+            Self::CrewDeputy => "crew.deputy",
             Self::CardAnswered => "card.answered",
             Self::HooksInstalled => "hooks.installed",
             Self::PushSubscribed => "push.subscribed",
@@ -284,7 +290,7 @@ mod tests {
             assert!(seen.insert(kind.as_str()), "duplicate name {kind}");
             assert_eq!(kind.as_str().parse::<AuditEventKind>().ok(), Some(kind));
         }
-        assert_eq!(seen.len(), 35);
+        assert_eq!(seen.len(), 36);
         for tool in crate::tools::ToolName::ALL {
             let kind = AuditEventKind::Tool(tool);
             assert!(seen.insert(kind.as_str()), "duplicate name {kind}");
@@ -333,6 +339,7 @@ mod tests {
                 "starter.added",
                 "starter.removed",
                 "audit.witnessed",
+                "crew.deputy",
             ]
         );
     }

@@ -70,6 +70,8 @@ pub struct CrewArgs {
     pub relay_streams: mpsc::Sender<RelayStream>,
     /// Where a member publishes its live connection to the lead.
     pub lead_link: LeadLink,
+    /// Where a member says whether it reaches its lead, and learns whether it is the deputy.
+    pub reach: Arc<super::LeadReach>,
     /// Where the lead hands the streams members open after their hello.
     pub uplink_streams: mpsc::Sender<UplinkStream>,
     /// Whether this machine, as a member, serves its tools and takes uploads for its lead (the
@@ -153,6 +155,13 @@ pub enum CrewMsg {
         /// Kept, or why not.
         reply: RpcReplyPort<Result<(), CrewError>>,
     },
+    /// `collie crew deputy set NAME` (`Some`) or `clear` (`None`) on a lead (SPEC §13).
+    Deputy {
+        /// The member, or no one.
+        name: Option<String>,
+        /// Done.
+        reply: RpcReplyPort<Result<(), CrewError>>,
+    },
     /// On a lead: the heads of a member's audit log it keeps, oldest first.
     Witnessed {
         /// The member (named by its connection).
@@ -179,6 +188,8 @@ pub(super) struct Lead {
     pub(super) links: BTreeMap<u64, Link>,
     /// The heads of each member's audit log this lead keeps (`lead_witness.rs`).
     pub(super) witness: BTreeMap<String, KeptHeads>,
+    /// The member named deputy (`lead_deputy.rs`).
+    pub(super) deputy: Option<String>,
 }
 
 /// The member role.
@@ -252,6 +263,7 @@ impl CrewState {
                         }
                     })
                     .collect(),
+                deputy: lead.deputy.clone(),
                 version: VERSION.to_owned(),
             },
             Role::Member(m) => CrewView {
@@ -267,6 +279,7 @@ impl CrewState {
                     version: m.lead_version.clone(),
                 }),
                 members: Vec::new(),
+                deputy: None,
                 version: VERSION.to_owned(),
             },
         };
@@ -400,6 +413,9 @@ impl Actor for CrewActor {
                         .keep_head(&member, head, stopping, &contradicted)
                         .await,
                 );
+            }
+            CrewMsg::Deputy { name, reply } => {
+                let _ = reply.send(state.set_deputy(name).await);
             }
             CrewMsg::Witnessed { member, reply } => {
                 let _ = reply.send(state.witnessed(&member));

@@ -38,6 +38,7 @@ impl CrewState {
             Arc::new(Identity::load_or_create(&identity_dir(&self.args)).map_err(unavailable)?);
         let (members, invites) = persist::load_registry(&self.args.store)?;
         let witness = super::lead_witness::load_witness(&self.args.store)?;
+        let deputy = super::lead_deputy::load_deputy(&self.args.store)?;
         let (core, effects) = LeadCore::open(
             self.args.machine.get(),
             VERSION.to_owned(),
@@ -80,6 +81,8 @@ impl CrewState {
             myself.clone(),
             self.args.uplink_streams.clone(),
         ));
+        // A name left behind by a removal whose store write failed names no member.
+        let deputy = deputy.filter(|d| core.members().any(|m| &m.name == d));
         self.role = Role::Lead(Box::new(Lead {
             core,
             identity,
@@ -88,6 +91,7 @@ impl CrewState {
             address,
             links: BTreeMap::new(),
             witness,
+            deputy,
         }));
         Ok(())
     }
@@ -184,6 +188,7 @@ impl CrewState {
                 tracing::warn!(error = %e, member = %name, "cannot forget a removed member's audit heads");
             }
         }
+        self.forget_deputy(name);
         self.apply(effects);
         Ok(())
     }

@@ -36,7 +36,8 @@ use tokio::time::Instant;
 use self::accepted::Accepted;
 use self::dialer::{Dialer, Due};
 use super::actor::CrewMsg;
-use super::{LeadLink, RelayStream, UplinkStream};
+use super::reach::DEPUTY_REDIAL;
+use super::{LeadLink, LeadReach, RelayStream, UplinkStream};
 
 /// How often a member sends a heartbeat.
 pub const BEAT_EVERY: Duration = Duration::from_secs(1);
@@ -214,6 +215,8 @@ pub(super) struct MemberLink {
     pub relay_streams: mpsc::Sender<RelayStream>,
     /// Where the live connection is published.
     pub lead_link: LeadLink,
+    /// Where the link says whether it is up (and learns whether this member is the deputy).
+    pub reach: Arc<LeadReach>,
 }
 
 /// The member's link: dial, hello, heartbeat until it breaks, back off, again — forever (the actor
@@ -233,9 +236,11 @@ pub(super) async fn member_loop(link: MemberLink, actor: ActorRef<CrewMsg>) {
                     lead_version: Some(version),
                 });
                 link.lead_link.store(Some(Arc::new(conn.clone())));
+                link.reach.set_up(true);
                 let streams = (&mut send, &mut recv);
                 let why = heartbeat(&conn, streams, &link.relay_streams, &mut dialer, origin).await;
                 link.lead_link.store(None);
+                link.reach.set_up(false);
                 tracing::info!(%why, "crew link to the lead ended");
                 conn.close(&why);
                 let _ = actor.cast(CrewMsg::MemberLink { lead_version: None });
@@ -243,7 +248,13 @@ pub(super) async fn member_loop(link: MemberLink, actor: ActorRef<CrewMsg>) {
             Err(why) => tracing::debug!(%why, "crew link: cannot reach the lead"),
         }
         let jitter: f64 = rand::thread_rng().gen();
-        let at = dialer.lost(origin.elapsed(), jitter);
+        // The deputy must notice the lead's return within the standby door's bound.
+        let most = if link.reach.is_deputy() {
+            DEPUTY_REDIAL
+        } else {
+            Duration::MAX
+        };
+        let at = dialer.lost_within(origin.elapsed(), jitter, most);
         tokio::time::sleep_until(origin + at).await;
     }
 }

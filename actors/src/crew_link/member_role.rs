@@ -54,6 +54,7 @@ impl CrewState {
                 config,
                 relay_streams: self.args.relay_streams.clone(),
                 lead_link: Arc::clone(&self.args.lead_link),
+                reach: Arc::clone(&self.args.reach),
             },
             myself.clone(),
         ));

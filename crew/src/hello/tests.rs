@@ -181,7 +181,7 @@ fn hellos_cross_the_wire_and_newer_capabilities_decode_as_unknown() {
         opening
     );
 
-    // A newer member declares capability index 20 (after Chat) and appends a field to its
+    // A newer member declares capability index 21 (after Deputy) and appends a field to its
     // hello.
     #[derive(serde::Serialize)]
     struct NewerHello {
@@ -196,7 +196,7 @@ fn hellos_cross_the_wire_and_newer_capabilities_decode_as_unknown() {
         protocol: hello.protocol,
         bridge_version: hello.bridge_version.clone(),
         name: hello.name.clone(),
-        capabilities: vec![0, 20],
+        capabilities: vec![0, 21],
         proof: hello.proof,
         added: "from a newer bridge".to_owned(),
     };

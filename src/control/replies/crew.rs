@@ -5,6 +5,8 @@
 use collie_actors::crew_link::{CrewRole, CrewView, MachineView};
 use serde::{Deserialize, Serialize};
 
+use crate::app::deputy::DeputyStatus;
+
 /// What part this bridge plays in its crew; `solo`, `lead` or `member`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -53,6 +55,9 @@ pub struct Crew {
     pub lead: Option<Machine>,
     /// On a lead: its members, by name.
     pub members: Vec<Machine>,
+    /// The crew's deputy (SPEC §13): on the lead the member it named, on the deputy itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deputy: Option<DeputyStatus>,
     /// This bridge's version.
     pub version: String,
 }
@@ -100,6 +105,7 @@ impl From<CrewView> for Crew {
             address,
             lead,
             members,
+            deputy,
             version,
         } = v;
         Crew {
@@ -109,6 +115,13 @@ impl From<CrewView> for Crew {
             address,
             lead: lead.map(Machine::from),
             members: members.into_iter().map(Machine::from).collect(),
+            deputy: deputy.map(|name| DeputyStatus {
+                name,
+                version: None,
+                acknowledged: None,
+                state: None,
+                lead_url: None,
+            }),
             version,
         }
     }
@@ -144,6 +157,7 @@ mod tests {
                 address: None,
                 lead,
                 members,
+                deputy: None,
                 version: "0.1.0".into(),
             };
             let ours = serde_json::to_string(&Crew::from(view.clone())).expect("json");

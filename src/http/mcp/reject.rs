@@ -38,6 +38,7 @@ fn replacement(status: StatusCode) -> Response {
             status,
             Json(ErrorBody {
                 error: text.to_owned(),
+                lead: None,
             }),
         )
             .into_response();
@@ -215,7 +216,10 @@ mod tests {
         assert!(!plain_refusal(&ok));
         let json = (
             StatusCode::BAD_REQUEST,
-            Json(ErrorBody { error: "x".into() }),
+            Json(ErrorBody {
+                error: "x".into(),
+                lead: None,
+            }),
         )
             .into_response();
         assert!(!plain_refusal(&json));

@@ -127,7 +127,13 @@ impl Dialer {
     /// The attempt failed or the link ended at `now`: the next dial waits for the backoff's delay
     /// (`jitter` is a fraction in `[0, 1)`). Returns when to dial again.
     pub fn lost(&mut self, now: Duration, jitter: f64) -> Duration {
-        let at = now.saturating_add(self.backoff.next_delay(jitter));
+        self.lost_within(now, jitter, Duration::MAX)
+    }
+
+    /// [`Dialer::lost`], but the next dial waits at most `most` (a deputy redials often, to see
+    /// its lead come back; the backoff still counts the failure).
+    pub fn lost_within(&mut self, now: Duration, jitter: f64, most: Duration) -> Duration {
+        let at = now.saturating_add(self.backoff.next_delay(jitter).min(most));
         self.phase = Phase::Waiting { at };
         at
     }
@@ -173,5 +179,9 @@ mod tests {
             let from = d.next();
             assert!(d.lost(from, 0.5) - from <= CAP);
         }
+        let from = d.next();
+        let most = Duration::from_secs(2);
+        assert_eq!(d.lost_within(from, 1.0, most), from + most, "capped");
+        assert_eq!(d.lost(from, 1.0), from + CAP, "the failures still count");
     }
 }

@@ -1,0 +1,214 @@
+//! The deputy's standby door (SPEC §13), black-box: a real lead and a real member on loopback with
+//! real QUIC. The lead names the member its deputy and pushes it the device registry; while the
+//! lead is up the deputy sends the lead's phones back to it, and once the lead has been gone for
+//! the standby bound the deputy serves them by the copy — same tiers, expiries and revocations —
+//! until the lead returns.
+
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::time::{Duration, Instant};
+
+use collie_actors::pairing::Device;
+use collie_actors::store::{Store, Table};
+use serde_json::{json, Value};
+use support::{crew_bridge, json_of, wait_for, TestBridge};
+
+/// The standby bound (`STAND_IN_AFTER`); a phone must be served within twice it.
+const STAND_IN_AFTER: Duration = Duration::from_secs(10);
+
+/// `collie crew status --json`'s deputy, if any.
+fn deputy_of(b: &TestBridge) -> Value {
+    json_of(&b.cli_ok(&["crew", "status", "--json"]))["deputy"].clone()
+}
+
+/// Moves device `label`'s expiry into the past in a stopped bridge's store.
+fn expire_in_store(b: &TestBridge, label: &str) {
+    let store = Store::open(&b.state().join("db")).expect("store");
+    let raw = store
+        .get(Table::Devices, label)
+        .expect("get")
+        .expect("device");
+    let mut d: Device = serde_json::from_slice(&raw).expect("device json");
+    d.expires_at = Some(time::OffsetDateTime::now_utc() - time::Duration::minutes(1));
+    let bytes = serde_json::to_vec(&d).expect("json");
+    store.put(Table::Devices, label, &bytes).expect("put");
+}
+
+#[test]
+fn the_deputy_stands_in_for_a_dead_lead_by_its_registry_copy_and_steps_back() {
+    let mut lead = crew_bridge(false, &[]);
+    let web1 = crew_bridge(true, &[]);
+    lead.cli_ok(&["crew", "init"]);
+    let phone = lead.pair("phone", "full");
+    let reader = lead.pair("reader", "read");
+    let tablet = lead.pair("tablet", "full");
+    let stolen = lead.pair("stolen", "full");
+    lead.cli_ok(&["devices", "set-expiry", "tablet", "1h"]);
+    lead.stop();
+    expire_in_store(&lead, "tablet");
+    lead.launch();
+    lead.cli_ok(&["devices", "revoke", "stolen"]);
+    web1.cli_ok(&["crew", "join", &lead.invite(), "--name", "web-1"]);
+    wait_for(Duration::from_secs(20), || {
+        let (s, v) = lead.get("/api/machines", Some(&phone));
+        let up = v["machines"]
+            .as_array()?
+            .iter()
+            .any(|m| m["name"] == "web-1" && m["online"] == true);
+        (s == 200 && up).then_some(())
+    })
+    .expect("web-1 is online at the lead");
+
+    // Naming a member that does not exist changes nothing.
+    let out = lead.cli(&["crew", "deputy", "set", "web-9"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no member named web-9"));
+
+    lead.cli_ok(&["crew", "deputy", "set", "web-1"]);
+    let held = wait_for(Duration::from_secs(10), || {
+        let on_lead = deputy_of(&lead);
+        let on_web1 = deputy_of(&web1);
+        let version = on_web1["version"].as_u64()?;
+        (on_lead["name"] == "web-1" && on_lead["acknowledged"].as_u64() == Some(version))
+            .then_some(version)
+    })
+    .expect("the deputy holds the lead's registry copy, and both machines show its version");
+    assert_eq!(deputy_of(&web1)["state"], "standing by");
+    let line = lead
+        .audit_lines()
+        .into_iter()
+        .rev()
+        .find(|l| l["event"] == "crew.deputy");
+    assert_eq!(
+        line.expect("the naming is audited")["detail"]["member"],
+        "web-1"
+    );
+
+    // The copy is private and holds hashes, never a token.
+    let file = web1.state().join("deputy-registry.json");
+    let mode = std::fs::metadata(&file)
+        .expect("the copy is kept")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let kept = std::fs::read_to_string(&file).expect("read the copy");
+    for token in [&phone, &reader, &tablet, &stolen] {
+        assert!(
+            !kept.contains(token.as_str()),
+            "a token in the deputy's copy"
+        );
+    }
+    assert!(
+        !kept.contains("\"stolen\""),
+        "a revoked device is not copied"
+    );
+
+    // While the lead is up, the deputy sends the lead's phones back to it.
+    let (s, v) = web1.get("/api/panes", Some(&phone));
+    assert_eq!(
+        (s, v["error"].as_str()),
+        (503, Some("standby: the lead is up"))
+    );
+    assert_eq!(v["lead"], lead.url(""), "{v}");
+
+    // A device changed on the lead reaches the deputy as a new version.
+    lead.cli_ok(&["devices", "set-tier", "reader", "read"]);
+    let extra = lead.pair("extra", "read");
+    wait_for(Duration::from_secs(10), || {
+        let v = deputy_of(&web1)["version"].as_u64()?;
+        (v > held).then_some(())
+    })
+    .expect("a new pairing reaches the deputy");
+
+    // The lead dies.
+    lead.kill_hard();
+    let died = Instant::now();
+    let pane = wait_for(STAND_IN_AFTER * 2, || {
+        let (s, v) = web1.get("/api/panes", Some(&phone));
+        (s == 200).then_some(())?;
+        v["panes"]
+            .as_array()?
+            .iter()
+            .find(|p| p["backend"] == "tmux")
+            .and_then(|p| p["pane"].as_str().map(str::to_owned))
+    })
+    .expect("the deputy serves the lead's phone within twice the standby bound");
+    println!(
+        "the deputy stood in {:?} after the lead died",
+        died.elapsed()
+    );
+    assert_eq!(deputy_of(&web1)["state"], "standing in");
+
+    // Reads and writes by the copy's tiers; the write is audited here, naming the device.
+    let (s, snap) = web1.get(&format!("/api/panes/local/{pane}"), Some(&phone));
+    assert_eq!(s, 200, "{snap}");
+    let body = json!({"text": "echo via-deputy", "keys": ["Enter"]});
+    let (s, v) = web1.post(
+        &format!("/api/panes/local/{pane}/input"),
+        Some(&phone),
+        &body,
+    );
+    assert_eq!(s, 200, "{v}");
+    let line = web1
+        .audit_lines()
+        .into_iter()
+        .rev()
+        .find(|l| l["event"] == "pane.input")
+        .expect("the write is audited on the deputy");
+    assert_eq!(line["device"], "phone", "{line}");
+    assert_eq!(line["detail"]["via"], "deputy", "{line}");
+    assert_eq!(line["detail"]["lead"], "testbox", "{line}");
+    let (s, v) = web1.post(
+        &format!("/api/panes/local/{pane}/input"),
+        Some(&reader),
+        &body,
+    );
+    assert_eq!((s, v["error"].as_str()), (403, Some("insufficient tier")));
+    let (s, _) = web1.get("/api/panes", Some(&extra));
+    assert_eq!(s, 200, "a device paired after the naming is in the copy");
+
+    // Expired and revoked devices stay out; devices are the lead's to change.
+    let (s, v) = web1.get("/api/panes", Some(&tablet));
+    assert_eq!((s, v["error"].as_str()), (403, Some("device expired")));
+    let (s, v) = web1.get("/api/panes", Some(&stolen));
+    assert_eq!((s, v["error"].as_str()), (403, Some("device not paired")));
+    let (s, v) = web1.get("/api/devices", Some(&phone));
+    let changed_on_lead = Some("standby: devices are changed on the lead");
+    assert_eq!((s, v["error"].as_str()), (503, changed_on_lead));
+    let (s, v) = web1.request("DELETE", "/api/devices/reader", Some(&phone), None, &[]);
+    assert_eq!((s, v["error"].as_str()), (503, changed_on_lead));
+
+    // A stream served by the deputy ends once the lead is back, saying where the phone belongs.
+    let stream = web1.sse(&format!("/api/panes/local/{pane}/stream"), &phone);
+    let first = stream.recv_timeout(Duration::from_secs(10)).expect("the stream's first event");
+    assert_eq!(first.1["full"], true, "{first:?}");
+
+    // The lead returns: the deputy steps back within the bound and sends the phone to it again.
+    lead.launch();
+    let closed = wait_for(STAND_IN_AFTER, || {
+        let (name, data) = stream.recv_timeout(Duration::from_millis(100)).ok()?;
+        (name == "closed").then_some(data)
+    })
+    .expect("the deputy's stream closes when the lead is back");
+    assert_eq!(closed["error"], "standby: the lead is up", "{closed}");
+    let back = Instant::now();
+    wait_for(STAND_IN_AFTER, || {
+        let (s, v) = web1.get("/api/panes", Some(&phone));
+        (s == 503 && v["error"] == "standby: the lead is up").then_some(())
+    })
+    .expect("the deputy steps back once the lead is back");
+    println!(
+        "the deputy stepped back {:?} after the lead's restart",
+        back.elapsed()
+    );
+    assert_eq!(lead.get("/api/panes", Some(&phone)).0, 200);
+
+    // Cleared: the deputy forgets its copy and the lead's tokens name nothing there.
+    lead.cli_ok(&["crew", "deputy", "clear"]);
+    wait_for(Duration::from_secs(10), || (!file.exists()).then_some(()))
+        .expect("the cleared deputy removes its copy");
+    let (s, v) = web1.get("/api/panes", Some(&phone));
+    assert_eq!((s, v["error"].as_str()), (403, Some("device not paired")));
+    assert!(deputy_of(&web1).is_null());
+}
