@@ -170,6 +170,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     let open_audit_breaks = Arc::new(AtomicU64::new(0));
     let (audit_head_tx, audit_head) = tokio::sync::watch::channel(None);
     let relays = Relays::default();
+    let door_relays = Relays::default();
     let lead_link = LeadLink::default();
     let reach = Arc::new(collie_actors::crew_link::LeadReach::new());
     let counters = Arc::new(Counters::restored(
@@ -233,6 +234,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         actor: crew_slot.clone(),
         view: Arc::clone(&crew_view),
         relays: Arc::clone(&relays),
+        door_relays: Arc::clone(&door_relays),
         lead_link: Arc::clone(&lead_link),
         deputy: Arc::new(crate::app::deputy::Deputy::load(
             &settings.state_dir,
@@ -293,6 +295,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         address: settings.crew_address.clone(),
         view: Arc::clone(&crew_view),
         relays,
+        door_relays,
         relay_streams,
         lead_link,
         reach,

@@ -181,7 +181,9 @@ fn the_deputy_stands_in_for_a_dead_lead_by_its_registry_copy_and_steps_back() {
 
     // A stream served by the deputy ends once the lead is back, saying where the phone belongs.
     let stream = web1.sse(&format!("/api/panes/local/{pane}/stream"), &phone);
-    let first = stream.recv_timeout(Duration::from_secs(10)).expect("the stream's first event");
+    let first = stream
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the stream's first event");
     assert_eq!(first.1["full"], true, "{first:?}");
 
     // The lead returns: the deputy steps back within the bound and sends the phone to it again.
@@ -211,4 +213,112 @@ fn the_deputy_stands_in_for_a_dead_lead_by_its_registry_copy_and_steps_back() {
     let (s, v) = web1.get("/api/panes", Some(&phone));
     assert_eq!((s, v["error"].as_str()), (403, Some("device not paired")));
     assert!(deputy_of(&web1).is_null());
+}
+
+/// Which of the lead's members `lead` lists online, as `token` sees it.
+fn online(lead: &TestBridge, token: &str) -> Vec<String> {
+    let (_, v) = lead.get("/api/machines", Some(token));
+    v["machines"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["online"] == true)
+        .filter_map(|m| m["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn standing_in_the_deputy_relays_to_the_other_members_who_say_who_asked() {
+    let mut lead = crew_bridge(false, &[]);
+    let web1 = crew_bridge(false, &[]);
+    let web2 = crew_bridge(true, &[]);
+    lead.cli_ok(&["crew", "init"]);
+    web1.cli_ok(&["crew", "join", &lead.invite(), "--name", "web-1"]);
+    web2.cli_ok(&["crew", "join", &lead.invite(), "--name", "web-2"]);
+    let phone = lead.pair("phone", "full");
+    let local = web1.pair("web1-own", "full");
+    wait_for(Duration::from_secs(20), || {
+        let up = online(&lead, &phone);
+        (up.contains(&"web-1".to_owned()) && up.contains(&"web-2".to_owned())).then_some(())
+    })
+    .expect("both members are online at the lead");
+    let pane = lead.tmux_pane_of(&phone, "web-2");
+    lead.cli_ok(&["crew", "deputy", "set", "web-1"]);
+    // Every member learns who the deputy is from the lead.
+    wait_for(Duration::from_secs(10), || {
+        (deputy_of(&web2)["name"] == "web-1" && deputy_of(&web1)["version"].is_u64()).then_some(())
+    })
+    .expect("web-2 is told that web-1 is the deputy");
+
+    lead.kill_hard();
+    let died = Instant::now();
+    let path = format!("/api/panes/web-2/{pane}");
+    wait_for(STAND_IN_AFTER * 2, || {
+        (web1.get(&path, Some(&phone)).0 == 200).then_some(())
+    })
+    .expect("through the deputy the phone reads web-2's pane within twice the bound");
+    println!(
+        "web-2's pane through the deputy {:?} after the lead died",
+        died.elapsed()
+    );
+    let (s, list) = web1.get("/api/panes", Some(&phone));
+    assert_eq!(s, 200);
+    let listed = list["panes"].as_array().expect("panes");
+    assert!(listed.iter().any(|p| p["machine"] == "web-2"), "{list}");
+
+    // A write through the deputy: audited on the deputy and on web-2 with one request id, and
+    // web-2 says who asked.
+    let body = json!({"text": "echo through-the-deputy", "keys": ["Enter"]});
+    let (s, v) = web1.post(&format!("{path}/input"), Some(&phone), &body);
+    assert_eq!(s, 200, "{v}");
+    let on_deputy = web1
+        .audit_lines()
+        .into_iter()
+        .rev()
+        .find(|l| l["event"] == "pane.input")
+        .expect("the deputy audits the write");
+    let on_member = web2
+        .audit_lines()
+        .into_iter()
+        .rev()
+        .find(|l| l["event"] == "pane.input")
+        .expect("web-2 audits the write");
+    assert_eq!(on_deputy["device"], "phone", "{on_deputy}");
+    assert_eq!(on_deputy["detail"]["via"], "deputy", "{on_deputy}");
+    assert_eq!(on_member["device"], "phone", "{on_member}");
+    assert_eq!(on_member["detail"]["deputy"], "web-1", "{on_member}");
+    assert_eq!(on_member["detail"]["lead"], "testbox", "{on_member}");
+    assert_eq!(
+        on_deputy["request_id"], on_member["request_id"],
+        "one request id"
+    );
+    let shown = wait_for(Duration::from_secs(10), || {
+        let (_, snap) = web1.get(&path, Some(&phone));
+        snap["lines"]
+            .as_array()?
+            .iter()
+            .any(|l| l.as_str().is_some_and(|l| l.contains("through-the-deputy")))
+            .then_some(())
+    });
+    assert!(shown.is_some(), "the input reached web-2's pane");
+
+    // The deputy's own device does not reach the other members through the door.
+    let (s, v) = web1.get(&path, Some(&local));
+    assert_ne!(s, 200, "{v}");
+
+    // The lead returns: web-2 goes back to it, and the deputy no longer relays.
+    lead.launch();
+    wait_for(Duration::from_secs(20), || {
+        online(&lead, &phone)
+            .contains(&"web-2".to_owned())
+            .then_some(())
+    })
+    .expect("web-2 is back at the lead");
+    let (s, _) = lead.get(&path, Some(&phone));
+    assert_eq!(s, 200);
+    let (s, v) = web1.get(&path, Some(&phone));
+    assert_eq!(
+        (s, v["error"].as_str()),
+        (503, Some("standby: the lead is up"))
+    );
 }

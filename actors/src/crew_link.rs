@@ -36,6 +36,7 @@ mod lead_deputy;
 mod lead_role;
 mod lead_witness;
 pub mod link;
+mod member_deputy;
 mod member_role;
 mod persist;
 pub mod reach;
@@ -52,6 +53,10 @@ use tokio::sync::watch;
 pub use self::actor::{CrewActor, CrewArgs, CrewMsg};
 pub use self::persist::{registry_from_entries, stored_member_name};
 pub use self::reach::LeadReach;
+
+/// On the deputy: the relay clients of the members connected to its door, by name (published by
+/// the actor like [`Relays`]; only a lead's device served at the standby door may use them).
+pub type DoorRelays = Relays;
 
 /// On a lead: a relay client per online member, by name, published by the actor whenever a member
 /// comes or goes. The phone API reads it without a message, so a relayed request costs no actor
@@ -104,9 +109,18 @@ pub type MemberRelay = RelayClient<QuicConnection>;
 /// transport; see [`MemberRelay`].
 pub type MemberSubscription = Subscription<QuicConnection>;
 
-/// On a member: one relay stream the lead opened, handed to the bridge's relay server (which
-/// knows panes, masking and auditing; this actor knows only the link).
-pub type RelayStream = (QuicSend, QuicRecv);
+/// On a member: one relay stream the lead (or, while the lead is out of reach, the deputy) opened,
+/// handed to the bridge's relay server (which knows panes, masking and auditing; this actor knows
+/// only the link).
+#[derive(Debug)]
+pub struct RelayStream {
+    /// The sending half.
+    pub send: QuicSend,
+    /// The receiving half.
+    pub recv: QuicRecv,
+    /// The deputy's name when the deputy opened it (SPEC §13); `None` for the lead.
+    pub deputy: Option<String>,
+}
 
 /// On a member: the live connection to the lead, if the link is up (the bridge opens uplink
 /// streams on it, e.g. to send a walky message through the lead).
@@ -214,7 +228,8 @@ pub struct CrewView {
     pub lead: Option<MachineView>,
     /// On a lead: its members, by name.
     pub members: Vec<MachineView>,
-    /// On a lead: the member it named its deputy (SPEC §13), if any.
+    /// The crew's deputy (SPEC §13), if any: on a lead the member it named, on a member the one
+    /// its lead's notice names.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deputy: Option<String>,
     /// This bridge's version.

@@ -290,6 +290,13 @@ pub enum RelayKind {
         /// The registry, or `None`.
         copy: Option<Box<deputy::RegistryCopy>>,
     },
+    /// The lead tells a member who the deputy is and where its door listens (`Some`, signed by
+    /// the lead), or that there is none; answered [`RelayOk::Done`] once the member keeps it
+    /// (SPEC §13). Capability `deputy`.
+    DeputyNotice {
+        /// The notice, or `None`.
+        notice: Option<Box<deputy::DeputyNotice>>,
+    },
     /// A kind this side does not know (sent by a newer peer); answered [`RelayError::UnknownKind`].
     #[serde(other)]
     Unknown,
@@ -366,8 +373,9 @@ impl RelayKind {
             | RelayKind::Rename { .. }
             | RelayKind::Close { .. }
             | RelayKind::DeviceEnded { .. }
-            | RelayKind::Deputy { .. }
+            | RelayKind::DeputyNotice { .. }
             | RelayKind::Unknown => matches!(ok, RelayOk::Done),
+            RelayKind::Deputy { .. } => matches!(ok, RelayOk::Done | RelayOk::DeputyDoor { .. }),
         }
     }
 }
@@ -425,6 +433,12 @@ pub enum RelayOk {
     SnapshotColour(ColourSnapshot),
     /// A pane's chat, already masked by the member (the lead masks again).
     Chat(Chat),
+    /// The deputy keeps the copy and its door listens on `port` (of the address the lead sees it
+    /// at), the answer to [`RelayKind::Deputy`] with a copy.
+    DeputyDoor {
+        /// The door's UDP port.
+        port: u16,
+    },
     /// An outcome this side does not know (from a newer member); the lead treats it as unreadable.
     #[serde(other)]
     Unknown,

@@ -50,6 +50,7 @@ mod signer;
 pub use address::{Address, AddressProblem, MAX_PANE_LEN, TOKEN_LEN};
 pub use attest::{attest, forward_own, receive, Attestation, Forwarded, ATTEST_DOMAIN};
 pub use id::{MessageId, ID_HEX_LEN};
+pub(crate) use message::verifies;
 pub use message::{Message, Signed, MAX_FROM_NAME_CHARS, MESSAGE_DOMAIN};
 pub use records::Records;
 pub use replay::ReplayGuard;

@@ -60,6 +60,8 @@ pub enum Who {
         /// The device's identity on the lead's side, when the lead sent one (not for its CLI,
         /// not from an older lead).
         device_id: Option<String>,
+        /// The deputy that relayed it while standing in for the lead (SPEC §13), if it did.
+        deputy: Option<String>,
     },
 }
 
@@ -120,12 +122,14 @@ impl Caller {
         device: String,
         device_id: Option<String>,
         request_id: String,
+        deputy: Option<String>,
     ) -> Caller {
         Caller {
             who: Who::Relay {
                 lead,
                 device,
                 device_id,
+                deputy,
             },
             request_id,
             source: None,
@@ -149,6 +153,7 @@ impl Caller {
                 lead,
                 device,
                 device_id: None,
+                ..
             } => format!("relay:{lead}:label:{device}"),
             Who::LocalSecret => "local-cli".to_owned(),
             Who::Cli => "cli".to_owned(),
@@ -219,10 +224,21 @@ impl Caller {
         let rec = AuditRecord::new(event, app.core.machine.get())
             .with_request_id(self.request_id.clone());
         match &self.who {
-            Who::Relay { lead, device, .. } => rec
-                .with_device(device.clone())
-                .with_detail("via", "relay")
-                .with_detail("lead", lead.clone()),
+            Who::Relay {
+                lead,
+                device,
+                deputy,
+                ..
+            } => {
+                let rec = rec
+                    .with_device(device.clone())
+                    .with_detail("via", "relay")
+                    .with_detail("lead", lead.clone());
+                match deputy {
+                    Some(d) => rec.with_detail("deputy", d.clone()),
+                    None => rec,
+                }
+            }
             Who::Device { label, .. } => rec.with_device(label.clone()).with_detail("via", "phone"),
             Who::Deputy { lead, label, .. } => rec
                 .with_device(label.clone())
@@ -286,13 +302,15 @@ impl Caller {
 
 impl App {
     /// On a member: the lead relaying a request of its phone's `device` (identity `device_id`),
-    /// with the lead's request id (so both machines' audit lines share it). An identity that is
-    /// not one ([`TokenHash::device_id`]'s 32 hex digits) counts as none.
+    /// with the lead's request id (so both machines' audit lines share it) — or the `deputy`
+    /// relaying it while standing in for the lead. An identity that is not one
+    /// ([`TokenHash::device_id`]'s 32 hex digits) counts as none.
     pub fn lead_caller(
         &self,
         device: String,
         device_id: Option<String>,
         request_id: String,
+        deputy: Option<String>,
     ) -> Caller {
         let lead = self
             .crew
@@ -302,7 +320,7 @@ impl App {
             .as_ref()
             .map_or_else(|| "lead".to_owned(), |l| l.name.clone());
         let device_id = device_id.filter(|id| is_device_id(id));
-        Caller::relay(lead, device, device_id, request_id)
+        Caller::relay(lead, device, device_id, request_id, deputy)
     }
 }
 

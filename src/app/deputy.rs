@@ -25,9 +25,10 @@ use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwapOption;
 use collie_actors::audit::AuditEventKind;
-use collie_actors::crew_link::{CrewMsg, LeadReach};
+use collie_actors::crew_link::core::MemberRecord;
+use collie_actors::crew_link::{CrewMsg, CrewRole, LeadReach};
 use collie_actors::pairing::{AuthError, Tier, TokenHash};
-use collie_crew::relay::deputy::RegistryCopy;
+use collie_crew::relay::deputy::{DeputyNotice, RegistryCopy};
 use serde::Serialize;
 use time::OffsetDateTime;
 use tokio::sync::Notify;
@@ -104,7 +105,9 @@ impl App {
 
     /// The deputy as this bridge knows it: on the lead the one it named, on the deputy itself.
     pub fn deputy_status(&self) -> Option<DeputyStatus> {
-        if let Some(name) = self.crew.view.load().deputy.clone() {
+        let view = self.crew.view.load();
+        if view.role == CrewRole::Lead {
+            let name = view.deputy.clone()?;
             let pushed = self.crew.deputy.pushed();
             return Some(DeputyStatus {
                 name,
@@ -114,7 +117,16 @@ impl App {
                 lead_url: None,
             });
         }
-        let (held, door) = self.crew.deputy.door()?;
+        let Some((held, door)) = self.crew.deputy.door() else {
+            // A member told of the deputy by its lead.
+            return view.deputy.clone().map(|name| DeputyStatus {
+                name,
+                version: None,
+                acknowledged: None,
+                state: None,
+                lead_url: None,
+            });
+        };
         Some(DeputyStatus {
             name: self.machine_name(),
             version: Some(held.copy.version),
@@ -127,13 +139,13 @@ impl App {
     /// On a member: the lead's registry copy (`Some`: this member is the deputy) or the news that
     /// it no longer is (`None`). Kept before it is answered; becoming and ceasing to be the deputy
     /// are audited (`crew.deputy`), each new copy is not (the lead's own lines record the device
-    /// changes).
+    /// changes). The door for the copy's members is opened (or closed): its port is the answer.
     pub async fn take_deputy_copy(
         &self,
         caller: &Caller,
         copy: Option<RegistryCopy>,
-    ) -> Result<(), AppError> {
-        if !matches!(caller.who(), Who::Relay { .. }) {
+    ) -> Result<Option<u16>, AppError> {
+        if !matches!(caller.who(), Who::Relay { deputy: None, .. }) {
             return Err(AppError::BadRequest("not from a lead".into()));
         }
         let deputy = &self.crew.deputy;
@@ -158,9 +170,41 @@ impl App {
             },
         }
         .map_err(|e| AppError::backend("keeping the deputy's registry copy", e))?;
+        let roster = held.as_ref().map(|h| {
+            h.copy
+                .members
+                .iter()
+                .map(|m| MemberRecord {
+                    name: m.name.clone(),
+                    pin: m.pin,
+                })
+                .collect()
+        });
         deputy.reach.set_deputy(held.is_some());
         deputy.held.store(held.map(Arc::new));
-        Ok(())
+        let port = self
+            .crew
+            .actor
+            .call(|reply| CrewMsg::Door { roster, reply })
+            .await??;
+        Ok(port)
+    }
+
+    /// On a member: the lead's notice of who the deputy is and where its door listens (`None`:
+    /// there is none), checked against the lead's pin and kept by the crew link.
+    pub async fn take_deputy_notice(
+        &self,
+        caller: &Caller,
+        notice: Option<DeputyNotice>,
+    ) -> Result<(), AppError> {
+        if !matches!(caller.who(), Who::Relay { deputy: None, .. }) {
+            return Err(AppError::BadRequest("not from a lead".into()));
+        }
+        Ok(self
+            .crew
+            .actor
+            .call(|reply| CrewMsg::Notice { notice, reply })
+            .await??)
     }
 
     /// The caller a token the own registry does not know names at the standby door: `None` when

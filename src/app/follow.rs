@@ -323,7 +323,7 @@ impl App {
         pane: String,
     ) -> Result<PaneStream, AppError> {
         let slot = self.stream_slot(&caller, source)?;
-        let source = match self.machine(machine)? {
+        let source = match self.machine_for(&caller, machine)? {
             Machine::Local => Source::Local(Box::new(Follow::start(self, pane).await?)),
             Machine::Member(member) => {
                 Source::Member(Box::new(member.subscribe(self, caller.on(), pane).await?))

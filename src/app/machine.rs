@@ -21,7 +21,7 @@ use collie_crew::relay::{ColourEvent, ColourSnapshot, EventAttrs};
 use collie_crew::relay::{RelayError, RelayKind, RelayOk, StreamEvent};
 
 use super::colours::{checked, RelayedColours};
-use super::{wire, App, AppError};
+use super::{wire, App, AppError, Caller, Who};
 
 /// Where a request goes.
 pub enum Machine {
@@ -54,6 +54,42 @@ impl App {
             return Err(AppError::MemberUnreachable);
         }
         Err(AppError::NoSuchMachine)
+    }
+
+    /// Machine `m` as `caller` reaches it: a lead's device served at a deputy's standby door
+    /// reaches the members at the deputy's door (SPEC §13) — it alone: a device paired on the
+    /// deputy is the deputy's, and the members serve the door's requests as the lead's devices —
+    /// and everyone else what [`App::machine`] resolves.
+    pub fn machine_for(&self, caller: &Caller, m: &str) -> Result<Machine, AppError> {
+        if !matches!(caller.who(), Who::Deputy { .. }) {
+            return self.machine(m);
+        }
+        if m == "local" || self.core.machine.is(m) {
+            return Ok(Machine::Local);
+        }
+        match self.crew.door_relays.load().get(m) {
+            Some(client) => Ok(Machine::Member(Member {
+                name: m.to_owned(),
+                client: Arc::clone(client),
+            })),
+            None => Err(AppError::MemberUnreachable),
+        }
+    }
+
+    /// The online members `caller` reaches (see [`App::machine_for`]).
+    pub(super) fn members_for(&self, caller: &Caller) -> Vec<Member> {
+        if !matches!(caller.who(), Who::Deputy { .. }) {
+            return self.online_members();
+        }
+        self.crew
+            .door_relays
+            .load()
+            .iter()
+            .map(|(name, client)| Member {
+                name: name.clone(),
+                client: Arc::clone(client),
+            })
+            .collect()
     }
 
     /// Every online member.

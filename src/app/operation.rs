@@ -139,7 +139,7 @@ impl App {
         op.validate(self)?;
         let kind = op.relay()?;
         let members: Vec<Member> = self
-            .online_members()
+            .members_for(caller)
             .into_iter()
             .filter(|m| m.allows(&kind).is_ok())
             .collect();
@@ -184,7 +184,7 @@ impl App {
         mut op: O,
     ) -> Result<O::Output, AppError> {
         self.authorize(caller, op.op())?;
-        match self.machine(machine)? {
+        match self.machine_for(caller, machine)? {
             Machine::Local => {
                 op.validate(self)?;
                 op.local(self, caller).await

@@ -365,6 +365,7 @@ mod tests {
                 lead: "lead".into(),
                 device: "phone".into(),
                 device_id: None,
+                deputy: None,
             });
             assert!(relayed.may(op).is_ok(), "{op:?}");
         }

@@ -100,6 +100,9 @@ pub struct CrewParts {
     pub view: Arc<ArcSwap<CrewView>>,
     /// On a lead: the relay clients of the online members, published by the crew actor.
     pub relays: Relays,
+    /// On the deputy: the relay clients of the members at its door (SPEC §13), for a lead's
+    /// device served at the standby door only.
+    pub door_relays: Relays,
     /// On a member: the live connection to the lead.
     pub lead_link: LeadLink,
     /// The crew's deputy as this bridge knows it (SPEC §13).

@@ -236,6 +236,8 @@ fn print_deputy(d: &crate::app::deputy::DeputyStatus, role: Role) -> std::io::Re
             version(d.version),
             version(d.acknowledged),
         )
+    } else if d.state.is_none() {
+        outln!("deputy:  {}", d.name)
     } else {
         outln!(
             "deputy:  this machine, {} (registry v{} from {})",

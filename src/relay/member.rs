@@ -35,13 +35,13 @@ pub const QUEUE: usize = 64;
 /// Serves relay streams from `streams` until the channel closes; each stream runs in its own task,
 /// all aborted when this future is dropped.
 pub async fn run(app: App, mut streams: mpsc::Receiver<RelayStream>) {
-    let served = Served { app };
+    let served = Served { app, deputy: None };
     let mut tasks = JoinSet::new();
     loop {
         tokio::select! {
             stream = streams.recv() => {
-                let Some((send, recv)) = stream else { break };
-                let served = served.clone();
+                let Some(RelayStream { send, recv, deputy }) = stream else { break };
+                let served = Served { app: served.app.clone(), deputy };
                 tasks.spawn(async move { server::serve(send, recv, &served).await });
             }
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
@@ -49,10 +49,12 @@ pub async fn run(app: App, mut streams: mpsc::Receiver<RelayStream>) {
     }
 }
 
-/// The [`Handler`] of this bridge.
+/// The [`Handler`] of this bridge, for the streams of one peer: the lead, or the deputy standing
+/// in for it.
 #[derive(Clone)]
 struct Served {
     app: App,
+    deputy: Option<String>,
 }
 
 impl Served {
@@ -61,6 +63,7 @@ impl Served {
             request.device.clone(),
             request.device_id.clone(),
             request.request_id.clone(),
+            self.deputy.clone(),
         )
     }
 }
@@ -216,7 +219,13 @@ impl Handler for Served {
                 RelayOk::Done
             }
             RelayKind::Deputy { copy } => {
-                app.take_deputy_copy(&caller, copy.map(|c| *c)).await?;
+                match app.take_deputy_copy(&caller, copy.map(|c| *c)).await? {
+                    Some(port) => RelayOk::DeputyDoor { port },
+                    None => RelayOk::Done,
+                }
+            }
+            RelayKind::DeputyNotice { notice } => {
+                app.take_deputy_notice(&caller, notice.map(|n| *n)).await?;
                 RelayOk::Done
             }
             RelayKind::Blob { pane, name, bytes } => {

@@ -9,16 +9,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
-use collie_crew::hello::{CrewSecret, Exporter, Hello, JoinReply, JoinRequest};
+use collie_crew::hello::{CrewSecret, Exporter, Hello, HelloConfig, JoinReply, JoinRequest};
 use collie_crew::identity::Identity;
 use collie_crew::pin::Pin;
 use collie_crew::relay::client::RelayClient;
+use collie_crew::relay::deputy::DeputyNotice;
 use collie_crew::tls::PinSet;
 use collie_crew::transport::quic::{QuicConnection, QuicEndpoint};
 use collie_crew::transport::Transport;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use tokio::sync::mpsc;
-use tokio::task::JoinSet;
+use tokio::task::{AbortHandle, JoinSet};
 
 use super::lead::LeadCore;
 use super::persist::{self, RoleRecord};
@@ -66,6 +67,8 @@ pub struct CrewArgs {
     pub view: Arc<ArcSwap<CrewView>>,
     /// Where a lead publishes the relay clients of its online members.
     pub relays: Relays,
+    /// Where the deputy publishes the relay clients of the members at its door.
+    pub door_relays: super::DoorRelays,
     /// Where a member hands the relay streams the lead opens.
     pub relay_streams: mpsc::Sender<RelayStream>,
     /// Where a member publishes its live connection to the lead.
@@ -162,6 +165,29 @@ pub enum CrewMsg {
         /// Done.
         reply: RpcReplyPort<Result<(), CrewError>>,
     },
+    /// On a lead: the notice naming its deputy, whose door listens at `address`, signed with the
+    /// lead's key.
+    SignNotice {
+        /// The door's address as members dial it.
+        address: String,
+        /// The notice, or why not (no lead, no deputy).
+        reply: RpcReplyPort<Result<DeputyNotice, CrewError>>,
+    },
+    /// On a member: open the deputy's door for the copy's roster (`Some`) or close it; answers the
+    /// door's port.
+    Door {
+        /// The crew's other members.
+        roster: Option<Vec<super::core::MemberRecord>>,
+        /// The port, or why not.
+        reply: RpcReplyPort<Result<Option<u16>, CrewError>>,
+    },
+    /// On a member: the lead's notice of who the deputy is (`None`: no one).
+    Notice {
+        /// The notice.
+        notice: Option<DeputyNotice>,
+        /// Kept, or why not.
+        reply: RpcReplyPort<Result<(), CrewError>>,
+    },
     /// On a lead: the heads of a member's audit log it keeps, oldest first.
     Witnessed {
         /// The member (named by its connection).
@@ -201,6 +227,14 @@ pub(super) struct Member {
     pub(super) lead_pin: Pin,
     pub(super) lead_address: SocketAddr,
     pub(super) lead_version: Option<String>,
+    /// The hello this member says (to the lead, and to the deputy's door).
+    pub(super) config: HelloConfig,
+    /// On the deputy: its door (`member_deputy.rs`) and the task accepting on it.
+    pub(super) door: Option<Box<Lead>>,
+    pub(super) door_task: Option<AbortHandle>,
+    /// The lead's notice of who the deputy is, and the task linking to its door.
+    pub(super) notice: Option<DeputyNotice>,
+    pub(super) deputy_link: Option<AbortHandle>,
 }
 
 pub(super) enum Role {
@@ -225,22 +259,46 @@ pub(super) fn identity_dir(args: &CrewArgs) -> PathBuf {
     args.state_dir.join("crew")
 }
 
+impl Lead {
+    /// The relay clients of the online members, by name.
+    pub(super) fn online_relays(&self) -> super::RelayMap {
+        self.core
+            .members()
+            .filter_map(|m| {
+                let online = self.core.online(&m.name)?;
+                let link = self.links.get(&online.conn)?;
+                Some((m.name.clone(), Arc::clone(&link.relay)))
+            })
+            .collect()
+    }
+}
+
 impl CrewState {
+    /// The role that accepts members: the lead, or the deputy's door on a member.
+    pub(super) fn acceptor(&mut self) -> Option<&mut Lead> {
+        match &mut self.role {
+            Role::Lead(lead) => Some(lead),
+            Role::Member(m) => m.door.as_deref_mut(),
+            Role::Solo => None,
+        }
+    }
+
     /// Publishes the view and, on a lead, the relay clients of the online members.
     pub(super) fn publish(&self) {
         let relays = match &self.role {
-            Role::Lead(lead) => lead
-                .core
-                .members()
-                .filter_map(|m| {
-                    let online = lead.core.online(&m.name)?;
-                    let link = lead.links.get(&online.conn)?;
-                    Some((m.name.clone(), Arc::clone(&link.relay)))
-                })
-                .collect(),
+            Role::Lead(lead) => lead.online_relays(),
             _ => BTreeMap::new(),
         };
         self.args.relays.store(Arc::new(relays));
+        let door = match &self.role {
+            Role::Member(m) => m
+                .door
+                .as_deref()
+                .map(Lead::online_relays)
+                .unwrap_or_default(),
+            _ => BTreeMap::new(),
+        };
+        self.args.door_relays.store(Arc::new(door));
         let view = match &self.role {
             Role::Solo => CrewView::solo(&self.args.machine.get()),
             Role::Lead(lead) => CrewView {
@@ -279,7 +337,7 @@ impl CrewState {
                     version: m.lead_version.clone(),
                 }),
                 members: Vec::new(),
-                deputy: None,
+                deputy: m.notice.as_ref().map(|n| n.name.clone()),
                 version: VERSION.to_owned(),
             },
         };
@@ -297,6 +355,9 @@ impl CrewState {
                 Some(lead.endpoint)
             }
             Role::Member(m) => {
+                if let Some(door) = &m.door {
+                    door.endpoint.close("member stopping");
+                }
                 m.endpoint.close("member stopping");
                 Some(m.endpoint)
             }
@@ -416,6 +477,15 @@ impl Actor for CrewActor {
             }
             CrewMsg::Deputy { name, reply } => {
                 let _ = reply.send(state.set_deputy(name).await);
+            }
+            CrewMsg::SignNotice { address, reply } => {
+                let _ = reply.send(state.sign_notice(address));
+            }
+            CrewMsg::Door { roster, reply } => {
+                let _ = reply.send(state.door(&myself, roster));
+            }
+            CrewMsg::Notice { notice, reply } => {
+                let _ = reply.send(state.notice(notice));
             }
             CrewMsg::Witnessed { member, reply } => {
                 let _ = reply.send(state.witnessed(&member));

@@ -4,6 +4,7 @@
 //! which reads the name from the view.
 
 use collie_crew::hello::Capability;
+use collie_crew::relay::deputy::DeputyNotice;
 
 use super::actor::{unavailable, CrewState, Role};
 use super::CrewError;
@@ -71,6 +72,24 @@ impl CrewState {
         }
         self.publish();
         Ok(())
+    }
+
+    /// The notice naming the deputy at `address`, signed with this lead's key.
+    pub(super) fn sign_notice(&self, address: String) -> Result<DeputyNotice, CrewError> {
+        let Role::Lead(lead) = &self.role else {
+            return Err(CrewError::NotLead);
+        };
+        let name = lead
+            .deputy
+            .clone()
+            .ok_or_else(|| CrewError::BadInput("no deputy is named".into()))?;
+        let pin = lead
+            .core
+            .members()
+            .find(|m| m.name == name)
+            .map(|m| m.pin)
+            .ok_or_else(|| CrewError::NoSuchMember(name.clone()))?;
+        DeputyNotice::sign(&lead.identity, name, pin, address).map_err(unavailable)
     }
 
     /// Member `name` was removed: if it was the deputy, there is none now (its `crew.removed`

@@ -227,7 +227,7 @@ impl CrewState {
         exporter: Exporter,
         conn: QuicConnection,
     ) -> Result<(Hello, String, u64), String> {
-        let Role::Lead(lead) = &mut self.role else {
+        let Some(lead) = self.acceptor() else {
             return Err("not a lead".into());
         };
         let served = lead.core.hello(hello, &conn.peer_pin(), exporter)?;
@@ -243,7 +243,7 @@ impl CrewState {
 
     /// Connection `conn` of member `name` ended.
     pub(super) fn lead_gone(&mut self, name: &str, conn: u64) {
-        if let Role::Lead(lead) = &mut self.role {
+        if let Some(lead) = self.acceptor() {
             lead.links.remove(&conn);
             let effects = lead.core.gone(name, conn);
             self.apply(effects);
@@ -281,7 +281,7 @@ impl CrewState {
     /// Applies the effects that follow a commit.
     fn apply(&mut self, effects: Vec<Effect>) {
         let mut publish = false;
-        if let Role::Lead(lead) = &mut self.role {
+        if let Some(lead) = self.acceptor() {
             for effect in effects {
                 match effect {
                     Effect::Pin(pin) => {

@@ -238,7 +238,8 @@ pub(super) async fn member_loop(link: MemberLink, actor: ActorRef<CrewMsg>) {
                 link.lead_link.store(Some(Arc::new(conn.clone())));
                 link.reach.set_up(true);
                 let streams = (&mut send, &mut recv);
-                let why = heartbeat(&conn, streams, &link.relay_streams, &mut dialer, origin).await;
+                let relays = (&link.relay_streams, None);
+                let why = heartbeat(&conn, streams, relays, &mut dialer, origin).await;
                 link.lead_link.store(None);
                 link.reach.set_up(false);
                 tracing::info!(%why, "crew link to the lead ended");
@@ -305,7 +306,7 @@ async fn heartbeat(
         &mut <QuicConnection as Connection>::Send,
         &mut <QuicConnection as Connection>::Recv,
     ),
-    relay_streams: &mpsc::Sender<RelayStream>,
+    (relay_streams, deputy): (&mpsc::Sender<RelayStream>, Option<&str>),
     dialer: &mut Dialer,
     origin: Instant,
 ) -> String {
@@ -327,16 +328,72 @@ async fn heartbeat(
                 Err(e) => return e.to_string(),
             },
             stream = conn.accept_bi() => match stream {
-                Ok(stream) => {
-                    if let Err(mpsc::error::TrySendError::Full((mut s, _))) = relay_streams.try_send(stream) {
+                Ok((send, recv)) => {
+                    let stream = RelayStream { send, recv, deputy: deputy.map(str::to_owned) };
+                    if let Err(mpsc::error::TrySendError::Full(mut s)) = relay_streams.try_send(stream) {
                         tracing::warn!("relay server busy; a relay stream was refused");
-                        let _ = s.reset();
+                        let _ = s.send.reset();
                     }
                 }
                 Err(e) => return e.to_string(),
             },
             closed = conn.closed() => return closed.to_string(),
         }
+    }
+}
+
+/// What a member's link to the deputy needs besides a [`MemberLink`] (whose address and pin are
+/// the deputy's door's).
+pub(super) struct DeputyDial {
+    /// The deputy's name, which the streams it opens carry.
+    pub name: String,
+    /// Whether the lead is reachable.
+    pub reach: Arc<LeadReach>,
+}
+
+/// A member's link to the deputy (SPEC §13): only while its own link to the lead is down it dials
+/// the deputy's door, says hello as to the lead and serves the relay streams the deputy opens
+/// (tagged with the deputy's name); the moment the lead is back it closes that link. Forever (the
+/// actor aborts it when the deputy changes).
+pub(super) async fn deputy_loop(link: MemberLink, deputy: DeputyDial) {
+    let origin = Instant::now();
+    let mut reach = deputy.reach.watch();
+    loop {
+        // Wait for the lead to be out of reach.
+        while reach.borrow_and_update().0 {
+            if reach.changed().await.is_err() {
+                return;
+            }
+        }
+        let mut dialer = Dialer::new(origin.elapsed());
+        let deadline = dialer.dial(origin.elapsed());
+        let attempt = tokio::time::timeout_at(origin + deadline, connect(&link))
+            .await
+            .unwrap_or_else(|_| Err("timed out".to_owned()));
+        match attempt {
+            Ok((conn, mut send, mut recv, _)) => {
+                dialer.linked(origin.elapsed());
+                tracing::info!(deputy = %deputy.name, "the lead is out of reach: linked to the deputy");
+                let streams = (&mut send, &mut recv);
+                let relays = (&link.relay_streams, Some(deputy.name.as_str()));
+                let lead_back = async {
+                    while !reach.borrow_and_update().0 {
+                        if reach.changed().await.is_err() {
+                            break;
+                        }
+                    }
+                };
+                let why = tokio::select! {
+                    why = heartbeat(&conn, streams, relays, &mut dialer, origin) => why,
+                    () = lead_back => "the lead is back".to_owned(),
+                };
+                tracing::info!(%why, "link to the deputy ended");
+                conn.close(&why);
+            }
+            Err(why) => tracing::debug!(%why, "cannot reach the deputy"),
+        }
+        let jitter: f64 = rand::thread_rng().gen();
+        tokio::time::sleep(DEPUTY_REDIAL.mul_f64(0.5 + jitter / 2.0)).await;
     }
 }
 

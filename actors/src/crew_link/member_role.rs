@@ -51,7 +51,7 @@ impl CrewState {
                 endpoint: Arc::clone(&endpoint),
                 addr: start.lead_address,
                 lead_pin: start.lead_pin,
-                config,
+                config: config.clone(),
                 relay_streams: self.args.relay_streams.clone(),
                 lead_link: Arc::clone(&self.args.lead_link),
                 reach: Arc::clone(&self.args.reach),
@@ -66,7 +66,13 @@ impl CrewState {
             lead_pin: start.lead_pin,
             lead_address: start.lead_address,
             lead_version: None,
+            config,
+            door: None,
+            door_task: None,
+            notice: super::member_deputy::load_notice(&self.args.store),
+            deputy_link: None,
         }));
+        self.start_deputy_link();
         Ok(())
     }
 

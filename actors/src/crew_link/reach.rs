@@ -6,6 +6,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use tokio::sync::watch;
 use tokio::time::Instant;
 
 /// A deputy whose link to the lead broke redials at least this often, whatever its backoff says:
@@ -17,7 +18,7 @@ pub const DEPUTY_REDIAL: Duration = Duration::from_secs(2);
 #[derive(Debug)]
 pub struct LeadReach {
     /// `(up, since)`.
-    state: std::sync::Mutex<(bool, Instant)>,
+    state: watch::Sender<(bool, Instant)>,
     deputy: AtomicBool,
 }
 
@@ -31,22 +32,30 @@ impl LeadReach {
     /// Out of reach since now (a bridge starting has not reached its lead yet).
     pub fn new() -> LeadReach {
         LeadReach {
-            state: std::sync::Mutex::new((false, Instant::now())),
+            state: watch::channel((false, Instant::now())).0,
             deputy: AtomicBool::new(false),
         }
     }
 
     /// The link came up (`true`) or went down; a repeat of the current state changes nothing.
     pub fn set_up(&self, up: bool) {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if state.0 != up {
-            *state = (up, Instant::now());
-        }
+        self.state.send_if_modified(|state| {
+            let changed = state.0 != up;
+            if changed {
+                *state = (up, Instant::now());
+            }
+            changed
+        });
+    }
+
+    /// A receiver that changes when the link comes up or goes down.
+    pub fn watch(&self) -> watch::Receiver<(bool, Instant)> {
+        self.state.subscribe()
     }
 
     /// Whether the link is up, and since when it has been as it is.
     pub fn get(&self) -> (bool, Instant) {
-        *self.state.lock().unwrap_or_else(|p| p.into_inner())
+        *self.state.borrow()
     }
 
     /// This member is (`true`) or is no longer the deputy.

@@ -38,7 +38,7 @@ pub fn requires(kind: &RelayKind) -> Capability {
         }
         RelayKind::CreateRow { .. } => Capability::StarterRows,
         RelayKind::Chat { .. } => Capability::Chat,
-        RelayKind::Deputy { .. } => Capability::Deputy,
+        RelayKind::Deputy { .. } | RelayKind::DeputyNotice { .. } => Capability::Deputy,
         RelayKind::Unknown => Capability::Unknown,
     }
 }

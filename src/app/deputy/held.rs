@@ -112,6 +112,7 @@ mod tests {
             lead: "lead".into(),
             lead_url: "http://lead".into(),
             devices,
+            members: Vec::new(),
         }
     }
 
