@@ -24,6 +24,7 @@ use collie_crew::hello::{Capability, CrewSecret, Invite, JoinSecret};
 use collie_crew::pin::Pin;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use tokio::runtime::Runtime;
 
 use crate::checker::{Check, Checker, Fail};
 use crate::lead::{wall_clock, Lead, LeadOut};
@@ -153,6 +154,9 @@ pub(crate) struct World {
     expected: BTreeMap<usize, u64>,
     /// The same, by time.
     expected_by: BTreeSet<(u64, usize)>,
+    /// The runtime the members' relay servers are polled in, for its timer (see
+    /// `member/served.rs`); never driven. Declared last: it outlives the members.
+    _runtime: Runtime,
 }
 
 impl World {
@@ -163,6 +167,11 @@ impl World {
         bug: Option<Bug>,
         trace: bool,
     ) -> Self {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("a runtime with only a time driver opens no file or socket");
+        let handle = runtime.handle();
         let mut rng = StdRng::seed_from_u64(seed);
         let secret = CrewSecret::from(bytes(&mut rng));
         let mut lead = Lead::new("lead".to_owned(), secret.clone(), bug);
@@ -174,7 +183,7 @@ impl World {
             let join = JoinSecret::from(bytes(rng));
             lead.invite(Invite::new(&join, expires), 0);
             checker.trust(pin, &name);
-            Member::new(name, pin, None, Some(join), behaviour)
+            Member::new(name, pin, None, Some(join), behaviour, handle.clone())
         };
         for i in 0..setup.honest {
             let member = invited(format!("m{i:02}"), Behaviour::Honest, &mut rng, &mut lead);
@@ -203,6 +212,7 @@ impl World {
                 Some(secret.clone()),
                 None,
                 Behaviour::Honest,
+                handle.clone(),
             ));
         }
         if setup.garbage_unpinned {
@@ -213,6 +223,7 @@ impl World {
                 None,
                 None,
                 Behaviour::Garbage,
+                handle.clone(),
             ));
         }
         let mut world = Self {
@@ -246,6 +257,7 @@ impl World {
             touched: BTreeSet::new(),
             expected: BTreeMap::new(),
             expected_by: BTreeSet::new(),
+            _runtime: runtime,
         };
         world.honest = world.honest_names().map(str::to_owned).collect();
         for m in 0..world.members.len() {
@@ -332,11 +344,11 @@ impl World {
         self.checker.finish().map_err(|f| self.violation(*f))?;
         for member in &self.members {
             self.checker
-                .audit(&member.name, &member.write_log)
+                .audit(&member.name, &member.write_log())
                 .map_err(|f| self.violation(*f))?;
         }
         self.checker
-            .audit_total(self.members.iter().map(|m| m.write_log.len()).sum())
+            .audit_total(self.members.iter().map(|m| m.write_log().len()).sum())
             .map_err(|f| self.violation(*f))?;
         self.checker
             .lead_audit_log(&self.lead.disk.relayed)
