@@ -6,8 +6,9 @@
 //! **Phone.** Every 5–60 ms (while the lead is up) a request for a random machine (including the
 //! misbehaving ones, which the lead must answer `member unreachable` or, for the served garbage
 //! peer, `member response unreadable`) and pane (`p2` does not exist): snapshots, pane lists,
-//! inputs and renames (writes), subscriptions, which the phone leaves 0.1–5 s later. Member `m01`
-//! does not declare input, so the lead must refuse writes to it.
+//! inputs and renames (writes), subscriptions (half of them to the pane's colours, which only the
+//! shipped relay server follows), which the phone leaves 0.1–5 s later. Member `m01` does not
+//! declare input, so the lead must refuse writes to it.
 //!
 //! **Faults**, every 0.2–1.5 s: a partition of one member (healed 0.5–8 s later), a member
 //! restart (back 0.2–3 s later), a lead restart (back 0.5–4 s later; its store and audit log
