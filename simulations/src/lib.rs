@@ -6,8 +6,10 @@
 //!
 //! The harness is a discrete-event loop (`sim.rs`): a queue of events ordered by virtual time (in
 //! milliseconds) and insertion order, one seeded [`rand::rngs::StdRng`] for every choice, no
-//! tokio, no sleeping, no wall clock. The same scenario and seed give the same run, event for
-//! event ([`Report::digest`] hashes the trace).
+//! tokio tasks, no sleeping, no wall clock. The same scenario and seed give the same run, event for
+//! event ([`Report::digest`] hashes the trace). The one tokio runtime of a run is never driven: the
+//! members' relay servers are created inside it for the timer their request deadline needs, and
+//! polled by the loop itself (`member/served.rs`).
 //!
 //! **Real** (the code the bridges run): the lead's orchestration,
 //! [`collie_actors::crew_link::lead::LeadCore`] — join decisions and their two-phase plans, hellos,
@@ -24,8 +26,13 @@
 //! timeout, the member heard every `LEAD_SILENCE`, beats echoed) and
 //! [`Dialer`](collie_actors::crew_link::link::dialer::Dialer) on each member (dial and hello
 //! timeout, a heartbeat every second, the lead's silence, the product's backoff of 250 ms–15 s with
-//! its jitter drawn from the seed), which `link.rs` runs inside tokio; and the wire codec: every message is encoded with `wire::encode_frame` and read back
-//! through a [`collie_crew::wire::FrameDecoder`] per stream, bytes arriving in pieces.
+//! its jitter drawn from the seed), which `link.rs` runs inside tokio; the member's relay server,
+//! [`collie_crew::relay::server::serve`], which serves every relay stream the lead opens on an
+//! honest member (one request, one answer, a subscription's events until the lead leaves, the stream
+//! stopped on a request that does not decode), its future stored per stream and polled whenever
+//! its stream or a pane changed; and the wire codec: every message is encoded with
+//! `wire::encode_frame` and read back through a [`collie_crew::wire::FrameDecoder`] per stream,
+//! bytes arriving in pieces.
 //!
 //! **Modelled**: the network (`sim/net.rs`: connections of independent, reliable, ordered streams
 //! numbered as QUIC numbers them, with latency, retransmission delays after loss, partitions and
@@ -36,8 +43,11 @@
 //! tasks' I/O (`lead/link.rs`: the streams of a connection, uplinks); the store and the audit log (`disk.rs`: the `crew` table as the `Change` batches
 //! the core asked for, and the audit lines, both surviving a lead restart; a fault can take the
 //! audit log away for a while; the lead writes a relayed write's line once the member answered
-//! `Done`, as the application does); the members (`member.rs`: a few panes of text, the relay server's
-//! order of frames, every executed write appended to the member's write log); and the phone (a
+//! `Done`, as the application does); the members' pane backend (`member/panes.rs`: the relay
+//! server's handler, a few panes of text, every executed write appended to the member's write log
+//! — the bridge's application, which masks, audits and drives tmux behind the same handler, runs
+//! in the black-box tests with real processes instead) and the in-memory halves of a relay stream
+//! (`member/served.rs`); a garbage peer's answers (an attacker, not a bridge); and the phone (a
 //! stream of reads, writes and subscriptions through the lead, each with the 2 s deadline of SPEC
 //! §8; a machine the crew does not know is answered `member unreachable` rather than the HTTP
 //! layer's `no such machine`). The in-memory transport of `collie-crew` (`test-utils`) is not used:

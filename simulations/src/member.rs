@@ -1,17 +1,20 @@
 //! The member model: a bridge that joins with an invite, then dials the lead, proves the crew
 //! secret with the real [`MemberHandshake`], keeps its link with the shipped [`Dialer`] (dial and
 //! hello deadline, heartbeats, the lead's silence, backoff with jitter drawn from the seed) and
-//! serves the relay streams the lead opens — one
-//! [`RelayRequest`] each, answered on its own stream as `collie_crew::relay::server::serve` does,
-//! from its own pane model (a few panes of text lines) through the real wire codec — appending every
-//! executed write to its write log (the member's audit log, kept across restarts). A subscription's
-//! stream carries the pane's changes until the lead drops it.
+//! serves the relay streams the lead opens with the shipped `collie_crew::relay::server::serve`
+//! (`served.rs`: in-memory stream halves, the server's future stepped by the simulation) and a
+//! stand-in for the pane backend (`panes.rs`: a few panes of text lines; every executed write is
+//! appended to the member's write log, its audit log, kept across restarts).
 //!
 //! Two misbehaving kinds share the type: a machine that holds the crew secret but whose certificate
 //! is not pinned (it sends a valid hello; the lead must never serve it), and a garbage peer that
 //! sends random bytes, oversized length prefixes, a 16 MiB announcement followed by a few bytes,
 //! and frames of the wrong type — in its opening, on an uplink stream of its own and, once served,
-//! as its answers to relayed requests.
+//! as its answers to relayed requests. The garbage peer is an attacker, not a bridge: its answers
+//! are hand-written here rather than served.
+
+mod panes;
+mod served;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -24,16 +27,16 @@ use collie_crew::hello::{
     JoinSecret, MemberHandshake, Opening,
 };
 use collie_crew::pin::Pin;
-use collie_crew::relay::{
-    Cursor, MemberMessage, PaneInfo, PaneSnapshot, RelayError, RelayKind, RelayOk, RelayRequest,
-    RelayResponse, StreamEvent,
-};
+use collie_crew::relay::{MemberMessage, RelayOk, RelayRequest, RelayResponse};
 use collie_crew::wire::{self, FrameDecoder, FRAME_HEADER, MAX_FRAME};
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore};
+use tokio::runtime::Handle;
 
 use crate::relay::{at, ms};
 use crate::stream;
+use panes::Panes;
+use served::{Sent, Served};
 
 /// How a machine behaves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,32 +47,12 @@ pub(crate) enum Behaviour {
     Garbage,
 }
 
-/// Lines a pane keeps.
-const PANE_LINES: usize = 8;
-
-#[derive(Debug)]
-struct Pane {
-    name: String,
-    lines: Vec<String>,
-    seq: u64,
-}
-
 #[derive(Debug)]
 enum MState {
     Joining,
     Handshaking(Box<MemberHandshake>),
     Ready,
     Silent,
-}
-
-/// A stream the lead opened: one relayed request, then (for a subscription) the pane's changes.
-#[derive(Debug, Default)]
-struct RelayStream {
-    decoder: FrameDecoder,
-    /// The request was read (and answered).
-    served: bool,
-    /// The subscription's id and pane, while it runs.
-    follows: Option<(u64, String)>,
 }
 
 /// The member's current connection.
@@ -79,8 +62,10 @@ pub(crate) struct MemberConn {
     /// Stream 0: the opening and the link.
     link: FrameDecoder,
     state: MState,
-    /// The lead's relay streams, by stream number.
-    relays: BTreeMap<u64, RelayStream>,
+    /// The lead's relay streams, by stream number, each with the server serving it (a garbage
+    /// peer's: the decoder its request is read with).
+    relays: BTreeMap<u64, Served>,
+    hostile: BTreeMap<u64, FrameDecoder>,
     /// Streams this side opened, stream 0 included.
     opened: u64,
 }
@@ -117,9 +102,10 @@ pub(crate) struct Member {
     join: Option<JoinSecret>,
     capabilities: BTreeSet<Capability>,
     pub(crate) behaviour: Behaviour,
-    panes: BTreeMap<String, Pane>,
-    /// Request ids of the writes executed here, in order (the member's audit log).
-    pub(crate) write_log: Vec<String>,
+    /// The stand-in for the pane backend, shared with the servers of the relay streams.
+    panes: Panes,
+    /// The simulation's runtime, entered while a server is polled (see `served.rs`).
+    runtime: Handle,
     pub(crate) up: bool,
     pub(crate) incarnation: u64,
     pub(crate) conn: Option<MemberConn>,
@@ -134,18 +120,9 @@ impl Member {
         secret: Option<CrewSecret>,
         join: Option<JoinSecret>,
         behaviour: Behaviour,
+        runtime: Handle,
     ) -> Self {
-        let panes = ["p0", "p1"]
-            .into_iter()
-            .map(|p| {
-                let pane = Pane {
-                    name: format!("{p}-name"),
-                    lines: vec![format!("{name} {p} $")],
-                    seq: 0,
-                };
-                (p.to_owned(), pane)
-            })
-            .collect();
+        let panes = Panes::new(&name);
         Self {
             name,
             pin,
@@ -154,7 +131,7 @@ impl Member {
             capabilities: Capability::ALL.into_iter().collect(),
             behaviour,
             panes,
-            write_log: Vec::new(),
+            runtime,
             up: true,
             incarnation: 0,
             conn: None,
@@ -214,6 +191,7 @@ impl Member {
             link: FrameDecoder::new(),
             state,
             relays: BTreeMap::new(),
+            hostile: BTreeMap::new(),
             opened: 1,
         });
         let stream = stream::OPENING;
@@ -266,25 +244,40 @@ impl Member {
         };
         if stream == stream::OPENING {
             self.on_link_bytes(conn, bytes, now, rng, &mut outs);
-        } else if stream::is_lead_opened(stream) {
-            let relay = c.relays.entry(stream).or_default();
-            if relay.decoder.push(bytes).is_err() {
-                // A malformed request stops its stream, unanswered.
-                c.relays.remove(&stream);
+        } else if !stream::is_lead_opened(stream) {
+            // The lead's answers on uplink streams: nothing to do with them.
+        } else if self.behaviour == Behaviour::Garbage {
+            let decoder = c.hostile.entry(stream).or_default();
+            if decoder.push(bytes).is_err() {
+                c.hostile.remove(&stream);
                 outs.push(MemberOut::EndStream { conn, stream });
             } else if matches!(c.state, MState::Ready) {
-                self.serve_stream(conn, stream, rng, &mut outs);
+                self.attack(conn, stream, rng, &mut outs);
             }
+        } else {
+            // A stream appears with its first bytes (the lead sends nothing after its request,
+            // so a stream the server is done with gets none).
+            let panes = &self.panes;
+            let relay = c.relays.entry(stream).or_insert_with(|| Served::new(panes));
+            relay.bytes(bytes);
+            self.serve(&mut outs);
         }
-        // The lead's answers on uplink streams: nothing to do with them.
         outs
     }
 
-    /// The lead ended a stream: a subscription on it stops.
-    pub(crate) fn on_stream_end(&mut self, conn: u64, stream: u64) {
-        if let Some(c) = self.conn.as_mut().filter(|c| c.id == conn) {
-            c.relays.remove(&stream);
+    /// The lead ended a stream: a request not yet answered is not answered, a subscription on it
+    /// stops.
+    pub(crate) fn on_stream_end(&mut self, conn: u64, stream: u64) -> Vec<MemberOut> {
+        let mut outs = Vec::new();
+        let Some(c) = self.conn.as_mut().filter(|c| c.id == conn) else {
+            return outs;
+        };
+        c.hostile.remove(&stream);
+        if let Some(relay) = c.relays.get_mut(&stream) {
+            relay.end();
+            self.serve(&mut outs);
         }
+        outs
     }
 
     fn on_link_bytes(
@@ -355,18 +348,19 @@ impl Member {
                         conn,
                         at: ms(self.dialer.next()),
                     });
+                    // Relay streams that arrived before the hello's answer are served now.
                     if self.behaviour == Behaviour::Garbage {
                         self.misbehave(conn, rng, outs);
+                        let waiting: Vec<u64> = self
+                            .conn
+                            .as_ref()
+                            .map(|c| c.hostile.keys().copied().collect())
+                            .unwrap_or_default();
+                        for stream in waiting {
+                            self.attack(conn, stream, rng, outs);
+                        }
                     }
-                    // Relay streams that arrived before the hello's answer are served now.
-                    let waiting: Vec<u64> = self
-                        .conn
-                        .as_ref()
-                        .map(|c| c.relays.keys().copied().collect())
-                        .unwrap_or_default();
-                    for stream in waiting {
-                        self.serve_stream(conn, stream, rng, outs);
-                    }
+                    self.serve(outs);
                     true
                 }
                 _ => false,
@@ -435,196 +429,68 @@ impl Member {
         }
     }
 
-    /// Reads the request on one of the lead's streams, if it has arrived whole, and answers it.
-    fn serve_stream(
-        &mut self,
-        conn: u64,
-        stream: u64,
-        rng: &mut StdRng,
-        outs: &mut Vec<MemberOut>,
-    ) {
+    /// Steps the servers of the relay streams, once the hello is done: each is handed what arrived
+    /// on its stream, and all are stepped again while a write changed a pane, so that every
+    /// subscription sends the change (the real pane backend wakes its followers). Streams go in
+    /// order of their numbers; a stream whose server returned is forgotten.
+    fn serve(&mut self, outs: &mut Vec<MemberOut>) {
         let Some(c) = self.conn.as_mut() else {
             return;
         };
-        let Some(relay) = c.relays.get_mut(&stream).filter(|r| !r.served) else {
+        if !matches!(c.state, MState::Ready) {
             return;
-        };
-        let request = match relay.decoder.pop() {
-            Ok(None) => return,
-            Ok(Some(payload)) => wire::decode::<RelayRequest>(&payload),
-            Err(_) => {
-                c.relays.remove(&stream);
-                outs.push(MemberOut::EndStream { conn, stream });
-                return;
-            }
-        };
-        relay.served = true;
-        let Ok(request) = request else {
-            // `server::serve`: a request that does not decode stops the stream, unanswered.
-            c.relays.remove(&stream);
-            outs.push(MemberOut::EndStream { conn, stream });
-            return;
-        };
-        if self.behaviour == Behaviour::Garbage {
-            return garbage_answer(conn, stream, &request, rng, outs);
         }
-        self.serve(conn, stream, request, outs);
-    }
-
-    /// Runs one relayed request against the pane model and answers it on its stream.
-    fn serve(&mut self, conn: u64, stream: u64, request: RelayRequest, outs: &mut Vec<MemberOut>) {
-        let mut event = None;
-        let result = match &request.kind {
-            RelayKind::PaneList => Ok(RelayOk::PaneList(
-                self.panes.iter().map(|(id, p)| self.info(id, p)).collect(),
-            )),
-            RelayKind::Snapshot { pane, .. } => match self.panes.get(pane) {
-                Some(p) => Ok(RelayOk::Snapshot(PaneSnapshot {
-                    machine: self.name.clone(),
-                    pane: pane.clone(),
-                    token: "abcd".to_owned(),
-                    name: p.name.clone(),
-                    cols: 80,
-                    rows: 24,
-                    cursor: Cursor { x: 0, y: 0 },
-                    lines: p.lines.clone(),
-                    scrollback: Vec::new(),
-                    seq: p.seq,
-                })),
-                None => Err(RelayError::NoSuchPane),
-            },
-            RelayKind::Subscribe { pane, .. } => match self.panes.get(pane) {
-                Some(p) => {
-                    event = Some(screen(request.id, p, true));
-                    Ok(RelayOk::Subscribed)
+        let conn = c.id;
+        loop {
+            let changes = self.panes.changes();
+            for (&stream, relay) in &mut c.relays {
+                let sent = relay.step(&self.runtime);
+                for request_id in self.panes.take_executed() {
+                    outs.push(MemberOut::Executed { request_id });
                 }
-                None => Err(RelayError::NoSuchPane),
-            },
-            // Kept in the protocol, answered `Done`; the lead drops the stream instead.
-            RelayKind::Unsubscribe { .. } => Ok(RelayOk::Done),
-            RelayKind::Input { pane, text, keys } => {
-                let line = format!("{}{}", text.as_deref().unwrap_or(""), keys.join(" "));
-                self.write(conn, pane, &request.request_id, outs, |p| {
-                    p.lines.push(line);
-                    if p.lines.len() > PANE_LINES {
-                        p.lines.remove(0);
-                    }
-                })
-            }
-            RelayKind::Rename { pane, name } => {
-                let name = name.clone();
-                self.write(conn, pane, &request.request_id, outs, |p| p.name = name)
-            }
-            RelayKind::Close { pane } => {
-                self.write(conn, pane, &request.request_id, outs, |p| p.lines.clear())
-            }
-            _ => Err(RelayError::UnknownKind),
-        };
-        let following = match (&request.kind, &result) {
-            (RelayKind::Subscribe { pane, .. }, Ok(_)) => Some((request.id, pane.clone())),
-            _ => None,
-        };
-        let response = MemberMessage::Response(RelayResponse {
-            id: request.id,
-            result,
-        });
-        for message in std::iter::once(response).chain(event.map(MemberMessage::Event)) {
-            if let Ok(bytes) = wire::encode_frame(&message) {
-                outs.push(MemberOut::Send {
-                    conn,
-                    stream,
-                    bytes,
-                });
-            }
-        }
-        let Some(c) = self.conn.as_mut() else {
-            return;
-        };
-        match following {
-            Some(follows) => {
-                if let Some(relay) = c.relays.get_mut(&stream) {
-                    relay.follows = Some(follows);
-                }
-            }
-            None => {
-                c.relays.remove(&stream);
-                outs.push(MemberOut::EndStream { conn, stream });
-            }
-        }
-    }
-
-    /// Executes a write on a pane, logs it, and sends the change to the pane's subscriptions.
-    fn write(
-        &mut self,
-        conn: u64,
-        pane: &str,
-        request_id: &str,
-        outs: &mut Vec<MemberOut>,
-        change: impl FnOnce(&mut Pane),
-    ) -> Result<RelayOk, RelayError> {
-        let Some(p) = self.panes.get_mut(pane) else {
-            return Err(RelayError::NoSuchPane);
-        };
-        change(p);
-        p.seq += 1;
-        self.write_log.push(request_id.to_owned());
-        outs.push(MemberOut::Executed {
-            request_id: request_id.to_owned(),
-        });
-        let Some(c) = self.conn.as_ref() else {
-            return Ok(RelayOk::Done);
-        };
-        for (stream, relay) in &c.relays {
-            if let Some((id, _)) = relay.follows.as_ref().filter(|(_, f)| f == pane) {
-                let event = MemberMessage::Event(screen(*id, p, false));
-                if let Ok(bytes) = wire::encode_frame(&event) {
-                    outs.push(MemberOut::Send {
-                        conn,
-                        stream: *stream,
-                        bytes,
+                for sent in sent {
+                    outs.push(match sent {
+                        Sent::Frame(bytes) => MemberOut::Send {
+                            conn,
+                            stream,
+                            bytes,
+                        },
+                        Sent::End => MemberOut::EndStream { conn, stream },
                     });
                 }
             }
-        }
-        Ok(RelayOk::Done)
-    }
-
-    fn info(&self, id: &str, pane: &Pane) -> PaneInfo {
-        PaneInfo {
-            machine: self.name.clone(),
-            pane: id.to_owned(),
-            token: "abcd".to_owned(),
-            name: pane.name.clone(),
-            backend: "tmux".to_owned(),
-            alive: true,
-            cols: 80,
-            rows: 24,
-            last_activity: None,
-            asking_password: false,
-            at_shell: false,
+            c.relays.retain(|_, relay| !relay.done());
+            if self.panes.changes() == changes {
+                return;
+            }
         }
     }
-}
 
-/// A pane's screen as a stream event: every row when `full`, else the last one.
-fn screen(stream: u64, pane: &Pane, full: bool) -> StreamEvent {
-    let mut rows = pane
-        .lines
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (u16::try_from(i).unwrap_or(u16::MAX), l.clone()));
-    StreamEvent {
-        stream,
-        seq: pane.seq,
-        cursor: Cursor { x: 0, y: 0 },
-        cols: 80,
-        height: 24,
-        full,
-        rows: if full {
-            rows.collect()
-        } else {
-            rows.next_back().into_iter().collect()
-        },
+    /// A garbage peer answers the request on one of the lead's streams, once it has arrived
+    /// whole, with garbage (see [`garbage_answer`]).
+    fn attack(&mut self, conn: u64, stream: u64, rng: &mut StdRng, outs: &mut Vec<MemberOut>) {
+        let Some(c) = self.conn.as_mut() else {
+            return;
+        };
+        let Some(decoder) = c.hostile.get_mut(&stream) else {
+            return;
+        };
+        let request = match decoder.pop() {
+            Ok(None) => return,
+            Ok(Some(payload)) => wire::decode::<RelayRequest>(&payload).ok(),
+            Err(_) => None,
+        };
+        c.hostile.remove(&stream);
+        match request {
+            Some(request) => garbage_answer(conn, stream, &request, rng, outs),
+            // A request that does not decode: it ends the stream.
+            None => outs.push(MemberOut::EndStream { conn, stream }),
+        }
+    }
+
+    /// The write log (the member's audit log).
+    pub(crate) fn write_log(&self) -> Vec<String> {
+        self.panes.write_log()
     }
 }
 
@@ -689,4 +555,175 @@ fn garbage_answer(
         stream,
         bytes,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    //! The member serves its relay streams through the shipped server: these fail if it answered
+    //! them itself again (a copy would have to reproduce the server's colour streams and the order
+    //! of its frames).
+
+    use collie_crew::relay::{RelayKind, RelayOk};
+    use rand::SeedableRng;
+    use tokio::runtime::Runtime;
+
+    use super::*;
+
+    fn runtime() -> Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("a runtime")
+    }
+
+    /// Member `m00` with a connection whose hello is done.
+    fn ready(runtime: &Runtime) -> Member {
+        let mut member = Member::new(
+            "m00".to_owned(),
+            Pin::from([1; 32]),
+            None,
+            None,
+            Behaviour::Honest,
+            runtime.handle().clone(),
+        );
+        member.conn = Some(MemberConn {
+            id: 1,
+            link: FrameDecoder::new(),
+            state: MState::Ready,
+            relays: BTreeMap::new(),
+            hostile: BTreeMap::new(),
+            opened: 1,
+        });
+        member
+    }
+
+    fn request(id: u64, kind: RelayKind) -> Vec<u8> {
+        let request = RelayRequest {
+            id,
+            device: "phone".to_owned(),
+            request_id: id.to_string(),
+            kind,
+            device_id: None,
+        };
+        wire::encode_frame(&request).expect("a small request encodes")
+    }
+
+    /// What the member did, one line each: frames decoded, ends, writes.
+    fn said(outs: Vec<MemberOut>) -> Vec<String> {
+        let mut lines = Vec::new();
+        for out in outs {
+            lines.push(match out {
+                MemberOut::Send { stream, bytes, .. } => {
+                    let mut decoder = FrameDecoder::new();
+                    decoder.push(&bytes).expect("one whole frame");
+                    let payload = decoder.pop().expect("a frame").expect("whole");
+                    let message: MemberMessage = wire::decode(&payload).expect("decodes");
+                    let what = match message {
+                        MemberMessage::Response(r) => format!("answer {} {:?}", r.id, r.result),
+                        MemberMessage::Event(e) => {
+                            format!("event {} seq {} {:?}", e.stream, e.seq, e.rows)
+                        }
+                        MemberMessage::ColourEvent(c) => format!(
+                            "colour event {} seq {} {:?}",
+                            c.event.stream, c.event.seq, c.event.rows
+                        ),
+                        other => format!("{other:?}"),
+                    };
+                    format!("{stream}: {what}")
+                }
+                MemberOut::EndStream { stream, .. } => format!("{stream}: end"),
+                MemberOut::Executed { request_id } => format!("ran {request_id}"),
+                other => format!("{other:?}"),
+            });
+        }
+        lines
+    }
+
+    #[test]
+    fn a_colour_subscription_is_followed_through_the_shipped_server() {
+        let runtime = runtime();
+        let mut member = ready(&runtime);
+        let mut rng = StdRng::seed_from_u64(1);
+        let subscribe = RelayKind::SubscribeColour {
+            pane: "p0".to_owned(),
+            last_seq: None,
+        };
+        let bytes = request(7, subscribe);
+        // The request arrives in two pieces: nothing is answered before it is whole.
+        let (head, tail) = bytes.split_at(3);
+        assert!(said(member.on_bytes(1, 1, head, 0, &mut rng)).is_empty());
+        assert_eq!(
+            said(member.on_bytes(1, 1, tail, 0, &mut rng)),
+            [
+                format!("1: answer 7 {:?}", Ok::<_, ()>(RelayOk::Subscribed)),
+                "1: colour event 7 seq 0 {0: \"m00 p0 $\"}".to_owned(),
+            ]
+        );
+        let input = RelayKind::Input {
+            pane: "p0".to_owned(),
+            text: Some("ls".to_owned()),
+            keys: Vec::new(),
+        };
+        assert_eq!(
+            said(member.on_bytes(1, 5, &request(8, input.clone()), 0, &mut rng)),
+            [
+                "ran 8".to_owned(),
+                format!("5: answer 8 {:?}", Ok::<_, ()>(RelayOk::Done)),
+                "5: end".to_owned(),
+                "1: colour event 7 seq 1 {1: \"ls\"}".to_owned(),
+            ]
+        );
+        // The lead leaves: the server finishes its side, and the pane's changes go nowhere.
+        assert_eq!(said(member.on_stream_end(1, 1)), ["1: end"]);
+        assert_eq!(
+            said(member.on_bytes(1, 9, &request(9, input), 0, &mut rng)),
+            [
+                "ran 9".to_owned(),
+                format!("9: answer 9 {:?}", Ok::<_, ()>(RelayOk::Done)),
+                "9: end".to_owned(),
+            ]
+        );
+        assert_eq!(member.write_log(), ["8", "9"]);
+    }
+
+    #[test]
+    fn a_request_that_does_not_decode_stops_its_stream_unanswered() {
+        let runtime = runtime();
+        let mut member = ready(&runtime);
+        let mut rng = StdRng::seed_from_u64(1);
+        let empty = [0u8; FRAME_HEADER];
+        assert_eq!(said(member.on_bytes(1, 1, &empty, 0, &mut rng)), ["1: end"]);
+        assert!(member.conn.as_ref().is_some_and(|c| c.relays.is_empty()));
+    }
+
+    #[test]
+    fn a_write_the_lead_left_before_the_hello_was_done_runs_once_it_is() {
+        let runtime = runtime();
+        let mut member = ready(&runtime);
+        if let Some(c) = member.conn.as_mut() {
+            c.state = MState::Silent;
+        }
+        let mut rng = StdRng::seed_from_u64(1);
+        let rename = RelayKind::Rename {
+            pane: "p1".to_owned(),
+            name: "build".to_owned(),
+        };
+        assert!(said(member.on_bytes(1, 1, &request(3, rename), 0, &mut rng)).is_empty());
+        assert!(said(member.on_stream_end(1, 1)).is_empty());
+        if let Some(c) = member.conn.as_mut() {
+            c.state = MState::Ready;
+        }
+        let mut outs = Vec::new();
+        member.serve(&mut outs);
+        // Read in the order it arrived: the request, then the end, which the server sees only
+        // once it has answered.
+        assert_eq!(
+            said(outs),
+            [
+                "ran 3".to_owned(),
+                format!("1: answer 3 {:?}", Ok::<_, ()>(RelayOk::Done)),
+                "1: end".to_owned(),
+            ]
+        );
+    }
 }

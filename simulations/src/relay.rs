@@ -226,7 +226,7 @@ impl RelayLink {
             match decoder.pop() {
                 Ok(None) => return,
                 Ok(Some(payload)) => match wire::decode::<MemberMessage>(&payload) {
-                    Ok(MemberMessage::Event(_)) => {}
+                    Ok(MemberMessage::Event(_) | MemberMessage::ColourEvent(_)) => {}
                     Ok(_) => return self.end(stream, out),
                     Err(_) => {
                         out.push(RelayOut::BadFrame);

@@ -6,8 +6,9 @@
 //! **Phone.** Every 5–60 ms (while the lead is up) a request for a random machine (including the
 //! misbehaving ones, which the lead must answer `member unreachable` or, for the served garbage
 //! peer, `member response unreadable`) and pane (`p2` does not exist): snapshots, pane lists,
-//! inputs and renames (writes), subscriptions, which the phone leaves 0.1–5 s later. Member `m01`
-//! does not declare input, so the lead must refuse writes to it.
+//! inputs and renames (writes), subscriptions (half of them to the pane's colours, which only the
+//! shipped relay server follows), which the phone leaves 0.1–5 s later. Member `m01` does not
+//! declare input, so the lead must refuse writes to it.
 //!
 //! **Faults**, every 0.2–1.5 s: a partition of one member (healed 0.5–8 s later), a member
 //! restart (back 0.2–3 s later), a lead restart (back 0.5–4 s later; its store and audit log
@@ -24,6 +25,7 @@ use collie_crew::hello::{Capability, CrewSecret, Invite, JoinSecret};
 use collie_crew::pin::Pin;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use tokio::runtime::Runtime;
 
 use crate::checker::{Check, Checker, Fail};
 use crate::lead::{wall_clock, Lead, LeadOut};
@@ -153,6 +155,9 @@ pub(crate) struct World {
     expected: BTreeMap<usize, u64>,
     /// The same, by time.
     expected_by: BTreeSet<(u64, usize)>,
+    /// The runtime the members' relay servers are polled in, for its timer (see
+    /// `member/served.rs`); never driven. Declared last: it outlives the members.
+    _runtime: Runtime,
 }
 
 impl World {
@@ -163,6 +168,11 @@ impl World {
         bug: Option<Bug>,
         trace: bool,
     ) -> Self {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("a runtime with only a time driver opens no file or socket");
+        let handle = runtime.handle();
         let mut rng = StdRng::seed_from_u64(seed);
         let secret = CrewSecret::from(bytes(&mut rng));
         let mut lead = Lead::new("lead".to_owned(), secret.clone(), bug);
@@ -174,7 +184,7 @@ impl World {
             let join = JoinSecret::from(bytes(rng));
             lead.invite(Invite::new(&join, expires), 0);
             checker.trust(pin, &name);
-            Member::new(name, pin, None, Some(join), behaviour)
+            Member::new(name, pin, None, Some(join), behaviour, handle.clone())
         };
         for i in 0..setup.honest {
             let member = invited(format!("m{i:02}"), Behaviour::Honest, &mut rng, &mut lead);
@@ -203,6 +213,7 @@ impl World {
                 Some(secret.clone()),
                 None,
                 Behaviour::Honest,
+                handle.clone(),
             ));
         }
         if setup.garbage_unpinned {
@@ -213,6 +224,7 @@ impl World {
                 None,
                 None,
                 Behaviour::Garbage,
+                handle.clone(),
             ));
         }
         let mut world = Self {
@@ -246,6 +258,7 @@ impl World {
             touched: BTreeSet::new(),
             expected: BTreeMap::new(),
             expected_by: BTreeSet::new(),
+            _runtime: runtime,
         };
         world.honest = world.honest_names().map(str::to_owned).collect();
         for m in 0..world.members.len() {
@@ -332,11 +345,11 @@ impl World {
         self.checker.finish().map_err(|f| self.violation(*f))?;
         for member in &self.members {
             self.checker
-                .audit(&member.name, &member.write_log)
+                .audit(&member.name, &member.write_log())
                 .map_err(|f| self.violation(*f))?;
         }
         self.checker
-            .audit_total(self.members.iter().map(|m| m.write_log.len()).sum())
+            .audit_total(self.members.iter().map(|m| m.write_log().len()).sum())
             .map_err(|f| self.violation(*f))?;
         self.checker
             .lead_audit_log(&self.lead.disk.relayed)

@@ -79,8 +79,8 @@ impl World {
                 self.apply_lead(outs)
             }
             Side::Member => {
-                self.members[m].on_stream_end(conn, stream);
-                Ok(())
+                let outs = self.members[m].on_stream_end(conn, stream);
+                self.apply_member(m, outs)
             }
         }
     }

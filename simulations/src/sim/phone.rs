@@ -37,7 +37,11 @@ impl World {
                 pane,
                 name: format!("n{}", self.next_phone),
             },
-            _ => RelayKind::Subscribe {
+            90..=94 => RelayKind::Subscribe {
+                pane,
+                last_seq: None,
+            },
+            _ => RelayKind::SubscribeColour {
                 pane,
                 last_seq: None,
             },
