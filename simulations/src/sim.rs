@@ -570,6 +570,15 @@ impl World {
                 LeadOut::Joined { name } => self.log(format!("lead pins {name}")),
                 LeadOut::JoinRefused { name, error } => {
                     self.log(format!("lead refuses the join of {name}: {error:?}"));
+                    // Refused for the lead's own fault (its store or audit log failed): a fault
+                    // like any other, so the member's promise to be back starts again from now.
+                    if matches!(error, collie_crew::hello::JoinError::Unknown) {
+                        if let Some(m) = self.members.iter().position(|x| x.name == name) {
+                            if self.expected.contains_key(&m) {
+                                self.expect_back(m);
+                            }
+                        }
+                    }
                 }
                 LeadOut::Subscribed { conn, stream } => {
                     let at = self.now + self.rng.gen_range(100..=5_000);
