@@ -40,6 +40,7 @@ mod member_deputy;
 mod member_role;
 mod persist;
 pub mod reach;
+pub mod standby;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -438,6 +438,8 @@ pub enum RelayOk {
     DeputyDoor {
         /// The door's UDP port.
         port: u16,
+        /// The URL phones open on the deputy (its public URL), which the lead tells its phones.
+        url: String,
     },
     /// An outcome this side does not know (from a newer member); the lead treats it as unreadable.
     #[serde(other)]

@@ -5,7 +5,7 @@
 //!   token hashes, labels, tiers, expiries, never a token — whenever the devices change and in
 //!   full whenever the member comes online ([`RelayKind::Deputy`](collie_crew::relay::RelayKind));
 //!   a member no longer named is told so.
-//! - **On the deputy**, the copy is kept ([`held`], 0600) and the standby door ([`door`]) decides
+//! - **On the deputy**, the copy is kept ([`held`], 0600) and the standby door ([`Door`]) decides
 //!   per request: while the lead is reachable — or has been out of reach for less than
 //!   [`STAND_IN_AFTER`] — a lead's device is answered 503 `standby: the lead is up` with the
 //!   lead's URL; after that it is served as [`Who::Deputy`]: the same tiers and expiries, every
@@ -16,7 +16,6 @@
 //! Not yet here (issue 29 continues): the deputy relaying to the other members, the lead fetching
 //! the lines the deputy wrote, and the phone switching over by itself.
 
-pub mod door;
 pub mod held;
 pub mod push;
 
@@ -33,9 +32,9 @@ use serde::Serialize;
 use time::OffsetDateTime;
 use tokio::sync::Notify;
 
-pub use self::door::{Door, STAND_IN_AFTER};
 use self::held::Held;
 use super::{App, AppError, Caller, Who};
+pub use collie_actors::crew_link::standby::{Door, STAND_IN_AFTER};
 
 /// What a bridge knows of its crew's deputy; one per bridge, in [`super::CrewParts`].
 #[derive(Debug)]

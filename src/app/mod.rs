@@ -148,6 +148,11 @@ impl App {
         self.core.counters.take_changes()
     }
 
+    /// The URL phones open on this bridge (`COLLIE_PUBLIC_URL`, else its own address).
+    pub fn public_url(&self) -> String {
+        self.door.public_url.as_str().to_owned()
+    }
+
     /// The address a phone opens to pair with `code` (the QR code of `collie pair`).
     pub fn pair_url(&self, code: &str) -> String {
         format!(

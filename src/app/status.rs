@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use collie_actors::crew_link::CrewRole;
 use serde::{Deserialize, Serialize};
 
+use super::deputy::Door;
 use super::App;
 use crate::app::counters::Totals;
 
@@ -42,6 +43,23 @@ pub struct MachineEntry {
 pub struct Machines {
     /// This machine first, then the crew's members.
     pub machines: Vec<MachineEntry>,
+    /// The crew's deputy as the phone needs it (SPEC §13): on the lead, where to turn when the
+    /// lead does not answer; on the deputy, whether it stands in now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deputy: Option<DeputyEntry>,
+}
+
+/// The deputy in `GET /api/machines`.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct DeputyEntry {
+    /// Its crew name.
+    pub name: String,
+    /// The URL phones open on it (on the lead, once the deputy said it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// On the deputy: whether it stands in for the lead now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub standing_in: Option<bool>,
 }
 
 /// `GET /api/settings`: what the phone shows read-only.
@@ -92,6 +110,32 @@ impl App {
         }
     }
 
+    /// This machine and its crew's members, with their online state (for a lead's device at a
+    /// deputy's standby door, the members at the deputy's door), and the deputy.
+    pub fn machines_for(&self, caller: &super::Caller) -> Machines {
+        let mut all = self.machines();
+        if matches!(caller.who(), super::Who::Deputy { .. }) {
+            let door = self.crew.door_relays.load();
+            all.machines.truncate(1);
+            all.machines.extend(door.keys().map(|name| MachineEntry {
+                name: name.clone(),
+                role: CrewRole::Member,
+                online: true,
+                version: None,
+            }));
+        }
+        all.deputy = self.deputy_status().map(|d| DeputyEntry {
+            url: if d.state.is_some() {
+                Some(self.public_url())
+            } else {
+                self.crew.deputy.pushed().url
+            },
+            standing_in: d.state.as_deref().map(|s| s == Door::StandingIn.as_str()),
+            name: d.name,
+        });
+        all
+    }
+
     /// This machine and its crew's members, with their online state.
     pub fn machines(&self) -> Machines {
         let view = self.crew.view.load();
@@ -107,7 +151,10 @@ impl App {
             online: m.online,
             version: m.version.clone(),
         }));
-        Machines { machines }
+        Machines {
+            machines,
+            deputy: None,
+        }
     }
 
     /// The phone's read-only settings view.

@@ -220,7 +220,10 @@ impl Handler for Served {
             }
             RelayKind::Deputy { copy } => {
                 match app.take_deputy_copy(&caller, copy.map(|c| *c)).await? {
-                    Some(port) => RelayOk::DeputyDoor { port },
+                    Some(port) => RelayOk::DeputyDoor {
+                        port,
+                        url: app.public_url(),
+                    },
                     None => RelayOk::Done,
                 }
             }

@@ -40,6 +40,8 @@ pub struct Pushed {
     pub version: Option<u64>,
     /// The version the deputy acknowledged last.
     pub acknowledged: Option<u64>,
+    /// The URL phones open on the deputy, from its last answer.
+    pub url: Option<String>,
     /// The digest of the registry of `version`.
     digest: Option<[u8; 32]>,
 }
@@ -69,9 +71,10 @@ impl Deputy {
         version
     }
 
-    fn acknowledge(&self, version: Option<u64>) {
+    fn acknowledge(&self, version: Option<u64>, url: Option<String>) {
         if let Ok(mut pushed) = self.pushed.lock() {
             pushed.acknowledged = version;
+            pushed.url = url;
         }
     }
 }
@@ -172,7 +175,7 @@ async fn step(app: &App, sent: &mut Sent) -> Result<(), String> {
             call(client, RelayKind::Deputy { copy: None }).await?;
         }
         sent.copy = None;
-        app.crew.deputy.acknowledge(None);
+        app.crew.deputy.acknowledge(None, None);
     }
     match &deputy {
         None => sent.notice = None,
@@ -187,10 +190,11 @@ async fn step(app: &App, sent: &mut Sent) -> Result<(), String> {
                             let kind = RelayKind::Deputy {
                                 copy: Some(Box::new(copy)),
                             };
-                            let RelayOk::DeputyDoor { port } = call(client, kind).await? else {
+                            let RelayOk::DeputyDoor { port, url } = call(client, kind).await?
+                            else {
                                 return Err(format!("{name} opened no door"));
                             };
-                            app.crew.deputy.acknowledge(Some(version));
+                            app.crew.deputy.acknowledge(Some(version), Some(url));
                             sent.copy = Some((name.clone(), link, version, port));
                             port
                         }

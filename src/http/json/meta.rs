@@ -5,7 +5,7 @@ use collie_actors::crew_link::CrewRole;
 use serde::Serialize;
 
 use crate::app::counters::Totals;
-use crate::app::status::{Health as AppHealth, MachineEntry, Machines as AppMachines};
+use crate::app::status::{DeputyEntry, Health as AppHealth, MachineEntry, Machines as AppMachines};
 
 /// `GET /api/health`.
 #[derive(Debug, Serialize)]
@@ -30,6 +30,9 @@ pub struct Counts {
 #[derive(Debug, Serialize)]
 pub struct Machines {
     machines: Vec<Machine>,
+    /// The crew's deputy (SPEC §13), when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    deputy: Option<DeputyEntry>,
 }
 
 /// One machine.
@@ -76,6 +79,7 @@ impl From<AppMachines> for Machines {
                     version: e.version,
                 })
                 .collect(),
+            deputy: m.deputy,
         }
     }
 }
@@ -121,6 +125,11 @@ mod tests {
                     online: i % 2 == 0,
                     version: (i > 0).then(|| "0.1.0".to_owned()),
                 }],
+                deputy: (i == 1).then(|| DeputyEntry {
+                    name: "web-2".into(),
+                    url: Some("http://web-2".into()),
+                    standing_in: None,
+                }),
             };
             let before = serde_json::to_string(&machines).unwrap();
             assert_eq!(

@@ -1,6 +1,6 @@
 //! When the deputy's standby door serves a lead's device (SPEC §13): a pure rule over whether the
-//! link to the lead is up and since when, so the tests and the simulations can drive it on any
-//! clock.
+//! link to the lead is up and since when, which the bridge runs on tokio's clock and the crew
+//! simulations on their virtual one.
 
 use std::time::Duration;
 
