@@ -297,6 +297,13 @@ pub enum RelayKind {
         /// The notice, or `None`.
         notice: Option<Box<deputy::DeputyNotice>>,
     },
+    /// The lead asks its deputy for the audit lines it wrote standing in (`"via": "deputy"`),
+    /// after line `after` of its log; answered [`RelayOk::DeputyLines`] (SPEC §13). Capability
+    /// `deputy`.
+    DeputyLines {
+        /// The last `seq` the lead has.
+        after: u64,
+    },
     /// A kind this side does not know (sent by a newer peer); answered [`RelayError::UnknownKind`].
     #[serde(other)]
     Unknown,
@@ -376,6 +383,7 @@ impl RelayKind {
             | RelayKind::DeputyNotice { .. }
             | RelayKind::Unknown => matches!(ok, RelayOk::Done),
             RelayKind::Deputy { .. } => matches!(ok, RelayOk::Done | RelayOk::DeputyDoor { .. }),
+            RelayKind::DeputyLines { .. } => matches!(ok, RelayOk::DeputyLines { .. }),
         }
     }
 }
@@ -440,6 +448,14 @@ pub enum RelayOk {
         port: u16,
         /// The URL phones open on the deputy (its public URL), which the lead tells its phones.
         url: String,
+    },
+    /// The deputy's stand-in lines after the asked `seq`, in order (each a whole JSON line of its
+    /// log), and the last `seq` it looked at: the lead asks again from there until none come.
+    DeputyLines {
+        /// The lines.
+        lines: Vec<String>,
+        /// The last `seq` looked at.
+        scanned: u64,
     },
     /// An outcome this side does not know (from a newer member); the lead treats it as unreadable.
     #[serde(other)]

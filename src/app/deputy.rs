@@ -17,6 +17,7 @@
 //! the lines the deputy wrote, and the phone switching over by itself.
 
 pub mod held;
+pub mod lines;
 pub mod push;
 
 use std::path::PathBuf;
@@ -46,6 +47,9 @@ pub struct Deputy {
     held: ArcSwapOption<Held>,
     /// Where the copy is kept.
     path: PathBuf,
+    /// This bridge's audit log (the deputy reads its stand-in lines from it; the lead finds in
+    /// it how far it has kept them).
+    audit_log: PathBuf,
     /// On the lead: what was sent to whom.
     pushed: Mutex<push::Pushed>,
     /// On the lead: wakes [`push::run`] when the deputy is named or cleared.
@@ -63,6 +67,7 @@ impl Deputy {
             reach,
             held: ArcSwapOption::new(held),
             path,
+            audit_log: state_dir.join(collie_actors::state_files::AUDIT_LOG),
             pushed: Mutex::default(),
             nudge: Notify::new(),
         }
@@ -204,6 +209,65 @@ impl App {
             .actor
             .call(|reply| CrewMsg::Notice { notice, reply })
             .await??)
+    }
+
+    /// On the deputy: the lines it wrote standing in after `after`, for its lead (see
+    /// [`lines::stand_in_lines`]).
+    pub async fn deputy_lines(
+        &self,
+        caller: &Caller,
+        after: u64,
+    ) -> Result<(Vec<String>, u64), AppError> {
+        if !matches!(caller.who(), Who::Relay { deputy: None, .. }) {
+            return Err(AppError::BadRequest("not from a lead".into()));
+        }
+        let path = self.crew.deputy.audit_log.clone();
+        tokio::task::spawn_blocking(move || lines::stand_in_lines(&path, after))
+            .await
+            .map_err(|e| AppError::backend("reading the stand-in lines", e))?
+            .map_err(|e| AppError::backend("reading the stand-in lines", e))
+    }
+
+    /// On the lead: fetches the lines `deputy` wrote standing in that this lead does not keep
+    /// yet, and keeps each as a `deputy.line` line of its own log (in the deputy's order).
+    pub(super) async fn fetch_deputy_lines(
+        &self,
+        deputy: &str,
+        client: &collie_actors::crew_link::MemberRelay,
+    ) -> Result<usize, String> {
+        let path = self.crew.deputy.audit_log.clone();
+        let name = deputy.to_owned();
+        let mut after = tokio::task::spawn_blocking(move || lines::kept_up_to(&path, &name))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?;
+        let mut kept = 0;
+        loop {
+            let kind = collie_crew::relay::RelayKind::DeputyLines { after };
+            let answer = push::call(client, kind).await?;
+            let collie_crew::relay::RelayOk::DeputyLines { lines, scanned } = answer else {
+                return Err(format!("{deputy} answered no lines"));
+            };
+            for line in &lines {
+                let Ok(value) = serde_json::from_str::<serde_json::Value>(line) else {
+                    continue;
+                };
+                let seq = value["seq"].as_u64().unwrap_or(0);
+                let rec = collie_actors::audit::AuditRecord::new(
+                    AuditEventKind::DeputyLine,
+                    self.machine_name(),
+                )
+                .with_detail("deputy", deputy.to_owned())
+                .with_detail("seq", seq)
+                .with_detail("line", value);
+                self.audit(rec).await.map_err(|e| e.to_string())?;
+                kept += 1;
+            }
+            if scanned <= after {
+                return Ok(kept);
+            }
+            after = scanned;
+        }
     }
 
     /// The caller a token the own registry does not know names at the standby door: `None` when

@@ -43,6 +43,10 @@ pub(super) enum Cmd {
         /// How many lines.
         #[arg(short = 'n', default_value_t = 20)]
         n: usize,
+        /// On a lead: the lines its deputy wrote standing in for it (kept as `deputy.line`
+        /// lines once the deputy was back), each as the deputy wrote it, after its name.
+        #[arg(long)]
+        crew: bool,
     },
     /// Mark the recorded break at SEQ as seen, once you have looked at it (audited). The break
     /// stays listed; it no longer fails `verify`, `doctor` or `/api/health`.
@@ -129,9 +133,15 @@ pub(super) fn run(cmd: Cmd) -> anyhow::Result<ExitCode> {
         .state_dir
         .join(collie_actors::state_files::AUDIT_LOG);
     match cmd {
-        Cmd::Tail { n } => {
+        Cmd::Tail { n, crew: false } => {
             for line in audit::tail(&path, n.min(100_000))? {
                 outln!("{line}")?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Tail { n, crew: true } => {
+            for (deputy, line) in crate::app::deputy::lines::kept(&path, n.min(100_000))? {
+                outln!("{deputy} {line}")?;
             }
             Ok(ExitCode::SUCCESS)
         }

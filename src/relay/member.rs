@@ -227,6 +227,10 @@ impl Handler for Served {
                     None => RelayOk::Done,
                 }
             }
+            RelayKind::DeputyLines { after } => {
+                let (lines, scanned) = app.deputy_lines(&caller, after).await?;
+                RelayOk::DeputyLines { lines, scanned }
+            }
             RelayKind::DeputyNotice { notice } => {
                 app.take_deputy_notice(&caller, notice.map(|n| *n)).await?;
                 RelayOk::Done

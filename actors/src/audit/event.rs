@@ -55,6 +55,9 @@ pub enum AuditEventKind {
     /// one (SPEC §13: the member, or `cleared`); on the member, that it became or stopped being
     /// the deputy.
     CrewDeputy,
+    /// `deputy.line`: on a lead, a line its deputy wrote standing in, fetched when the deputy was
+    /// back (SPEC §13: the deputy, its `seq`, the line itself).
+    DeputyLine,
     /// `card.answered`: a device answered a card (SPEC §10.1: the card, its source, the option).
     CardAnswered,
     /// `hooks.installed`: `collie hooks install|uninstall` changed an agent's settings file
@@ -100,7 +103,7 @@ pub enum AuditEventKind {
 impl AuditEventKind {
     /// Every event but the `tool.*` family, in the order of SPEC §7 (the tools are
     /// [`ToolName::ALL`](crate::tools::ToolName::ALL)).
-    pub const ALL: [Self; 36] = [
+    pub const ALL: [Self; 37] = [
         Self::DevicePaired,
         Self::DeviceRevoked,
         Self::DeviceExpiry,
@@ -137,6 +140,7 @@ impl AuditEventKind {
         Self::StarterRemoved,
         Self::AuditWitnessed,
         Self::CrewDeputy,
+        Self::DeputyLine,
     ];
 
     /// The event's name as written in the `event` member of a line.
@@ -162,6 +166,7 @@ impl AuditEventKind {
             Self::AuditAcknowledged => "audit.acknowledged",
             Self::AuditWitnessed => "audit.witnessed",
             Self::CrewDeputy => "crew.deputy",
+            Self::DeputyLine => "deputy.line",
             Self::CardAnswered => "card.answered",
             Self::HooksInstalled => "hooks.installed",
             Self::PushSubscribed => "push.subscribed",
@@ -290,7 +295,7 @@ mod tests {
             assert!(seen.insert(kind.as_str()), "duplicate name {kind}");
             assert_eq!(kind.as_str().parse::<AuditEventKind>().ok(), Some(kind));
         }
-        assert_eq!(seen.len(), 36);
+        assert_eq!(seen.len(), 37);
         for tool in crate::tools::ToolName::ALL {
             let kind = AuditEventKind::Tool(tool);
             assert!(seen.insert(kind.as_str()), "duplicate name {kind}");
@@ -340,6 +345,7 @@ mod tests {
                 "starter.removed",
                 "audit.witnessed",
                 "crew.deputy",
+                "deputy.line",
             ]
         );
     }

@@ -38,7 +38,9 @@ pub fn requires(kind: &RelayKind) -> Capability {
         }
         RelayKind::CreateRow { .. } => Capability::StarterRows,
         RelayKind::Chat { .. } => Capability::Chat,
-        RelayKind::Deputy { .. } | RelayKind::DeputyNotice { .. } => Capability::Deputy,
+        RelayKind::Deputy { .. }
+        | RelayKind::DeputyNotice { .. }
+        | RelayKind::DeputyLines { .. } => Capability::Deputy,
         RelayKind::Unknown => Capability::Unknown,
     }
 }

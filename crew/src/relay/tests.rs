@@ -180,6 +180,8 @@ fn an_unknown_kind_from_a_newer_lead_decodes_as_unknown() {
         #[allow(dead_code)]
         M21,
         #[allow(dead_code)]
+        M22,
+        #[allow(dead_code)]
         N,
         Resize {
             cols: u16,

@@ -131,6 +131,8 @@ struct Sent {
     /// The deputy, its link (a new link gets the copy again), the copy's version and the door's
     /// port it answered.
     copy: Option<(String, usize, u64, u16)>,
+    /// The deputy's link whose stand-in lines were fetched.
+    fetched: Option<usize>,
     /// The notice now (`None`: no deputy), and what each member's link got last.
     notice: Option<DeputyNotice>,
     noticed: BTreeMap<String, (usize, Option<DeputyNotice>)>,
@@ -199,6 +201,14 @@ async fn step(app: &App, sent: &mut Sent) -> Result<(), String> {
                             port
                         }
                     };
+                    if sent.fetched != Some(link) {
+                        // A deputy back on a new link: what it wrote standing in.
+                        let kept = app.fetch_deputy_lines(name, client).await?;
+                        if kept > 0 {
+                            tracing::info!(deputy = %name, lines = kept, "kept the deputy's stand-in lines");
+                        }
+                        sent.fetched = Some(link);
+                    }
                     let host = client.connection().remote_address().ip();
                     let address = std::net::SocketAddr::new(host, port).to_string();
                     if sent.notice.as_ref().is_none_or(|n| n.address != address) {
@@ -240,7 +250,8 @@ async fn step(app: &App, sent: &mut Sent) -> Result<(), String> {
     Ok(())
 }
 
-async fn call(client: &MemberRelay, kind: RelayKind) -> Result<RelayOk, String> {
+/// One call from the lead to a member, as the lead itself (not for a phone).
+pub(super) async fn call(client: &MemberRelay, kind: RelayKind) -> Result<RelayOk, String> {
     let request_id = crate::app::request_id();
     let on = On {
         device: SENDER,
