@@ -267,3 +267,40 @@ fn a_members_pane_is_followed_through_the_lead_by_as_many_streams_as_the_lead_al
         );
     }
 }
+
+/// Each event's `seq` of a pane's stream, in order, for `within` (a dead hosted pane stays listed,
+/// so its stream does not end).
+fn seqs_for(b: &TestBridge, token: &str, pane: &str, within: Duration) -> Vec<u64> {
+    let events = b.sse(&format!("/api/panes/local/{pane}/stream"), token);
+    let mut seqs = Vec::new();
+    let deadline = Instant::now() + within;
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        match events.recv_timeout(left) {
+            Ok((name, event)) if name == "message" => {
+                seqs.push(event["seq"].as_u64().expect("an event has a seq"));
+            }
+            Ok(_) | Err(_) => break,
+        }
+    }
+    seqs
+}
+
+#[test]
+fn every_event_of_a_stream_has_a_higher_seq_than_the_one_before_to_the_panes_end() {
+    let b = crew_bridge(false, &[]);
+    let phone = b.pair("phone", "read");
+    let pane = b.hosted(
+        "ends",
+        &["sh", "-c", "echo one; sleep 1; echo two; sleep 1"],
+    );
+    let pane = pane["pane"].as_str().expect("a pane id").to_owned();
+    // The pane ends after about 2 s; what its end causes comes at once.
+    let seqs = seqs_for(&b, &phone, &pane, Duration::from_secs(6));
+    assert!(!seqs.is_empty(), "the stream's first event");
+    // The pane's end wakes its followers without a change of the screen: that is no event (it
+    // once was one, with the seq of the one before).
+    assert!(
+        seqs.windows(2).all(|w| w[0] < w[1]),
+        "seqs in order, none twice: {seqs:?}"
+    );
+}
