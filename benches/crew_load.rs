@@ -2,7 +2,9 @@
 //! under the most streams the lead allows and a steady rate of relayed snapshot reads, for ten
 //! minutes, with one member killed and restarted midway.
 //!
-//! Run: `cargo bench --bench crew_load` (`COLLIE_BENCH_SECS=60` for a short run). A plain binary,
+//! Run: `cargo bench --bench crew_load` (`COLLIE_BENCH_SECS=60` for a short run;
+//! `COLLIE_BENCH_RESTARTS=N` kills and restarts `web-2` N times, evenly spread, to tell memory an
+//! allocator keeps after one burst from memory that grows with each restart). A plain binary,
 //! not criterion, like `benches/relay.rs`: the figures need real processes (a lead and two members
 //! as `collie bridge`, private tmux servers). What it does:
 //!
@@ -82,6 +84,7 @@ fn main() {
         return;
     }
     let secs: u64 = env_number("COLLIE_BENCH_SECS", DEFAULT_SECS).max(20);
+    let restarts: u32 = env_number("COLLIE_BENCH_RESTARTS", 1).max(1);
     let run_for = Duration::from_secs(secs);
     let begun = Instant::now();
     let root = tempfile::Builder::new()
@@ -178,13 +181,23 @@ fn main() {
     };
     let measured_from = Instant::now();
     progress(&format!(
-        "{READS_PER_SEC} reads/s and {all_open} streams for {secs} s; web-2 is killed at {} s",
-        secs / 2
+        "{READS_PER_SEC} reads/s and {all_open} streams for {secs} s; web-2 is killed {restarts} \
+         time(s) on the way"
     ));
 
-    // Midway: web-2 dies and comes back.
-    sleep_until(measured_from + run_for / 2, &stop);
-    let restart = restart_web2(&mut crew, &pids, &away, &open, all_open, measured_from);
+    // Midway (or, with more restarts, evenly spread): web-2 dies and comes back.
+    let mut restart = Vec::new();
+    for k in 1..=restarts {
+        sleep_until(measured_from + run_for * k / (restarts + 1), &stop);
+        restart.push(restart_web2(
+            &mut crew,
+            &pids,
+            &away,
+            &open,
+            all_open,
+            measured_from,
+        ));
+    }
     sleep_until(measured_from + run_for, &stop);
     let measured = measured_from.elapsed();
 
@@ -746,25 +759,33 @@ fn print_streams(
     }
 }
 
-fn print_restart(restart: &Restart, reports: &[StreamReport], failures: &mut Vec<String>) {
+fn print_restart(restarts: &[Restart], reports: &[StreamReport], failures: &mut Vec<String>) {
     println!();
     let at =
         |d: Option<Duration>| d.map_or("never".to_owned(), |d| format!("{:.1} s", d.as_secs_f64()));
-    println!(
-        "web-2 killed (SIGKILL) at {}, started again at {}, online at the lead at {}, its pane \
-         read again at {}, every stream open again at {}",
-        at(restart.killed),
-        at(restart.started),
-        at(restart.online),
-        at(restart.readable),
-        at(restart.all_open)
-    );
-    for p in &restart.problems {
-        failures.push(p.clone());
+    for restart in restarts {
+        println!(
+            "web-2 killed (SIGKILL) at {}, started again at {}, online at the lead at {}, its \
+             pane read again at {}, every stream open again at {}",
+            at(restart.killed),
+            at(restart.started),
+            at(restart.online),
+            at(restart.readable),
+            at(restart.all_open)
+        );
+        for p in &restart.problems {
+            failures.push(p.clone());
+        }
     }
-    let Some(killed_at) = restart.killed_at else {
-        return;
+    // Each `closed` and each reopening, timed from the last kill before it.
+    let since_kill = |when: &Instant| {
+        restarts
+            .iter()
+            .filter_map(|r| r.killed_at)
+            .rfind(|k| k <= when)
+            .map(|k| when.saturating_duration_since(k))
     };
+    let kills = restarts.iter().filter(|r| r.killed_at.is_some()).count();
     for (member, name) in MEMBERS.iter().enumerate() {
         let mine: Vec<&StreamReport> = reports.iter().filter(|r| r.member == member).collect();
         let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
@@ -776,11 +797,9 @@ fn print_restart(restart: &Restart, reports: &[StreamReport], failures: &mut Vec
                 *reasons
                     .entry(why.clone().unwrap_or_else(|| "(no reason)".to_owned()))
                     .or_insert(0) += 1;
-                said.push(when.saturating_duration_since(killed_at));
+                said.extend(since_kill(when));
             }
-            if let Some(first_back) = r.resumed.first() {
-                back.push(first_back.saturating_duration_since(killed_at));
-            }
+            back.extend(r.resumed.iter().filter_map(since_kill));
             for (what, n) in &r.refusals {
                 *refusals.entry(what).or_insert(0) += n;
             }
@@ -803,7 +822,7 @@ fn print_restart(restart: &Restart, reports: &[StreamReport], failures: &mut Vec
             let n = back.len();
             let s = Stats::of(back);
             println!(
-                "    open again with a full first event: {n} streams, after the kill p50 {}, max {}",
+                "    open again with a full first event: {n} times, after the kill p50 {}, max {}",
                 secs(s.p50),
                 secs(s.max)
             );
@@ -824,9 +843,9 @@ fn print_restart(restart: &Restart, reports: &[StreamReport], failures: &mut Vec
                     r.closed.iter().map(|(_, w)| w).collect::<Vec<_>>()
                 ));
             }
-            if member == 1 && (r.closed.is_empty() || r.resumed.is_empty()) {
+            if member == 1 && (r.closed.len() < kills || r.resumed.len() < kills) {
                 failures.push(format!(
-                    "web-2 stream {i}: {} `closed`, {} reopened",
+                    "web-2 stream {i}: {} `closed`, {} reopened, for {kills} kills",
                     r.closed.len(),
                     r.resumed.len()
                 ));
@@ -978,7 +997,7 @@ fn warm_up(run_for: Duration) -> Duration {
     Duration::from_secs(120).min(run_for / 3)
 }
 
-fn print_memory(samples: &[Sample], run_for: Duration, restart: &Restart) {
+fn print_memory(samples: &[Sample], run_for: Duration, restarts: &[Restart]) {
     println!();
     println!(
         "Resident memory (VmRSS, MiB) every {} s from the start of the load",
@@ -990,13 +1009,16 @@ fn print_memory(samples: &[Sample], run_for: Duration, restart: &Restart) {
     );
     let show = |b: Option<u64>| b.map_or("-".to_owned(), |b| format!("{:.1}", b as f64 / MIB));
     for s in samples {
-        let note = match (restart.killed, restart.started) {
-            (Some(k), Some(st)) if s.at >= k && s.at < st => "  web-2 dead",
-            (Some(_), Some(st)) if s.at >= st && s.at < st + SAMPLE_EVERY => {
-                "  web-2 started again"
-            }
-            _ => "",
-        };
+        let note = restarts
+            .iter()
+            .find_map(|r| match (r.killed, r.started) {
+                (Some(k), Some(st)) if s.at >= k && s.at < st => Some("  web-2 dead"),
+                (Some(_), Some(st)) if s.at >= st && s.at < st + SAMPLE_EVERY => {
+                    Some("  web-2 started again")
+                }
+                _ => None,
+            })
+            .unwrap_or("");
         println!(
             "  {:>6.0}  {:>8}  {:>8}  {:>8}{note}",
             s.at.as_secs_f64(),
@@ -1040,35 +1062,33 @@ fn print_memory(samples: &[Sample], run_for: Duration, restart: &Restart) {
         growth(&|s| s.lead, warm, end)
     );
     println!("    web-1: {}", growth(&|s| s.web1, warm, end));
-    if let Some(killed) = restart.killed {
+    if let Some(killed) = restarts.first().and_then(|r| r.killed) {
         println!(
-            "    web-2: {} before it was killed; after its restart the samples are a new process's",
+            "    web-2: {} before it was first killed; after a restart the samples are a new \
+             process's",
             growth(&|s| s.web2, warm, killed)
         );
     }
-    // The lead just before the kill and once everything was back and a little after.
-    let before = samples
-        .iter()
-        .rfind(|s| restart.killed.is_some_and(|k| s.at < k))
-        .and_then(|s| s.lead);
-    let after: Vec<u64> = samples
-        .iter()
-        .filter(|s| {
-            restart
-                .all_open
-                .is_some_and(|o| s.at >= o + Duration::from_secs(30))
-        })
-        .filter_map(|s| s.lead)
-        .collect();
-    if let (Some(b), Some(a)) = (before, after.first()) {
-        println!(
-            "    lead across web-2's restart: {:.1} MiB before the kill, {:.1} MiB 30 s after \
-             every stream was open again ({:+.2} MiB); highest after it {:.1} MiB",
-            b as f64 / MIB,
-            *a as f64 / MIB,
-            (*a as f64 - b as f64) / MIB,
-            after.iter().max().copied().unwrap_or(0) as f64 / MIB
-        );
+    // The lead just before each kill, and once everything was back and 30 s more.
+    for restart in restarts {
+        let (Some(killed), Some(all_open)) = (restart.killed, restart.all_open) else {
+            continue;
+        };
+        let before = samples.iter().rfind(|s| s.at < killed).and_then(|s| s.lead);
+        let after = samples
+            .iter()
+            .find(|s| s.at >= all_open + Duration::from_secs(30))
+            .and_then(|s| s.lead);
+        if let (Some(b), Some(a)) = (before, after) {
+            println!(
+                "    lead across web-2's restart at {:.0} s: {:.1} MiB before the kill, {:.1} MiB \
+                 30 s after every stream was open again ({:+.2} MiB)",
+                killed.as_secs_f64(),
+                b as f64 / MIB,
+                a as f64 / MIB,
+                (a as f64 - b as f64) / MIB
+            );
+        }
     }
 }
 
