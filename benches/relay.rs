@@ -55,7 +55,8 @@ use serde_json::{json, Value};
 
 use support::{
     agent, cpu_model, cpus, get_json, get_ok, load_average, measure_get, mem_total_kib, met, mib,
-    rss_bytes, status_field, wait_for, wait_rss_stable, Bridge, BridgeOptions, Stats, MIB,
+    rss_bytes, status_field, wait_for, wait_rss_stable, Bridge, BridgeOptions, Stats, Sweep, Tmux,
+    MIB,
 };
 
 /// Sequential snapshot reads per figure (after a warm-up), for every way but fresh ssh connections.
@@ -318,7 +319,7 @@ impl Member {
     /// Starts the tmux server in `dir`, then the bridge named `name` in the same dir.
     fn start(dir: PathBuf, name: &str) -> Member {
         std::fs::create_dir_all(&dir).expect("create the member's dir");
-        let tmux = Tmux::start(&dir);
+        let tmux = start_tmux(&dir);
         let bridge = bridge(name, Role::Member)
             .dir(dir)
             .env("COLLIE_TMUX_SOCKETS", &tmux.socket)
@@ -334,94 +335,14 @@ fn fill_script() -> String {
     format!("head -c {bytes} /dev/urandom | base64 -w {COLS}; exec cat")
 }
 
-/// A private tmux server (`tmux -f /dev/null -S <dir>/tmux.sock`); `kill-server` on drop.
-struct Tmux {
-    socket: PathBuf,
-}
-
-impl Tmux {
-    /// Starts the server with session `main` and the windows [`Crew`] describes. Panes run `sh`
-    /// (`SHELL=/bin/sh`, `ENV=/dev/null`, a private `HOME`), so no rc file of the machine runs.
-    fn start(dir: &Path) -> Tmux {
-        let tmux = Tmux {
-            socket: dir.join("tmux.sock"),
-        };
-        let (cols, rows) = (COLS.to_string(), ROWS.to_string());
-        let script = fill_script();
-        tmux.run(&[
-            "new-session",
-            "-d",
-            "-s",
-            "main",
-            "-x",
-            &cols,
-            "-y",
-            &rows,
-            "-n",
-            "reads",
-            &script,
-        ]);
-        for window in ["relay-keys", "local-keys"] {
-            tmux.run(&["new-window", "-d", "-t", "main", "-n", window, "exec cat"]);
-        }
-        tmux
+/// Starts the member's private tmux server with session `main` and the windows [`Crew`]
+/// describes.
+fn start_tmux(dir: &Path) -> Tmux {
+    let tmux = Tmux::start(dir, COLS, ROWS, "reads", &fill_script());
+    for window in ["relay-keys", "local-keys"] {
+        tmux.window(window, "exec cat");
     }
-
-    fn cmd(&self) -> Command {
-        let home = self.socket.with_file_name("tmux-home");
-        let _ = std::fs::create_dir_all(&home);
-        let mut c = Command::new("tmux");
-        c.arg("-f")
-            .arg("/dev/null")
-            .arg("-S")
-            .arg(&self.socket)
-            .env_remove("TMUX")
-            .env("SHELL", "/bin/sh")
-            .env("HOME", &home)
-            .env("ENV", "/dev/null")
-            .stdin(Stdio::null());
-        c
-    }
-
-    fn run(&self, args: &[&str]) -> String {
-        let out = self
-            .cmd()
-            .args(args)
-            .output()
-            .expect("run tmux (is it installed?)");
-        assert!(
-            out.status.success(),
-            "tmux {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// tmux's id (`%N`) of the pane of `window` in session `main`.
-    fn pane_id(&self, window: &str) -> String {
-        let target = format!("main:{window}");
-        self.run(&["display", "-p", "-t", &target, "#{pane_id}"])
-            .trim()
-            .to_owned()
-    }
-
-    /// The arguments of `tmux capture-pane -p` of `pane` on this server (after `tmux`).
-    fn capture_args(&self, pane: &str) -> Vec<String> {
-        vec![
-            "-S".to_owned(),
-            self.socket.display().to_string(),
-            "capture-pane".to_owned(),
-            "-p".to_owned(),
-            "-t".to_owned(),
-            pane.to_owned(),
-        ]
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.cmd().arg("kill-server").output();
-    }
+    tmux
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1615,59 +1536,6 @@ fn cpu_ns(pid: u32) -> u64 {
         .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
         .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
         .sum()
-}
-
-// ---------------------------------------------------------------------------------------------
-// Clean-up check
-// ---------------------------------------------------------------------------------------------
-
-/// Dropped last: kills (by pid) any process whose command line or environment still names the
-/// bench's temp dir — a tmux server or pane, sshd's session, a bridge — and says so. With every
-/// guard above working it finds none.
-struct Sweep(PathBuf);
-
-impl Drop for Sweep {
-    fn drop(&mut self) {
-        let needle = self.0.display().to_string();
-        let me = std::process::id();
-        let mut found = Vec::new();
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return;
-        };
-        for entry in entries.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|s| s.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            if pid == me {
-                continue;
-            }
-            let names_it = ["cmdline", "environ"].iter().any(|f| {
-                std::fs::read(entry.path().join(f))
-                    .map(|b| String::from_utf8_lossy(&b).contains(&needle))
-                    .unwrap_or(false)
-            });
-            if names_it {
-                let cmd = std::fs::read(entry.path().join("cmdline"))
-                    .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
-                    .unwrap_or_default();
-                found.push((pid, cmd));
-            }
-        }
-        if found.is_empty() {
-            println!("processes left behind: none");
-            return;
-        }
-        for (pid, cmd) in &found {
-            println!("process left behind, killing it: {pid} {}", cmd.trim());
-            if let Ok(raw) = i32::try_from(*pid) {
-                let _ = kill(Pid::from_raw(raw), Signal::SIGKILL);
-            }
-        }
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -206,3 +206,101 @@ fn an_expiring_phone_stops_watching_at_its_expiry_here_and_through_the_lead() {
         assert_eq!(closed["closed"]["error"], "device expired", "{m}: {closed}");
     }
 }
+
+/// Streams of one member's pane opened through the lead in the test below: well past the 16
+/// subscriptions per member the relay once allowed, within each device's own cap (32).
+const MANY: usize = 40;
+
+#[test]
+fn a_members_pane_is_followed_through_the_lead_by_as_many_streams_as_the_lead_allows() {
+    let lead = bridge();
+    let web1 = bridge();
+    lead.cli_ok(&["crew", "init"]);
+    web1.cli_ok(&["crew", "join", &lead.invite(), "--name", "web-1"]);
+    let phones: Vec<String> = (0..2)
+        .map(|i| lead.pair(&format!("phone-{i}"), "read"))
+        .collect();
+    let typist = lead.pair("typist", "full");
+    let pane = lead.tmux_pane_of(&typist, "web-1");
+    let url = lead.url(&format!("/api/panes/web-1/{pane}/stream"));
+    // Each stream opens (the lead's per-member relay limit once refused the 17th with 503
+    // `resource limit`, though the lead allows 256 streams in all) and starts with the screen.
+    let streams: Vec<_> = (0..MANY)
+        .map(|i| {
+            let resp = match ureq::get(&url)
+                .set("Authorization", &format!("Bearer {}", phones[i % 2]))
+                .timeout(Duration::from_secs(60))
+                .call()
+            {
+                Ok(resp) => resp,
+                Err(ureq::Error::Status(status, resp)) => panic!(
+                    "stream {} of web-1's pane refused: {status} {}",
+                    i + 1,
+                    resp.into_string().unwrap_or_default()
+                ),
+                Err(e) => panic!("stream {}: {e}", i + 1),
+            };
+            let events = support::read_events(resp.into_reader());
+            let (name, first) = events
+                .recv_timeout(Duration::from_secs(10))
+                .unwrap_or_else(|_| panic!("stream {}: no first event", i + 1));
+            assert_eq!(
+                (name.as_str(), &first["full"]),
+                ("message", &Value::Bool(true))
+            );
+            events
+        })
+        .collect();
+    // And every one of them follows the pane: a line typed now shows on each.
+    type_line(&lead, &typist, "web-1", &pane, "echo many-$((6*7))");
+    for (i, events) in streams.iter().enumerate() {
+        let seen = wait_for(Duration::from_secs(10), || {
+            events
+                .try_iter()
+                .any(|(_, e)| e.to_string().contains("many-42"))
+                .then_some(())
+        });
+        assert!(
+            seen.is_some(),
+            "stream {} does not show the typed line",
+            i + 1
+        );
+    }
+}
+
+/// Each event's `seq` of a pane's stream, in order, for `within` (a dead hosted pane stays listed,
+/// so its stream does not end).
+fn seqs_for(b: &TestBridge, token: &str, pane: &str, within: Duration) -> Vec<u64> {
+    let events = b.sse(&format!("/api/panes/local/{pane}/stream"), token);
+    let mut seqs = Vec::new();
+    let deadline = Instant::now() + within;
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        match events.recv_timeout(left) {
+            Ok((name, event)) if name == "message" => {
+                seqs.push(event["seq"].as_u64().expect("an event has a seq"));
+            }
+            Ok(_) | Err(_) => break,
+        }
+    }
+    seqs
+}
+
+#[test]
+fn every_event_of_a_stream_has_a_higher_seq_than_the_one_before_to_the_panes_end() {
+    let b = crew_bridge(false, &[]);
+    let phone = b.pair("phone", "read");
+    let pane = b.hosted(
+        "ends",
+        &["sh", "-c", "echo one; sleep 1; echo two; sleep 1"],
+    );
+    let pane = pane["pane"].as_str().expect("a pane id").to_owned();
+    // The pane ends after about 2 s; what its end causes comes at once.
+    let seqs = seqs_for(&b, &phone, &pane, Duration::from_secs(6));
+    assert!(!seqs.is_empty(), "the stream's first event");
+    // The pane's end wakes its followers without a change of the screen: that is no event (it
+    // once was one, with the seq of the one before).
+    assert!(
+        seqs.windows(2).all(|w| w[0] < w[1]),
+        "seqs in order, none twice: {seqs:?}"
+    );
+}

@@ -274,6 +274,15 @@ impl Bridge {
         }
     }
 
+    /// SIGKILL (a crash: nothing is flushed or said goodbye to), then reaps it. The bridge's dirs
+    /// stay, so a bridge started again on them comes back as the same machine.
+    pub(crate) fn kill_hard(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
     /// SIGTERM, up to 10 s for a clean exit, then SIGKILL; the exit status, unless already
     /// stopped.
     pub(crate) fn stop(&mut self) -> Option<ExitStatus> {

@@ -1,5 +1,6 @@
-//! What the end-to-end benches (`bridge`, `relay`, `walky_crew`) share: a real `collie bridge`
-//! in dirs of its own, bounded waits, HTTP reads, latency statistics, and readings of `/proc`.
+//! What the end-to-end benches (`bridge`, `relay`, `crew_load`, `walky_crew`) share: a real
+//! `collie bridge` in dirs of its own, private tmux servers, bounded waits, HTTP reads, latency
+//! statistics, readings of `/proc`, and the sweep that kills what a bench left behind.
 //!
 //! Each bench is its own crate, so each includes this module with `mod support;` (cargo resolves
 //! `benches/support/mod.rs` beside the bench's root file; having no `main.rs`, the dir is no bench
@@ -16,6 +17,8 @@ mod http;
 mod machine;
 mod procfs;
 mod stats;
+mod sweep;
+mod tmux;
 mod wait;
 
 // Re-exported so a bench names `support::Bridge` rather than the file each item lives in. Like the
@@ -33,5 +36,9 @@ pub(crate) use machine::{cpu_model, cpus, load_average, mem_total_kib};
 pub(crate) use procfs::{rss_bytes, smaps_breakdown, status_field, wait_rss_stable};
 #[allow(unused_imports)]
 pub(crate) use stats::{met, mib, Stats, MIB};
+#[allow(unused_imports)]
+pub(crate) use sweep::Sweep;
+#[allow(unused_imports)]
+pub(crate) use tmux::Tmux;
 #[allow(unused_imports)]
 pub(crate) use wait::wait_for;

@@ -375,16 +375,36 @@ mod tests {
         let limits = Limits::default();
         let mut relay = link();
         let mut out = Vec::new();
+        let mut first = None;
         for n in 0..limits.max_streams as u64 {
+            out.clear();
             relay
                 .start(subscribe(), Waiter::Phone(n), n.to_string(), 0, &mut out)
                 .expect("within the limit");
+            let stream = sent(&out)[0];
+            if first.is_none() {
+                first = Some(stream);
+                continue;
+            }
+            // Answered at once but the first, so they wait no more (more subscriptions may be
+            // open than requests may wait) and keep their stream slots.
+            let subscribed = MemberMessage::Response(RelayResponse {
+                id: n + 1,
+                result: Ok(RelayOk::Subscribed),
+            });
+            relay.on_bytes(stream, &frame(&subscribed), &mut out);
         }
         assert_eq!(
-            relay.start(subscribe(), Waiter::Phone(99), "99".into(), 0, &mut out),
+            relay.start(
+                subscribe(),
+                Waiter::Phone(u64::MAX),
+                "past".into(),
+                0,
+                &mut out
+            ),
             Err(RelayError::ResourceLimit)
         );
-        let first = sent(&out)[0];
+        let first = first.expect("a first subscription");
         out.clear();
         let subscribed = MemberMessage::Response(RelayResponse {
             id: 1,

@@ -45,6 +45,8 @@ pub struct Follow {
     colours: LocalColours,
     started: bool,
     last_sent: Option<Instant>,
+    /// The `seq` of the last change produced: a snapshot at the same `seq` shows nothing new.
+    last_seq: Option<u64>,
     ended: Option<AppError>,
 }
 
@@ -67,55 +69,67 @@ impl Follow {
             colours: LocalColours::default(),
             started: false,
             last_sent: None,
+            last_seq: None,
             ended: None,
         })
     }
 
     /// The next change with its colours (`stream` is 0); `None` once following ended — see
     /// [`Follow::ended`] for why. Waits for a change, except for the first call.
+    ///
+    /// A change that lands between marking the feed seen and taking the snapshot is in that
+    /// snapshot, yet leaves the feed marked changed; the snapshot taken for it then has the `seq`
+    /// already sent (as has one taken when a feed is woken without a change, a hosted pane's end).
+    /// Such a snapshot is skipped: every change produced has a higher `seq` than the one before.
     pub async fn next(&mut self) -> Option<ColourEvent> {
-        if self.ended.is_some() {
-            return None;
-        }
-        if self.started {
-            // The sender goes away when the pane does, and also when the panes actor stops (a
-            // restart, the bridge shutting down): the snapshot below tells the two apart.
-            let _ = self.rx.changed().await;
-            if let Some(last) = self.last_sent {
-                let window_end = last + COALESCE;
-                if Instant::now() < window_end {
-                    tokio::time::sleep_until(window_end).await;
+        loop {
+            if self.ended.is_some() {
+                return None;
+            }
+            if self.started {
+                // The sender goes away when the pane does, and also when the panes actor stops (a
+                // restart, the bridge shutting down): the snapshot below tells the two apart.
+                let _ = self.rx.changed().await;
+                if let Some(last) = self.last_sent {
+                    let window_end = last + COALESCE;
+                    if Instant::now() < window_end {
+                        tokio::time::sleep_until(window_end).await;
+                    }
                 }
             }
-        }
-        self.rx.borrow_and_update();
-        let pane = self.pane.clone();
-        let snapshot = self
-            .app
-            .panes
-            .actor
-            .call(|r| PanesMsg::Snapshot {
-                pane,
-                scrollback: 0,
-                reply: r,
-            })
-            .await;
-        match snapshot
-            .map_err(AppError::from)
-            .and_then(|s| s.map_err(AppError::from))
-        {
-            Ok(snap) => {
-                if self.rx.has_changed().is_err() {
-                    // The pane is there but its change feed is gone: the actor restarted.
-                    self.ended = Some(AppError::Restarting);
+            self.rx.borrow_and_update();
+            let pane = self.pane.clone();
+            let snapshot = self
+                .app
+                .panes
+                .actor
+                .call(|r| PanesMsg::Snapshot {
+                    pane,
+                    scrollback: 0,
+                    reply: r,
+                })
+                .await;
+            match snapshot
+                .map_err(AppError::from)
+                .and_then(|s| s.map_err(AppError::from))
+            {
+                Ok(snap) => {
+                    if self.rx.has_changed().is_err() {
+                        // The pane is there but its change feed is gone: the actor restarted.
+                        self.ended = Some(AppError::Restarting);
+                    }
+                    if self.last_seq == Some(snap.snapshot.seq) {
+                        continue; // nothing new (and, if the feed is gone, the end)
+                    }
+                    self.last_seq = Some(snap.snapshot.seq);
+                    self.last_sent = Some(Instant::now());
+                    self.started = true;
+                    return Some(self.colours.change(&snap));
                 }
-                self.last_sent = Some(Instant::now());
-                self.started = true;
-                Some(self.colours.change(&snap))
-            }
-            Err(e) => {
-                self.ended = Some(e);
-                None
+                Err(e) => {
+                    self.ended = Some(e);
+                    return None;
+                }
             }
         }
     }

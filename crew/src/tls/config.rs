@@ -79,8 +79,11 @@ pub const STREAM_WINDOW: u32 = 1024 * 1024;
 pub const CONNECTION_WINDOW: u32 = 16 * 1024 * 1024;
 
 /// Streams the lead may have open towards a member at once: its relay streams, whose per-member
-/// request and stream limits (`relay::client::Limits`, 64 + 16) are below this.
-pub const MAX_STREAMS: u32 = 256;
+/// request and stream limits (`relay::client::Limits`, 64 + 256) fit under this with room for the
+/// streams of requests that timed out and are still being closed. Were it below them, a request
+/// the relay client admitted would wait for QUIC's stream credit and fail as `member unreachable`
+/// instead of being refused at once.
+pub const MAX_STREAMS: u32 = 384;
 
 /// Streams a member may have open towards the lead at once: the link's heartbeat stream and its
 /// uplinks (walky sends and inbox reads), which the lead serves through a bounded queue anyway. A
