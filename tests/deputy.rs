@@ -206,6 +206,20 @@ fn the_deputy_stands_in_for_a_dead_lead_by_its_registry_copy_and_steps_back() {
     );
     assert_eq!(lead.get("/api/panes", Some(&phone)).0, 200);
 
+    // The lead keeps what the deputy wrote standing in, in its own chain.
+    let kept = wait_for(Duration::from_secs(10), || {
+        let out = lead.cli_ok(&["audit", "tail", "--crew"]);
+        out.lines()
+            .find(|l| l.starts_with("web-1 ") && l.contains("pane.input"))
+            .map(str::to_owned)
+    })
+    .expect("the lead shows the deputy's stand-in write");
+    assert!(
+        kept.contains("\"via\":\"deputy\"") && kept.contains("phone"),
+        "{kept}"
+    );
+    lead.cli_ok(&["audit", "verify"]);
+
     // Cleared: the deputy forgets its copy and the lead's tokens name nothing there.
     lead.cli_ok(&["crew", "deputy", "clear"]);
     wait_for(Duration::from_secs(10), || (!file.exists()).then_some(()))
