@@ -336,3 +336,103 @@ fn standing_in_the_deputy_relays_to_the_other_members_who_say_who_asked() {
     })
     .expect("the deputy steps back once it reaches the lead again");
 }
+
+/// Split brain (decision 0068): the lead and the deputy both up but apart, the phone reaching
+/// both. The deputy stands in for what reaches it; a member still linked to the lead follows the
+/// lead only, so the deputy cannot serve it; a device revoked on the lead meanwhile is served by
+/// the deputy until the two reach each other again — the bound is the partition — and the
+/// revocation reaches the deputy the moment they do.
+#[test]
+fn split_brain_the_deputy_serves_only_itself_and_learns_the_revocation_on_reconnect() {
+    let lead = crew_bridge(false, &[]);
+    let web1 = crew_bridge(true, &[]);
+    let web2 = crew_bridge(true, &[]);
+    lead.cli_ok(&["crew", "init"]);
+    let crew_addr: std::net::SocketAddr = json_of(&lead.cli_ok(&["crew", "status", "--json"]))
+        ["address"]
+        .as_str()
+        .expect("the lead's crew address")
+        .parse()
+        .expect("an address");
+    // web-1 reaches the lead through a relay the test can cut; web-2 directly.
+    let relay = support::udp_relay::UdpRelay::to(crew_addr);
+    let through = relay.front.to_string();
+    let invite = json_of(&lead.cli_ok(&["crew", "invite", "--json", "--address", &through]));
+    let invite = invite["invite"].as_str().expect("invite").to_owned();
+    web1.cli_ok(&["crew", "join", &invite, "--name", "web-1"]);
+    web2.cli_ok(&["crew", "join", &lead.invite(), "--name", "web-2"]);
+    let phone = lead.pair("phone", "full");
+    let tablet = lead.pair("tablet", "full");
+    wait_for(Duration::from_secs(20), || {
+        let up = online(&lead, &phone);
+        (up.contains(&"web-1".to_owned()) && up.contains(&"web-2".to_owned())).then_some(())
+    })
+    .expect("both members are online at the lead");
+    let web2_pane = lead.tmux_pane_of(&phone, "web-2");
+    lead.cli_ok(&["crew", "deputy", "set", "web-1"]);
+    wait_for(Duration::from_secs(10), || {
+        deputy_of(&web1)["version"].is_u64().then_some(())
+    })
+    .expect("the deputy holds the copy");
+
+    relay.cut();
+    let cut_at = Instant::now();
+    let own_pane = wait_for(STAND_IN_AFTER * 2, || {
+        let (s, v) = web1.get("/api/panes", Some(&tablet));
+        (s == 200).then_some(())?;
+        v["panes"]
+            .as_array()?
+            .iter()
+            .find(|p| p["machine"] == "web-1" && p["backend"] == "tmux")
+            .and_then(|p| p["pane"].as_str().map(str::to_owned))
+    })
+    .expect("cut off from the lead, the deputy stands in");
+    println!(
+        "split: the deputy stood in {:?} after the cut",
+        cut_at.elapsed()
+    );
+
+    // Both doors answer the phone; the lead still serves everything.
+    assert_eq!(lead.get("/api/panes", Some(&phone)).0, 200);
+    let web2_path = format!("/api/panes/web-2/{web2_pane}");
+    assert_eq!(lead.get(&web2_path, Some(&phone)).0, 200);
+    // web-2 follows the lead it reaches: the deputy cannot serve it, so no request is served by
+    // both.
+    let (s, v) = web1.get(&web2_path, Some(&phone));
+    assert_eq!((s, v["error"].as_str()), (502, Some("member unreachable")));
+
+    // A revocation on the lead during the split: the deputy does not know it yet (the window
+    // is the partition itself)…
+    lead.cli_ok(&["devices", "revoke", "tablet"]);
+    assert_eq!(lead.get("/api/panes", Some(&tablet)).0, 403);
+    let (s, _) = web1.get(&format!("/api/panes/local/{own_pane}"), Some(&tablet));
+    assert_eq!(
+        s, 200,
+        "served by the deputy's copy until the two reach each other"
+    );
+
+    // …and learns it the moment they reconnect.
+    relay.mend();
+    let mended = Instant::now();
+    let file = web1.state().join("deputy-registry.json");
+    wait_for(Duration::from_secs(15), || {
+        let kept = std::fs::read_to_string(&file).ok()?;
+        (!kept.contains("\"tablet\"")).then_some(())
+    })
+    .expect("the revocation reaches the deputy once they reconnect");
+    println!(
+        "split: the revocation reached the deputy {:?} after the mend",
+        mended.elapsed()
+    );
+    let (s, v) = web1.get("/api/panes", Some(&tablet));
+    assert_eq!(
+        (s, v["error"].as_str()),
+        (403, Some("device not paired")),
+        "{v}"
+    );
+    let (s, v) = web1.get("/api/panes", Some(&phone));
+    assert_eq!(
+        (s, v["error"].as_str()),
+        (503, Some("standby: the lead is up"))
+    );
+}

@@ -13,6 +13,7 @@ pub mod loopback;
 pub mod model_api;
 pub mod procs;
 pub mod responses_api;
+pub mod udp_relay;
 
 /// The `collie` binary under test: this build's, or `COLLIE_BIN` when set — to show that an
 /// attack test fails against an older build (`COLLIE_BIN=<old>/collie cargo test --test …`).
