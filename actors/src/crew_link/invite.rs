@@ -22,7 +22,15 @@ pub enum InviteError {
     /// The secret part is not 32 bytes of hex.
     #[error("the invite's join secret is not 64 hex digits")]
     BadSecret,
+    /// The address is longer than any `HOST:PORT` can be, or holds a space or a control
+    /// character.
+    #[error("the invite's lead address is not a HOST:PORT")]
+    BadAddress,
 }
+
+/// The longest address an invite may carry: a 253-byte DNS name (or a bracketed IPv6 address),
+/// `:` and a 5-digit port. Checked before the address goes to the resolver.
+pub const MAX_ADDRESS: usize = 261;
 
 /// A parsed invite.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,6 +57,9 @@ impl InviteCode {
         };
         if address.is_empty() {
             return Err(InviteError::Malformed);
+        }
+        if address.len() > MAX_ADDRESS || !address.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(InviteError::BadAddress);
         }
         let lead_pin: Pin = pin.parse().map_err(|_| InviteError::BadPin)?;
         let bytes: [u8; 32] = hex::decode(secret)
@@ -95,6 +106,16 @@ mod tests {
             .to_string()
             .replacen("collie-crew:", "collie-crew:z", 1);
         assert_eq!(InviteCode::parse(&bad), Err(InviteError::BadPin));
+        let with = |address: String| {
+            let mut c = code.clone();
+            c.address = address;
+            InviteCode::parse(&c.to_string())
+        };
+        let longest = format!("{}:7421", "a".repeat(MAX_ADDRESS - 5));
+        assert!(with(longest.clone()).is_ok());
+        assert_eq!(with(format!("a{longest}")), Err(InviteError::BadAddress));
+        assert_eq!(with("lead host:7421".into()), Err(InviteError::BadAddress));
+        assert_eq!(with("lead\u{7}:7421".into()), Err(InviteError::BadAddress));
     }
 
     fn code(pin: [u8; 32], secret: [u8; 32], address: String) -> InviteCode {
