@@ -32,6 +32,12 @@ pub enum InviteError {
 /// `:` and a 5-digit port. Checked before the address goes to the resolver.
 pub const MAX_ADDRESS: usize = 261;
 
+/// Whether `address` may stand in an invite: at most [`MAX_ADDRESS`] bytes, printable ASCII
+/// without spaces.
+pub fn address_fits(address: &str) -> bool {
+    address.len() <= MAX_ADDRESS && address.bytes().all(|b| b.is_ascii_graphic())
+}
+
 /// A parsed invite.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InviteCode {
@@ -58,7 +64,7 @@ impl InviteCode {
         if address.is_empty() {
             return Err(InviteError::Malformed);
         }
-        if address.len() > MAX_ADDRESS || !address.bytes().all(|b| b.is_ascii_graphic()) {
+        if !address_fits(address) {
             return Err(InviteError::BadAddress);
         }
         let lead_pin: Pin = pin.parse().map_err(|_| InviteError::BadPin)?;

@@ -142,9 +142,7 @@ impl CrewState {
             )),
             None => lead.address.to_string(),
         };
-        if address.len() > super::invite::MAX_ADDRESS
-            || !address.bytes().all(|b| b.is_ascii_graphic())
-        {
+        if !super::invite::address_fits(&address) {
             // The invite must read back on the member (`InviteCode::parse`).
             return Err(CrewError::BadInput(
                 "--address: a HOST:PORT without spaces, at most 261 characters".into(),
