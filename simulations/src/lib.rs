@@ -83,6 +83,18 @@
 //! - What the lead pins is what its store holds (checked after every commit): no join or removal
 //!   is committed without being made durable first.
 //!
+//! **The deputy** ([`Scenario::Deputy`], SPEC §13, decision 0070): the lead pushes member `m00`
+//! copies of its device registry through the relay; the phone goes to the deputy's standby door
+//! when the lead does not answer. Shipped: the standby rule (`crew_link::standby::Door`), the
+//! deputy's redial (`Dialer::lost_within` with `DEPUTY_REDIAL`), the policy snapshot both machines
+//! authorize by, the copy's message and its answer through the relay ledger and server. Modelled
+//! (`deputy.rs`): the lead's registry, the push loop's decisions, the copy's version and the
+//! door's order of checks. Its invariants: no revoked token is served once the deputy was linked
+//! to the lead, after the revocation, for as long as one copy takes at worst
+//! (`deputy::push_bound_ms`); the deputy never serves while linked, nor before the lead was out of
+//! reach for `STAND_IN_AFTER`; it never serves a token the lead never paired, an expired one, or a
+//! write for a device below `full`; and no write runs twice, through the lead or at the door.
+//!
 //! At the end of a run the faults stop and the world drains: every request must be answered and
 //! every honest member must be served again (liveness).
 //!

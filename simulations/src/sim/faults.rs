@@ -1,6 +1,7 @@
 //! The fault injector: one random fault every 0.2–1.5 s — a partition, a member restart, a lead
 //! restart, a dropped connection or the lead's audit log out for a while (see the parent module's
-//! docs).
+//! docs). In the deputy scenario a fault comes every 1–4 s, and one in three is the deputy's own
+//! (`deputy.rs`).
 
 use rand::Rng;
 
