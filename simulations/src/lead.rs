@@ -124,7 +124,7 @@ pub(crate) struct Lead {
     /// harness asks who is online only then.
     pub(crate) online_changes: u64,
     /// The last virtual time the lead was called at (for [`Bug::ShunReturning`]).
-    clock: u64,
+    pub(crate) clock: u64,
     /// When each machine's first link ended (for [`Bug::ShunReturning`]).
     ended: BTreeMap<Pin, u64>,
     /// The member the operator named deputy (SPEC §13).

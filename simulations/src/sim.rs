@@ -333,6 +333,9 @@ impl World {
                 break;
             }
             self.now = at;
+            // The lead's own clock, for what it decides without being told the time (when a
+            // failed copy is retried, when a link ended).
+            self.lead.clock = at;
             self.steps += 1;
             self.touched.clear();
             let checked = self
