@@ -34,6 +34,7 @@ use collie_crew::relay::{RelayError, RelayKind, RelayOk};
 use collie_crew::tls::ClientAdmission;
 use collie_crew::wire;
 
+use crate::deputy::{Pusher, Registry, RETRY_MS};
 use crate::disk::Disk;
 use crate::relay::{ms, RelayLink, Waiter};
 use crate::stream;
@@ -83,6 +84,14 @@ pub(crate) enum LeadOut {
     /// Call [`Lead::on_timer`] for this connection at this virtual time (each link task sleeps
     /// until its own deadlines).
     Timer { conn: u64, at: u64 },
+    /// A copy for the deputy went out on `conn`.
+    Pushing { conn: u64, version: u64 },
+    /// The deputy's answer to a copy, or its failure: call [`Lead::push`] (now, or at `retry`).
+    Pushed {
+        version: u64,
+        ok: bool,
+        retry: Option<u64>,
+    },
 }
 
 /// The lead bridge.
@@ -115,9 +124,15 @@ pub(crate) struct Lead {
     /// harness asks who is online only then.
     pub(crate) online_changes: u64,
     /// The last virtual time the lead was called at (for [`Bug::ShunReturning`]).
-    clock: u64,
+    pub(crate) clock: u64,
     /// When each machine's first link ended (for [`Bug::ShunReturning`]).
     ended: BTreeMap<Pin, u64>,
+    /// The member the operator named deputy (SPEC §13).
+    pub(crate) deputy: Option<String>,
+    /// The device registry (in the store: it survives restarts).
+    pub(crate) registry: Registry,
+    /// The push loop's memory (in the process: lost on a restart).
+    pub(crate) pusher: Pusher,
 }
 
 /// Wall-clock time of virtual time `ms` (for invite expiry), from a fixed epoch.
@@ -156,6 +171,9 @@ impl Lead {
             online_changes: 0,
             clock: 0,
             ended: BTreeMap::new(),
+            deputy: None,
+            registry: Registry::default(),
+            pusher: Pusher::default(),
         };
         lead.start(0);
         lead
@@ -175,6 +193,8 @@ impl Lead {
         );
         self.core = core;
         self.up = true;
+        self.registry.new_run();
+        self.pusher = Pusher::default();
         self.pins.clear();
         self.admission = ClientAdmission::PinnedOnly;
         let mut rest = Vec::new();
@@ -525,6 +545,90 @@ impl Lead {
         outs
     }
 
+    /// The push loop's step (`push.rs`): a copy to the deputy's link if it has not acknowledged
+    /// the registry as it is now on that link and none is in flight.
+    pub(crate) fn push(&mut self, now: u64) -> Vec<LeadOut> {
+        let mut outs = Vec::new();
+        if !self.up {
+            return outs;
+        }
+        let Some(deputy) = self.deputy.clone() else {
+            return outs;
+        };
+        let Some(net) = self
+            .relays
+            .get(&deputy)
+            .and_then(|core_conn| self.links.get(core_conn))
+            .copied()
+        else {
+            return outs;
+        };
+        // The version is taken only when a copy is made, as `push.rs` takes it.
+        if self.pusher.in_flight.is_some()
+            || self
+                .pusher
+                .failed
+                .is_some_and(|(l, at)| l == net && now < at)
+        {
+            return outs;
+        }
+        let copy = self.registry.copy(&self.name, now);
+        let version = copy.version;
+        if !self.pusher.wants(net, version, now) {
+            return outs;
+        }
+        let Some(LeadConn {
+            state: LinkState::Established { relay, .. },
+            ..
+        }) = self.conns.get_mut(&net)
+        else {
+            return outs;
+        };
+        let kind = RelayKind::Deputy {
+            copy: Some(Box::new(copy)),
+        };
+        let mut r = Vec::new();
+        match relay.start(
+            kind,
+            Waiter::Push(version),
+            format!("copy-{version}"),
+            now,
+            &mut r,
+        ) {
+            Ok(()) => {
+                self.pusher.in_flight = Some((net, version));
+                outs.push(LeadOut::Pushing { conn: net, version });
+                self.relay_outs(net, r, &mut outs);
+            }
+            Err(_) => {
+                self.pusher.failed = Some((net, now + RETRY_MS));
+                outs.push(LeadOut::Pushed {
+                    version,
+                    ok: false,
+                    retry: Some(now + RETRY_MS),
+                });
+            }
+        }
+        outs
+    }
+
+    /// The answer to the copy in flight.
+    pub(crate) fn pushed(&mut self, version: u64, ok: bool, now: u64) -> Option<u64> {
+        let (link, v) = self.pusher.in_flight.take()?;
+        if v != version {
+            self.pusher.in_flight = Some((link, v));
+            return None;
+        }
+        if ok {
+            self.pusher.acked = Some((link, version));
+            self.pusher.failed = None;
+            None
+        } else {
+            self.pusher.failed = Some((link, now + RETRY_MS));
+            Some(now + RETRY_MS)
+        }
+    }
+
     /// `collie crew remove NAME`: durable first, then committed (unpinned, its link closed).
     /// `None` when the change could not be made durable (nothing changed; the command failed).
     pub(crate) fn remove_member(&mut self, name: &str) -> Option<Vec<LeadOut>> {
@@ -558,6 +662,7 @@ impl Lead {
         self.links.clear();
         self.relays.clear();
         self.pins.clear();
+        self.pusher = Pusher::default();
         (phones, conns)
     }
 }

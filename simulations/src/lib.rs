@@ -83,6 +83,18 @@
 //! - What the lead pins is what its store holds (checked after every commit): no join or removal
 //!   is committed without being made durable first.
 //!
+//! **The deputy** ([`Scenario::Deputy`], SPEC §13, decision 0070): the lead pushes member `m00`
+//! copies of its device registry through the relay; the phone goes to the deputy's standby door
+//! when the lead does not answer. Shipped: the standby rule (`crew_link::standby::Door`), the
+//! deputy's redial (`Dialer::lost_within` with `DEPUTY_REDIAL`), the policy snapshot both machines
+//! authorize by, the copy's message and its answer through the relay ledger and server. Modelled
+//! (`deputy.rs`): the lead's registry, the push loop's decisions, the copy's version and the
+//! door's order of checks. Its invariants: no revoked token is served once the deputy was linked
+//! to the lead, after the revocation, for as long as one copy takes at worst
+//! (`deputy::push_bound_ms`); the deputy never serves while linked, nor before the lead was out of
+//! reach for `STAND_IN_AFTER`; it never serves a token the lead never paired, an expired one, or a
+//! write for a device below `full`; and no write runs twice, through the lead or at the door.
+//!
 //! At the end of a run the faults stop and the world drains: every request must be answered and
 //! every honest member must be served again (liveness).
 //!
@@ -98,6 +110,7 @@
 #![warn(missing_docs)]
 
 mod checker;
+mod deputy;
 mod disk;
 mod lead;
 mod member;
@@ -131,16 +144,23 @@ pub enum Scenario {
     /// pinned (it also answers every relayed request with garbage): their streams close, the lead
     /// keeps serving the others.
     Garbage,
+    /// Eight members, one of them the deputy (SPEC §13): the lead pushes it copies of its device
+    /// registry while the operator pairs and revokes the phone's devices; the phone goes to the
+    /// deputy's standby door when the lead does not answer. Faults: the lead partitioned from
+    /// everyone or from the deputy only (split brain: both up, apart, the phone reaching both),
+    /// lead and deputy restarts, message loss, and the other faults.
+    Deputy,
 }
 
 impl Scenario {
     /// Every scenario.
-    pub const ALL: [Scenario; 5] = [
+    pub const ALL: [Scenario; 6] = [
         Scenario::Join,
         Scenario::JoinUnderFaults,
         Scenario::Faults,
         Scenario::Unpinned,
         Scenario::Garbage,
+        Scenario::Deputy,
     ];
 
     /// The name used on the command line.
@@ -151,6 +171,7 @@ impl Scenario {
             Scenario::Faults => "faults",
             Scenario::Unpinned => "unpinned",
             Scenario::Garbage => "garbage",
+            Scenario::Deputy => "deputy",
         }
     }
 
@@ -172,6 +193,7 @@ impl Scenario {
             loss: 0.02,
             steps: 4_000,
             phone: true,
+            deputy: false,
         };
         match self {
             Scenario::Join => Setup {
@@ -207,6 +229,13 @@ impl Scenario {
                 garbage_pinned: true,
                 garbage_unpinned: true,
                 steps: 3_000,
+                ..base
+            },
+            Scenario::Deputy => Setup {
+                faults_from: Some(2_000),
+                loss: 0.05,
+                steps: 6_000,
+                deputy: true,
                 ..base
             },
         }
@@ -249,6 +278,12 @@ pub enum Bug {
     /// The lead never serves a member again once its link ended (so a member whose partition
     /// healed, or that restarted, is not back within its backoff bound).
     ShunReturning,
+    /// The deputy's door serves the lead's devices whenever its copy allows, ignoring the standby
+    /// rule (it serves while linked to the lead).
+    DeputyIgnoresStandby,
+    /// The deputy keeps the first copy it got and ignores the later ones (so it keeps serving a
+    /// revoked token after it reconnected).
+    DeputyKeepsFirstCopy,
 }
 
 /// How to run a scenario.
@@ -289,6 +324,14 @@ pub enum ViolationKind {
     Liveness,
     /// A relayed write's audit line is missing, doubled, or for a write that did not run there.
     Audit,
+    /// The deputy served a revoked token after a link to the lead long enough to carry the
+    /// revocation (or an expired token, or a write to a device below `full`).
+    RevokedServed,
+    /// The deputy served a lead's device while linked to the lead, or before the lead had been
+    /// out of reach for `STAND_IN_AFTER`.
+    StandbyBroken,
+    /// The deputy served a token the lead never paired.
+    StrangerServed,
 }
 
 /// A broken invariant, with what is needed to replay it.
@@ -374,6 +417,16 @@ pub struct Report {
     pub joined: u64,
     /// Faults injected.
     pub faults: u64,
+    /// Requests the deputy's standby door served.
+    pub door_served: u64,
+    /// Requests it answered `standby: the lead is up`.
+    pub door_standby: u64,
+    /// Revoked tokens it served while the revocation could not have reached it (the partition).
+    pub revoked_in_window: u64,
+    /// The longest time after its revocation that a revoked token was served (ms).
+    pub longest_window_ms: u64,
+    /// Copies of the registry the deputy took.
+    pub copies: u64,
     /// The trace, if [`Options::trace`] was set.
     pub trace: Vec<String>,
 }
@@ -384,7 +437,8 @@ impl fmt::Display for Report {
             f,
             "scenario {} seed {}: ok, {} steps, {} virtual ms, {} faults, {} connections, \
              {} served; phone {} (ok {}, unreachable {}, other {}, aborted {}); {} writes; \
-             {} refused openings, {} bad frames, {} repeat joins; digest {:016x}",
+             {} refused openings, {} bad frames, {} repeat joins; door: {} served, {} standby, \
+             {} revoked within the bound (longest {} ms after), {} copies; digest {:016x}",
             self.scenario,
             self.seed,
             self.steps,
@@ -401,6 +455,11 @@ impl fmt::Display for Report {
             self.refused_openings,
             self.bad_frames,
             self.repeat_joins,
+            self.door_served,
+            self.door_standby,
+            self.revoked_in_window,
+            self.longest_window_ms,
+            self.copies,
             self.digest
         )
     }

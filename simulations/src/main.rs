@@ -16,7 +16,8 @@ use std::sync::{Mutex, PoisonError};
 use anyhow::{bail, Context};
 use collie_simulations::{run_with, Options, Report, Scenario, Violation};
 
-const USAGE: &str = "usage: collie-simulations <join|join-faults|faults|unpinned|garbage|all> \
+const USAGE: &str =
+    "usage: collie-simulations <join|join-faults|faults|unpinned|garbage|deputy|all> \
                      [--seed N] [--seeds K] [--members M] [--trace]";
 
 fn main() -> anyhow::Result<ExitCode> {

@@ -13,7 +13,7 @@
 //! as its answers to relayed requests. The garbage peer is an attacker, not a bridge: its answers
 //! are hand-written here rather than served.
 
-mod panes;
+pub(crate) mod panes;
 mod served;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -111,6 +111,13 @@ pub(crate) struct Member {
     pub(crate) conn: Option<MemberConn>,
     /// The link task's decisions: when to dial, beat and give up, and the backoff.
     pub(crate) dialer: Dialer,
+    /// Whether the link to the lead is up and since when (virtual ms), as the link task writes
+    /// the bridge's `LeadReach`: up once the lead answered the hello, down once the member noticed
+    /// the link ended, down since its start for a process that starts.
+    pub(crate) reach: (bool, u64),
+    /// Whether this member is the crew's deputy (it redials its lead at least every
+    /// `DEPUTY_REDIAL`).
+    pub(crate) deputy: bool,
 }
 
 impl Member {
@@ -136,6 +143,8 @@ impl Member {
             incarnation: 0,
             conn: None,
             dialer: Dialer::new(Duration::ZERO),
+            reach: (false, 0),
+            deputy: false,
         }
     }
 
@@ -153,6 +162,7 @@ impl Member {
     /// The process dies: the connection and its streams are gone; panes and the log stay.
     pub(crate) fn crash(&mut self) {
         self.up = false;
+        self.reach = (false, 0);
         self.incarnation += 1;
         self.conn = None;
     }
@@ -216,16 +226,19 @@ impl Member {
     }
 
     /// The connection was lost (or closed by the lead).
-    pub(crate) fn on_lost(&mut self, conn: u64) -> bool {
+    pub(crate) fn on_lost(&mut self, conn: u64, now: u64) -> bool {
         if self.conn.as_ref().is_some_and(|c| c.id == conn) {
             self.conn = None;
+            if self.reach.0 {
+                self.reach = (false, now);
+            }
             return true;
         }
         false
     }
 
-    fn close(&mut self, conn: u64, outs: &mut Vec<MemberOut>) {
-        self.on_lost(conn);
+    fn close(&mut self, conn: u64, now: u64, outs: &mut Vec<MemberOut>) {
+        self.on_lost(conn, now);
         outs.push(MemberOut::Close { conn });
     }
 
@@ -292,7 +305,7 @@ impl Member {
             return;
         };
         if c.link.push(bytes).is_err() {
-            return self.close(conn, outs);
+            return self.close(conn, now, outs);
         }
         loop {
             let Some(c) = self.conn.as_mut().filter(|c| c.id == conn) else {
@@ -301,11 +314,11 @@ impl Member {
             match c.link.pop() {
                 Ok(Some(payload)) => {
                     if !self.on_link_frame(conn, &payload, now, rng, outs) {
-                        return self.close(conn, outs);
+                        return self.close(conn, now, outs);
                     }
                 }
                 Ok(None) => return,
-                Err(_) => return self.close(conn, outs),
+                Err(_) => return self.close(conn, now, outs),
             }
         }
     }
@@ -343,6 +356,7 @@ impl Member {
                 Ok(hello) if handshake.on_hello(&hello).is_ok() => {
                     c.state = MState::Ready;
                     self.dialer.linked(at(now));
+                    self.reach = (true, now);
                     outs.push(MemberOut::Ready);
                     outs.push(MemberOut::Timer {
                         conn,
@@ -394,7 +408,7 @@ impl Member {
                 }
             }
             Due::GiveUp(_) => {
-                self.close(conn, &mut outs);
+                self.close(conn, now, &mut outs);
                 return outs;
             }
             Due::Dial | Due::Nothing => {}
@@ -491,6 +505,11 @@ impl Member {
     /// The write log (the member's audit log).
     pub(crate) fn write_log(&self) -> Vec<String> {
         self.panes.write_log()
+    }
+
+    /// The pane model (the deputy's door serves through it).
+    pub(crate) fn panes(&self) -> &Panes {
+        &self.panes
     }
 }
 

@@ -35,6 +35,8 @@ pub(crate) enum Waiter {
     /// A second copy of phone request `n`, sent by the [`crate::Bug::ResendWriteOnTimeout`] lead;
     /// nobody waits for its answer.
     Copy(u64),
+    /// The lead's copy of its registry for the deputy, of this version.
+    Push(u64),
 }
 
 /// What the relay asks its connection to do.
@@ -112,7 +114,7 @@ impl RelayLink {
     pub(crate) fn phones_waiting(&self) -> impl Iterator<Item = u64> + '_ {
         self.waiting.values().filter_map(|w| match w.waiter {
             Waiter::Phone(id) => Some(id),
-            Waiter::Copy(_) => None,
+            Waiter::Copy(_) | Waiter::Push(_) => None,
         })
     }
 

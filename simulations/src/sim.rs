@@ -14,6 +14,7 @@
 //! restart (back 0.2–3 s later), a lead restart (back 0.5–4 s later; its store and audit log
 //! survive, links and requests in flight do not), or a dropped connection.
 
+mod deputy;
 mod faults;
 mod net;
 mod phone;
@@ -85,6 +86,12 @@ enum Ev {
     Remove {
         m: usize,
     },
+    /// The operator pairs or revokes one of the phone's devices on the lead.
+    Devices,
+    /// The lead's partition from everyone heals.
+    LeadReconnect,
+    /// The lead's push loop tries a failed copy again.
+    PushRetry,
 }
 
 /// How a scenario sets the world up.
@@ -112,6 +119,9 @@ pub(crate) struct Setup {
     /// Whether the phone issues requests. Without a phone the run drains as soon as every honest
     /// member is served (the join scenarios).
     pub(crate) phone: bool,
+    /// Member `m00` is the deputy, the phone holds devices of the lead's registry and goes to the
+    /// deputy's door when the lead does not answer ([`Scenario::Deputy`]).
+    pub(crate) deputy: bool,
 }
 
 /// One run.
@@ -155,6 +165,8 @@ pub(crate) struct World {
     expected: BTreeMap<usize, u64>,
     /// The same, by time.
     expected_by: BTreeSet<(u64, usize)>,
+    /// The deputy's part of the world (`deputy.rs`).
+    dep: deputy::DeputyWorld,
     /// The runtime the members' relay servers are polled in, for its timer (see
     /// `member/served.rs`); never driven. Declared last: it outlives the members.
     _runtime: Runtime,
@@ -258,8 +270,12 @@ impl World {
             touched: BTreeSet::new(),
             expected: BTreeMap::new(),
             expected_by: BTreeSet::new(),
+            dep: deputy::DeputyWorld::new(bug),
             _runtime: runtime,
         };
+        if world.setup.deputy {
+            world.name_deputy();
+        }
         world.honest = world.honest_names().map(str::to_owned).collect();
         for m in 0..world.members.len() {
             let at = world.rng.gen_range(0..1_000);
@@ -317,6 +333,9 @@ impl World {
                 break;
             }
             self.now = at;
+            // The lead's own clock, for what it decides without being told the time (when a
+            // failed copy is retried, when a link ended).
+            self.lead.clock = at;
             self.steps += 1;
             self.touched.clear();
             let checked = self
@@ -339,7 +358,9 @@ impl World {
             if done && drain_until.is_none() {
                 self.log("drain".to_owned());
                 self.drain();
-                drain_until = Some(self.now + DRAIN_MS);
+                // The deputy scenario's lead may stay down 25 s more before it drains.
+                let longest_down = if self.setup.deputy { 25_000 } else { 0 };
+                drain_until = Some(self.now + DRAIN_MS + longest_down);
             }
         }
         self.checker.finish().map_err(|f| self.violation(*f))?;
@@ -380,6 +401,11 @@ impl World {
             repeat_joins: self.lead.repeat_joins,
             joined: self.served.len() as u64,
             faults: self.faults,
+            door_served: self.dep.ghost.served,
+            door_standby: self.dep.ghost.standby,
+            revoked_in_window: self.dep.ghost.revoked_in_window,
+            longest_window_ms: self.dep.ghost.longest_window,
+            copies: self.dep.copies,
             trace: self.trace.unwrap_or_default(),
         })
     }
@@ -388,6 +414,11 @@ impl World {
     fn drain(&mut self) {
         self.draining = true;
         self.lead.disk.audit_up = true;
+        if std::mem::take(&mut self.dep.lead_cut) {
+            for m in 0..self.members.len() {
+                self.expect_back(m);
+            }
+        }
         // Each healed member redials when its own link's backoff says, and must be back in time.
         let healed: Vec<usize> = std::mem::take(&mut self.partitioned).into_iter().collect();
         for m in healed {
@@ -476,6 +507,7 @@ impl World {
                 self.log(format!("member {} up", self.members[m].name));
                 let member = &mut self.members[m];
                 member.up = true;
+                member.reach = (false, self.now);
                 // A new process: its link starts afresh.
                 member.dialer = Dialer::new(at(self.now));
                 let incarnation = member.incarnation;
@@ -497,6 +529,19 @@ impl World {
                     self.expect_back(m);
                 }
                 Ok(())
+            }
+            Ev::Devices => self.devices(),
+            Ev::LeadReconnect => {
+                self.dep.lead_cut = false;
+                self.log("the lead is reachable again".to_owned());
+                for m in 0..self.members.len() {
+                    self.expect_back(m);
+                }
+                Ok(())
+            }
+            Ev::PushRetry => {
+                let outs = self.lead.push(self.now);
+                self.apply_lead(outs)
             }
             Ev::Remove { m } => {
                 let (name, pin) = (self.members[m].name.clone(), self.members[m].pin);
@@ -553,7 +598,13 @@ impl World {
                     if let Some(m) = self.members.iter().position(|x| x.name == name) {
                         self.reconnected(m);
                     }
+                    let deputy = self.lead.deputy.as_ref() == Some(&name);
                     self.served.insert(name);
+                    if deputy {
+                        // A new link of the deputy: the copy again, in full.
+                        let outs = self.lead.push(self.now);
+                        self.apply_lead(outs)?;
+                    }
                 }
                 LeadOut::Relayed {
                     pin,
@@ -589,6 +640,25 @@ impl World {
                         self.schedule(at, Ev::LeadTimer { conn });
                     }
                 }
+                LeadOut::Pushing { conn, version } => {
+                    self.log(format!("lead pushes copy {version} on {conn}"));
+                }
+                LeadOut::Pushed { version, ok, retry } => {
+                    self.log(format!(
+                        "copy {version}: {}",
+                        if ok { "taken" } else { "failed" }
+                    ));
+                    if ok {
+                        self.dep.copies += 1;
+                    }
+                    match retry {
+                        Some(at) => self.schedule(at, Ev::PushRetry),
+                        None => {
+                            let outs = self.lead.push(self.now);
+                            self.apply_lead(outs)?;
+                        }
+                    }
+                }
             }
         }
         Ok(())
@@ -619,7 +689,14 @@ impl World {
                     // The member's link starts now, as `member_loop` starts after a join.
                     self.members[m].dialer = Dialer::new(at(self.now));
                 }
-                MemberOut::Ready => self.log(format!("{} ready", self.members[m].name)),
+                MemberOut::Ready => {
+                    self.log(format!("{} ready", self.members[m].name));
+                    if self.members[m].deputy {
+                        if let Some(conn) = self.members[m].conn.as_ref().map(|c| c.id) {
+                            self.dep.ghost.linked(conn, self.now);
+                        }
+                    }
+                }
                 MemberOut::Timer { conn, at } => {
                     self.schedule(at, Ev::MemberTimer { m, conn });
                 }
@@ -643,7 +720,8 @@ impl World {
     fn expect_back(&mut self, m: usize) {
         self.forget_expected(m);
         let member = &self.members[m];
-        let reachable = member.up && self.lead.up && !self.partitioned.contains(&m);
+        let reachable =
+            member.up && self.lead.up && !self.dep.lead_cut && !self.partitioned.contains(&m);
         if self.honest.contains(&member.name) && reachable && !self.lead.is_online(&member.name) {
             let by = self.now + back_within();
             self.expected.insert(m, by);

@@ -268,3 +268,63 @@ fn a_thousand_members_with_garbage_peers() {
     let report = thousand_members(Scenario::Garbage);
     assert!(report.bad_frames > 0, "{report}");
 }
+
+/// The deputy (SPEC §13) under lead partitions, split brain, restarts and loss: its door serves
+/// the lead's devices while the lead is away, answers `standby` while it is not, and no invariant
+/// breaks — no revoked token served past its bound, no write run twice, no standing in while
+/// linked, no token the lead never paired.
+#[test]
+fn a_thousand_seeds_of_deputy() {
+    thousand_seeds(Scenario::Deputy);
+}
+
+/// Over a few seeds the deputy scenario sees what it is about: the door stands in and serves,
+/// answers `standby`, takes copies, and serves a revoked token within its bound (a revocation made
+/// while the two were apart), which is the window decision 0070 names.
+#[test]
+fn the_deputy_stands_in_steps_back_and_takes_copies() {
+    let (mut served, mut standby, mut window, mut copies) = (0, 0, 0, 0);
+    for seed in 0..SEEDS {
+        let report = run(Scenario::Deputy, seed).unwrap_or_else(|v| panic!("{v}"));
+        served += report.door_served;
+        standby += report.door_standby;
+        window += report.revoked_in_window;
+        copies += report.copies;
+    }
+    assert!(
+        served > 0 && standby > 0 && copies > 0,
+        "{served} {standby} {copies}"
+    );
+    assert!(window > 0, "no revoked token was served within its bound");
+}
+
+#[test]
+fn a_thousand_members_with_a_deputy() {
+    let report = thousand_members(Scenario::Deputy);
+    assert!(report.door_served > 0 && report.copies > 0, "{report}");
+}
+
+/// A deputy that serves whenever its copy allows, linked to the lead or not, breaks the standby
+/// rule in every seed.
+#[test]
+fn checker_catches_a_deputy_that_ignores_the_standby_rule() {
+    let kinds = caught(Scenario::Deputy, Bug::DeputyIgnoresStandby);
+    assert_eq!(kinds, vec![ViolationKind::StandbyBroken; 4]);
+}
+
+/// A deputy that keeps its first copy serves a token revoked on the lead after a link long enough
+/// to carry the revocation. It shows only in a run where the phone presents, at the door while the
+/// deputy stands in, a token of that first copy revoked long enough before: 5 of these 32 seeds.
+#[test]
+fn checker_catches_a_deputy_that_keeps_serving_a_revoked_token() {
+    let kinds = caught_in(Scenario::Deputy, Bug::DeputyKeepsFirstCopy, 0..32);
+    assert!(
+        kinds.len() >= 3,
+        "caught in only {} of 32 seeds",
+        kinds.len()
+    );
+    assert!(
+        kinds.iter().all(|k| *k == ViolationKind::RevokedServed),
+        "{kinds:?}"
+    );
+}

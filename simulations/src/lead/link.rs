@@ -300,6 +300,15 @@ impl Lead {
                     waiter: Waiter::Copy(_),
                     ..
                 } => {}
+                RelayOut::Answer {
+                    waiter: Waiter::Push(version),
+                    result,
+                    ..
+                } => {
+                    let ok = matches!(result, Ok(RelayOk::DeputyDoor { .. }));
+                    let retry = self.pushed(version, ok, self.clock);
+                    outs.push(LeadOut::Pushed { version, ok, retry });
+                }
                 RelayOut::Subscribed { stream } => outs.push(LeadOut::Subscribed { conn, stream }),
                 RelayOut::BadFrame => self.bad_frames += 1,
                 RelayOut::Timer { at } => outs.push(LeadOut::Timer { conn, at }),

@@ -10,14 +10,17 @@
 //! single-threaded, so the lock is never contended.
 
 use std::collections::BTreeMap;
-use std::future::poll_fn;
+use std::future::{poll_fn, Future};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::Poll;
 
+use collie_actors::pairing::Tier;
 use collie_crew::relay::server::{Events, Handler};
 use collie_crew::relay::{
     Cursor, PaneInfo, PaneSnapshot, RelayError, RelayKind, RelayOk, RelayRequest, StreamEvent,
 };
+
+use crate::deputy::{door, held, DoorAnswer, Held};
 
 /// Lines a pane keeps.
 const PANE_LINES: usize = 8;
@@ -47,6 +50,11 @@ struct State {
     /// Counts pane changes: the member polls every stream again while it moves, so that a
     /// subscription sends the change a write made.
     changes: u64,
+    /// The lead's registry copy, if this member is the deputy (kept across restarts, as the
+    /// bridge keeps it in its state folder).
+    held: Option<Held>,
+    /// [`crate::Bug::DeputyKeepsFirstCopy`]: a copy is taken only if none is held.
+    keep_first: bool,
 }
 
 /// One machine's panes: the [`Handler`] its relay streams are served with.
@@ -75,6 +83,8 @@ impl Panes {
             write_log: Vec::new(),
             executed: Vec::new(),
             changes: 0,
+            held: None,
+            keep_first: false,
         };
         Self {
             state: Arc::new(Mutex::new(state)),
@@ -87,8 +97,45 @@ impl Panes {
     }
 
     /// The writes executed since the last call.
-    pub(super) fn take_executed(&self) -> Vec<String> {
+    pub(crate) fn take_executed(&self) -> Vec<String> {
         std::mem::take(&mut lock(&self.state).executed)
+    }
+
+    /// Plants [`crate::Bug::DeputyKeepsFirstCopy`].
+    pub(crate) fn keep_first_copy(&self) {
+        lock(&self.state).keep_first = true;
+    }
+
+    /// The standby door's decision for a lead's device (see [`crate::deputy::door`]).
+    pub(crate) fn door(
+        &self,
+        hash: &[u8; 32],
+        required: Tier,
+        reach: (bool, u64),
+        now: u64,
+        ignore_standby: bool,
+    ) -> DoorAnswer {
+        let state = lock(&self.state);
+        door(
+            state.held.as_ref(),
+            hash,
+            required,
+            reach.0,
+            reach.1,
+            now,
+            ignore_standby,
+        )
+    }
+
+    /// Runs a request the standby door admitted, as the relay server would (one call of the
+    /// [`Handler`]; the pane model answers at once).
+    pub(crate) fn serve_door(&self, request: &RelayRequest) -> Result<RelayOk, RelayError> {
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let mut call = std::pin::pin!(Handler::handle(self, request));
+        match call.as_mut().poll(&mut cx) {
+            Poll::Ready(answer) => answer,
+            Poll::Pending => Err(RelayError::Unreachable),
+        }
     }
 
     /// How many pane changes there have been.
@@ -133,6 +180,27 @@ impl State {
                 self.write(pane, &request.request_id, |p| p.name = name.clone())
             }
             RelayKind::Close { pane } => self.write(pane, &request.request_id, |p| p.lines.clear()),
+            // The lead's copy (SPEC §13): kept whole or refused, answered with the door.
+            RelayKind::Deputy { copy } => match copy {
+                None => {
+                    self.held = None;
+                    Ok(RelayOk::Done)
+                }
+                Some(copy) => {
+                    if !(self.keep_first && self.held.is_some()) {
+                        let Some(held) = held(copy) else {
+                            return Err(RelayError::BadInput(
+                                "a device of the copy does not read".into(),
+                            ));
+                        };
+                        self.held = Some(held);
+                    }
+                    Ok(RelayOk::DeputyDoor {
+                        port: 7421,
+                        url: format!("https://{}.example", self.machine),
+                    })
+                }
+            },
             _ => Err(RelayError::UnknownKind),
         }
     }

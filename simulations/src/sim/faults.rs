@@ -1,6 +1,7 @@
 //! The fault injector: one random fault every 0.2–1.5 s — a partition, a member restart, a lead
 //! restart, a dropped connection or the lead's audit log out for a while (see the parent module's
-//! docs).
+//! docs). In the deputy scenario a fault comes every 1–4 s, and one in three is the deputy's own
+//! (`deputy.rs`).
 
 use rand::Rng;
 
@@ -13,9 +14,18 @@ impl World {
         if self.draining {
             return Ok(());
         }
-        let next = self.now + self.rng.gen_range(200..=1_500);
+        // The deputy scenario's faults are fewer: its own last seconds, not a few hundred ms.
+        let next = self.now
+            + if self.setup.deputy {
+                self.rng.gen_range(1_000..=4_000)
+            } else {
+                self.rng.gen_range(200..=1_500)
+            };
         self.schedule(next, Ev::Fault);
         self.faults += 1;
+        if self.setup.deputy && self.rng.gen_ratio(1, 3) {
+            return self.deputy_fault();
+        }
         let m = self.rng.gen_range(0..self.members.len());
         let member_conn = self.members[m].conn.as_ref().map(|c| c.id);
         match self.rng.gen_range(0..100) {

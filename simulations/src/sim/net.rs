@@ -19,6 +19,7 @@
 
 use std::collections::BTreeMap;
 
+use collie_actors::crew_link::reach::DEPUTY_REDIAL;
 use collie_crew::hello::Exporter;
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
@@ -101,7 +102,7 @@ impl World {
                 let Some(m) = self.conns.get(&conn).map(|c| c.m) else {
                     return Ok(());
                 };
-                if self.members[m].on_lost(conn) {
+                if self.members[m].on_lost(conn, self.now) {
                     self.log(format!("{} notices loss of {conn}", self.members[m].name));
                     self.redial(m);
                 }
@@ -121,7 +122,14 @@ impl World {
             return;
         }
         let incarnation = member.incarnation;
-        let when = ms(member.dialer.lost(at(self.now), jitter));
+        // A deputy redials a lost lead at least every `DEPUTY_REDIAL`, to step back soon.
+        let when = if member.deputy {
+            ms(member
+                .dialer
+                .lost_within(at(self.now), jitter, DEPUTY_REDIAL))
+        } else {
+            ms(member.dialer.lost(at(self.now), jitter))
+        };
         self.schedule(when, Ev::Dial { m, incarnation });
     }
 
@@ -130,7 +138,7 @@ impl World {
         if !member.up || member.incarnation != incarnation || member.conn.is_some() {
             return Ok(());
         }
-        if self.partitioned.contains(&m) || !self.lead.up {
+        if self.partitioned.contains(&m) || !self.lead.up || self.dep.lead_cut {
             self.log(format!("{} dial fails", member.name));
             self.redial(m);
             return Ok(());
@@ -163,11 +171,11 @@ impl World {
     /// When something sent now on `stream` towards `to` arrives: after its latency (and a
     /// retransmission delay if it is lost once), never before what was sent on it earlier.
     fn arrival(&mut self, conn: u64, stream: u64, to: Side) -> Option<u64> {
-        let mut delay = self.rng.gen_range(1..=20);
+        let mut delay = self.rng.gen_range(1..=crate::deputy::MAX_LATENCY_MS);
         // Losses stop with the other faults when the run drains.
         let loss = if self.draining { 0.0 } else { self.setup.loss };
         if self.rng.gen_bool(loss) {
-            delay += self.rng.gen_range(200..=2_500);
+            delay += self.rng.gen_range(200..=crate::deputy::MAX_RETRANSMIT_MS);
         }
         let now = self.now;
         let c = self.conns.get_mut(&conn).filter(|c| c.alive)?;
@@ -222,6 +230,7 @@ impl World {
         };
         c.alive = false;
         c.last.clear();
+        self.dep.ghost.conn_ended(conn, self.now);
         if let Some(d) = lead_after {
             let side = Side::Lead;
             self.schedule(self.now + d, Ev::Lost { conn, side });

@@ -15,6 +15,29 @@ impl World {
         }
         let next = self.now + self.rng.gen_range(5..=60);
         self.schedule(next, Ev::Phone);
+        if self.setup.deputy {
+            return self.phone_with_token();
+        }
+        self.phone_through_lead(None)
+    }
+
+    /// In the deputy scenario: the phone picks one of its tokens and goes to the lead, or to the
+    /// deputy's door when the lead does not answer.
+    fn phone_with_token(&mut self) -> Check {
+        let Some(token) = self.token() else {
+            return Ok(());
+        };
+        if self.goes_to_deputy() {
+            let id = self.next_phone;
+            self.next_phone += 1;
+            return self.at_door(id, token);
+        }
+        self.phone_through_lead(Some(token))
+    }
+
+    /// A request through the lead, with `token` checked by the lead's registry first (the deputy
+    /// scenario).
+    fn phone_through_lead(&mut self, token: Option<[u8; 32]>) -> Check {
         if !self.lead.up {
             // The phone cannot reach the lead at all; nothing is relayed.
             return Ok(());
@@ -46,6 +69,11 @@ impl World {
                 last_seq: None,
             },
         };
+        if let Some(token) = token {
+            if !self.lead_admits(&token, kind.is_write()) {
+                return Ok(());
+            }
+        }
         let id = self.next_phone;
         self.next_phone += 1;
         self.log(format!("phone {id}: {machine} {kind:?}"));
