@@ -17,6 +17,7 @@
 //! the lines the deputy wrote, and the phone switching over by itself.
 
 pub mod held;
+pub mod origin;
 pub mod push;
 
 use std::path::PathBuf;

@@ -2,7 +2,9 @@
 // worker. Routes: `#/` panes, `#/new` (a new pane), `#/pane/<machine>/<pane>`, `#/cards`, `#/walky` (messages),
 // `#/agents` (durable agents), `#/files`, `#/changes` (tier files), `#/agents/<machine>/<agent>/<conversation>`, `#/sent`, `#/settings`,
 // `#pair=CODE`. On every screen but pairing and Cards itself, a pill links to Cards
-// with the number of cards waiting (asked every 5 s while the app is visible).
+// with the number of cards waiting (asked every 5 s while the app is visible). While the lead does
+// not answer and the phone talks to the crew's deputy (reach.js), a label on every screen says so:
+// "via deputy NAME".
 
 import { api, setUnpairedHandler } from './client.js';
 import { agentsView } from './views/agents.js';
@@ -12,6 +14,7 @@ import { cardsView } from './views/cards.js';
 import { changesView, filesView } from './views/files.js';
 import { clear, h } from './dom.js';
 import { forgetPairing, getDevice, getPref, getToken } from './store.js';
+import { forgetReach, onChange as onReachChange, via } from './reach.js';
 import { installIdleLock } from './idle.js';
 import { newView } from './views/new.js';
 import { panesView } from './views/panes.js';
@@ -138,7 +141,9 @@ function render() {
     cleanup = panesView(screen);
   }
   if (paired && route.name !== 'pair' && route.name !== 'cards') root.append(pill);
+  if (paired && route.name !== 'pair') root.append(viaLabel);
   showCount();
+  showVia();
   const heading = screen.querySelector('h1');
   if (heading && route.name !== 'pair') heading.focus({ preventScroll: true });
   window.scrollTo(0, 0);
@@ -160,6 +165,7 @@ async function forget(note) {
         }
       }
       forgetCards(); // looked-up walky cards live in memory only
+      forgetReach(); // back to the lead; the kept deputy goes with the pairing
       await forgetPush(); // the bridge drops its copy when the device is revoked
       await forgetPairing();
       pairNote = note;
@@ -220,6 +226,28 @@ async function countCards() {
   setTimeout(countCards, 5000);
 }
 
+// Which machine the phone talks to, said plainly while it is not the lead.
+const viaLabel = h('p', { class: 'via-deputy', hidden: true, 'aria-live': 'polite' });
+
+function showVia() {
+  const name = via();
+  viaLabel.hidden = !name;
+  viaLabel.textContent = name ? `via deputy ${name}` : '';
+}
+
+/** Asks the lead who the deputy is (reach.js keeps it) every 30 s while the app is visible. */
+async function learnDeputy() {
+  if (getToken() && getDevice() && !via() && document.visibilityState === 'visible') {
+    try {
+      await api('/api/machines');
+    } catch {
+      // unreachable: keep what was learnt
+    }
+  }
+  setTimeout(learnDeputy, 30_000);
+}
+
+onReachChange(showVia);
 window.addEventListener('hashchange', render);
 window.visualViewport?.addEventListener('resize', fitViewport);
 matchMedia('(prefers-color-scheme: dark)').addEventListener('change', applyTheme);
@@ -228,6 +256,7 @@ applyTheme();
 const rearmIdle = installIdleLock(root, () => !!(getToken() && getDevice()) && parseRoute().name !== 'pair');
 render();
 countCards();
+learnDeputy();
 
 if ('serviceWorker' in navigator && window.isSecureContext) {
   navigator.serviceWorker.register('/sw.js', { scope: '/' }).catch(() => {
