@@ -72,7 +72,6 @@ pub const ASSETS: &[Asset] = &[
     asset!("/markdown.js", "markdown.js", JS),
     asset!("/masked.js", "masked.js", JS),
     asset!("/push.js", "push.js", JS),
-    asset!("/reach.js", "reach.js", JS),
     asset!("/screen.js", "screen.js", JS),
     asset!("/sent.js", "sent.js", JS),
     asset!("/store.js", "store.js", JS),

@@ -3,10 +3,10 @@
 // `#/agents` (durable agents), `#/files`, `#/changes` (tier files), `#/agents/<machine>/<agent>/<conversation>`, `#/sent`, `#/settings`,
 // `#pair=CODE`. On every screen but pairing and Cards itself, a pill links to Cards
 // with the number of cards waiting (asked every 5 s while the app is visible). While the lead does
-// not answer and the phone talks to the crew's deputy (reach.js), a label on every screen says so:
+// not answer and the phone talks to the crew's deputy (client.js), a label on every screen says so:
 // "via deputy NAME".
 
-import { api, setUnpairedHandler } from './client.js';
+import { api, changes as reachChanges, forgetReach, setUnpairedHandler, via } from './client.js';
 import { agentsView } from './views/agents.js';
 import { conversationView } from './views/conversation.js';
 import { forgetPush } from './push.js';
@@ -14,7 +14,6 @@ import { cardsView } from './views/cards.js';
 import { changesView, filesView } from './views/files.js';
 import { clear, h } from './dom.js';
 import { forgetPairing, getDevice, getPref, getToken } from './store.js';
-import { forgetReach, onChange as onReachChange, via } from './reach.js';
 import { installIdleLock } from './idle.js';
 import { newView } from './views/new.js';
 import { panesView } from './views/panes.js';
@@ -232,22 +231,10 @@ const viaLabel = h('p', { class: 'via-deputy', hidden: true, 'aria-live': 'polit
 function showVia() {
   const name = via();
   viaLabel.hidden = !name;
-  viaLabel.textContent = name ? `via deputy ${name}` : '';
+  viaLabel.textContent = `via deputy ${name}`;
 }
 
-/** Asks the lead who the deputy is (reach.js keeps it) every 30 s while the app is visible. */
-async function learnDeputy() {
-  if (getToken() && getDevice() && !via() && document.visibilityState === 'visible') {
-    try {
-      await api('/api/machines');
-    } catch {
-      // unreachable: keep what was learnt
-    }
-  }
-  setTimeout(learnDeputy, 30_000);
-}
-
-onReachChange(showVia);
+reachChanges.addEventListener('change', showVia);
 window.addEventListener('hashchange', render);
 window.visualViewport?.addEventListener('resize', fitViewport);
 matchMedia('(prefers-color-scheme: dark)').addEventListener('change', applyTheme);
@@ -256,7 +243,6 @@ applyTheme();
 const rearmIdle = installIdleLock(root, () => !!(getToken() && getDevice()) && parseRoute().name !== 'pair');
 render();
 countCards();
-learnDeputy();
 
 if ('serviceWorker' in navigator && window.isSecureContext) {
   navigator.serviceWorker.register('/sw.js', { scope: '/' }).catch(() => {

@@ -62,7 +62,7 @@ export function setPairing(token, device) {
   setDevice(device);
 }
 
-/** `{lead, deputy: {name, url} | null}`: the lead's origin and the crew's deputy (reach.js). */
+/** `{lead, deputy: {name, url} | null}`: the lead's origin and the crew's deputy (client.js). */
 export function getReach() {
   try {
     return JSON.parse(get(REACH) || 'null');

@@ -7,11 +7,10 @@
 // as `unreachable` rather than `reconnecting`, and never taken for the pane closing. A `closed`
 // event saying the pane ended is checked by reading the pane before it is given up: a bridge that
 // is shutting down ends its streams the same way, and then the pane is still there. A stream
-// follows the machine the phone talks to (reach.js): when it turns to the deputy or back, the
+// follows the machine the phone talks to (client.js): when it turns to the deputy or back, the
 // stream reconnects there at once.
 
-import { api, authHeaders, failure, isUnpaired, reachFetch } from './client.js';
-import { onChange } from './reach.js';
+import { api, authHeaders, changes, failure, isUnpaired, reachFetch } from './client.js';
 
 const BASE_MS = 500;
 const CAP_MS = 10_000;
@@ -104,13 +103,13 @@ export class PaneStream {
   }
 
   start() {
-    this.unwatch = onChange(() => this.kick());
+    changes.addEventListener('change', this.onReach = () => this.kick());
     this.loop();
   }
 
   stop() {
     this.stopped = true;
-    this.unwatch?.();
+    changes.removeEventListener('change', this.onReach);
     this.ctrl?.abort();
     this.wake?.();
     clearTimeout(this.silence);

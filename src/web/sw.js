@@ -6,7 +6,7 @@
 // question, the machine, the pane's name and a count — never the question — and opening the
 // notification opens the Cards view, which reads the card from the bridge.
 
-const VERSION = '5';
+const VERSION = '4';
 const CACHE = `collie-shell-v${VERSION}`;
 const SHELL = [
   '/',
@@ -23,7 +23,6 @@ const SHELL = [
   '/markdown.js',
   '/masked.js',
   '/push.js',
-  '/reach.js',
   '/screen.js',
   '/sent.js',
   '/store.js',
