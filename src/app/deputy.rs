@@ -13,8 +13,11 @@
 //!   (503 `standby: devices are changed on the lead`). The deputy's own devices are its own, as
 //!   on any member.
 //!
+//! The phone's side (decision 0069): [`origin`] names the one cross origin each side opens — the
+//! lead's page may connect to the deputy, the deputy answers the lead's origin with CORS.
+//!
 //! Not yet here (issue 29 continues): the deputy relaying to the other members, the lead fetching
-//! the lines the deputy wrote, and the phone switching over by itself.
+//! the lines the deputy wrote.
 
 pub mod held;
 pub mod origin;
