@@ -13,11 +13,18 @@
 //!   (503 `standby: devices are changed on the lead`). The deputy's own devices are its own, as
 //!   on any member.
 //!
-//! Not yet here (issue 29 continues): the deputy relaying to the other members, the lead fetching
-//! the lines the deputy wrote, and the phone switching over by itself.
+//! - **The other members** dial the deputy's door only while they cannot reach the lead (the
+//!   lead tells them where it is, signed: `actors/src/crew_link/member_deputy.rs`); only a lead's
+//!   device at the standby door reaches them through it ([`App::machine_for`]).
+//! - **The lines the deputy wrote standing in** are fetched by the lead when the deputy is back and
+//!   kept in the lead's own log ([`lines`]; `collie audit tail --crew`).
+//!
+//! The phone's side (decision 0069): [`origin`] names the one cross origin each side opens — the
+//! lead's page may connect to the deputy, the deputy answers the lead's origin with CORS.
 
 pub mod held;
 pub mod lines;
+pub mod origin;
 pub mod push;
 
 use std::path::PathBuf;

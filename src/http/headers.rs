@@ -1,5 +1,13 @@
 //! Response headers and the Host / Origin checks of SPEC §4.8, as one middleware in front of every
 //! route. The header values are requirements: change them only with the spec.
+//!
+//! One cross origin is opened, for the phone's failover to the deputy (SPEC §13, decision 0069):
+//! on a bridge holding a deputy's registry copy, the API answers the **lead's** origin (taken from
+//! the copy) with CORS — a preflight, and `Access-Control-Allow-Origin` naming that origin on the
+//! real answer, never `*`, never credentials (the token is an `Authorization` header, not a
+//! cookie) — and accepts writes carrying that `Origin`. On the lead, the app shell's
+//! `connect-src` names the deputy's origin (from the URL it reported) so the page may reach it.
+//! A bridge that is neither opens nothing.
 
 use std::net::SocketAddr;
 
@@ -17,6 +25,15 @@ pub const PERMISSIONS_POLICY: &str =
     "camera=(), geolocation=(), microphone=(self), payment=(), usb=()";
 /// `Content-Security-Policy` of the app shell.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; object-src 'none'; form-action 'self'; frame-ancestors 'none'";
+/// The `connect-src` of [`CONTENT_SECURITY_POLICY`], which a lead with a deputy widens by one origin.
+const CONNECT_SRC: &str = "connect-src 'self'";
+/// The methods the API answers, as a preflight names them.
+pub const CORS_METHODS: &str = "GET, POST, DELETE";
+/// The request headers the app sends, as a preflight names them (`Last-Event-ID` on a resumed
+/// stream).
+pub const CORS_HEADERS: &str = "Authorization, Content-Type, Last-Event-ID";
+/// How long a browser may keep a preflight's answer, in seconds.
+const CORS_MAX_AGE: &str = "600";
 /// `Strict-Transport-Security` for requests that arrived over HTTPS (no `includeSubDomains`).
 pub const HSTS: &str = "max-age=31536000";
 
@@ -30,7 +47,20 @@ pub async fn security_headers(
     let https = arrived_over_https(req.headers(), peer);
     // `/mcp` answers carry file contents and command output like the API's.
     let is_api = req.uri().path().starts_with("/api/") || req.uri().path() == "/mcp";
+    // On a deputy: the lead's origin, the one cross origin its phone API answers.
+    let lead_origin = ctx.deputy_lead_origin();
+    let cors = match &lead_origin {
+        Some(lead) if req.uri().path().starts_with("/api/") => cross_origin(req.headers(), lead),
+        _ => None,
+    };
+    let preflight = cors.is_some()
+        && req.method() == Method::OPTIONS
+        && req
+            .headers()
+            .contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
     let mut resp = match check_host_and_origin(&ctx, req.method(), req.uri(), req.headers()) {
+        // A preflight carries no token: it is answered here, before the auth middleware.
+        Ok(()) if preflight => preflight_answer(),
         Ok(()) => next.run(req).await,
         Err(e) => {
             ctx.refuse_request(&super::auth::origin(req.headers(), req.method(), peer), &e);
@@ -51,9 +81,17 @@ pub async fn security_headers(
         HeaderValue::from_static(PERMISSIONS_POLICY),
     );
     if !is_api {
+        h.insert(header::CONTENT_SECURITY_POLICY, shell_policy(&ctx));
+    }
+    if lead_origin.is_some() && is_api {
+        // The answer depends on the Origin asked from: no cache may hand one to the other.
+        h.append(header::VARY, HeaderValue::from_static("origin"));
+    }
+    if let Some(origin) = cors {
+        h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
         h.insert(
-            header::CONTENT_SECURITY_POLICY,
-            HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+            header::ACCESS_CONTROL_EXPOSE_HEADERS,
+            HeaderValue::from_static("retry-after"),
         );
     }
     if is_api {
@@ -69,6 +107,51 @@ pub async fn security_headers(
             HeaderValue::from_static(HSTS),
         );
     }
+    resp
+}
+
+/// The app shell's policy: [`CONTENT_SECURITY_POLICY`], with the deputy's origin added to
+/// `connect-src` on a lead that has one (the page turns to it when the lead does not answer).
+fn shell_policy(ctx: &App) -> HeaderValue {
+    ctx.deputy_origin()
+        .and_then(|origin| {
+            let policy = CONTENT_SECURITY_POLICY.replacen(
+                CONNECT_SRC,
+                &format!("{CONNECT_SRC} {origin}"),
+                1,
+            );
+            HeaderValue::from_str(&policy).ok()
+        })
+        .unwrap_or(HeaderValue::from_static(CONTENT_SECURITY_POLICY))
+}
+
+/// The request's one `Origin`, when it is exactly `lead` (the origin a deputy answers).
+fn cross_origin(headers: &HeaderMap, lead: &str) -> Option<HeaderValue> {
+    let mut values = headers.get_all(header::ORIGIN).iter();
+    let origin = values.next()?;
+    if values.next().is_some() || origin.as_bytes() != lead.as_bytes() {
+        return None;
+    }
+    Some(origin.clone())
+}
+
+/// The answer to the lead's origin's preflight (its `Access-Control-Allow-Origin` is added with
+/// the other headers).
+fn preflight_answer() -> Response {
+    let mut resp = axum::http::StatusCode::NO_CONTENT.into_response();
+    let h = resp.headers_mut();
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static(CORS_METHODS),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_HEADERS,
+        HeaderValue::from_static(CORS_HEADERS),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_MAX_AGE,
+        HeaderValue::from_static(CORS_MAX_AGE),
+    );
     resp
 }
 
@@ -136,7 +219,11 @@ fn check_host_and_origin(
                 .strip_prefix("http://")
                 .or_else(|| origin.strip_prefix("https://"))
                 .unwrap_or("");
-            if !origin_host.eq_ignore_ascii_case(host) {
+            // Same origin, or — on a deputy — the lead's page turning to it (SPEC §13).
+            let lead_page = ctx
+                .deputy_lead_origin()
+                .is_some_and(|lead| lead.as_str() == origin);
+            if !origin_host.eq_ignore_ascii_case(host) && !lead_page {
                 return Err(AppError::Forbidden("origin not allowed"));
             }
         }

@@ -2,9 +2,11 @@
 // worker. Routes: `#/` panes, `#/new` (a new pane), `#/pane/<machine>/<pane>`, `#/cards`, `#/walky` (messages),
 // `#/agents` (durable agents), `#/files`, `#/changes` (tier files), `#/agents/<machine>/<agent>/<conversation>`, `#/sent`, `#/settings`,
 // `#pair=CODE`. On every screen but pairing and Cards itself, a pill links to Cards
-// with the number of cards waiting (asked every 5 s while the app is visible).
+// with the number of cards waiting (asked every 5 s while the app is visible). While the lead does
+// not answer and the phone talks to the crew's deputy (client.js), a label on every screen says so:
+// "via deputy NAME".
 
-import { api, setUnpairedHandler } from './client.js';
+import { api, changes as reachChanges, forgetReach, setUnpairedHandler, via } from './client.js';
 import { agentsView } from './views/agents.js';
 import { conversationView } from './views/conversation.js';
 import { forgetPush } from './push.js';
@@ -138,7 +140,9 @@ function render() {
     cleanup = panesView(screen);
   }
   if (paired && route.name !== 'pair' && route.name !== 'cards') root.append(pill);
+  if (paired && route.name !== 'pair') root.append(viaLabel);
   showCount();
+  showVia();
   const heading = screen.querySelector('h1');
   if (heading && route.name !== 'pair') heading.focus({ preventScroll: true });
   window.scrollTo(0, 0);
@@ -160,6 +164,7 @@ async function forget(note) {
         }
       }
       forgetCards(); // looked-up walky cards live in memory only
+      forgetReach(); // back to the lead; the kept deputy goes with the pairing
       await forgetPush(); // the bridge drops its copy when the device is revoked
       await forgetPairing();
       pairNote = note;
@@ -220,6 +225,16 @@ async function countCards() {
   setTimeout(countCards, 5000);
 }
 
+// Which machine the phone talks to, said plainly while it is not the lead.
+const viaLabel = h('p', { class: 'via-deputy', hidden: true, 'aria-live': 'polite' });
+
+function showVia() {
+  const name = via();
+  viaLabel.hidden = !name;
+  viaLabel.textContent = `via deputy ${name}`;
+}
+
+reachChanges.addEventListener('change', showVia);
 window.addEventListener('hashchange', render);
 window.visualViewport?.addEventListener('resize', fitViewport);
 matchMedia('(prefers-color-scheme: dark)').addEventListener('change', applyTheme);

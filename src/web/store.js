@@ -7,6 +7,7 @@ const TOKEN = 'collie.token';
 const DEVICE = 'collie.device';
 const DRAFT = 'collie.draft.';
 const PREF = 'collie.pref.';
+const REACH = 'collie.reach';
 /** Cache Storage names of the app shell (sw.js); they survive unpairing. */
 export const SHELL_CACHE_PREFIX = 'collie-shell-';
 
@@ -59,6 +60,19 @@ export function setDevice(device) {
 export function setPairing(token, device) {
   set(TOKEN, token);
   setDevice(device);
+}
+
+/** `{lead, deputy: {name, url} | null}`: the lead's origin and the crew's deputy (client.js). */
+export function getReach() {
+  try {
+    return JSON.parse(get(REACH) || 'null');
+  } catch {
+    return null;
+  }
+}
+
+export function setReach(reach) {
+  set(REACH, JSON.stringify(reach));
 }
 
 export function getDraft(machine, pane) {

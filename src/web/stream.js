@@ -6,9 +6,11 @@
 // or its link dropped: a last `closed` event saying so); that is retried the same way, but reported
 // as `unreachable` rather than `reconnecting`, and never taken for the pane closing. A `closed`
 // event saying the pane ended is checked by reading the pane before it is given up: a bridge that
-// is shutting down ends its streams the same way, and then the pane is still there.
+// is shutting down ends its streams the same way, and then the pane is still there. A stream
+// follows the machine the phone talks to (client.js): when it turns to the deputy or back, the
+// stream reconnects there at once.
 
-import { api, authHeaders, failure, isUnpaired } from './client.js';
+import { api, authHeaders, changes, failure, isUnpaired, reachFetch } from './client.js';
 
 const BASE_MS = 500;
 const CAP_MS = 10_000;
@@ -101,11 +103,13 @@ export class PaneStream {
   }
 
   start() {
+    changes.addEventListener('change', this.onReach = () => this.kick());
     this.loop();
   }
 
   stop() {
     this.stopped = true;
+    changes.removeEventListener('change', this.onReach);
     this.ctrl?.abort();
     this.wake?.();
     clearTimeout(this.silence);
@@ -155,7 +159,7 @@ export class PaneStream {
     const headers = authHeaders({ Accept: 'text/event-stream' });
     if (this.lastId !== null) headers['Last-Event-ID'] = this.lastId;
     try {
-      const res = await fetch(this.url, {
+      const res = await reachFetch(this.url, {
         headers,
         signal: this.ctrl.signal,
         cache: 'no-store',

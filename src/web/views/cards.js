@@ -5,7 +5,7 @@
 // are listed below. A card answered at the machine, or past its deadline, leaves the list and is
 // shown as such among the answers.
 
-import { api, authHeaders, failure } from '../client.js';
+import { api, authHeaders, failure, reachFetch } from '../client.js';
 import { decider } from '../decide.js';
 import { clear, h } from '../dom.js';
 import { SseParser, backoff } from '../stream.js';
@@ -84,7 +84,7 @@ export function cardsView(root) {
   async function follow() {
     abort = new AbortController();
     try {
-      const res = await fetch('/api/cards/stream', {
+      const res = await reachFetch('/api/cards/stream', {
         headers: authHeaders({ Accept: 'text/event-stream' }),
         signal: abort.signal,
         cache: 'no-store',

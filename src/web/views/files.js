@@ -4,7 +4,7 @@
 // and the bridge refuses the routes to a `read` device anyway. Everything the bridge sends is
 // masked there and set here as text — a file's lines, names and diffs never become HTML.
 
-import { api, ApiError, authHeaders, failure } from '../client.js';
+import { api, ApiError, authHeaders, failure, reachFetch } from '../client.js';
 import { clear, h } from '../dom.js';
 import { getDevice } from '../store.js';
 
@@ -28,7 +28,7 @@ export async function uploadFile(machine, pane, file) {
   const q = new URLSearchParams({ machine, pane, name: file.name || 'upload' });
   let res;
   try {
-    res = await fetch(`/api/blobs?${q}`, {
+    res = await reachFetch(`/api/blobs?${q}`, {
       method: 'POST',
       headers: authHeaders({ 'Content-Type': 'application/octet-stream' }),
       body: file,
