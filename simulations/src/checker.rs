@@ -30,18 +30,7 @@ pub(crate) const MAX_CONNS_PER_MEMBER: usize = 4;
 /// answered `member unreachable` within 2 s).
 pub(crate) const PHONE_DEADLINE_MS: u64 = 2_000;
 
-/// A broken invariant, before the harness adds where and when.
-#[derive(Debug)]
-pub(crate) struct Fail {
-    pub(crate) kind: ViolationKind,
-    pub(crate) detail: String,
-}
-
-pub(crate) type Check = Result<(), Box<Fail>>;
-
-fn fail(kind: ViolationKind, detail: String) -> Check {
-    Err(Box::new(Fail { kind, detail }))
-}
+pub(crate) use crate::fail::{fail, Check, Fail};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {

@@ -30,7 +30,7 @@ use collie_crew::relay::deputy::{CopiedDevice, RegistryCopy};
 use collie_crew::relay::ledger::ANSWER_WITHIN;
 use time::OffsetDateTime;
 
-use crate::checker::{Check, Fail};
+use crate::fail::{fail, Check};
 use crate::relay::ms;
 use crate::ViolationKind;
 
@@ -276,10 +276,6 @@ pub(crate) struct Ghost {
     pub(crate) revoked_in_window: u64,
     /// The longest time after its revocation a revoked token was served (ms).
     pub(crate) longest_window: u64,
-}
-
-fn fail(kind: ViolationKind, detail: String) -> Check {
-    Err(Box::new(Fail { kind, detail }))
 }
 
 impl Ghost {

@@ -112,6 +112,7 @@
 mod checker;
 mod deputy;
 mod disk;
+mod fail;
 mod lead;
 mod member;
 mod relay;
