@@ -104,6 +104,15 @@ fn the_deputy_stands_in_for_a_dead_lead_by_its_registry_copy_and_steps_back() {
         "a revoked device is not copied"
     );
 
+    // The deputy never pairs: phones pair on the lead.
+    let out = web1.cli(&["pair", "--json"]);
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("standby: devices are changed on the lead"),
+        "{said}"
+    );
+
     // While the lead is up, the deputy sends the lead's phones back to it.
     let (s, v) = web1.get("/api/panes", Some(&phone));
     assert_eq!(

@@ -114,6 +114,12 @@ impl App {
         Ok(())
     }
 
+    /// Whether this bridge is its crew's deputy (it holds the lead's registry copy): it then never
+    /// pairs (SPEC §13).
+    pub fn is_deputy(&self) -> bool {
+        self.crew.deputy.held.load().is_some()
+    }
+
     /// The deputy as this bridge knows it: on the lead the one it named, on the deputy itself.
     pub fn deputy_status(&self) -> Option<DeputyStatus> {
         let view = self.crew.view.load();

@@ -88,6 +88,10 @@ impl App {
         expires: Option<&str>,
         asker: Option<u32>,
     ) -> Result<NewCode, AppError> {
+        // A deputy never pairs (SPEC §13): phones pair on the lead, whose copy it serves.
+        if self.is_deputy() {
+            return Err(AppError::StandbyDevices);
+        }
         let tier = Tier::parse(tier).map_err(|e| AppError::BadRequest(e.to_string()))?;
         let expires = expires
             .map(Dur::parse)
@@ -122,6 +126,9 @@ impl App {
     ) -> Result<ClaimedDevice, AppError> {
         if code.len() > 64 {
             return Err(AppError::InvalidCode);
+        }
+        if self.is_deputy() {
+            return Err(AppError::StandbyDevices);
         }
         let claimed: ClaimedDevice = self
             .door
