@@ -95,7 +95,7 @@ async fn serve(
     })
     .await;
     let Ok(Some((mut send, mut recv, opening))) = opened else {
-        conn.close("no opening");
+        conn.close(accepted::reason::NO_OPENING);
         return;
     };
     match opening {
@@ -120,7 +120,7 @@ async fn serve(
                 clock.joined(origin.elapsed());
                 let _ = tokio::time::timeout_at(origin + clock.deadline(), conn.closed()).await;
             }
-            conn.close("join done");
+            conn.close(accepted::reason::JOIN_DONE);
         }
         Opening::Hello(hello) => {
             if let PeerStatus::Unpinned(_) = conn.peer_status() {
@@ -194,10 +194,10 @@ async fn serve(
                     }
                 }
             }
-            conn.close("link ended");
+            conn.close(clock.stream_ended().unwrap_or(accepted::reason::LINK_ENDED));
             let _ = actor.cast(CrewMsg::LeadGone { name, conn_id });
         }
-        _ => conn.close("unknown opening"),
+        _ => conn.close(accepted::reason::UNKNOWN_OPENING),
     }
 }
 

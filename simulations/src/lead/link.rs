@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use collie_actors::crew_link::link::accepted::{Accepted, Phase};
+use collie_actors::crew_link::link::accepted::{reason, Accepted, Phase};
 use collie_actors::crew_link::link::LinkFrame;
 use collie_crew::hello::{Exporter, Opening};
 use collie_crew::pin::Pin;
@@ -166,8 +166,7 @@ impl Lead {
                 },
                 Err(_) => {
                     self.bad_frames += 1;
-                    let opening = matches!(c.state, LinkState::Opening);
-                    let reason = if opening { "no opening" } else { "link ended" };
+                    let reason = c.clock.stream_ended().unwrap_or(reason::LINK_ENDED);
                     return self.close(conn, reason, outs);
                 }
             }
@@ -178,10 +177,10 @@ impl Lead {
         match wire::decode::<Opening>(payload) {
             Ok(Opening::Hello(hello)) => self.on_hello(conn, &hello, now, outs),
             Ok(Opening::Join(request)) => self.on_join(conn, &request, now, outs),
-            Ok(_) => self.refuse(conn, "unknown opening", outs),
+            Ok(_) => self.refuse(conn, reason::UNKNOWN_OPENING, outs),
             Err(_) => {
                 self.bad_frames += 1;
-                self.close(conn, "no opening", outs);
+                self.close(conn, reason::NO_OPENING, outs);
             }
         }
     }
@@ -246,10 +245,8 @@ impl Lead {
             return outs;
         };
         if stream == stream::OPENING {
-            match c.state {
-                LinkState::Opening => self.close(conn, "no opening", &mut outs),
-                LinkState::Joined => {}
-                LinkState::Established { .. } => self.close(conn, "link ended", &mut outs),
+            if let Some(reason) = c.clock.stream_ended() {
+                self.close(conn, reason, &mut outs);
             }
         } else if stream::is_lead_opened(stream) {
             if let LinkState::Established { relay, .. } = &mut c.state {

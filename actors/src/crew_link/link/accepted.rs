@@ -8,6 +8,20 @@ use std::time::Duration;
 
 use super::{LEAD_SILENCE, OPENING_TIMEOUT};
 
+/// Why the lead closes a connection (the reason its peer reads), by what happened.
+pub mod reason {
+    /// The opening did not come in time, did not decode, or its stream ended first.
+    pub const NO_OPENING: &str = "no opening";
+    /// The opening is of a kind this build does not know.
+    pub const UNKNOWN_OPENING: &str = "unknown opening";
+    /// The joined machine was given its time to read the reply.
+    pub const JOIN_DONE: &str = "join done";
+    /// A member's link was silent too long.
+    pub const HEARTBEAT_MISSED: &str = "heartbeat missed";
+    /// A member's link stream ended or carried a malformed frame.
+    pub const LINK_ENDED: &str = "link ended";
+}
+
 /// Where the connection stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
@@ -74,10 +88,20 @@ impl Accepted {
             return None;
         }
         Some(match self.phase {
-            Phase::Opening => "no opening",
-            Phase::Joined => "join done",
-            Phase::Linked => "heartbeat missed",
+            Phase::Opening => reason::NO_OPENING,
+            Phase::Joined => reason::JOIN_DONE,
+            Phase::Linked => reason::HEARTBEAT_MISSED,
         })
+    }
+
+    /// The link's stream ended, or carried a frame that does not read: the reason to close now,
+    /// or `None` after a join (the machine closes by itself; [`Accepted::due`] ends the wait).
+    pub fn stream_ended(&self) -> Option<&'static str> {
+        match self.phase {
+            Phase::Opening => Some(reason::NO_OPENING),
+            Phase::Joined => None,
+            Phase::Linked => Some(reason::LINK_ENDED),
+        }
     }
 }
 
@@ -96,7 +120,10 @@ mod tests {
         assert_eq!(a.due(silent), Some("heartbeat missed"));
         assert!(a.heard(Duration::from_secs(2)));
         assert_eq!(a.due(silent), None, "a beat moves the deadline");
+        assert_eq!(a.stream_ended(), Some("link ended"));
         a.joined(silent);
         assert_eq!(a.due(silent + OPENING_TIMEOUT), Some("join done"));
+        assert_eq!(a.stream_ended(), None, "a joined machine closes by itself");
+        assert_eq!(Accepted::new(silent).stream_ended(), Some("no opening"));
     }
 }
