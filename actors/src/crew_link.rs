@@ -40,6 +40,7 @@ mod member_deputy;
 mod member_role;
 mod persist;
 pub mod reach;
+pub mod registry_copy;
 pub mod standby;
 
 use std::collections::BTreeMap;

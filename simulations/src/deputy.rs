@@ -24,9 +24,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use collie_actors::crew_link::registry_copy::copied_devices;
 use collie_actors::crew_link::standby::{Door, STAND_IN_AFTER};
 use collie_actors::pairing::{Device, Label, PolicySnapshot, Tier, TokenHash};
-use collie_crew::relay::deputy::{CopiedDevice, RegistryCopy};
+use collie_crew::relay::deputy::RegistryCopy;
 use collie_crew::relay::ledger::ANSWER_WITHIN;
 use time::OffsetDateTime;
 
@@ -141,17 +142,7 @@ impl Registry {
     pub(crate) fn copy(&mut self, lead: &str, now: u64) -> RegistryCopy {
         let version = self.version(now);
         let snapshot = PolicySnapshot::build(version, self.devices().iter());
-        let mut devices: Vec<CopiedDevice> = snapshot
-            .holding(Tier::Read, OffsetDateTime::UNIX_EPOCH)
-            .into_iter()
-            .map(|(hash, d)| CopiedDevice {
-                label: d.label.as_str().to_owned(),
-                tier: d.tier.as_str().to_owned(),
-                token_hash: *hash.as_bytes(),
-                expires_at: d.expires_at.map(OffsetDateTime::unix_timestamp),
-            })
-            .collect();
-        devices.sort_by(|a, b| a.label.cmp(&b.label));
+        let devices = copied_devices(&snapshot);
         RegistryCopy {
             version,
             lead: lead.to_owned(),

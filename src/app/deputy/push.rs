@@ -15,14 +15,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use collie_actors::crew_link::registry_copy::copied_devices;
 use collie_actors::crew_link::{CrewMsg, MemberRelay};
-use collie_actors::pairing::Tier;
 use collie_crew::pin::Pin;
 use collie_crew::relay::client::On;
-use collie_crew::relay::deputy::{CopiedDevice, CopiedMember, DeputyNotice, RegistryCopy};
+use collie_crew::relay::deputy::{CopiedMember, DeputyNotice, RegistryCopy};
 use collie_crew::relay::{RelayKind, RelayOk};
 use sha2::{Digest, Sha256};
-use time::OffsetDateTime;
 
 use super::Deputy;
 use crate::app::App;
@@ -86,17 +85,7 @@ fn copy_of(app: &App, deputy: &str) -> Option<RegistryCopy> {
     if !policy.is_available() {
         return None;
     }
-    let mut devices: Vec<CopiedDevice> = policy
-        .holding(Tier::Read, OffsetDateTime::UNIX_EPOCH)
-        .into_iter()
-        .map(|(hash, d)| CopiedDevice {
-            label: d.label.as_str().to_owned(),
-            tier: d.tier.as_str().to_owned(),
-            token_hash: *hash.as_bytes(),
-            expires_at: d.expires_at.map(OffsetDateTime::unix_timestamp),
-        })
-        .collect();
-    devices.sort_by(|a, b| a.label.cmp(&b.label));
+    let devices = copied_devices(&policy);
     let members: Vec<CopiedMember> = app
         .crew
         .view
