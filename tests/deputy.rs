@@ -50,15 +50,7 @@ fn the_deputy_stands_in_for_a_dead_lead_by_its_registry_copy_and_steps_back() {
     lead.launch();
     lead.cli_ok(&["devices", "revoke", "stolen"]);
     web1.cli_ok(&["crew", "join", &lead.invite(), "--name", "web-1"]);
-    wait_for(Duration::from_secs(20), || {
-        let (s, v) = lead.get("/api/machines", Some(&phone));
-        let up = v["machines"]
-            .as_array()?
-            .iter()
-            .any(|m| m["name"] == "web-1" && m["online"] == true);
-        (s == 200 && up).then_some(())
-    })
-    .expect("web-1 is online at the lead");
+    lead.wait_online(&phone, &["web-1"]);
 
     // Naming a member that does not exist changes nothing.
     let out = lead.cli(&["crew", "deputy", "set", "web-9"]);
@@ -238,18 +230,6 @@ fn the_deputy_stands_in_for_a_dead_lead_by_its_registry_copy_and_steps_back() {
     assert!(deputy_of(&web1).is_null());
 }
 
-/// Which of the lead's members `lead` lists online, as `token` sees it.
-fn online(lead: &TestBridge, token: &str) -> Vec<String> {
-    let (_, v) = lead.get("/api/machines", Some(token));
-    v["machines"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|m| m["online"] == true)
-        .filter_map(|m| m["name"].as_str().map(str::to_owned))
-        .collect()
-}
-
 #[test]
 fn standing_in_the_deputy_relays_to_the_other_members_who_say_who_asked() {
     let mut lead = crew_bridge(false, &[]);
@@ -260,11 +240,7 @@ fn standing_in_the_deputy_relays_to_the_other_members_who_say_who_asked() {
     web2.cli_ok(&["crew", "join", &lead.invite(), "--name", "web-2"]);
     let phone = lead.pair("phone", "full");
     let local = web1.pair("web1-own", "full");
-    wait_for(Duration::from_secs(20), || {
-        let up = online(&lead, &phone);
-        (up.contains(&"web-1".to_owned()) && up.contains(&"web-2".to_owned())).then_some(())
-    })
-    .expect("both members are online at the lead");
+    lead.wait_online(&phone, &["web-1", "web-2"]);
     let pane = lead.tmux_pane_of(&phone, "web-2");
     lead.cli_ok(&["crew", "deputy", "set", "web-1"]);
     // Every member learns who the deputy is from the lead.
@@ -331,12 +307,7 @@ fn standing_in_the_deputy_relays_to_the_other_members_who_say_who_asked() {
 
     // The lead returns: web-2 goes back to it, and the deputy no longer relays.
     lead.launch();
-    wait_for(Duration::from_secs(20), || {
-        online(&lead, &phone)
-            .contains(&"web-2".to_owned())
-            .then_some(())
-    })
-    .expect("web-2 is back at the lead");
+    lead.wait_online(&phone, &["web-2"]);
     let (s, _) = lead.get(&path, Some(&phone));
     assert_eq!(s, 200);
     wait_for(STAND_IN_AFTER, || {
@@ -372,11 +343,7 @@ fn split_brain_the_deputy_serves_only_itself_and_learns_the_revocation_on_reconn
     web2.cli_ok(&["crew", "join", &lead.invite(), "--name", "web-2"]);
     let phone = lead.pair("phone", "full");
     let tablet = lead.pair("tablet", "full");
-    wait_for(Duration::from_secs(20), || {
-        let up = online(&lead, &phone);
-        (up.contains(&"web-1".to_owned()) && up.contains(&"web-2".to_owned())).then_some(())
-    })
-    .expect("both members are online at the lead");
+    lead.wait_online(&phone, &["web-1", "web-2"]);
     let web2_pane = lead.tmux_pane_of(&phone, "web-2");
     lead.cli_ok(&["crew", "deputy", "set", "web-1"]);
     wait_for(Duration::from_secs(10), || {

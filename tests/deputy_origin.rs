@@ -54,15 +54,7 @@ fn only_a_deputy_answers_the_lead_s_origin_across_origins_and_nothing_else_opens
     lead.cli_ok(&["crew", "init"]);
     let phone = lead.pair("phone", "full");
     web1.cli_ok(&["crew", "join", &lead.invite(), "--name", "web-1"]);
-    wait_for(Duration::from_secs(20), || {
-        let (s, v) = lead.get("/api/machines", Some(&phone));
-        let up = v["machines"]
-            .as_array()?
-            .iter()
-            .any(|m| m["name"] == "web-1" && m["online"] == true);
-        (s == 200 && up).then_some(())
-    })
-    .expect("web-1 is online at the lead");
+    lead.wait_online(&phone, &["web-1"]);
     let lead_origin = lead.url("");
     let web1_origin = web1.url("");
 

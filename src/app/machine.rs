@@ -45,10 +45,7 @@ impl App {
             return Ok(Machine::Local);
         }
         if let Some(client) = self.crew.relays.load().get(m) {
-            return Ok(Machine::Member(Member {
-                name: m.to_owned(),
-                client: Arc::clone(client),
-            }));
+            return Ok(Machine::Member(Member::of(m, client)));
         }
         if self.crew.view.load().members.iter().any(|x| x.name == m) {
             return Err(AppError::MemberUnreachable);
@@ -68,10 +65,7 @@ impl App {
             return Ok(Machine::Local);
         }
         match self.crew.door_relays.load().get(m) {
-            Some(client) => Ok(Machine::Member(Member {
-                name: m.to_owned(),
-                client: Arc::clone(client),
-            })),
+            Some(client) => Ok(Machine::Member(Member::of(m, client))),
             None => Err(AppError::MemberUnreachable),
         }
     }
@@ -81,27 +75,18 @@ impl App {
         if !matches!(caller.who(), Who::Deputy { .. }) {
             return self.online_members();
         }
-        self.crew
-            .door_relays
-            .load()
-            .iter()
-            .map(|(name, client)| Member {
-                name: name.clone(),
-                client: Arc::clone(client),
-            })
+        let door = self.crew.door_relays.load();
+        door.iter()
+            .map(|(name, client)| Member::of(name, client))
             .collect()
     }
 
     /// Every online member.
     pub(super) fn online_members(&self) -> Vec<Member> {
-        self.crew
-            .relays
-            .load()
+        let online = self.crew.relays.load();
+        online
             .iter()
-            .map(|(name, client)| Member {
-                name: name.clone(),
-                client: Arc::clone(client),
-            })
+            .map(|(name, client)| Member::of(name, client))
             .collect()
     }
 
@@ -121,6 +106,14 @@ impl App {
 }
 
 impl Member {
+    /// Member `name`, reached through `client`.
+    fn of(name: &str, client: &Arc<MemberRelay>) -> Member {
+        Member {
+            name: name.to_owned(),
+            client: Arc::clone(client),
+        }
+    }
+
     /// The member's crew name.
     pub fn name(&self) -> &str {
         &self.name

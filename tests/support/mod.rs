@@ -446,6 +446,24 @@ impl TestBridge {
         serde_json::from_str(&self.cli_ok(&args)).expect("panes new --json is JSON")
     }
 
+    /// Waits (at most 20 s) until this lead's `GET /api/machines`, as `token` sees it, lists every
+    /// one of `names` online; panics naming them otherwise.
+    pub fn wait_online(&self, token: &str, names: &[&str]) {
+        let all_up = wait_for(Duration::from_secs(20), || {
+            let (_, v) = self.get("/api/machines", Some(token));
+            let machines = v["machines"].as_array()?;
+            names
+                .iter()
+                .all(|n| {
+                    machines
+                        .iter()
+                        .any(|m| m["name"] == *n && m["online"] == true)
+                })
+                .then_some(())
+        });
+        assert!(all_up.is_some(), "{names:?} are not all online at the lead");
+    }
+
     /// A fresh pairing code from `collie pair --json`.
     pub fn code(&self, tier: &str) -> String {
         let out = self.cli_ok(&["pair", "--json", "--tier", tier]);

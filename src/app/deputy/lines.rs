@@ -12,19 +12,26 @@ pub const MAX_LINES: usize = 1000;
 /// The most bytes of lines one answer carries (well under a crew frame's 16 MiB).
 pub const MAX_BYTES: usize = 4 << 20;
 
+/// The lines of the log at `path`, or `None` when there is no log yet.
+fn log_lines(path: &Path) -> std::io::Result<Option<std::io::Lines<BufReader<std::fs::File>>>> {
+    match std::fs::File::open(path) {
+        Ok(f) => Ok(Some(BufReader::new(f).lines())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// The lines of the log at `path` after `seq` `after` that were written standing in (`"via":
 /// "deputy"`), at most [`MAX_LINES`] and [`MAX_BYTES`]; and the last `seq` looked at (`after`
 /// when there was nothing more). A line that does not read is skipped: the log's own check
 /// (`collie audit verify`) is where a damaged log is found.
 pub fn stand_in_lines(path: &Path, after: u64) -> std::io::Result<(Vec<String>, u64)> {
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), after)),
-        Err(e) => return Err(e),
+    let Some(log) = log_lines(path)? else {
+        return Ok((Vec::new(), after));
     };
     let mut lines = Vec::new();
     let (mut bytes, mut scanned) = (0, after);
-    for line in BufReader::new(file).lines() {
+    for line in log {
         let line = line?;
         let Ok(value) = serde_json::from_str::<Value>(&line) else {
             continue;
@@ -46,13 +53,11 @@ pub fn stand_in_lines(path: &Path, after: u64) -> std::io::Result<(Vec<String>, 
 
 /// The last `seq` of `deputy`'s lines the lead's log at `path` keeps (0: none).
 pub fn kept_up_to(path: &Path, deputy: &str) -> std::io::Result<u64> {
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-        Err(e) => return Err(e),
+    let Some(log) = log_lines(path)? else {
+        return Ok(0);
     };
     let mut last = 0;
-    for line in BufReader::new(file).lines() {
+    for line in log {
         let line = line?;
         if !line.contains("\"deputy.line\"") {
             continue;
@@ -69,13 +74,11 @@ pub fn kept_up_to(path: &Path, deputy: &str) -> std::io::Result<u64> {
 
 /// The last `n` deputy lines the lead's log at `path` keeps, oldest first: (the deputy, its line).
 pub fn kept(path: &Path, n: usize) -> std::io::Result<Vec<(String, String)>> {
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
+    let Some(log) = log_lines(path)? else {
+        return Ok(Vec::new());
     };
     let mut out = std::collections::VecDeque::new();
-    for line in BufReader::new(file).lines() {
+    for line in log {
         let line = line?;
         if !line.contains("\"deputy.line\"") {
             continue;
