@@ -9,7 +9,7 @@
 //!   changes and in full on each new link; `None` once there is no deputy.
 //!
 //! One task, one call in flight at a time, so each machine gets them in the order they were made;
-//! a failed call is tried again after [`RETRY`].
+//! a failed call is tried again after two seconds (`RETRY`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
