@@ -33,7 +33,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use self::accepted::Accepted;
+use self::accepted::{Accepted, Heard};
 use self::dialer::{Dialer, Due};
 use super::actor::CrewMsg;
 use super::reach::DEPUTY_REDIAL;
@@ -90,13 +90,18 @@ async fn serve(
     let mut clock = Accepted::new(Duration::ZERO);
     let opened = tokio::time::timeout_at(origin + clock.deadline(), async {
         let (send, mut recv) = conn.accept_bi().await.ok()?;
-        let opening: Opening = recv.recv_message().await.ok()??;
-        Some((send, recv, opening))
+        let first = recv.recv().await.ok()??;
+        Some((send, recv, first))
     })
     .await;
-    let Ok(Some((mut send, mut recv, opening))) = opened else {
+    let Ok(Some((mut send, mut recv, first))) = opened else {
         conn.close(accepted::reason::NO_OPENING);
         return;
+    };
+    let opening = match clock.frame(origin.elapsed(), &first) {
+        Heard::Opening(opening) => opening,
+        Heard::Close(reason) => return conn.close(reason),
+        Heard::Echo | Heard::Nothing => return conn.close(accepted::reason::NO_OPENING),
     };
     match opening {
         Opening::Join(request) => {
@@ -161,13 +166,18 @@ async fn serve(
                 loop {
                     tokio::select! {
                         frame = recv.recv() => match frame {
-                            Ok(Some(_)) => {
-                                if clock.heard(origin.elapsed())
-                                    && send.send_message(&LinkFrame::Beat).await.is_err()
-                                {
+                            Ok(Some(payload)) => match clock.frame(origin.elapsed(), &payload) {
+                                Heard::Echo => {
+                                    if send.send_message(&LinkFrame::Beat).await.is_err() {
+                                        break;
+                                    }
+                                }
+                                Heard::Close(reason) => {
+                                    conn.close(reason);
                                     break;
                                 }
-                            }
+                                Heard::Opening(_) | Heard::Nothing => {}
+                            },
                             _ => break,
                         },
                         stream = conn.accept_bi() => match stream {

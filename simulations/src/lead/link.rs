@@ -1,5 +1,6 @@
 //! The I/O of the lead's link tasks (`actors/src/crew_link/link.rs`) for one connection, stream by
-//! stream; every deadline is the shipped [`Accepted`] core's, as the task's. Stream 0 carries the
+//! stream; every deadline, and what each frame on stream 0 means, is the shipped [`Accepted`]
+//! core's, as the task's. Stream 0 carries the
 //! opening (a join request or a hello) and then the link's heartbeat, where any well-framed frame
 //! is a sign of life (echoed, as the task echoes it) and a malformed one — or the stream's end —
 //! ends the link; the streams the lead opens carry relayed requests ([`RelayLink`]);
@@ -8,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use collie_actors::crew_link::link::accepted::{reason, Accepted, Phase};
+use collie_actors::crew_link::link::accepted::{reason, Accepted, Heard, Phase};
 use collie_actors::crew_link::link::LinkFrame;
 use collie_crew::hello::{Exporter, Opening};
 use collie_crew::pin::Pin;
@@ -143,25 +144,35 @@ impl Lead {
             pushed = Ok(());
             match popped {
                 Ok(None) => return,
-                Ok(Some(payload)) => match c.state {
-                    LinkState::Opening => self.on_opening(conn, &payload, now, outs),
-                    // After the join the lead reads nothing more; after the hello, a heartbeat,
-                    // echoed.
-                    LinkState::Joined | LinkState::Established { .. } => {
-                        if c.clock.heard(at(now)) {
-                            outs.push(LeadOut::Timer {
+                Ok(Some(payload)) => match c.clock.frame(at(now), &payload) {
+                    Heard::Opening(Opening::Hello(hello)) => self.on_hello(conn, &hello, now, outs),
+                    Heard::Opening(Opening::Join(request)) => {
+                        self.on_join(conn, &request, now, outs)
+                    }
+                    Heard::Opening(_) => self.refuse(conn, reason::UNKNOWN_OPENING, outs),
+                    Heard::Echo => {
+                        outs.push(LeadOut::Timer {
+                            conn,
+                            at: ms(c.clock.deadline()),
+                        });
+                        if let Ok(frame) = wire::encode_frame(&LinkFrame::Beat) {
+                            let stream = stream::OPENING;
+                            outs.push(LeadOut::Send {
                                 conn,
-                                at: ms(c.clock.deadline()),
+                                stream,
+                                frame,
                             });
-                            if let Ok(frame) = wire::encode_frame(&LinkFrame::Beat) {
-                                let stream = stream::OPENING;
-                                outs.push(LeadOut::Send {
-                                    conn,
-                                    stream,
-                                    frame,
-                                });
-                            }
                         }
+                    }
+                    Heard::Nothing => {}
+                    // A well-framed opening of an unknown kind is refused; one that does not decode
+                    // is a bad frame.
+                    Heard::Close(reason::UNKNOWN_OPENING) => {
+                        self.refuse(conn, reason::UNKNOWN_OPENING, outs)
+                    }
+                    Heard::Close(why) => {
+                        self.bad_frames += 1;
+                        self.close(conn, why, outs);
                     }
                 },
                 Err(_) => {
@@ -169,18 +180,6 @@ impl Lead {
                     let reason = c.clock.stream_ended().unwrap_or(reason::LINK_ENDED);
                     return self.close(conn, reason, outs);
                 }
-            }
-        }
-    }
-
-    fn on_opening(&mut self, conn: u64, payload: &[u8], now: u64, outs: &mut Vec<LeadOut>) {
-        match wire::decode::<Opening>(payload) {
-            Ok(Opening::Hello(hello)) => self.on_hello(conn, &hello, now, outs),
-            Ok(Opening::Join(request)) => self.on_join(conn, &request, now, outs),
-            Ok(_) => self.refuse(conn, reason::UNKNOWN_OPENING, outs),
-            Err(_) => {
-                self.bad_frames += 1;
-                self.close(conn, reason::NO_OPENING, outs);
             }
         }
     }
