@@ -6,6 +6,8 @@
 //! limit and kills the whole tree at it, and its child confines itself (`collie __sandbox-inner`:
 //! cgroup, rlimits, capabilities, `no_new_privs`, seccomp, Landlock) and then becomes the command.
 
+pub mod cgroup;
+pub mod kernel;
 pub mod policy;
 
 pub use policy::{Limits, Network, PathAccess, PathRule, Policy, Preset};
