@@ -6,6 +6,7 @@
 //! Every child is reached through a [`collie_actors::slot::Slot`] that the supervisor refreshes on
 //! restart. A clean exit deletes `local-secret` and the control socket.
 
+mod confined;
 mod servers;
 
 use std::net::{SocketAddr, TcpListener};
@@ -164,7 +165,8 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         }
     }
 
-    let toolbox = toolbox(&settings, applied.as_ref())?;
+    let confined = confined::prefix(applied.as_ref())?;
+    let toolbox = toolbox(&settings, applied.as_ref(), confined.as_deref())?;
     let root = CancellationToken::new();
     let tasks = TaskTracker::new();
     let open_audit_breaks = Arc::new(AtomicU64::new(0));
@@ -220,6 +222,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
                 .unwrap_or_default(),
         ),
         no_prompts: Arc::new(crate::app::starters::NoPrompts::load(&settings.state_dir)),
+        confined: confined.map(Arc::new),
         rows: Arc::new(crate::app::rows::Rows::new(
             store.clone(),
             settings.phone_rows,
@@ -484,7 +487,11 @@ where
 /// no workspace, and every file tool refuses every path.
 /// The tools' toolbox. Their workspaces are the applied configuration's (SPEC §12), or the home
 /// folder when nothing is configured (SPEC §11).
-fn toolbox(settings: &Settings, applied: Option<&Snapshot>) -> Result<Toolbox> {
+fn toolbox(
+    settings: &Settings,
+    applied: Option<&Snapshot>,
+    confined: Option<&[String]>,
+) -> Result<Toolbox> {
     let paths = &settings.tool_paths;
     let guarded = Guarded {
         state_dirs: paths.state_dirs.clone(),
@@ -529,6 +536,11 @@ fn toolbox(settings: &Settings, applied: Option<&Snapshot>) -> Result<Toolbox> {
         launcher: Launcher {
             program,
             args: vec![TOOL_GUARD.into()],
+            sandbox: confined
+                .unwrap_or_default()
+                .iter()
+                .map(Into::into)
+                .collect(),
         },
     }))
 }

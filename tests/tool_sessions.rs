@@ -25,6 +25,7 @@ fn table(limits: SessionLimits) -> Sessions {
         Launcher {
             program: collie_bin(),
             args: vec![OsString::from("__tool-guard")],
+            sandbox: Vec::new(),
         },
     )
 }

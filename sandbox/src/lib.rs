@@ -7,7 +7,10 @@
 //! cgroup, rlimits, capabilities, `no_new_privs`, seccomp, Landlock) and then becomes the command.
 
 pub mod cgroup;
+pub mod confine;
 pub mod kernel;
+pub mod launch;
 pub mod policy;
+mod seccomp;
 
 pub use policy::{Limits, Network, PathAccess, PathRule, Policy, Preset};

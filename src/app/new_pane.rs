@@ -180,6 +180,12 @@ impl Operation for NewPane {
         }
         let line = App::row_line(&launch);
         let Resolved { cwd, command, runs } = app.resolve_launch(launch, folder.as_deref()).await?;
+        // Under the sandbox every new pane runs confined (SPEC §15): its command (none: the
+        // user's shell) behind `collie __sandbox`.
+        let command = match &app.panes.confined {
+            Some(prefix) => prefix.iter().cloned().chain(command).collect(),
+            None => command,
+        };
         let created = match session {
             Some((socket, session_name)) => {
                 app.panes

@@ -86,6 +86,9 @@ pub struct PaneParts {
     pub starters: Arc<Vec<crate::applied::ResolvedStarter>>,
     /// The devices' "No prompts" confirmations (`<state>/no-prompts.json`).
     pub no_prompts: Arc<starters::NoPrompts>,
+    /// The words every new pane's command runs behind under the applied sandbox policy
+    /// (`collie __sandbox …`, decision 0071); `None` with the profile `off`.
+    pub confined: Option<Arc<Vec<String>>>,
     /// The starter rows phones added, and `[phone] adds` / `free_text` (decision 0041).
     pub rows: Arc<rows::Rows>,
     /// The sent log and the one-shot commands (SPEC §11).

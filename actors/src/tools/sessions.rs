@@ -69,13 +69,17 @@ const QUIET: Duration = Duration::from_millis(100);
 
 /// How a command is started: the program and leading arguments of the guard (the bridge passes
 /// its own executable and `__tool-guard`; tests pass the built `collie` binary). The guard's own
-/// arguments (`<bridge pid> -- sh -c <command>`) follow.
+/// arguments (`<bridge pid> -- [sandbox…] sh -c <command>`) follow.
 #[derive(Clone, Debug)]
 pub struct Launcher {
     /// The guard's program.
     pub program: PathBuf,
     /// Its leading arguments.
     pub args: Vec<OsString>,
+    /// The words that confine the command under the applied sandbox policy
+    /// (`collie_sandbox::launch::prefix`), placed between the guard and `sh -c`; empty when the
+    /// profile is `off`.
+    pub sandbox: Vec<OsString>,
 }
 
 /// The process sessions of this bridge, and its running `exec_command`s. A cheap handle: clones

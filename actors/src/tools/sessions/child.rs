@@ -53,6 +53,7 @@ pub(crate) fn spawn(
     cmd.args(&launcher.args)
         .arg(std::process::id().to_string())
         .arg("--")
+        .args(&launcher.sandbox)
         .args(["sh", "-c", command])
         .current_dir(cwd)
         .stdin(if with_stdin {
