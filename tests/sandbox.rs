@@ -118,7 +118,11 @@ impl Confined {
         let said = |k: &str| r.get(k).map(String::as_str).unwrap_or("(missing)");
         assert_eq!(said("workspace_write"), "ok", "{name}: {r:?}");
         assert_eq!(said("allowed_connect"), "ok", "{name}: {r:?}");
-        assert_eq!(said("settings_read"), "ok", "{name}: read-only, not hidden: {r:?}");
+        assert_eq!(
+            said("settings_read"),
+            "ok",
+            "{name}: read-only, not hidden: {r:?}"
+        );
         for refused in [
             "outside_write",
             "ssh_read",
@@ -144,7 +148,11 @@ impl Confined {
             "{name}: the port the policy does not allow was reached"
         );
         // 400 MB asked, 256 MiB allowed: the allocating shell died instead of answering.
-        assert_ne!(said("memory"), "0", "{name}: the allocation succeeded: {r:?}");
+        assert_ne!(
+            said("memory"),
+            "0",
+            "{name}: the allocation succeeded: {r:?}"
+        );
         let mem = std::fs::read_to_string(self.ws.join(format!("mem-{name}"))).unwrap_or_default();
         assert!(!mem.contains("400000000"), "{name}: {mem}");
         let forks: u32 = said("forks").parse().unwrap_or(u32::MAX);
@@ -159,7 +167,10 @@ impl Confined {
             .parse()
             .expect("pid number");
         let proc_dir = PathBuf::from(format!("/proc/{pid}"));
-        assert!(proc_dir.exists(), "{name}: the probe ended before its time limit");
+        assert!(
+            proc_dir.exists(),
+            "{name}: the probe ended before its time limit"
+        );
         let gone = wait_for(Duration::from_secs(TIMEOUT_S + 30), || {
             (!proc_dir.exists()).then_some(())
         });
@@ -306,6 +317,110 @@ fn without_the_sandbox_the_probe_reaches_all_of_it() {
         "denied_connect",
         "tmux",
     ] {
-        assert_eq!(r.get(reached).map(String::as_str), Some("ok"), "{reached}: {r:?}");
+        assert_eq!(
+            r.get(reached).map(String::as_str),
+            Some("ok"),
+            "{reached}: {r:?}"
+        );
     }
+}
+
+/// A policy for the keeper tests below: the system's programs, the folder `ws` writable.
+fn keeper_policy(ws: &Path, timeout_s: u64) -> String {
+    json!({
+        "paths": [
+            {"path": "/usr", "access": "read", "from": "system"},
+            {"path": "/etc", "access": "read", "from": "system"},
+            {"path": "/proc", "access": "read", "from": "system"},
+            {"path": "/dev/null", "access": "device", "from": "system"},
+            {"path": ws, "access": "write", "from": "workspace"},
+        ],
+        "network": {"rule": "none"},
+        "limits": {"memory_mb": 512, "processes": 16, "timeout_s": timeout_s},
+    })
+    .to_string()
+}
+
+fn keeper(ws: &Path, timeout_s: u64, script: &str) -> std::process::Command {
+    let mut cmd = std::process::Command::new(support::collie_bin());
+    cmd.args(["__sandbox", &keeper_policy(ws, timeout_s), "--"])
+        .args(["/usr/bin/sh", "-c", script])
+        .current_dir(ws);
+    cmd
+}
+
+fn pid_in(file: &Path) -> PathBuf {
+    let pid = wait_for(Duration::from_secs(10), || {
+        std::fs::read_to_string(file)
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok())
+    })
+    .expect("the command wrote its child's pid");
+    PathBuf::from(format!("/proc/{pid}"))
+}
+
+/// What a confined command leaves running — even in a session of its own — ends with it.
+#[test]
+fn what_the_command_leaves_behind_ends_with_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ws = dir.path();
+    let status = keeper(ws, 60, "setsid sleep 600 & echo $! > left; exit 3")
+        .status()
+        .expect("keeper");
+    assert_eq!(status.code(), Some(3), "the command's own exit code");
+    let left = pid_in(&ws.join("left"));
+    let gone = wait_for(Duration::from_secs(10), || (!left.exists()).then_some(()));
+    assert!(gone.is_some(), "the escaped sleep outlived its command");
+}
+
+/// Told to stop (a tool's `kill_process`, a closed pane), the keeper gives the command SIGTERM and
+/// then ends the whole tree.
+#[test]
+fn a_stopped_keeper_ends_the_whole_tree() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ws = dir.path();
+    let mut child = keeper(
+        ws,
+        600,
+        "trap '' TERM; setsid sleep 600 & echo $! > left; echo $$ > me; while :; do sleep 1; done",
+    )
+    .spawn()
+    .expect("keeper");
+    let left = pid_in(&ws.join("left"));
+    let me = pid_in(&ws.join("me"));
+    let keeper_pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(keeper_pid, nix::sys::signal::Signal::SIGTERM).expect("signal");
+    let status = child.wait().expect("wait");
+    assert!(!status.success(), "{status:?}");
+    let gone = wait_for(Duration::from_secs(10), || {
+        (!left.exists() && !me.exists()).then_some(())
+    });
+    assert!(
+        gone.is_some(),
+        "a command that ignores SIGTERM, or its escapee, lived on"
+    );
+}
+
+/// A policy that does not read, or a confinement that fails, runs nothing.
+#[test]
+fn nothing_runs_when_the_sandbox_cannot_be_set_up() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ws = dir.path();
+    let marker = ws.join("ran");
+    let out = std::process::Command::new(support::collie_bin())
+        .args(["__sandbox", "{not a policy", "--", "/usr/bin/touch"])
+        .arg(&marker)
+        .output()
+        .expect("keeper");
+    assert_eq!(out.status.code(), Some(125));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the command was not started"));
+    // A workspace that cannot be opened is skipped, and the rest holds: the write outside fails.
+    let policy = keeper_policy(&ws.join("missing"), 60);
+    let status = std::process::Command::new(support::collie_bin())
+        .args(["__sandbox", &policy, "--", "/usr/bin/touch"])
+        .arg(&marker)
+        .status()
+        .expect("keeper");
+    assert!(!status.success());
+    assert!(!marker.exists(), "the command ran unconfined");
 }

@@ -37,7 +37,7 @@ pub const TIMED_OUT: u8 = 124;
 /// Exit code when the sandbox could not be set up.
 pub const FAILED: u8 = 125;
 /// How long the command has to end after the keeper is told to stop.
-pub const GRACE: Duration = Duration::from_secs(2);
+pub const GRACE: Duration = Duration::from_secs(1);
 /// The largest policy argument read (a policy is a few KiB).
 pub const MAX_POLICY_BYTES: usize = 256 * 1024;
 
