@@ -6,6 +6,7 @@
 //! Every child is reached through a [`collie_actors::slot::Slot`] that the supervisor refreshes on
 //! restart. A clean exit deletes `local-secret` and the control socket.
 
+mod sandbox_check;
 mod servers;
 
 use std::net::{SocketAddr, TcpListener};
@@ -93,6 +94,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     // SPEC §12: nothing runs unless the configuration is exactly what `collie apply` pinned.
     let resolve_env = ResolveEnv::for_settings(&settings, std::env::var("PATH").ok());
     let applied = crate::applied::check(&settings, &resolve_env).map_err(anyhow::Error::new)?;
+    sandbox_check::enforceable(applied.as_ref())?;
     let store = Store::open(&settings.state_dir.join("db"))
         .with_context(|| format!("opening the store in {}", settings.state_dir.display()))?;
     // A starter row never outlives the device that added it (decision 0041): rows whose device
