@@ -57,6 +57,7 @@ impl ResolveEnv {
             path,
             guarded,
             agent_settings: user_agent_settings(settings),
+            collie: std::env::current_exe().and_then(std::fs::canonicalize).ok(),
         }
     }
 }

@@ -40,6 +40,8 @@ pub struct ResolveEnv {
     /// The user's agent settings files Collie's hooks live in (Claude Code's `settings.json`,
     /// Codex's `hooks.json`), whether they exist or not: the sandbox keeps them read-only.
     pub agent_settings: Vec<PathBuf>,
+    /// This program, symlinks resolved: the hooks an agent runs inside the sandbox call it.
+    pub collie: Option<PathBuf>,
 }
 
 /// `config.toml` as applied: where it was and the SHA-256 of its bytes.

@@ -186,6 +186,11 @@ pub fn resolve(
             );
         }
     }
+    // Collie's hooks run `collie hook …` from inside the agent's sandbox: this program (the file
+    // alone, not its folder) may be run.
+    if let Some(collie) = &env.collie {
+        paths.add(collie.clone(), PathAccess::Read, "collie (hooks)");
+    }
     for settings in &env.agent_settings {
         if let Ok(real) = std::fs::canonicalize(settings) {
             paths.add(real, PathAccess::Read, "agent settings");

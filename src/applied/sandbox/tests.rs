@@ -35,6 +35,7 @@ impl Machine {
                 home.join(".claude/settings.json"),
                 home.join(".codex/hooks.json"),
             ],
+            collie: None,
         };
         Machine {
             _dir: dir,
@@ -122,6 +123,10 @@ fn the_policy_names_each_path_with_its_origin() {
     std::fs::create_dir_all(agent.parent().expect("parent")).expect("mkdir");
     std::fs::copy("/bin/sh", &agent).expect("copy sh");
     std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let collie = m.root.join("collie");
+    std::fs::write(&collie, "").expect("write");
+    let mut m = m;
+    m.env.collie = Some(collie.clone());
     let s = m.sandbox(&format!(
         "{WS}[[starters]]\nname = \"agent\"\nexec = \"{}\"\n[sandbox]\nprofile = \"workspace\"\nread_only = [\"{}\"]\nmemory_mb = 2048\n",
         agent.display(),
@@ -135,6 +140,7 @@ fn the_policy_names_each_path_with_its_origin() {
         (home.join("bin"), PathAccess::Read, "starter agent"),
         (claude_settings, PathAccess::Read, "agent settings"),
         (bashrc, PathAccess::Read, "home dotfiles"),
+        (collie, PathAccess::Read, "collie (hooks)"),
         (PathBuf::from("/usr"), PathAccess::Read, "system"),
         (PathBuf::from("/dev/null"), PathAccess::Device, "system"),
     ];
