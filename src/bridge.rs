@@ -6,8 +6,10 @@
 //! Every child is reached through a [`collie_actors::slot::Slot`] that the supervisor refreshes on
 //! restart. A clean exit deletes `local-secret` and the control socket.
 
-mod sandbox_check;
 mod servers;
+
+// The start's refusal of a sandbox this kernel cannot enforce (SPEC §15, decision 0072).
+mod sandbox_check;
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
