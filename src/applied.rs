@@ -10,6 +10,7 @@
 //! - [`diff`]: what differs between two resolutions, in words.
 //! - [`gate`]: the check the bridge makes before it starts.
 //! - [`record`]: the `config.applied` audit line.
+//! - [`sandbox`](mod@sandbox): `[sandbox]` resolved into the effective policy (SPEC §15).
 
 pub mod agents;
 pub mod diff;
@@ -18,6 +19,7 @@ mod fuzz;
 pub mod gate;
 pub mod record;
 pub mod resolve;
+pub mod sandbox;
 pub mod snapshot;
 
 pub use diff::{differences, Difference};
@@ -25,4 +27,5 @@ pub use gate::{check, desired, Desired, GateError};
 pub use resolve::{
     resolve, ConfigPin, ResolveEnv, ResolveError, Resolved, ResolvedStarter, ResolvedWorkspace,
 };
+pub use sandbox::SandboxResolved;
 pub use snapshot::{Confirmed, Snapshot, SnapshotError, APPLIED_FILE};

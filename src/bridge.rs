@@ -9,6 +9,9 @@
 mod confined;
 mod servers;
 
+// The start's refusal of a sandbox this kernel cannot enforce (SPEC §15, decision 0072).
+mod sandbox_check;
+
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicU64;
@@ -94,6 +97,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     // SPEC §12: nothing runs unless the configuration is exactly what `collie apply` pinned.
     let resolve_env = ResolveEnv::for_settings(&settings, std::env::var("PATH").ok());
     let applied = crate::applied::check(&settings, &resolve_env).map_err(anyhow::Error::new)?;
+    sandbox_check::enforceable(applied.as_ref())?;
     let store = Store::open(&settings.state_dir.join("db"))
         .with_context(|| format!("opening the store in {}", settings.state_dir.display()))?;
     // A starter row never outlives the device that added it (decision 0041): rows whose device

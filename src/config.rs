@@ -16,12 +16,14 @@ mod file;
 #[cfg(test)]
 mod fuzz;
 mod migrate;
+mod sandbox;
 
 pub use file::{
     parse as parse_config, Access, ConfigFile, ConfigFileError, CrewConfig, HooksConfig,
     PhoneConfig, PushConfig, PushServiceEntry, PushServiceTable, StarterEntry, TmuxConfig,
     WorkspaceEntry, WorkspaceTable, MAX_CONFIG_BYTES, SCHEMA_VERSION,
 };
+pub use sandbox::{SandboxConfig, SandboxNetwork, SandboxProfile};
 
 /// Default HTTP port of the phone API.
 pub const DEFAULT_PORT: u16 = 7420;

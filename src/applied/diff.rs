@@ -4,6 +4,7 @@
 use std::fmt;
 
 use super::resolve::{Resolved, ResolvedStarter, ResolvedWorkspace};
+use super::sandbox::{network_text, rule_text, SandboxResolved};
 
 /// One difference.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +38,13 @@ pub enum Difference {
         /// Now.
         now: ResolvedStarter,
     },
+    /// The sandbox's effective policy changed, or it was turned on or off (`None`: `off`).
+    Sandbox {
+        /// Applied.
+        was: Option<Box<SandboxResolved>>,
+        /// Now.
+        now: Option<Box<SandboxResolved>>,
+    },
 }
 
 /// The differences from `applied` (`None`: nothing applied yet) to `now`. Empty when they agree.
@@ -45,6 +53,7 @@ pub fn differences(applied: Option<&Resolved>, now: &Resolved) -> Vec<Difference
         config: None,
         workspaces: Vec::new(),
         starters: Vec::new(),
+        sandbox: None,
     };
     let was = applied.unwrap_or(&empty);
     let mut out = Vec::new();
@@ -85,7 +94,70 @@ pub fn differences(applied: Option<&Resolved>, now: &Resolved) -> Vec<Difference
             out.push(Difference::StarterRemoved(o.clone()));
         }
     }
+    if was.sandbox != now.sandbox {
+        out.push(Difference::Sandbox {
+            was: was.sandbox.clone().map(Box::new),
+            now: now.sandbox.clone().map(Box::new),
+        });
+    }
     out
+}
+
+/// The sandbox's change, one line each: paths added, removed or changed, the network rule, the
+/// limits.
+fn sandbox(
+    f: &mut fmt::Formatter<'_>,
+    was: Option<&SandboxResolved>,
+    now: Option<&SandboxResolved>,
+) -> fmt::Result {
+    let (was, now) = match (was, now) {
+        (None, None) => return write!(f, "~ sandbox off"),
+        (Some(_), None) => {
+            return write!(
+                f,
+                "- sandbox (profile \"off\": what a phone starts runs unconfined)"
+            )
+        }
+        (None, Some(n)) => {
+            write!(f, "+ sandbox (profile \"workspace\")")?;
+            for r in &n.policy.paths {
+                write!(f, "\n    path {}", rule_text(r))?;
+            }
+            write!(f, "\n    network {}", network_text(&n.policy.network))?;
+            for (key, value, from) in n.limit_texts() {
+                write!(f, "\n    {key} {value} ({from})")?;
+            }
+            return Ok(());
+        }
+        (Some(w), Some(n)) => (w, n),
+    };
+    write!(f, "~ sandbox")?;
+    for r in &now.policy.paths {
+        match was.policy.paths.iter().find(|o| o.path == r.path) {
+            None => write!(f, "\n    + path {}", rule_text(r))?,
+            Some(o) if o != r => write!(f, "\n    ~ path {} → {}", rule_text(o), rule_text(r))?,
+            Some(_) => {}
+        }
+    }
+    for o in &was.policy.paths {
+        if !now.policy.paths.iter().any(|r| r.path == o.path) {
+            write!(f, "\n    - path {}", rule_text(o))?;
+        }
+    }
+    if was.policy.network != now.policy.network {
+        write!(
+            f,
+            "\n    network {} → {}",
+            network_text(&was.policy.network),
+            network_text(&now.policy.network)
+        )?;
+    }
+    for ((key, w, wf), (_, n, nf)) in was.limit_texts().into_iter().zip(now.limit_texts()) {
+        if w != n || wf != nf {
+            write!(f, "\n    {key} {w} ({wf}) → {n} ({nf})")?;
+        }
+    }
+    Ok(())
 }
 
 /// The first 12 hex digits of a hash: enough to see it changed.
@@ -164,6 +236,7 @@ impl fmt::Display for Difference {
                 }
                 Ok(())
             }
+            Difference::Sandbox { was, now } => sandbox(f, was.as_deref(), now.as_deref()),
         }
     }
 }
@@ -202,6 +275,7 @@ mod tests {
             }),
             workspaces: vec![ws.clone()],
             starters: vec![starter("one", "1"), starter("two", "2")],
+            sandbox: None,
         };
         assert!(differences(Some(&a), &a).is_empty());
         let mut b = a.clone();

@@ -56,8 +56,34 @@ impl ResolveEnv {
             home: settings.tool_paths.home.clone(),
             path,
             guarded,
+            agent_settings: user_agent_settings(settings),
+            collie: std::env::current_exe().and_then(std::fs::canonicalize).ok(),
         }
     }
+}
+
+/// The user-scope settings files of the agents Collie installs hooks into, where `collie hooks
+/// install` puts them (`CLAUDE_CONFIG_DIR` and `CODEX_HOME` honoured, read from this process's
+/// environment like `PATH`).
+fn user_agent_settings(settings: &Settings) -> Vec<PathBuf> {
+    use crate::agent_hooks::{Agent, Paths, Scope};
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let paths = Paths {
+        home: settings.tool_paths.home.clone().unwrap_or_default(),
+        cwd: PathBuf::new(),
+        claude_config_dir: var("CLAUDE_CONFIG_DIR"),
+        codex_home: var("CODEX_HOME"),
+    };
+    Agent::ALL
+        .iter()
+        .map(|a| a.settings_file(Scope::User, &paths))
+        // Without a home folder, only the ones a variable names.
+        .filter(|p| p.is_absolute())
+        .collect()
 }
 
 /// `config.toml`'s path for `settings`.

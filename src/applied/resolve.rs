@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::agents::{valid_model, Agent};
+use super::sandbox::SandboxResolved;
 use crate::config::{Access, ConfigFile, StarterEntry};
 
 /// Most starters a configuration may hold (the New page is a list on a phone).
@@ -36,6 +37,11 @@ pub struct ResolveEnv {
     pub path: Option<String>,
     /// Folders no workspace may lie inside (Collie's state and config).
     pub guarded: Vec<PathBuf>,
+    /// The user's agent settings files Collie's hooks live in (Claude Code's `settings.json`,
+    /// Codex's `hooks.json`), whether they exist or not: the sandbox keeps them read-only.
+    pub agent_settings: Vec<PathBuf>,
+    /// This program, symlinks resolved: the hooks an agent runs inside the sandbox call it.
+    pub collie: Option<PathBuf>,
 }
 
 /// `config.toml` as applied: where it was and the SHA-256 of its bytes.
@@ -90,6 +96,10 @@ pub struct Resolved {
     pub workspaces: Vec<ResolvedWorkspace>,
     /// The starters, in the file's order.
     pub starters: Vec<ResolvedStarter>,
+    /// `[sandbox]`'s effective policy; `None` with `profile = "off"` (and in snapshots written
+    /// before there was a sandbox, which read as `off`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxResolved>,
 }
 
 /// Everything that did not resolve.
@@ -114,11 +124,13 @@ pub fn resolve(
     });
     let workspaces = workspaces(file, env, &mut problems);
     let starters = starters(&file.starters, env, &mut problems);
+    let sandbox = super::sandbox::resolve(file, &workspaces, &starters, env, &mut problems);
     if problems.is_empty() {
         Ok(Resolved {
             config,
             workspaces,
             starters,
+            sandbox,
         })
     } else {
         Err(ResolveError { problems })
@@ -317,7 +329,7 @@ pub fn valid_starter_name(name: &str) -> bool {
 }
 
 /// `~` and `~/…` against home; a relative path against the config folder.
-fn expand(text: &str, env: &ResolveEnv) -> Result<PathBuf, String> {
+pub(super) fn expand(text: &str, env: &ResolveEnv) -> Result<PathBuf, String> {
     if text.is_empty() {
         return Err("empty".into());
     }

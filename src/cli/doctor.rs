@@ -76,6 +76,9 @@ pub(super) fn run() -> anyhow::Result<ExitCode> {
         ),
     }
 
+    // The sandbox (SPEC §15): what this kernel can enforce, and whether the applied policy is it.
+    check_sandbox(&mut r, &settings);
+
     // 3. Paired devices.
     if let Some(s) = &status {
         match s.devices {
@@ -171,6 +174,47 @@ pub(super) fn run() -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The kernel's Landlock ABI, how the process limit is held, and whether the applied `[sandbox]`
+/// policy (if any) can be enforced here — the bridge's own check at start.
+fn check_sandbox(r: &mut Report, settings: &crate::config::Settings) {
+    use collie_sandbox::{cgroup, kernel};
+    let abi = kernel::landlock_abi();
+    let landlock = match abi {
+        0 => "no Landlock in this kernel".to_owned(),
+        n => format!(
+            "Landlock ABI {n}{}",
+            if n >= collie_sandbox::policy::TCP_ABI {
+                " (files and TCP)"
+            } else {
+                " (files; TCP rules need ABI 4)"
+            }
+        ),
+    };
+    let limit = match cgroup::process_limit() {
+        Ok(l) => format!("process limit held by {}", l.describe()),
+        Err(why) => format!("no process limit can be held: {why}"),
+    };
+    let path = crate::applied::gate::snapshot_path(settings);
+    let policy = match crate::applied::Snapshot::read(&path) {
+        Ok(s) => s.and_then(|s| s.resolved.sandbox),
+        // The configuration's own check above says what is wrong with the snapshot.
+        Err(_) => None,
+    };
+    let Some(sandbox) = policy else {
+        r.ok(&format!("sandbox off; {landlock}; {limit}"));
+        return;
+    };
+    match kernel::check(&sandbox.policy, abi) {
+        Ok(_) => r.ok(&format!(
+            "the applied sandbox can be enforced here: {landlock}; {limit}"
+        )),
+        Err(e) => r.fail(
+            &format!("the applied sandbox cannot be enforced here ({landlock}): {e}"),
+            "the bridge refuses to start: change [sandbox] and run `collie apply`, or run on a kernel that has what is missing",
+        ),
+    }
 }
 
 fn check_modes(r: &mut Report, state: &Path) {

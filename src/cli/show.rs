@@ -14,7 +14,8 @@ use serde::Serialize;
 use super::{print_json, settings};
 use crate::app::rows::RowShown;
 use crate::applied::gate::{config_path, snapshot_path};
-use crate::applied::{differences, ResolveEnv, Resolved, Snapshot};
+use crate::applied::sandbox::{network_text, rule_text};
+use crate::applied::{differences, ResolveEnv, Resolved, SandboxResolved, Snapshot};
 use crate::config::{ConfigFile, Settings};
 use crate::control::client::{self, ClientError};
 use crate::control::protocol::Request;
@@ -426,6 +427,23 @@ fn print_resolved(r: &Resolved) -> std::io::Result<()> {
         if !st.args.is_empty() {
             outln!("             args {:?}", st.args)?;
         }
+    }
+    print_sandbox(r.sandbox.as_ref())
+}
+
+/// The effective sandbox policy (SPEC §15): each path with its access and where it came from,
+/// the network rule, each limit with where it came from.
+fn print_sandbox(sandbox: Option<&SandboxResolved>) -> std::io::Result<()> {
+    let Some(s) = sandbox else {
+        return outln!("  sandbox    off: what a phone starts runs unconfined");
+    };
+    outln!("  sandbox    workspace: what a phone starts runs confined to")?;
+    for rule in &s.policy.paths {
+        outln!("    path     {}", rule_text(rule))?;
+    }
+    outln!("    network  {}", network_text(&s.policy.network))?;
+    for (key, value, from) in s.limit_texts() {
+        outln!("    limit    {key} {value} ({from})")?;
     }
     Ok(())
 }

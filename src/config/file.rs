@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use super::migrate;
+use super::sandbox::SandboxConfig;
 
 /// The schema this version reads.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -95,6 +96,9 @@ pub struct ConfigFile {
     /// `[[starters]]`: the programs the phone's New page opens panes with.
     #[serde(default)]
     pub starters: Vec<StarterEntry>,
+    /// `[sandbox]`: what confines the processes a phone starts (SPEC §15).
+    #[serde(default)]
+    pub sandbox: SandboxConfig,
 }
 
 /// One entry of `workspaces`: a folder, or `{ path, access }`.

@@ -46,6 +46,22 @@ const REPLACED: &[(&str, &str)] = &[
     ("port", "set `COLLIE_PORT` in the environment or in `<config>/.env`"),
     ("state_dir", "set `COLLIE_STATE_DIR` in the environment or in `<config>/.env`"),
     ("redact", "set `COLLIE_REDACT=on|off` in the environment or in `<config>/.env`"),
+    ("sandbox_mode", "`[sandbox] profile = \"off\" | \"workspace\"`"),
+    ("sandbox.mode", "`profile = \"off\" | \"workspace\"`"),
+    (
+        "sandbox.writable_roots",
+        "the writable folders are the `workspaces` (`access = \"write\"`); `[sandbox] read_only` \
+         lists extra readable ones",
+    ),
+    (
+        "sandbox.workspaces",
+        "`workspaces` is a top-level key; the sandbox uses each workspace's `access`",
+    ),
+    ("sandbox.network_access", "`network = \"none\" | \"local\" | \"any\"`"),
+    ("sandbox.ports", "`local_ports = [PORT, …]` with `network = \"local\"`"),
+    ("sandbox.memory", "`memory_mb`"),
+    ("sandbox.timeout", "`timeout_s`"),
+    ("sandbox.max_processes", "`processes`"),
 ];
 
 /// Refuses the first key of `table` that [`REPLACED`] names.
