@@ -18,6 +18,7 @@ pub(super) fn prefix(applied: Option<&Snapshot>) -> Result<Option<Vec<String>>> 
 }
 
 fn policy(applied: Option<&Snapshot>) -> Option<&collie_sandbox::Policy> {
-    let _ = applied;
-    None
+    applied
+        .and_then(|s| s.resolved.sandbox.as_ref())
+        .map(|s| &s.policy)
 }
