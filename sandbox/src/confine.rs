@@ -1,7 +1,7 @@
 //! The sandbox's child confining itself, in this order, before it becomes the command: it joins
 //! its pids cgroup (while it may still write there), lowers its rlimits, gives up every
 //! capability if it runs as root (so it cannot raise them again or leave the cgroup), sets
-//! `no_new_privs`, installs the seccomp filter ([`crate::seccomp`]) and restricts itself with
+//! `no_new_privs`, installs the seccomp filter (the `seccomp` module) and restricts itself with
 //! Landlock. It is single-threaded, so the Landlock domain and the filter cover the whole process,
 //! and everything it starts inherits them.
 
