@@ -5,6 +5,7 @@
 //! paths and the executables' hashes are exactly what was applied.
 //!
 //! - [`resolve`](mod@resolve): the desired state made concrete (reads the file system, changes nothing).
+//! - [`env`]: where resolution looks things up, and how a written path becomes one.
 //! - [`agents`]: the option fields' flags, from the bridge's own table.
 //! - [`snapshot`]: the file `apply` writes and the bridge reads.
 //! - [`diff`]: what differs between two resolutions, in words.
@@ -14,6 +15,7 @@
 
 pub mod agents;
 pub mod diff;
+pub mod env;
 #[cfg(test)]
 mod fuzz;
 pub mod gate;

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::agents::{valid_model, Agent};
+use super::env::expand;
 use super::sandbox::SandboxResolved;
 use crate::config::{Access, ConfigFile, StarterEntry};
 
@@ -26,23 +27,7 @@ pub const MAX_ARG_BYTES: usize = 4096;
 /// Most workspaces.
 pub const MAX_WORKSPACES: usize = 64;
 
-/// Where resolution looks things up.
-#[derive(Debug, Clone)]
-pub struct ResolveEnv {
-    /// The folder `config.toml` is in (relative paths start there).
-    pub config_dir: PathBuf,
-    /// `$HOME`, for `~/` and the default workspace.
-    pub home: Option<PathBuf>,
-    /// `$PATH`, where a starter's bare executable name is looked up (absolute entries only).
-    pub path: Option<String>,
-    /// Folders no workspace may lie inside (Collie's state and config).
-    pub guarded: Vec<PathBuf>,
-    /// The user's agent settings files Collie's hooks live in (Claude Code's `settings.json`,
-    /// Codex's `hooks.json`), whether they exist or not: the sandbox keeps them read-only.
-    pub agent_settings: Vec<PathBuf>,
-    /// This program, symlinks resolved: the hooks an agent runs inside the sandbox call it.
-    pub collie: Option<PathBuf>,
-}
+pub use super::env::ResolveEnv;
 
 /// `config.toml` as applied: where it was and the SHA-256 of its bytes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -124,7 +109,15 @@ pub fn resolve(
     });
     let workspaces = workspaces(file, env, &mut problems);
     let starters = starters(&file.starters, env, &mut problems);
-    let sandbox = super::sandbox::resolve(file, &workspaces, &starters, env, &mut problems);
+    let roots: Vec<(PathBuf, Access)> = workspaces
+        .iter()
+        .map(|w| (w.path.clone(), w.access))
+        .collect();
+    let programs: Vec<(&str, &Path)> = starters
+        .iter()
+        .map(|st| (st.name.as_str(), st.exec.as_path()))
+        .collect();
+    let sandbox = super::sandbox::resolve(file, &roots, &programs, env, &mut problems);
     if problems.is_empty() {
         Ok(Resolved {
             config,
@@ -326,23 +319,6 @@ fn starters(
 pub fn valid_starter_name(name: &str) -> bool {
     let n = name.chars().count();
     (1..=40).contains(&n) && !name.chars().any(char::is_control)
-}
-
-/// `~` and `~/…` against home; a relative path against the config folder.
-pub(super) fn expand(text: &str, env: &ResolveEnv) -> Result<PathBuf, String> {
-    if text.is_empty() {
-        return Err("empty".into());
-    }
-    if text == "~" || text.starts_with("~/") {
-        let home = env.home.as_ref().ok_or("HOME is not set")?;
-        return Ok(home.join(text.trim_start_matches('~').trim_start_matches('/')));
-    }
-    let p = PathBuf::from(text);
-    Ok(if p.is_absolute() {
-        p
-    } else {
-        env.config_dir.join(p)
-    })
 }
 
 /// A starter's executable: a bare name looked up in `PATH` (absolute entries only: a relative

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use collie_sandbox::{Limits, Network, PathAccess, PathRule, Policy, Preset};
 use serde::{Deserialize, Serialize};
 
-use super::resolve::{expand, ResolveEnv, ResolvedStarter, ResolvedWorkspace};
+use super::env::{expand, ResolveEnv};
 use crate::config::{Access, ConfigFile, SandboxConfig, SandboxNetwork, SandboxProfile};
 
 /// Most `read_only` entries.
@@ -137,8 +137,8 @@ impl SandboxResolved {
 /// value is checked whatever the profile; the paths are made concrete only for `workspace`.
 pub fn resolve(
     file: &ConfigFile,
-    workspaces: &[ResolvedWorkspace],
-    starters: &[ResolvedStarter],
+    workspaces: &[(PathBuf, Access)],
+    starters: &[(&str, &Path)],
     env: &ResolveEnv,
     problems: &mut Vec<String>,
 ) -> Option<SandboxResolved> {
@@ -169,20 +169,20 @@ pub fn resolve(
                 .to_owned(),
         );
     } else {
-        for w in workspaces {
-            let access = match w.access {
+        for (path, access) in workspaces {
+            let access = match access {
                 Access::Read => PathAccess::Read,
                 Access::Write => PathAccess::Write,
             };
-            paths.add(w.path.clone(), access, "workspace");
+            paths.add(path.clone(), access, "workspace");
         }
     }
-    for st in starters {
-        if let Some(dir) = st.exec.parent() {
+    for (name, exec) in starters {
+        if let Some(dir) = exec.parent() {
             paths.add(
                 dir.to_path_buf(),
                 PathAccess::Read,
-                &format!("starter {}", st.name),
+                &format!("starter {name}"),
             );
         }
     }
