@@ -5,7 +5,7 @@
 //! paths and the executables' hashes are exactly what was applied.
 //!
 //! - [`resolve`](mod@resolve): the desired state made concrete (reads the file system, changes nothing).
-//! - [`env`]: where resolution looks things up, and how a written path becomes one.
+//! - [`env`](mod@env): where resolution looks things up, and how a written path becomes one.
 //! - [`agents`]: the option fields' flags, from the bridge's own table.
 //! - [`snapshot`]: the file `apply` writes and the bridge reads.
 //! - [`diff`]: what differs between two resolutions, in words.

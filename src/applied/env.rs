@@ -1,5 +1,5 @@
 //! Where resolution looks things up, and how a path `config.toml` writes becomes one: shared by
-//! the resolution of the whole file ([`super::resolve`]) and of its `[sandbox]`
+//! the resolution of the whole file ([`super::resolve`](mod@super::resolve)) and of its `[sandbox]`
 //! ([`super::sandbox`]).
 
 use std::path::PathBuf;
