@@ -17,7 +17,13 @@ use std::path::{Path, PathBuf};
 
 type Graph = BTreeMap<String, BTreeSet<String>>;
 
-const CRATES: [&str; 4] = ["src", "actors/src", "crew/src", "simulations/src"];
+const CRATES: [&str; 5] = [
+    "src",
+    "actors/src",
+    "crew/src",
+    "sandbox/src",
+    "simulations/src",
+];
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

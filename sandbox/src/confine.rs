@@ -84,7 +84,7 @@ pub fn confine(c: &Confinement) -> Result<(), ConfineError> {
         drop_capabilities()?;
     }
     nix::sys::prctl::set_no_new_privs().map_err(ConfineError::NoNewPrivs)?;
-    crate::seccomp::install(&c.policy.network)?;
+    crate::seccomp::install(&c.policy.network).map_err(|e| ConfineError::Seccomp(e.to_string()))?;
     landlock(&c.policy)
 }
 

@@ -20,16 +20,20 @@ use seccompiler::{
     SeccompRule, TargetArch,
 };
 
-use crate::confine::ConfineError;
 use crate::policy::Network;
+
+/// The filter could not be built or installed.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct SeccompError(String);
 
 /// The low bits of `socket`'s type argument (the rest are `SOCK_NONBLOCK`/`SOCK_CLOEXEC`).
 const SOCK_TYPE_MASK: u64 = 0xf;
 
 /// Installs the filter on the calling thread (inherited by everything it starts).
-pub(crate) fn install(network: &Network) -> Result<(), ConfineError> {
-    let program = program(network).map_err(|e| ConfineError::Seccomp(e.to_string()))?;
-    seccompiler::apply_filter(&program).map_err(|e| ConfineError::Seccomp(e.to_string()))
+pub(crate) fn install(network: &Network) -> Result<(), SeccompError> {
+    let program = program(network).map_err(|e| SeccompError(e.to_string()))?;
+    seccompiler::apply_filter(&program).map_err(|e| SeccompError(e.to_string()))
 }
 
 fn program(network: &Network) -> Result<BpfProgram, seccompiler::Error> {
