@@ -10,6 +10,8 @@
 //! [`MAX_KEY_AGE`], every request is refused (fail-closed). [`AccessGate::check`] is synchronous
 //! and reads the ring without a lock, so it costs one RSA verification per request.
 
+#[cfg(test)]
+mod fuzz;
 pub mod keys;
 pub mod source;
 pub mod token;
