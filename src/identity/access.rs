@@ -5,9 +5,9 @@
 //! person is the token's `email` (a service token's `common_name`).
 //!
 //! The gate holds the team's keys in memory ([`keys::KeyRing`]): fetched at start and hourly by
-//! the task [`AccessGate::spawn_refresher`] starts, sooner after a failure. A failed fetch keeps
-//! the keys already held; with none ever fetched, or none fetched for
-//! [`MAX_KEY_AGE`], every request is refused (fail-closed). [`AccessGate::check`] is synchronous
+//! [`AccessGate::run_refresher`] (or the task [`AccessGate::spawn_refresher`] starts), sooner
+//! after a failure. A failed fetch keeps the keys already held; with none ever fetched, or none
+//! fetched for [`MAX_KEY_AGE`], every request is refused (fail-closed). [`AccessGate::check`] is synchronous
 //! and reads the ring without a lock, so it costs one RSA verification per request.
 
 pub mod keys;
@@ -220,43 +220,50 @@ impl AccessGate {
         }
     }
 
-    /// Starts the task that fetches the keys now, then every [`REFRESH_EVERY`], and after a
-    /// failure again after [`retry_delay`]; it ends when `cancel` is cancelled.
+    /// Starts [`AccessGate::run_refresher`] as a task of its own; the caller owns the handle
+    /// (kept with its other tasks, or awaited after cancelling).
     pub fn spawn_refresher(&self, cancel: CancellationToken) -> tokio::task::JoinHandle<()> {
         let gate = self.clone();
-        tokio::spawn(async move {
-            let mut failures = 0u32;
-            loop {
-                let fetched = tokio::select! {
-                    () = cancel.cancelled() => return,
-                    fetched = gate.refresh() => fetched,
-                };
-                let wait = match fetched {
-                    Ok(count) => {
-                        failures = 0;
-                        tracing::debug!(team = %gate.shared.team, count, "Access keys fetched");
-                        REFRESH_EVERY
-                    }
-                    Err(e) => {
-                        failures = failures.saturating_add(1);
-                        let holding = !gate.shared.ring.load().is_empty();
-                        let wait = retry_delay(failures, holding);
-                        tracing::warn!(
-                            team = %gate.shared.team,
-                            error = %e,
-                            holding,
-                            retry_in_s = wait.as_secs(),
-                            "cannot fetch the Access keys"
-                        );
-                        wait
-                    }
-                };
-                tokio::select! {
-                    () = cancel.cancelled() => return,
-                    () = tokio::time::sleep(wait) => {}
+        let handle = tokio::spawn(async move { gate.run_refresher(cancel).await });
+        tracing::debug!(team = %self.shared.team, "Access key refresher started");
+        handle
+    }
+
+    /// Fetches the keys now, then every [`REFRESH_EVERY`], and after a failure again after
+    /// [`retry_delay`]; returns when `cancel` is cancelled (a fetch under way is dropped). For a
+    /// caller that runs it in a task set of its own.
+    pub async fn run_refresher(&self, cancel: CancellationToken) {
+        let mut failures = 0u32;
+        loop {
+            let fetched = tokio::select! {
+                () = cancel.cancelled() => return,
+                fetched = self.refresh() => fetched,
+            };
+            let wait = match fetched {
+                Ok(count) => {
+                    failures = 0;
+                    tracing::debug!(team = %self.shared.team, count, "Access keys fetched");
+                    REFRESH_EVERY
                 }
+                Err(e) => {
+                    failures = failures.saturating_add(1);
+                    let holding = !self.shared.ring.load().is_empty();
+                    let wait = retry_delay(failures, holding);
+                    tracing::warn!(
+                        team = %self.shared.team,
+                        error = %e,
+                        holding,
+                        retry_in_s = wait.as_secs(),
+                        "cannot fetch the Access keys"
+                    );
+                    wait
+                }
+            };
+            tokio::select! {
+                () = cancel.cancelled() => return,
+                () = tokio::time::sleep(wait) => {}
             }
-        })
+        }
     }
 
     /// The gate's state, for `collie doctor`.
