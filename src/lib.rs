@@ -15,6 +15,7 @@ pub mod config;
 pub mod control;
 pub mod hooks;
 pub mod http;
+pub mod identity;
 pub mod mcp;
 pub use collie_actors::private_socket;
 pub mod relay;

@@ -20,6 +20,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use collie_actors::pairing::pairing_source;
 
+use super::identity::Vouched;
 use super::tiers::{self, Access};
 use crate::app::authn::{Credential, Origin};
 use crate::app::{App, AppError, Caller, Who};
@@ -71,8 +72,11 @@ pub async fn authorize(
     let access = matched
         .as_ref()
         .and_then(|m| tiers::required(&method, m.as_str()));
+    // Who the identity gates vouched for (SPEC §14): they ran before this, and refused already.
+    let identity = req.extensions().get::<Vouched>().and_then(|v| v.0.clone());
     if access == Some(Access::Open) {
-        req.extensions_mut().insert(Caller::new(Who::Open));
+        req.extensions_mut()
+            .insert(Caller::new(Who::Open).with_identity(identity));
         return next.run(req).await;
     }
     let from = origin(req.headers(), &method, peer);
@@ -94,6 +98,6 @@ pub async fn authorize(
     if let Err(e) = app.admit(&caller, gate, &from) {
         return e.into_response();
     }
-    req.extensions_mut().insert(caller);
+    req.extensions_mut().insert(caller.with_identity(identity));
     next.run(req).await
 }
