@@ -294,6 +294,15 @@ fn behind_a_tailscale_like_proxy_only_a_trusted_login_pairs_and_is_named() {
         )
     };
 
+    // `collie doctor` says what each gate requires.
+    let doctor = String::from_utf8_lossy(&b.cli(&["doctor"]).stdout).into_owned();
+    assert!(
+        doctor.contains(
+            "identity gate tailscale: Tailscale-User-Login must name alice@example.com, jörg@example.com"
+        ) && doctor.contains("identity gate device-header: off"),
+        "{doctor}"
+    );
+
     // Health stays open and names no one, through the proxy or not.
     let (s, health) = call(tagged, "GET", "/api/health", None, None, &[]);
     assert_eq!(s, 200, "{health}");
@@ -473,6 +482,13 @@ fn the_device_header_gate_lets_in_only_the_values_it_allows() {
             headers,
         )
     };
+    let doctor = String::from_utf8_lossy(&b.cli(&["doctor"]).stdout).into_owned();
+    assert!(
+        doctor.contains(
+            "identity gate device-header: x-device-id must carry one of 2 allowed value(s)"
+        ) && doctor.contains("identity gate tailscale: off"),
+        "{doctor}"
+    );
     refused_by(pair(none, "a", &[]), "device-header", "no device header");
     refused_by(
         pair(other, "b", &[]),
