@@ -386,6 +386,16 @@ fn behind_a_tailscale_like_proxy_only_a_trusted_login_pairs_and_is_named() {
     );
     let (s, v) = call(alice, "GET", "/api/devices", None, None, &[]);
     assert_eq!((s, v), (403, json!({"error": "device not paired"})));
+    let unpaired = wait_for(Duration::from_secs(10), || {
+        b.audit_lines().into_iter().find(|l| {
+            l["event"] == "security.denied" && l["detail"]["reason"] == "device not paired"
+        })
+    })
+    .expect("the refusal is audited");
+    assert_eq!(
+        unpaired["detail"]["identity"], "alice@example.com",
+        "{unpaired}"
+    );
 
     // MCP is behind the same door.
     let (s, v) = call(

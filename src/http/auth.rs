@@ -53,6 +53,7 @@ pub fn origin(headers: &HeaderMap, method: &Method, peer: SocketAddr) -> Origin 
         source: source_of(headers, peer),
         method: method.as_str().to_owned(),
         reads: *method == Method::GET,
+        identity: None,
     }
 }
 
@@ -79,7 +80,8 @@ pub async fn authorize(
             .insert(Caller::new(Who::Open).with_identity(identity));
         return next.run(req).await;
     }
-    let from = origin(req.headers(), &method, peer);
+    let mut from = origin(req.headers(), &method, peer);
+    from.identity = identity.clone();
     let header = req
         .headers()
         .get(header::AUTHORIZATION)
