@@ -32,6 +32,7 @@ fn snapshot() -> (PolicySnapshot, Vec<DeviceToken>) {
             created_at: NOW - Duration::days(30),
             last_seen: None,
             expires_at: (i % 3 == 0).then(|| NOW + Duration::days(1)),
+            paired_by: None,
         })
         .collect();
     (PolicySnapshot::build(1, &devices), tokens)

@@ -212,6 +212,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
                 .clone()
                 .unwrap_or_else(|| format!("http://{http_addr}")),
         ),
+        gates: Arc::new(settings.gates.gates()),
         #[cfg(feature = "fault-injection")]
         store: store.clone(),
     };

@@ -46,6 +46,9 @@ pub const KNOWN_VARS: &[&str] = &[
     "COLLIE_LOG",
     "COLLIE_TMUX_SOCKETS",
     "COLLIE_PANE",
+    "COLLIE_TRUSTED_USER",
+    "COLLIE_DEVICE_HEADER",
+    "COLLIE_DEVICE_ALLOW",
 ];
 
 /// The hook socket's file name in the state dir.
@@ -134,6 +137,9 @@ pub struct Settings {
     pub phone_run: bool,
     /// `[phone] adds` and `free_text`: which starter rows a phone may add (SPEC §12).
     pub phone_rows: RowPolicy,
+    /// The identity gates (SPEC §14): `COLLIE_TRUSTED_USER`, `COLLIE_DEVICE_HEADER` with
+    /// `COLLIE_DEVICE_ALLOW`.
+    pub gates: crate::identity::GateConfig,
 }
 
 /// `[phone] adds` and `free_text` of this machine: which starter rows a phone may add and start
@@ -288,6 +294,11 @@ impl Settings {
             ),
         };
         let push_services = push_services(&file.push)?;
+        let gates = crate::identity::GateConfig::from_vars(
+            get("COLLIE_TRUSTED_USER").as_deref(),
+            get("COLLIE_DEVICE_HEADER").as_deref(),
+            get("COLLIE_DEVICE_ALLOW").as_deref(),
+        )?;
         let mut seen_vars = BTreeMap::new();
         for (k, v) in dotenv.iter().chain(process_env.iter()) {
             if k.starts_with("COLLIE_") {
@@ -335,6 +346,7 @@ impl Settings {
                 adds: file.phone.adds.unwrap_or(true),
                 free_text: file.phone.free_text.unwrap_or(false),
             },
+            gates,
         })
     }
 

@@ -128,6 +128,7 @@ impl Registry {
                     expires_at: d
                         .expires_at
                         .and_then(|s| OffsetDateTime::from_unix_timestamp(s).ok()),
+                    paired_by: None,
                 })
             })
             .collect()
@@ -176,6 +177,7 @@ pub(crate) fn held(copy: &RegistryCopy) -> Option<Held> {
                 Some(s) => Some(OffsetDateTime::from_unix_timestamp(s).ok()?),
                 None => None,
             },
+            paired_by: None,
         });
     }
     Some(Held {

@@ -43,6 +43,8 @@ pub struct Origin {
     pub method: String,
     /// Whether the request only reads (`GET`): the local secret is a read credential only.
     pub reads: bool,
+    /// The person an identity gate vouched for (SPEC §14), named in a refusal's audit line.
+    pub identity: Option<crate::identity::Identity>,
 }
 
 /// What a route lets in: a device of at least `tier`, and the local secret only when
@@ -134,6 +136,11 @@ impl App {
             .with_detail("method", from.method.clone());
         if let Some(d) = device {
             rec = rec.with_device(d);
+        }
+        if let Some(id) = &from.identity {
+            rec = rec
+                .with_detail("identity", id.person.clone())
+                .with_detail("identity_gate", id.gate);
         }
         if let Some((required, held)) = tiers {
             rec = rec

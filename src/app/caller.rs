@@ -12,6 +12,7 @@ use rand::RngCore;
 use time::OffsetDateTime;
 
 use super::{App, AppError};
+use crate::identity::Identity;
 
 /// The device name a member is given for a request of the lead's own CLI (local secret or socket).
 const LEAD_LOCAL_CALLER: &str = "local";
@@ -65,12 +66,14 @@ pub enum Who {
     },
 }
 
-/// A caller, the id of its request, and where it asks from (for refusals, counted per source).
+/// A caller, the id of its request, where it asks from (for refusals, counted per source), and
+/// the person an identity gate vouched for (SPEC §14), if one did.
 #[derive(Debug, Clone)]
 pub struct Caller {
     who: Who,
     request_id: String,
     source: Option<String>,
+    identity: Option<Identity>,
 }
 
 /// A fresh request id for audit lines (128 random bits, hex).
@@ -96,7 +99,20 @@ impl Caller {
             who,
             request_id: request_id(),
             source: None,
+            identity: None,
         }
+    }
+
+    /// This caller, vouched for by an identity gate as `identity` (SPEC §14): its audit lines
+    /// name the person beside the device.
+    pub fn with_identity(mut self, identity: Option<Identity>) -> Caller {
+        self.identity = identity;
+        self
+    }
+
+    /// The person an identity gate vouched for, if one did.
+    pub fn identity(&self) -> Option<&Identity> {
+        self.identity.as_ref()
     }
 
     /// This caller, asking from `source` (the peer address, or behind a loopback proxy the
@@ -133,6 +149,7 @@ impl Caller {
             },
             request_id,
             source: None,
+            identity: None,
         }
     }
 
@@ -219,10 +236,17 @@ impl Caller {
     }
 
     /// The audit line of a write by this caller on this machine (SPEC §7): the device, the request
-    /// id, and how the request came (`phone`, `cli`, or `relay` with the lead's name).
+    /// id, how the request came (`phone`, `cli`, or `relay` with the lead's name), and the person
+    /// an identity gate vouched for (`identity`, with `identity_gate`; SPEC §14).
     pub fn record(&self, app: &App, event: AuditEventKind) -> AuditRecord {
         let rec = AuditRecord::new(event, app.core.machine.get())
             .with_request_id(self.request_id.clone());
+        let rec = match &self.identity {
+            Some(id) => rec
+                .with_detail("identity", id.person.clone())
+                .with_detail("identity_gate", id.gate),
+            None => rec,
+        };
         match &self.who {
             Who::Relay {
                 lead,

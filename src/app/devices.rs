@@ -28,6 +28,9 @@ pub struct DeviceView {
     pub expires_at: Option<String>,
     /// Whether it is the device asking.
     pub current: bool,
+    /// Who paired it: the person an identity gate vouched for at the claim (SPEC §14), or null.
+    #[serde(default)]
+    pub paired_by: Option<String>,
 }
 
 impl DeviceView {
@@ -39,6 +42,7 @@ impl DeviceView {
             last_seen: d.last_seen.and_then(rfc3339::format),
             expires_at: d.expires_at.and_then(rfc3339::format),
             current: current == Some(d.label.as_str()),
+            paired_by: d.paired_by.clone(),
         }
     }
 }
@@ -117,9 +121,23 @@ impl App {
             .await?)
     }
 
-    /// Claims a code for a device named `label`; `source` is the rate-limit source.
+    /// Claims a code for a device named `label`; `source` is the rate-limit source. No identity
+    /// gate named who claims it (see [`App::claim_as`]).
     pub async fn claim(
         &self,
+        code: String,
+        label: String,
+        source: IpAddr,
+    ) -> Result<ClaimedDevice, AppError> {
+        self.claim_as(&Caller::new(super::Who::Open), code, label, source)
+            .await
+    }
+
+    /// [`App::claim`] by `caller`, the open caller whose identity (SPEC §14), if a gate named
+    /// one, is who paired the device.
+    pub async fn claim_as(
+        &self,
+        caller: &Caller,
         code: String,
         label: String,
         source: IpAddr,
@@ -137,6 +155,7 @@ impl App {
                 code,
                 label,
                 source,
+                paired_by: caller.identity().map(|i| i.person.clone()),
                 reply: r,
             })
             .await??;

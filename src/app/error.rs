@@ -109,6 +109,12 @@ pub enum AppError {
     /// 400 with a message that says what to change (`invalid label`, `unknown key: X`, …).
     #[error("{0}")]
     BadRequest(String),
+    /// 403: an identity gate (SPEC §14) refused the request; the answer names the gate.
+    #[error("identity required")]
+    IdentityRequired {
+        /// The refusing gate's name (`tailscale`, `device-header`, …).
+        gate: &'static str,
+    },
     /// 403: Host or Origin not allowed.
     #[error("{0}")]
     Forbidden(&'static str),
@@ -142,6 +148,7 @@ impl AppError {
         use AppError::*;
         match self {
             NotPaired | Expired | InsufficientTier | InvalidCode | Forbidden(_) => 403,
+            IdentityRequired { .. } => 403,
             LabelInUse | CardChanged | ScreenChanged | DurableRefused(_) | StarterChanged
             | ConfirmNoPrompts => 409,
             CardClosed => 410,

@@ -45,6 +45,7 @@ pub mod sent;
 pub mod starters;
 pub mod status;
 pub mod tools;
+mod vouch;
 pub mod walky;
 pub mod windows;
 pub mod wire;

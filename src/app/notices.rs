@@ -88,6 +88,7 @@ mod tests {
             created_at: now - Duration::hours(hours_ago),
             last_seen: None,
             expires_at: None,
+            paired_by: None,
         }
     }
 

@@ -68,6 +68,8 @@ pub struct DoorParts {
     pub allowed_hosts: Arc<Vec<String>>,
     /// The URL phones open (QR code of `collie pair`).
     pub public_url: Arc<String>,
+    /// The identity gates every `/api` request but health passes besides pairing (SPEC §14).
+    pub gates: Arc<crate::identity::Gates>,
     /// Test-only (feature `fault-injection`): the store, so a test can make its device writes
     /// fail (decision 0037).
     #[cfg(feature = "fault-injection")]

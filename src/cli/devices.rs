@@ -69,8 +69,14 @@ fn list(json: bool) -> anyhow::Result<ExitCode> {
         outln!("no paired devices (pair one with `collie pair`)")?;
     }
     for d in devices {
+        // Who paired it, when an identity gate named them (SPEC §14).
+        let by = d
+            .paired_by
+            .as_deref()
+            .map(|p| format!(" paired by {p}"))
+            .unwrap_or_default();
         outln!(
-            "{:<24} {:<5} last seen {:<25} expires {}",
+            "{:<24} {:<5} last seen {:<25} expires {}{by}",
             d.label,
             d.tier.as_str(),
             d.last_seen.as_deref().unwrap_or("never"),

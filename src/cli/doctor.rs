@@ -118,6 +118,9 @@ pub(super) fn run() -> anyhow::Result<ExitCode> {
         );
     }
 
+    // The identity gates at the door (SPEC §14).
+    check_gates(&mut r, &settings);
+
     // 6. The audit chain, its end against the store, and recorded breaks.
     match super::audit::check(&settings) {
         Ok(checked) => {
@@ -174,6 +177,37 @@ pub(super) fn run() -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// One line per identity gate (SPEC §14): off, or what it requires. A gate whose headers can
+/// never be trusted — the bridge listening on an address no loopback proxy reaches — is a warning:
+/// every request but health would be refused.
+fn check_gates(r: &mut Report, settings: &crate::config::Settings) {
+    let cfg = &settings.gates;
+    match &cfg.trusted_users {
+        None => r.ok("identity gate tailscale: off (COLLIE_TRUSTED_USER unset)"),
+        Some(t) => r.ok(&format!(
+            "identity gate tailscale: Tailscale-User-Login must name {}",
+            t.logins().join(", ")
+        )),
+    }
+    match &cfg.device_header {
+        None => r.ok("identity gate device-header: off (COLLIE_DEVICE_HEADER unset)"),
+        Some(d) => r.ok(&format!(
+            "identity gate device-header: {} must carry one of {} allowed value(s)",
+            d.header(),
+            d.values()
+        )),
+    }
+    let host = settings.host;
+    if !cfg.gates().is_empty() && !host.is_loopback() && !host.is_unspecified() {
+        r.warn(
+            &format!(
+                "identity gates trust headers from a loopback proxy only, and the bridge listens on {host}: every request but health is refused"
+            ),
+            "let the bridge listen on 127.0.0.1 (COLLIE_HOST) behind `tailscale serve` or another proxy on this machine",
+        );
+    }
 }
 
 /// The kernel's Landlock ABI, how the process limit is held, and whether the applied `[sandbox]`

@@ -20,6 +20,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use collie_actors::pairing::pairing_source;
 
+use super::identity::Vouched;
 use super::tiers::{self, Access};
 use crate::app::authn::{Credential, Origin};
 use crate::app::{App, AppError, Caller, Who};
@@ -52,6 +53,7 @@ pub fn origin(headers: &HeaderMap, method: &Method, peer: SocketAddr) -> Origin 
         source: source_of(headers, peer),
         method: method.as_str().to_owned(),
         reads: *method == Method::GET,
+        identity: None,
     }
 }
 
@@ -71,11 +73,15 @@ pub async fn authorize(
     let access = matched
         .as_ref()
         .and_then(|m| tiers::required(&method, m.as_str()));
+    // Who the identity gates vouched for (SPEC §14): they ran before this, and refused already.
+    let identity = req.extensions().get::<Vouched>().and_then(|v| v.0.clone());
     if access == Some(Access::Open) {
-        req.extensions_mut().insert(Caller::new(Who::Open));
+        req.extensions_mut()
+            .insert(Caller::new(Who::Open).with_identity(identity));
         return next.run(req).await;
     }
-    let from = origin(req.headers(), &method, peer);
+    let mut from = origin(req.headers(), &method, peer);
+    from.identity = identity.clone();
     let header = req
         .headers()
         .get(header::AUTHORIZATION)
@@ -94,6 +100,6 @@ pub async fn authorize(
     if let Err(e) = app.admit(&caller, gate, &from) {
         return e.into_response();
     }
-    req.extensions_mut().insert(caller);
+    req.extensions_mut().insert(caller.with_identity(identity));
     next.run(req).await
 }

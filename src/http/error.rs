@@ -15,6 +15,9 @@ pub struct ErrorBody {
     /// On a deputy's standby door (SPEC §13): the lead's URL, where the phone belongs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lead: Option<String>,
+    /// On `identity required` (SPEC §14): the gate that refused, so the phone can say which.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gate: Option<&'static str>,
 }
 
 impl IntoResponse for AppError {
@@ -27,6 +30,10 @@ impl IntoResponse for AppError {
                 error: self.to_string(),
                 lead: match &self {
                     AppError::Standby(url) => Some(url.clone()),
+                    _ => None,
+                },
+                gate: match &self {
+                    AppError::IdentityRequired { gate } => Some(gate),
                     _ => None,
                 },
             }),

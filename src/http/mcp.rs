@@ -86,7 +86,11 @@ pub async fn authorize(
     if let Err(e) = app.admit(&caller, Op::ToolCall.access().gate(), &from) {
         return e.into_response();
     }
-    req.extensions_mut().insert(caller);
+    let identity = req
+        .extensions()
+        .get::<super::identity::Vouched>()
+        .and_then(|v| v.0.clone());
+    req.extensions_mut().insert(caller.with_identity(identity));
     next.run(req).await
 }
 

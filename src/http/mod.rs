@@ -1,9 +1,10 @@
 //! The phone API and the web app, served by axum on hyper (SPEC §3.2): an adapter over
 //! [`crate::app`].
 //!
-//! Two middlewares wrap every route: [`headers::security_headers`] (Host/Origin checks and the
-//! response headers of §4.8) around everything, and [`auth::authorize`] (who asks, then the tier
-//! gate) around the API. Handlers are thin: they decode, call the application through [`App`], and
+//! Middlewares wrap every route: [`headers::security_headers`] (Host/Origin checks and the
+//! response headers of §4.8) around everything, then around the API and `/mcp`
+//! [`identity::gates`] (the identity a proxy vouches for, SPEC §14) and [`auth::authorize`] (who
+//! asks, then the tier gate). Handlers are thin: they decode, call the application through [`App`], and
 //! encode; [`error`] maps an [`AppError`] to its status and JSON body.
 
 pub mod auth;
@@ -11,6 +12,7 @@ pub mod body;
 pub mod error;
 pub mod extract;
 pub mod headers;
+pub mod identity;
 pub mod json;
 pub mod mcp;
 mod routes;
@@ -33,12 +35,14 @@ pub fn router(ctx: App) -> Router {
     let api = routes::api()
         .fallback(|| async { AppError::NotFound })
         .layer(middleware::from_fn(body::read_whole))
-        .layer(middleware::from_fn_with_state(ctx.clone(), auth::authorize));
+        .layer(middleware::from_fn_with_state(ctx.clone(), auth::authorize))
+        .layer(middleware::from_fn_with_state(ctx.clone(), identity::gates));
     let mcp = Router::new()
         .route_service("/mcp", mcp::service(ctx.clone(), ctx.allowed_host_names()))
         .layer(middleware::from_fn(mcp::json_rejections))
         .layer(middleware::from_fn(body::read_whole))
-        .layer(middleware::from_fn_with_state(ctx.clone(), mcp::authorize));
+        .layer(middleware::from_fn_with_state(ctx.clone(), mcp::authorize))
+        .layer(middleware::from_fn_with_state(ctx.clone(), identity::gates));
     Router::new()
         .merge(api)
         .merge(mcp)

@@ -8,11 +8,12 @@
 import { getReach, getToken, setReach } from './store.js';
 
 export class ApiError extends Error {
-  constructor(status, code, retryAfter = null) {
+  constructor(status, code, retryAfter = null, gate = null) {
     super(code);
     this.status = status; // 0: the bridge could not be reached
     this.code = code;
     this.retryAfter = retryAfter;
+    this.gate = gate; // `identity required`: the gate that refused (SPEC §14)
   }
 
   get offline() {
@@ -34,13 +35,15 @@ export function isUnpaired(status, code) {
 /** Turns a failed response into an ApiError (and reports an unpaired device). */
 export async function failure(res) {
   let code = `HTTP ${res.status}`;
+  let gate = null;
   try {
     const body = await res.json();
     if (body && typeof body.error === 'string') code = body.error;
+    if (body && typeof body.gate === 'string') gate = body.gate;
   } catch {
     // not JSON: keep the status
   }
-  const err = new ApiError(res.status, code, res.headers.get('Retry-After'));
+  const err = new ApiError(res.status, code, res.headers.get('Retry-After'), gate);
   if (isUnpaired(res.status, code) && fromLead(res.url)) onUnpaired(code);
   return err;
 }

@@ -37,6 +37,11 @@ pub const IDENTIFIER_KEYS: &[&str] = &[
     "lead",
     "device",
     "label",
+    // the person an identity gate vouched for, and the gate (SPEC §14)
+    "identity",
+    "identity_gate",
+    "gate",
+    "cause",
     "pane",
     "pane_token",
     "tab",

@@ -38,6 +38,7 @@ mod tests {
             created_at: OffsetDateTime::UNIX_EPOCH,
             last_seen: None,
             expires_at,
+            paired_by: None,
         };
         let past = Some(OffsetDateTime::UNIX_EPOCH + time::Duration::days(1));
         let devices = [device("tablet", 2, past), device("phone", 1, None)];

@@ -142,6 +142,9 @@ pub enum PairingMsg {
         label: String,
         /// The rate-limit source (see `pairing_source`).
         source: IpAddr,
+        /// The person an identity gate vouched for (SPEC §14): kept on the device and named in
+        /// its `device.paired` line.
+        paired_by: Option<String>,
         /// The answer.
         reply: RpcReplyPort<Result<ClaimedDevice, PairingError>>,
     },
@@ -267,9 +270,10 @@ impl Actor for PairingActor {
                 code,
                 label,
                 source,
+                paired_by,
                 reply,
             } => {
-                let _ = reply.send(state.claim(&code, &label, source, now).await);
+                let _ = reply.send(state.claim(&code, &label, source, paired_by, now).await);
             }
             PairingMsg::List(reply) => {
                 let _ = reply.send(Ok(state.registry.iter().cloned().collect()));
@@ -416,12 +420,14 @@ impl PairingState {
         code: &str,
         label: &str,
         source: IpAddr,
+        paired_by: Option<String>,
         now: OffsetDateTime,
     ) -> Result<ClaimedDevice, PairingError> {
         let claimed = self
             .core
             .claim(&self.registry, &mut OsRng, code, label, source, now)?;
-        let paired = claimed.paired;
+        let mut paired = claimed.paired;
+        paired.device.paired_by = paired_by;
         let mut lines = Vec::with_capacity(2);
         if let Some(old) = &paired.replaced {
             // Label takeover of an expired device: its token is revoked, and that is audited.
@@ -432,12 +438,14 @@ impl PairingState {
                     .with_detail("reason", "label taken over after expiry"),
             );
         }
-        lines.push(
-            AuditRecord::new(AuditEventKind::DevicePaired, self.args.machine.get())
-                .with_device(paired.device.label.as_str())
-                .with_detail("label", paired.device.label.as_str())
-                .with_detail("tier", paired.device.tier.as_str()),
-        );
+        let line = AuditRecord::new(AuditEventKind::DevicePaired, self.args.machine.get())
+            .with_device(paired.device.label.as_str())
+            .with_detail("label", paired.device.label.as_str())
+            .with_detail("tier", paired.device.tier.as_str());
+        lines.push(match &paired.device.paired_by {
+            Some(person) => line.with_detail("identity", person.clone()),
+            None => line,
+        });
         let write = paired.write();
         self.commit_lines(lines, write).await?;
         Ok(ClaimedDevice {

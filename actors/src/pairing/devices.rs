@@ -44,6 +44,11 @@ pub struct Device {
     /// From this instant on the device is refused with `device expired`; `None` never expires.
     #[serde(default, with = "time::serde::rfc3339::option")]
     pub expires_at: Option<OffsetDateTime>,
+    /// Who paired it: the person an identity gate vouched for when the code was claimed (SPEC
+    /// §14), `None` without a gate. Absent from records written before gates existed, and from
+    /// new ones without a person, so those read and write as they did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paired_by: Option<String>,
 }
 
 impl Device {
@@ -199,6 +204,7 @@ impl DeviceRegistry {
             created_at: now,
             last_seen: None,
             expires_at,
+            paired_by: None,
         };
         Ok(Paired { device, replaced })
     }

@@ -273,6 +273,7 @@ mod tests {
             created_at: T0,
             last_seen: None,
             expires_at,
+            paired_by: None,
         }
     }
 

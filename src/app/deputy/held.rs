@@ -65,6 +65,7 @@ impl Held {
                 created_at: OffsetDateTime::UNIX_EPOCH,
                 last_seen: None,
                 expires_at,
+                paired_by: None,
             });
         }
         let policy = PolicySnapshot::build(copy.version, devices.iter());

@@ -15,6 +15,7 @@ pub struct Device {
     last_seen: Option<String>,
     expires_at: Option<String>,
     current: bool,
+    paired_by: Option<String>,
 }
 
 impl From<DeviceView> for Device {
@@ -26,6 +27,7 @@ impl From<DeviceView> for Device {
             last_seen: d.last_seen,
             expires_at: d.expires_at,
             current: d.current,
+            paired_by: d.paired_by,
         }
     }
 }
@@ -83,6 +85,7 @@ mod tests {
                 last_seen: some("2026-12-06T09:01:00Z"),
                 expires_at: some("2026-12-07T09:00:00Z"),
                 current: i == 1,
+                paired_by: some("alice@example.com"),
             };
             let before = serde_json::to_string(&d).unwrap();
             assert_eq!(serde_json::to_string(&Device::from(d)).unwrap(), before);

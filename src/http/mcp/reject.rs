@@ -39,6 +39,7 @@ fn replacement(status: StatusCode) -> Response {
             Json(ErrorBody {
                 error: text.to_owned(),
                 lead: None,
+                gate: None,
             }),
         )
             .into_response();
@@ -219,6 +220,7 @@ mod tests {
             Json(ErrorBody {
                 error: "x".into(),
                 lead: None,
+                gate: None,
             }),
         )
             .into_response();

@@ -40,12 +40,13 @@ pub(super) struct Paired {
 pub(super) async fn pair(
     State(app): State<App>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Extension(caller): Extension<Caller>,
     headers: HeaderMap,
     bytes: Bytes,
 ) -> Result<Json<Paired>, AppError> {
     let source = crate::http::auth::source_ip(&headers, peer);
     let b: PairBody = body(&bytes)?;
-    let claimed = app.claim(b.code, b.label, source).await?;
+    let claimed = app.claim_as(&caller, b.code, b.label, source).await?;
     Ok(Json(Paired {
         token: claimed.token.expose_secret().to_owned(),
         device: PairedDevice {

@@ -21,6 +21,8 @@ export function pairError(err) {
       return 'Use 1–64 letters, digits, dots, dashes or underscores.';
     case 'pairing unavailable':
       return 'The bridge cannot read its device list right now. Try again in a moment.';
+    case 'identity required':
+      return `Identity required: the ${err.gate || 'identity'} gate refused this phone. Sign in as a person the bridge trusts.`;
     default:
       if (err.offline) return 'Cannot reach the bridge. Check the connection and try again.';
       return `Pairing failed (${err.code}). Try again.`;
