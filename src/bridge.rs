@@ -173,6 +173,18 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     let toolbox = toolbox(&settings, applied.as_ref(), confined.as_deref())?;
     let root = CancellationToken::new();
     let tasks = TaskTracker::new();
+    // Cloudflare Access (SPEC §14): its keys are fetched now and hourly; until the first fetch
+    // succeeds every request is refused (fail-closed).
+    let access = match &settings.gates.access {
+        Some(cfg) => {
+            let gate = cfg.gate()?;
+            let refresher = gate.clone();
+            let stop = root.child_token();
+            tasks.spawn(async move { refresher.run_refresher(stop).await });
+            Some(gate)
+        }
+        None => None,
+    };
     let open_audit_breaks = Arc::new(AtomicU64::new(0));
     let (audit_head_tx, audit_head) = tokio::sync::watch::channel(None);
     let relays = Relays::default();
@@ -212,7 +224,10 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
                 .clone()
                 .unwrap_or_else(|| format!("http://{http_addr}")),
         ),
-        gates: Arc::new(settings.gates.gates()),
+        gates: Arc::new(settings.gates.gates_around(access.map(|a| {
+            let gate: Arc<dyn crate::identity::Gate> = Arc::new(a);
+            gate
+        }))),
         #[cfg(feature = "fault-injection")]
         store: store.clone(),
     };

@@ -49,6 +49,8 @@ pub const KNOWN_VARS: &[&str] = &[
     "COLLIE_TRUSTED_USER",
     "COLLIE_DEVICE_HEADER",
     "COLLIE_DEVICE_ALLOW",
+    "COLLIE_ACCESS_TEAM",
+    "COLLIE_ACCESS_AUD",
 ];
 
 /// The hook socket's file name in the state dir.
@@ -138,7 +140,7 @@ pub struct Settings {
     /// `[phone] adds` and `free_text`: which starter rows a phone may add (SPEC §12).
     pub phone_rows: RowPolicy,
     /// The identity gates (SPEC §14): `COLLIE_TRUSTED_USER`, `COLLIE_DEVICE_HEADER` with
-    /// `COLLIE_DEVICE_ALLOW`.
+    /// `COLLIE_DEVICE_ALLOW`, `COLLIE_ACCESS_TEAM` with `COLLIE_ACCESS_AUD`.
     pub gates: crate::identity::GateConfig,
 }
 
@@ -298,6 +300,10 @@ impl Settings {
             get("COLLIE_TRUSTED_USER").as_deref(),
             get("COLLIE_DEVICE_HEADER").as_deref(),
             get("COLLIE_DEVICE_ALLOW").as_deref(),
+            (
+                get("COLLIE_ACCESS_TEAM").as_deref(),
+                get("COLLIE_ACCESS_AUD").as_deref(),
+            ),
         )?;
         let mut seen_vars = BTreeMap::new();
         for (k, v) in dotenv.iter().chain(process_env.iter()) {

@@ -31,13 +31,18 @@ use std::time::SystemTime;
 
 use http::HeaderMap;
 
-pub use self::config::{ConfigError, GateConfig};
+pub use self::config::{AccessConfig, ConfigError, GateConfig};
 pub use self::device_header::DeviceHeader;
 pub use self::tailscale::TrustedUsers;
 
 /// The longest identity value a gate reads, in bytes (a login, a device id): checked before it
 /// is decoded or copied.
 pub const MAX_VALUE: usize = 512;
+
+/// What the gates said of a request (`None`: no gate names anyone): carried in the request's
+/// extensions from the gates' middleware to the one that names the caller.
+#[derive(Debug, Clone)]
+pub struct Vouched(pub Option<Identity>);
 
 /// Who a gate vouched for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +76,12 @@ impl<'a> Seen<'a> {
     /// absent (or the peer is not the proxy, whose headers are never read), an error when it is
     /// repeated (a proxy sets it once) or longer than [`MAX_VALUE`].
     pub fn header(&self, name: &str) -> Result<Option<&'a [u8]>, Cause> {
+        self.header_within(name, MAX_VALUE)
+    }
+
+    /// [`Seen::header`] for a value that may be up to `max` bytes (a signed token is longer than
+    /// a login).
+    pub fn header_within(&self, name: &str, max: usize) -> Result<Option<&'a [u8]>, Cause> {
         if !self.from_proxy {
             return Ok(None);
         }
@@ -81,7 +92,7 @@ impl<'a> Seen<'a> {
         if values.next().is_some() {
             return Err(Cause::Repeated);
         }
-        if first.len() > MAX_VALUE {
+        if first.len() > max {
             return Err(Cause::Unreadable);
         }
         Ok(Some(first.as_bytes()))

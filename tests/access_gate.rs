@@ -5,6 +5,7 @@
 //! only through the test-only `fault-injection` feature.
 #![cfg(feature = "fault-injection")]
 
+mod support;
 #[path = "support/test_ca.rs"]
 mod test_ca;
 
@@ -521,4 +522,102 @@ async fn the_test_variables_point_a_fault_injection_build_at_the_test_server() {
     assert_eq!(gate.refresh().await.expect("fetch"), 1);
     // The issuer is still the team's, whatever the key server's address.
     assert_eq!(gate.state().issuer, ISS);
+}
+
+/// Through a bridge: with `COLLIE_ACCESS_TEAM`/`COLLIE_ACCESS_AUD` every `/api` request but health
+/// needs a valid token — pairing too, and pairing and the token must both pass; the device list
+/// names the person who paired; an expired token, or none, is `403 identity required` from the
+/// `access` gate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bridge_behind_access_lets_in_only_a_valid_token() {
+    let a = TestKey::load("key-a.pk8.der", "kid-a");
+    let server = KeyServer::start(&[&a]).await;
+    let now = SystemTime::now();
+    let valid = a.token(&claims(now));
+    let expired = a.token(&with(claims(now), "exp", json!(unix(now) - 3600)));
+    let env = vec![
+        ("COLLIE_ACCESS_TEAM".to_owned(), TEAM.to_owned()),
+        ("COLLIE_ACCESS_AUD".to_owned(), AUD.to_owned()),
+        (
+            "COLLIE_TEST_ACCESS_CERTS_URL".to_owned(),
+            server.url.clone(),
+        ),
+        (
+            "COLLIE_TEST_ACCESS_CA".to_owned(),
+            server.ca_file.display().to_string(),
+        ),
+    ];
+    tokio::task::spawn_blocking(move || {
+        let b = support::TestBridge::start_with(support::Opts {
+            env,
+            ..support::Opts::default()
+        });
+        let with_token = |t: &str| vec![(TOKEN_HEADER, t.to_owned())];
+        let ask = |method: &str,
+                   path: &str,
+                   device: Option<&str>,
+                   token: &[(&str, String)],
+                   body: Option<&Value>| {
+            let headers: Vec<(&str, &str)> = token.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            b.request(method, path, device, body, &headers)
+        };
+        // Health stays open and names no one.
+        let (s, _) = ask("GET", "/api/health", None, &[], None);
+        assert_eq!(s, 200);
+        // The keys come with the first fetch; until then even a valid token is refused.
+        let code = b.code("full");
+        let claim = json!({"code": code, "label": "alice-phone"});
+        let refused = ask("POST", "/api/pair", None, &[], Some(&claim));
+        assert_eq!(refused.0, 403, "{}", refused.1);
+        assert_eq!(refused.1["error"], "identity required");
+        assert_eq!(refused.1["gate"], "access");
+        let expired_claim = ask(
+            "POST",
+            "/api/pair",
+            None,
+            &with_token(&expired),
+            Some(&claim),
+        );
+        assert_eq!(
+            (expired_claim.0, &expired_claim.1["gate"]),
+            (403, &json!("access"))
+        );
+        let mut last = None;
+        let paired = support::wait_for(Duration::from_secs(20), || {
+            let (s, v) = ask("POST", "/api/pair", None, &with_token(&valid), Some(&claim));
+            last = Some((s, v.clone()));
+            (s == 200).then_some(v)
+        })
+        .unwrap_or_else(|| panic!("a valid token pairs once the keys are fetched: {last:?}"));
+        let device = paired["token"].as_str().expect("token").to_owned();
+        // The device alone is not enough, nor an expired token with it.
+        let (s, v) = ask("GET", "/api/panes", Some(&device), &[], None);
+        assert_eq!((s, &v["error"]), (403, &json!("identity required")));
+        let (s, _) = ask(
+            "GET",
+            "/api/panes",
+            Some(&device),
+            &with_token(&expired),
+            None,
+        );
+        assert_eq!(s, 403);
+        // Both together pass, and the device list names who paired.
+        let (s, list) = ask(
+            "GET",
+            "/api/devices",
+            Some(&device),
+            &with_token(&valid),
+            None,
+        );
+        assert_eq!(s, 200, "{list}");
+        assert_eq!(list["devices"][0]["paired_by"], "alice@example.com");
+        let denied = b
+            .audit_lines()
+            .into_iter()
+            .filter(|l| l["event"] == "security.denied" && l["detail"]["gate"] == "access")
+            .count();
+        assert!(denied > 0, "the refusals were not audited");
+    })
+    .await
+    .expect("no panic");
 }

@@ -199,14 +199,41 @@ fn check_gates(r: &mut Report, settings: &crate::config::Settings) {
             d.values()
         )),
     }
+    match &cfg.access {
+        None => r.ok("identity gate access: off (COLLIE_ACCESS_TEAM unset)"),
+        Some(access) => check_access(r, access),
+    }
     let host = settings.host;
-    if !cfg.gates().is_empty() && !host.is_loopback() && !host.is_unspecified() {
+    if cfg.any() && !host.is_loopback() && !host.is_unspecified() {
         r.warn(
             &format!(
                 "identity gates trust headers from a loopback proxy only, and the bridge listens on {host}: every request but health is refused"
             ),
             "let the bridge listen on 127.0.0.1 (COLLIE_HOST) behind `tailscale serve` or another proxy on this machine",
         );
+    }
+}
+
+/// The Access gate: its team and audience, and whether its keys can be fetched now (the bridge
+/// refuses every request while it holds none).
+fn check_access(r: &mut Report, access: &crate::identity::AccessConfig) {
+    let said = format!(
+        "identity gate access: Cf-Access-Jwt-Assertion for team {} and AUD {}",
+        access.team, access.aud
+    );
+    let fetched = access.gate().map_err(|e| e.to_string()).and_then(|gate| {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        rt.block_on(gate.refresh()).map_err(|e| e.to_string())
+    });
+    match fetched {
+        Ok(keys) => r.ok(&format!("{said}: {keys} signing keys fetched now")),
+        Err(why) => r.fail(
+            &format!("{said}: its signing keys cannot be fetched ({why})"),
+            "the bridge refuses every request until it holds keys: check this machine reaches              <team>.cloudflareaccess.com over HTTPS",
+        ),
     }
 }
 

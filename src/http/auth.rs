@@ -20,10 +20,10 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use collie_actors::pairing::pairing_source;
 
-use super::identity::Vouched;
 use super::tiers::{self, Access};
 use crate::app::authn::{Credential, Origin};
 use crate::app::{App, AppError, Caller, Who};
+use crate::identity::Vouched;
 
 /// Where a request comes from, for rate limits: the peer, or behind a loopback proxy the last
 /// `X-Forwarded-For` entry. Repeated `X-Forwarded-For` headers are one list (RFC 9110 §5.3), so

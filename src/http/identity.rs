@@ -18,14 +18,10 @@ use axum::response::{IntoResponse, Response};
 
 use super::auth::origin;
 use crate::app::App;
-use crate::identity::{is_proxy, Identity, Seen};
+use crate::identity::{is_proxy, Seen, Vouched};
 
 /// The one open route the gates leave alone: it names no one (SPEC §4.7).
 const HEALTH: &str = "/api/health";
-
-/// What the gates said of a request: in its extensions for the auth middleware.
-#[derive(Debug, Clone)]
-pub struct Vouched(pub Option<Identity>);
 
 /// The middleware.
 pub async fn gates(

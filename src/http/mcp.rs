@@ -88,7 +88,7 @@ pub async fn authorize(
     }
     let identity = req
         .extensions()
-        .get::<super::identity::Vouched>()
+        .get::<crate::identity::Vouched>()
         .and_then(|v| v.0.clone());
     req.extensions_mut().insert(caller.with_identity(identity));
     next.run(req).await

@@ -10,6 +10,7 @@
 //! fetched for [`MAX_KEY_AGE`], every request is refused (fail-closed). [`AccessGate::check`] is synchronous
 //! and reads the ring without a lock, so it costs one RSA verification per request.
 
+mod door;
 pub mod keys;
 pub mod source;
 pub mod token;
@@ -181,10 +182,15 @@ impl AccessGate {
         if values.next().is_some() {
             return Err(AccessRefusal::SeveralTokens);
         }
-        if value.len() > MAX_TOKEN_BYTES {
+        self.check_token(value.as_bytes(), now)
+    }
+
+    /// [`AccessGate::check`] of the header's one value, `raw`.
+    pub fn check_token(&self, raw: &[u8], now: SystemTime) -> Result<String, AccessRefusal> {
+        if raw.len() > MAX_TOKEN_BYTES {
             return Err(AccessRefusal::TooLarge);
         }
-        let token = value.to_str().map_err(|_| AccessRefusal::Malformed)?;
+        let token = std::str::from_utf8(raw).map_err(|_| AccessRefusal::Malformed)?;
         let ring = self.shared.ring.load();
         if ring.is_empty() {
             return Err(AccessRefusal::NoKeys);

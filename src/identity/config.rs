@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::access::AccessGate;
 use super::{DeviceHeader, Gates, TrustedUsers};
 
 /// A gate setting that cannot be used: the bridge does not start with it (a gate that was meant
@@ -22,6 +23,29 @@ pub enum ConfigError {
     /// Only one of `COLLIE_DEVICE_HEADER` and `COLLIE_DEVICE_ALLOW` is set.
     #[error("COLLIE_DEVICE_HEADER and COLLIE_DEVICE_ALLOW go together: set both, or neither")]
     DeviceHalf,
+    /// Only one of `COLLIE_ACCESS_TEAM` and `COLLIE_ACCESS_AUD` is set.
+    #[error("COLLIE_ACCESS_TEAM and COLLIE_ACCESS_AUD go together: set both, or neither")]
+    AccessHalf,
+    /// The Access team or AUD tag cannot be used.
+    #[error("{0}")]
+    Access(String),
+}
+
+/// `COLLIE_ACCESS_TEAM` with `COLLIE_ACCESS_AUD` (checked by [`AccessGate::new`]); the gate itself
+/// is built by the bridge, which runs its key fetcher.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccessConfig {
+    /// The team: `<team>.cloudflareaccess.com`.
+    pub team: String,
+    /// The Access application's AUD tag.
+    pub aud: String,
+}
+
+impl AccessConfig {
+    /// The gate (no keys yet: [`AccessGate::run_refresher`] fetches them).
+    pub fn gate(&self) -> Result<AccessGate, ConfigError> {
+        AccessGate::new(&self.team, &self.aud).map_err(|e| ConfigError::Access(e.to_string()))
+    }
 }
 
 /// Which gates are configured (SPEC §14).
@@ -31,6 +55,8 @@ pub struct GateConfig {
     pub trusted_users: Option<TrustedUsers>,
     /// `COLLIE_DEVICE_HEADER` with `COLLIE_DEVICE_ALLOW`.
     pub device_header: Option<DeviceHeader>,
+    /// `COLLIE_ACCESS_TEAM` with `COLLIE_ACCESS_AUD`.
+    pub access: Option<AccessConfig>,
 }
 
 impl GateConfig {
@@ -39,6 +65,7 @@ impl GateConfig {
         trusted_user: Option<&str>,
         device_header: Option<&str>,
         device_allow: Option<&str>,
+        access: (Option<&str>, Option<&str>),
     ) -> Result<GateConfig, ConfigError> {
         let trusted_users = match trusted_user {
             Some(list) => Some(TrustedUsers::parse(list).ok_or(ConfigError::NoLogins)?),
@@ -49,9 +76,22 @@ impl GateConfig {
             (None, None) => None,
             _ => return Err(ConfigError::DeviceHalf),
         };
+        let access = match access {
+            (Some(team), Some(aud)) => {
+                let access = AccessConfig {
+                    team: team.to_owned(),
+                    aud: aud.to_owned(),
+                };
+                access.gate()?;
+                Some(access)
+            }
+            (None, None) => None,
+            _ => return Err(ConfigError::AccessHalf),
+        };
         Ok(GateConfig {
             trusted_users,
             device_header,
+            access,
         })
     }
 
@@ -60,6 +100,11 @@ impl GateConfig {
     /// whoever builds it — see [`GateConfig::gates_around`].
     pub fn gates(&self) -> Gates {
         self.gates_around(None)
+    }
+
+    /// Whether any gate is configured.
+    pub fn any(&self) -> bool {
+        self.trusted_users.is_some() || self.device_header.is_some() || self.access.is_some()
     }
 
     /// The configured gates with `middle` (a gate that needs the bridge's runtime to build, such

@@ -18,7 +18,13 @@ fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
 }
 
 fn config(trusted: Option<&str>, device: Option<(&str, &str)>) -> GateConfig {
-    GateConfig::from_vars(trusted, device.map(|d| d.0), device.map(|d| d.1)).expect("config")
+    GateConfig::from_vars(
+        trusted,
+        device.map(|d| d.0),
+        device.map(|d| d.1),
+        (None, None),
+    )
+    .expect("config")
 }
 
 fn check(
@@ -214,25 +220,25 @@ fn a_gate_added_between_the_others_applies_too() {
 #[test]
 fn settings_that_cannot_work_stop_the_bridge() {
     assert_eq!(
-        GateConfig::from_vars(Some(" , "), None, None),
+        GateConfig::from_vars(Some(" , "), None, None, (None, None)),
         Err(ConfigError::NoLogins)
     );
     assert_eq!(
-        GateConfig::from_vars(None, Some("X-Device-Id"), None),
+        GateConfig::from_vars(None, Some("X-Device-Id"), None, (None, None)),
         Err(ConfigError::DeviceHalf)
     );
     assert_eq!(
-        GateConfig::from_vars(None, None, Some("a")),
+        GateConfig::from_vars(None, None, Some("a"), (None, None)),
         Err(ConfigError::DeviceHalf)
     );
     assert_eq!(
-        GateConfig::from_vars(None, Some("X-Device-Id"), Some(",")),
+        GateConfig::from_vars(None, Some("X-Device-Id"), Some(","), (None, None)),
         Err(ConfigError::NoDeviceValues)
     );
     for bad in ["Authorization", "bad header", "X-Forwarded-For", ""] {
         assert!(
             matches!(
-                GateConfig::from_vars(None, Some(bad), Some("a")),
+                GateConfig::from_vars(None, Some(bad), Some("a"), (None, None)),
                 Err(ConfigError::HeaderName(_))
             ),
             "{bad}"
