@@ -165,7 +165,9 @@ test('a push is shown as a notification naming the machine and pane, never the q
         if (!last) return null;
         for (const n of shown) n.close();
         return { title: last.title, body: last.body, data: last.data };
-      }));
+      // A service worker woken for its first push on a loaded machine can take more than the
+      // default 10 s (one full run saw it).
+      }), { timeout: 30_000 });
     };
     assert.deepEqual(
       await show({ kind: 'permission', machine: 'web-1', pane: 'build', count: 1 }),
