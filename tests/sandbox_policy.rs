@@ -156,6 +156,14 @@ fn apply_and_show_print_the_policy_with_where_each_entry_came_from() {
     assert!(b
         .cli_ok(&["show"])
         .contains("applied: the bridge starts with it"));
+    // The change is audited with the profile it turned on.
+    let line = wait_for(Duration::from_secs(10), || {
+        b.audit_lines()
+            .into_iter()
+            .find(|l| l["event"] == "config.applied")
+    })
+    .expect("config.applied is in the log once the bridge runs");
+    assert_eq!(line["detail"]["sandbox"], "workspace", "{line}");
     b.stop();
 }
 

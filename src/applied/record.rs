@@ -1,5 +1,5 @@
 //! The `config.applied` audit line (SPEC §7, §12): how the change was confirmed, the applied
-//! file's hash, and how many things changed — never the file's contents.
+//! file's hash, how many things changed and the sandbox's profile — never the file's contents.
 
 use collie_actors::audit::{AuditEventKind, AuditRecord};
 
@@ -29,4 +29,13 @@ pub fn config_applied_detail(rec: AuditRecord, snapshot: &Snapshot, changes: usi
         .with_detail("changes", changes as u64)
         .with_detail("workspaces", resolved.workspaces.len() as u64)
         .with_detail("starters", resolved.starters.len() as u64)
+        // Whether what a phone starts runs confined (SPEC §15): the profile, never the paths.
+        .with_detail(
+            "sandbox",
+            if resolved.sandbox.is_some() {
+                "workspace"
+            } else {
+                "off"
+            },
+        )
 }
