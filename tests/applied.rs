@@ -45,30 +45,9 @@ fn agent_binary(b: &TestBridge, name: &str) -> PathBuf {
     path
 }
 
-/// Runs `collie bridge` and expects it to refuse: its stderr. A bridge that starts instead is
-/// killed and the test fails.
+/// Runs `collie bridge` and expects it to refuse: its stderr.
 fn start_refused(b: &TestBridge) -> String {
-    let mut child = b
-        .command()
-        .args(["bridge", "--port", "0", "--name", "testbox"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn collie bridge");
-    let exited = wait_for(Duration::from_secs(15), || child.try_wait().ok().flatten());
-    let Some(status) = exited else {
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("the bridge started although the configuration is not applied");
-    };
-    let mut err = String::new();
-    if let Some(stderr) = child.stderr.take() {
-        for line in BufReader::new(stderr).lines() {
-            err.push_str(&line.unwrap_or_default());
-            err.push('\n');
-        }
-    }
+    let (status, err) = b.start_refused(&[]);
     assert_eq!(status.code(), Some(1), "{err}");
     assert!(err.contains("collie apply"), "names the fix: {err}");
     err

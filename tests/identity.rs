@@ -166,25 +166,8 @@ fn call(
     body: Option<&Value>,
     headers: &[(&str, &str)],
 ) -> (u16, Value) {
-    let mut req = ureq::request(method, &format!("http://127.0.0.1:{port}{path}"))
-        .timeout(Duration::from_secs(15));
-    if let Some(t) = token {
-        req = req.set("Authorization", &format!("Bearer {t}"));
-    }
-    for (k, v) in headers {
-        req = req.set(k, v);
-    }
-    let result = match body {
-        Some(b) => req.send_json(b.clone()),
-        None => req.call(),
-    };
-    let resp = match result {
-        Ok(r) => r,
-        Err(ureq::Error::Status(_, r)) => r,
-        Err(e) => panic!("{method} {path}: {e}"),
-    };
-    let status = resp.status();
-    let text = resp.into_string().unwrap_or_default();
+    let url = format!("http://127.0.0.1:{port}{path}");
+    let (status, _, text) = support::http(method, &url, token, body, headers);
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 

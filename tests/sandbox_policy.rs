@@ -10,9 +10,7 @@
 
 mod support;
 
-use std::io::Read;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::Duration;
 
 use support::{json_of, wait_for, Opts, TestBridge};
@@ -57,30 +55,9 @@ fn sandboxed(b: &TestBridge, rest: &str) {
     );
 }
 
-/// Runs `collie bridge` with `env` added and expects it to refuse to start: its stderr. A bridge
-/// that starts instead is killed and the test fails.
+/// Runs `collie bridge` with `env` added and expects it to refuse to start: its stderr.
 fn start_refused(b: &TestBridge, env: &[(&str, &str)]) -> String {
-    let mut cmd = b.command();
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd
-        .args(["bridge", "--port", "0", "--name", "testbox"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn collie bridge");
-    let exited = wait_for(Duration::from_secs(15), || child.try_wait().ok().flatten());
-    let Some(status) = exited else {
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("the bridge started under a sandbox this kernel cannot enforce");
-    };
-    let mut err = String::new();
-    if let Some(mut stderr) = child.stderr.take() {
-        let _ = stderr.read_to_string(&mut err);
-    }
+    let (status, err) = b.start_refused(env);
     assert!(!status.success(), "{err}");
     assert!(
         !b.state().join("bridge.sock").exists(),

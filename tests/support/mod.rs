@@ -146,6 +146,44 @@ impl Drop for Tmux {
     }
 }
 
+/// One HTTP request to `url` (15 s at most), a device `token` as the bearer: status, response
+/// headers (names lowercased) and body text. A connection that fails panics.
+pub fn http(
+    method: &str,
+    url: &str,
+    token: Option<&str>,
+    body: Option<&Value>,
+    headers: &[(&str, &str)],
+) -> (u16, Vec<(String, String)>, String) {
+    let mut req = ureq::request(method, url).timeout(Duration::from_secs(15));
+    if let Some(t) = token {
+        req = req.set("Authorization", &format!("Bearer {t}"));
+    }
+    for (k, v) in headers {
+        req = req.set(k, v);
+    }
+    let result = match body {
+        Some(b) => req.send_json(b.clone()),
+        None => req.call(),
+    };
+    let resp = match result {
+        Ok(r) => r,
+        Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => panic!("{method} {url}: {e}"),
+    };
+    let status = resp.status();
+    let hdrs = resp
+        .headers_names()
+        .into_iter()
+        .map(|n| {
+            let v = resp.header(&n).unwrap_or("").to_string();
+            (n.to_lowercase(), v)
+        })
+        .collect();
+    let text = resp.into_string().unwrap_or_default();
+    (status, hdrs, text)
+}
+
 /// A running bridge with its own state, config and tmux dirs.
 pub struct TestBridge {
     pub dir: tempfile::TempDir,
@@ -575,33 +613,34 @@ impl TestBridge {
         body: Option<&Value>,
         headers: &[(&str, &str)],
     ) -> (u16, Vec<(String, String)>, String) {
-        let mut req = ureq::request(method, &self.url(path)).timeout(Duration::from_secs(15));
-        if let Some(t) = token {
-            req = req.set("Authorization", &format!("Bearer {t}"));
+        http(method, &self.url(path), token, body, headers)
+    }
+
+    /// Runs `collie bridge` with `env` added and expects it to refuse to start: its exit status
+    /// and stderr. A bridge that starts instead is killed and the test fails.
+    pub fn start_refused(&self, env: &[(&str, &str)]) -> (std::process::ExitStatus, String) {
+        let mut cmd = self.command();
+        for (k, v) in env {
+            cmd.env(k, v);
         }
-        for (k, v) in headers {
-            req = req.set(k, v);
+        let mut child = cmd
+            .args(["bridge", "--port", "0", "--name", "testbox"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn collie bridge");
+        let exited = wait_for(Duration::from_secs(15), || child.try_wait().ok().flatten());
+        let Some(status) = exited else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the bridge started where it had to refuse");
+        };
+        let mut err = String::new();
+        if let Some(mut stderr) = child.stderr.take() {
+            let _ = std::io::Read::read_to_string(&mut stderr, &mut err);
         }
-        let result = match body {
-            Some(b) => req.send_json(b.clone()),
-            None => req.call(),
-        };
-        let resp = match result {
-            Ok(r) => r,
-            Err(ureq::Error::Status(_, r)) => r,
-            Err(e) => panic!("{method} {path}: {e}"),
-        };
-        let status = resp.status();
-        let hdrs = resp
-            .headers_names()
-            .into_iter()
-            .map(|n| {
-                let v = resp.header(&n).unwrap_or("").to_string();
-                (n.to_lowercase(), v)
-            })
-            .collect();
-        let text = resp.into_string().unwrap_or_default();
-        (status, hdrs, text)
+        (status, err)
     }
 
     /// Sends SIGTERM and waits for a clean exit.
