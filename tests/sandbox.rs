@@ -432,3 +432,41 @@ fn nothing_runs_when_the_sandbox_cannot_be_set_up() {
     assert!(!status.success());
     assert!(!marker.exists(), "the command ran unconfined");
 }
+
+/// The confined command cannot gain privileges (`no_new_privs`), and a root one holds no
+/// capability — none to use now, none to regain across `execve` (SPEC §15).
+#[test]
+fn the_command_has_no_new_privileges_and_no_capabilities() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ws = dir.path();
+    let out = keeper(
+        ws,
+        60,
+        "grep -E '^(NoNewPrivs|CapEff|CapPrm|CapBnd|CapAmb):' /proc/self/status",
+    )
+    .output()
+    .expect("keeper");
+    assert!(out.status.success(), "{out:?}");
+    let status = String::from_utf8_lossy(&out.stdout);
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(str::trim)
+            .unwrap_or_else(|| panic!("no {name} in {status}"))
+            .to_owned()
+    };
+    assert_eq!(field("NoNewPrivs:"), "1", "{status}");
+    // Root gives up the bounding set too; another user's is the system's, and empty sets.
+    let sets: &[&str] = if nix::unistd::geteuid().is_root() {
+        &["CapEff:", "CapPrm:", "CapBnd:", "CapAmb:"]
+    } else {
+        &["CapEff:", "CapPrm:", "CapAmb:"]
+    };
+    for caps in sets {
+        assert!(
+            field(caps).chars().all(|c| c == '0'),
+            "{caps} not empty: {status}"
+        );
+    }
+}
