@@ -466,3 +466,45 @@ fn under_the_sandbox_the_engine_reads_its_own_files_and_nothing_else() {
     assert_eq!(answer["text"], "RIFF no-workspace no-write", "{answer}");
     assert!(!tools.path().join("written").exists());
 }
+
+#[test]
+fn a_revoked_device_s_dictation_ends_with_everything_it_started() {
+    let tools = tempfile::tempdir().expect("tempdir");
+    let pids = tools.path().join("pids");
+    let engine = script(
+        tools.path(),
+        "engine",
+        &format!(
+            "sleep 1000 &\necho $$ $! > {}.tmp\nmv {0}.tmp {0}\nsleep 1000",
+            pids.display()
+        ),
+    );
+    let config = format!(
+        "[speech]\nexec = \"{}\"\nargs = [\"{{wav}}\"]\n",
+        engine.display()
+    );
+    let b = configured(&config, &[]);
+    let full = b.pair("phone", "full");
+    let answer = std::thread::scope(|s| {
+        let post = s.spawn(|| post_wav(&b, "local", &full, &quiet(1)));
+        let started = wait_for(Duration::from_secs(10), || {
+            std::fs::read_to_string(&pids).ok()
+        });
+        assert!(started.is_some(), "the engine never started");
+        b.cli_ok(&["devices", "revoke", "phone"]);
+        post.join().expect("the request thread")
+    });
+    // The dictation answered (not after the engine's 1,000 s) and its processes are gone.
+    assert_ne!(answer.0, 200, "{answer:?}");
+    let text = std::fs::read_to_string(&pids).expect("pids");
+    for pid in text.split_whitespace() {
+        let gone = wait_for(Duration::from_secs(5), || {
+            (!Path::new("/proc").join(pid).exists()).then_some(())
+        });
+        assert!(gone.is_some(), "process {pid} outlived its device's right");
+    }
+    let gone = wait_for(Duration::from_secs(5), || {
+        recordings(&b).is_empty().then_some(())
+    });
+    assert!(gone.is_some(), "{:?}", recordings(&b));
+}

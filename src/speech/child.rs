@@ -69,6 +69,12 @@ pub async fn run(argv: &[OsString], limit: Duration) -> Result<Vec<u8>, ChildErr
         .and_then(|p| i32::try_from(p).ok())
         .map(Pid::from_raw)
         .ok_or_else(|| ChildError::Wait("the speech engine has no pid".into()))?;
+    // Declared after `child`, so dropped before it: a run dropped half-way (the device lost its
+    // right, the request was cancelled) still kills the whole group while its leader is unreaped.
+    let mut guard = Group {
+        id: group,
+        reaped: false,
+    };
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
         return Err(ChildError::Wait("the speech engine has no pipes".into()));
     };
@@ -88,8 +94,9 @@ pub async fn run(argv: &[OsString], limit: Duration) -> Result<Vec<u8>, ChildErr
     })
     .await;
     // Sweep the group while the leader is unreaped (see the module docs); then reap.
-    let _ = killpg(group, Signal::SIGKILL);
+    guard.sweep();
     let status = reap(&mut child).await?;
+    guard.reaped = true;
     let (out, err) = match outcome {
         Err(_) => return Err(ChildError::TimedOut(limit)),
         Ok(result) => result?,
@@ -101,6 +108,26 @@ pub async fn run(argv: &[OsString], limit: Duration) -> Result<Vec<u8>, ChildErr
         });
     }
     Ok(out)
+}
+
+/// The child's process group, swept with SIGKILL unless its leader was reaped.
+struct Group {
+    id: Pid,
+    reaped: bool,
+}
+
+impl Group {
+    fn sweep(&self) {
+        if !self.reaped {
+            let _ = killpg(self.id, Signal::SIGKILL);
+        }
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.sweep();
+    }
 }
 
 /// More than the cap arrived.
