@@ -201,6 +201,25 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
             .flatten()
             .as_deref(),
     ));
+    let updates = Arc::new(crate::update::Updates::new(
+        settings.update_check,
+        &settings.state_dir,
+    ));
+    if settings.update_check {
+        // At start and daily, one anonymous GET of the latest release's tag (SPEC §17).
+        match crate::update::Source::of_build() {
+            Ok(Some(source)) => {
+                let run = Arc::clone(&updates).run(
+                    source,
+                    settings.state_dir.clone(),
+                    root.child_token(),
+                );
+                tasks.spawn(run);
+            }
+            Ok(None) => tracing::info!("this build names no release host: no update check"),
+            Err(e) => tracing::warn!(error = %e, "the update check cannot start"),
+        }
+    }
     let core = CoreParts {
         machine: machine.clone(),
         audit: audit_slot.clone(),
@@ -211,6 +230,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         counters: Arc::clone(&counters),
         tasks: tasks.clone(),
         shutdown: root.child_token(),
+        updates,
     };
     let door = DoorParts {
         pairing: pairing_slot.clone(),

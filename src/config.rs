@@ -42,6 +42,7 @@ pub const KNOWN_VARS: &[&str] = &[
     "COLLIE_AUDIT_CONTENT",
     "COLLIE_WALKY",
     "COLLIE_SENT",
+    "COLLIE_UPDATE_CHECK",
     "COLLIE_STATE_DIR",
     "COLLIE_CONFIG_DIR",
     "COLLIE_INSTANCE",
@@ -137,6 +138,8 @@ pub struct Settings {
     pub crew_tools: bool,
     /// `COLLIE_SENT`: whether the sent log records lines (SPEC §11).
     pub sent: bool,
+    /// `COLLIE_UPDATE_CHECK`: whether the bridge looks for a newer release (SPEC §17; default on).
+    pub update_check: bool,
     /// `[phone] run`: whether a `full` device may run one-shot commands (SPEC §11).
     pub phone_run: bool,
     /// `[phone] adds` and `free_text`: which starter rows a phone may add (SPEC §12).
@@ -281,6 +284,11 @@ impl Settings {
             Some("off") => false,
             Some(other) => bail!("COLLIE_SENT must be on or off, got {other:?}"),
         };
+        let update_check = match get("COLLIE_UPDATE_CHECK").as_deref() {
+            None | Some("on") => true,
+            Some("off") => false,
+            Some(other) => bail!("COLLIE_UPDATE_CHECK must be on or off, got {other:?}"),
+        };
         let audit_content = get("COLLIE_AUDIT_CONTENT").unwrap_or_else(|| "preview".into());
         if audit_content != "preview" && audit_content != "none" {
             bail!("COLLIE_AUDIT_CONTENT must be preview or none, got {audit_content:?}");
@@ -349,6 +357,7 @@ impl Settings {
             hold,
             push_services,
             sent,
+            update_check,
             phone_run: file.phone.run.unwrap_or(true),
             phone_rows: RowPolicy {
                 adds: file.phone.adds.unwrap_or(true),

@@ -21,4 +21,5 @@ pub use collie_actors::private_socket;
 pub mod relay;
 pub mod speech;
 pub mod state;
+pub mod update;
 pub mod web;

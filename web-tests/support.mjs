@@ -203,6 +203,8 @@ export class Bridge {
       COLLIE_CONFIG_DIR: path.join(d, 'config'),
       TMUX_TMPDIR: path.join(d, 'tmuxdefault'),
       COLLIE_LOG: 'warn',
+      // No call to the real release host from a test.
+      COLLIE_UPDATE_CHECK: 'off',
     };
     if (this.tmux) env.COLLIE_TMUX_SOCKETS = this.tmux.socket;
     return { ...env, ...this.extraEnv };

@@ -102,6 +102,37 @@ pub struct Target {
     pub tls: Arc<ClientConfig>,
 }
 
+impl Target {
+    /// The target of an `https://host[:port]/path` URL, and the URL's path (with its query):
+    /// `tls` and `public_only` as given.
+    pub fn of_url(
+        url: &str,
+        tls: Arc<ClientConfig>,
+        public_only: bool,
+    ) -> Result<(Target, String), String> {
+        let parsed = url::Url::parse(url).map_err(|e| format!("{url}: {e}"))?;
+        if parsed.scheme() != "https" {
+            return Err(format!("{url}: not https"));
+        }
+        let host = match parsed.host() {
+            Some(url::Host::Ipv6(ip)) => ip.to_string(),
+            Some(host) => host.to_string(),
+            None => return Err(format!("{url}: no host")),
+        };
+        let path = match parsed.query() {
+            Some(q) => format!("{}?{q}", parsed.path()),
+            None => parsed.path().to_owned(),
+        };
+        let target = Target {
+            host,
+            port: parsed.port_or_known_default().unwrap_or(443),
+            public_only,
+            tls,
+        };
+        Ok((target, path))
+    }
+}
+
 /// An answer.
 #[derive(Debug)]
 pub struct Reply {

@@ -193,7 +193,8 @@ impl Bridge {
             .env("COLLIE_CONFIG_DIR", d.join("config"))
             .env("TMUX_TMPDIR", d.join("tmuxdefault"))
             .env("COLLIE_CREW_PORT", "0")
-            .env("COLLIE_LOG", &self.log);
+            .env("COLLIE_LOG", &self.log)
+            .env("COLLIE_UPDATE_CHECK", "off");
         for (key, value) in &self.env {
             cmd.env(key, value);
         }

@@ -52,6 +52,8 @@ pub struct CoreParts {
     pub tasks: TaskTracker,
     /// Cancelled when the bridge stops.
     pub shutdown: CancellationToken,
+    /// The update check's last outcome (SPEC §17).
+    pub updates: Arc<crate::update::Updates>,
 }
 
 /// Who may come in: the devices, the local secret, the host names and the pairing.

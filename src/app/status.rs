@@ -81,6 +81,21 @@ pub struct SettingsView {
     pub run: bool,
     /// Whether a transcriber is configured here: the phone shows its microphone (SPEC §16).
     pub speech: bool,
+    /// The update check (SPEC §17).
+    pub update: UpdateView,
+}
+
+/// The update check as the phone's Settings shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct UpdateView {
+    /// `on` or `off` (`COLLIE_UPDATE_CHECK`).
+    pub check: &'static str,
+    /// The latest release's tag, once a check answered.
+    pub latest: Option<String>,
+    /// Whether it is newer than this bridge.
+    pub newer: bool,
+    /// When the last check ran.
+    pub checked_at: Option<String>,
 }
 
 /// The control socket's status, for `collie doctor`.
@@ -170,6 +185,19 @@ impl App {
             sent: self.panes.sent.keeps(),
             run: self.panes.sent.runs(),
             speech: self.speech_available(),
+            update: self.update_view(),
+        }
+    }
+
+    /// The update check's state for the phone.
+    fn update_view(&self) -> UpdateView {
+        let updates = &self.core.updates;
+        let last = updates.last();
+        UpdateView {
+            check: if updates.on() { "on" } else { "off" },
+            latest: last.as_ref().and_then(|c| c.latest.clone()),
+            newer: last.as_ref().is_some_and(|c| c.newer),
+            checked_at: last.as_ref().map(|c| c.checked_at.clone()),
         }
     }
 

@@ -80,6 +80,8 @@ pub(super) fn run() -> anyhow::Result<ExitCode> {
     check_sandbox(&mut r, &settings);
     // Dictation (SPEC §16): the pinned engine, hashed again as before every dictation.
     check_speech(&mut r, &settings);
+    // The update check (SPEC §17): on or off, and what it last said.
+    r.ok(&super::version::update_line(&settings));
 
     // 3. Paired devices.
     if let Some(s) = &status {

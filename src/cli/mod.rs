@@ -24,6 +24,7 @@ mod panes;
 mod redact;
 mod sent;
 mod show;
+mod version;
 mod walky;
 
 use std::process::ExitCode;
@@ -114,9 +115,7 @@ pub fn main() -> ExitCode {
         Command::Hook(args) => hook::run(args),
         Command::Apply(args) => apply::run(args),
         Command::Show(args) => show::run(args),
-        Command::Version => outln!("collie {}", env!("CARGO_PKG_VERSION"))
-            .map(|()| ExitCode::SUCCESS)
-            .map_err(anyhow::Error::from),
+        Command::Version => version::run(),
     };
     match result {
         Ok(code) => code,

@@ -318,7 +318,10 @@ impl TestBridge {
             .env("COLLIE_STATE_DIR", d.join("state"))
             .env("COLLIE_CONFIG_DIR", d.join("config"))
             .env("TMUX_TMPDIR", d.join("tmuxdefault"))
-            .env("COLLIE_LOG", "warn");
+            .env("COLLIE_LOG", "warn")
+            // Tests make no call to the real release host; the update check's own tests turn
+            // it back on against a local server.
+            .env("COLLIE_UPDATE_CHECK", "off");
         if let Some(t) = &self.tmux {
             cmd.env("COLLIE_TMUX_SOCKETS", &t.socket);
         }

@@ -72,24 +72,12 @@ impl KeySource {
     /// in `ca_file`; loopback allowed.
     #[cfg(feature = "fault-injection")]
     pub(crate) fn at(url: &str, ca_file: &std::path::Path) -> Result<KeySource, String> {
-        let parsed = url::Url::parse(url).map_err(|e| format!("{url}: {e}"))?;
-        if parsed.scheme() != "https" {
-            return Err(format!("{url}: not https"));
-        }
-        let host = match parsed.host() {
-            Some(url::Host::Ipv6(ip)) => ip.to_string(),
-            Some(host) => host.to_string(),
-            None => return Err(format!("{url}: no host")),
-        };
+        let tls = https::tls_config(Some(ca_file)).map_err(|e| e.to_string())?;
+        let (target, path) = Target::of_url(url, tls, false)?;
         Ok(KeySource {
             url: url.to_owned(),
-            target: Target {
-                host,
-                port: parsed.port_or_known_default().unwrap_or(443),
-                public_only: false,
-                tls: https::tls_config(Some(ca_file)).map_err(|e| e.to_string())?,
-            },
-            path: parsed.path().to_owned(),
+            target,
+            path,
         })
     }
 
