@@ -721,6 +721,23 @@ pub struct PaneInfo {
     /// The pane's foreground process is a shell: walky messages to it are refused (SPEC §9).
     #[serde(default)]
     pub at_shell: bool,
+    /// What it is doing, at a glance (SPEC §3.2): decided by the machine the pane is on (a member
+    /// that predates it reports `idle`).
+    #[serde(default)]
+    pub activity: Activity,
+}
+
+/// What a pane's program is doing, as the pane list shows it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Activity {
+    /// A card (a held permission or a recognized prompt on its screen) waits for a person.
+    Waiting,
+    /// Its screen changed in the last few seconds.
+    Working,
+    /// Neither.
+    #[default]
+    Idle,
 }
 
 /// Cursor position.

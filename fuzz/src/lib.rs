@@ -144,6 +144,7 @@ fn pane() -> PaneInfo {
         last_activity: None,
         asking_password: false,
         at_shell: false,
+        activity: Default::default(),
     }
 }
 

@@ -7,6 +7,7 @@
 //! fails, in the words of SPEC §3.2 (the HTTP adapter maps it to a status, the control socket
 //! prints it).
 
+pub mod activity;
 mod audit;
 pub mod authn;
 pub mod blobs;

@@ -203,7 +203,8 @@ impl App {
 
     /// This machine's panes.
     pub async fn local_panes(&self) -> Result<Vec<PaneInfo>, AppError> {
-        Ok(self.panes.actor.call(PanesMsg::List).await?)
+        let panes = self.panes.actor.call(PanesMsg::List).await?;
+        Ok(self.with_activity(panes).await)
     }
 
     /// One pane of this machine (without listing them all).

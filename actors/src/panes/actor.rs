@@ -487,6 +487,7 @@ impl PanesState {
             last_activity: rfc3339::format(OffsetDateTime::from(p.last_activity)),
             asking_password: p.asking_password,
             at_shell: false,
+            activity: Default::default(),
         }
     }
 
@@ -504,6 +505,7 @@ impl PanesState {
             last_activity: rfc3339::format(h.pane.last_activity()),
             asking_password: h.pane.asking_password(),
             at_shell: false,
+            activity: Default::default(),
         }
     }
 

@@ -73,6 +73,7 @@ fn pane_info() -> impl Strategy<Value = PaneInfo> {
             last_activity: None,
             asking_password: false,
             at_shell,
+            activity: Default::default(),
         },
     )
 }

@@ -115,6 +115,7 @@ fn pane(id: &str) -> PaneInfo {
         last_activity: None,
         asking_password: false,
         at_shell: false,
+        activity: Default::default(),
     }
 }
 

@@ -236,6 +236,7 @@ impl State {
             last_activity: None,
             asking_password: false,
             at_shell: false,
+            activity: Default::default(),
         }
     }
 }

@@ -265,6 +265,7 @@ mod tests {
             last_activity: None,
             asking_password: false,
             at_shell: false,
+            activity: Default::default(),
         }
     }
 

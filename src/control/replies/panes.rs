@@ -3,6 +3,7 @@
 //! this conversion rather than a silent change of what the CLI prints.
 
 use collie_actors::panes::actor::{Cursor, PaneInfo, PaneSnapshot};
+use collie_crew::relay::Activity;
 use serde::{Deserialize, Serialize};
 
 /// `collie panes list`: this machine's panes.
@@ -37,6 +38,9 @@ pub struct Pane {
     pub asking_password: bool,
     /// The pane's foreground process is a shell.
     pub at_shell: bool,
+    /// Waiting for a person, working or idle (SPEC §3.2).
+    #[serde(default)]
+    pub activity: Activity,
 }
 
 impl From<PaneInfo> for Pane {
@@ -53,6 +57,7 @@ impl From<PaneInfo> for Pane {
             last_activity,
             asking_password,
             at_shell,
+            activity,
         } = p;
         Pane {
             machine,
@@ -66,6 +71,7 @@ impl From<PaneInfo> for Pane {
             last_activity,
             asking_password,
             at_shell,
+            activity,
         }
     }
 }
@@ -161,6 +167,7 @@ mod tests {
             last_activity: Some("2026-12-06T12:00:00Z".into()),
             asking_password: false,
             at_shell: true,
+            activity: Activity::Working,
         };
         let ours = serde_json::to_string(&Pane::from(info.clone())).expect("json");
         assert_eq!(ours, serde_json::to_string(&info).expect("json"));

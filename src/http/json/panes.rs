@@ -1,7 +1,7 @@
 //! Panes and tmux sessions as the phone API answers them (`GET /api/panes`, a create's answer,
 //! `GET /api/sessions/{m}`).
 
-use collie_crew::relay::{PaneInfo, TmuxSession};
+use collie_crew::relay::{Activity, PaneInfo, TmuxSession};
 use serde::Serialize;
 
 use crate::app::commands::CommandRan as AppCommandRan;
@@ -22,6 +22,7 @@ pub struct Pane {
     last_activity: Option<String>,
     asking_password: bool,
     at_shell: bool,
+    activity: Activity,
 }
 
 impl From<PaneInfo> for Pane {
@@ -38,6 +39,7 @@ impl From<PaneInfo> for Pane {
             last_activity: p.last_activity,
             asking_password: p.asking_password,
             at_shell: p.at_shell,
+            activity: p.activity,
         }
     }
 }
@@ -123,6 +125,7 @@ mod tests {
             last_activity: last_activity.map(str::to_owned),
             asking_password: false,
             at_shell,
+            activity: Activity::Idle,
         }
     }
 
