@@ -251,5 +251,5 @@ export const KEYS = [
  * with its field: a recording under way when the field leaves the page is thrown away.
  */
 export function dictate(machine, field) {
-  api('/api/settings').then((s) => s?.speech && import('./dictate.js')).then((m) => m?.attach(machine, field), () => {});
+  api('/api/settings').then((s) => s?.speech && import('./dictate.js')).then((m) => m && m.attach(machine, field), () => {});
 }
