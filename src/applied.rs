@@ -6,12 +6,14 @@
 //!
 //! - [`resolve`](mod@resolve): the desired state made concrete (reads the file system, changes nothing).
 //! - [`env`](mod@env): where resolution looks things up, and how a written path becomes one.
+//! - [`pin`]: a program found and hashed, and the limits of its arguments.
 //! - [`agents`]: the option fields' flags, from the bridge's own table.
 //! - [`snapshot`]: the file `apply` writes and the bridge reads.
 //! - [`diff`]: what differs between two resolutions, in words.
 //! - [`gate`]: the check the bridge makes before it starts.
 //! - [`record`]: the `config.applied` audit line.
 //! - [`sandbox`](mod@sandbox): `[sandbox]` resolved into the effective policy (SPEC §15).
+//! - [`speech`](mod@speech): `[speech]`'s transcriber and model, pinned (SPEC §16).
 
 pub mod agents;
 pub mod diff;
@@ -19,10 +21,12 @@ pub mod env;
 #[cfg(test)]
 mod fuzz;
 pub mod gate;
+pub mod pin;
 pub mod record;
 pub mod resolve;
 pub mod sandbox;
 pub mod snapshot;
+pub mod speech;
 
 pub use diff::{differences, Difference};
 pub use gate::{check, desired, Desired, GateError};

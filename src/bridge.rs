@@ -279,6 +279,10 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     let tools = ToolParts {
         toolbox,
         blobs_dir: settings.state_dir.join("blobs"),
+        speech: Arc::new(
+            crate::speech::Speech::new(applied.as_ref(), &settings.state_dir)
+                .context("preparing the folder of dictations")?,
+        ),
     };
     let ctx = App::new(core, door, panes, crew, agents, tools);
 

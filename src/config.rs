@@ -17,6 +17,7 @@ mod file;
 mod fuzz;
 mod migrate;
 mod sandbox;
+mod speech;
 
 pub use file::{
     parse as parse_config, Access, ConfigFile, ConfigFileError, CrewConfig, HooksConfig,
@@ -24,6 +25,7 @@ pub use file::{
     WorkspaceEntry, WorkspaceTable, MAX_CONFIG_BYTES, SCHEMA_VERSION,
 };
 pub use sandbox::{SandboxConfig, SandboxNetwork, SandboxProfile};
+pub use speech::SpeechConfig;
 
 /// Default HTTP port of the phone API.
 pub const DEFAULT_PORT: u16 = 7420;

@@ -19,5 +19,6 @@ pub mod identity;
 pub mod mcp;
 pub use collie_actors::private_socket;
 pub mod relay;
+pub mod speech;
 pub mod state;
 pub mod web;

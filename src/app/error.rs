@@ -98,6 +98,18 @@ pub enum AppError {
     #[error("confirm no prompts")]
     ConfirmNoPrompts,
     /// 404 for an unknown starter row id (decision 0041).
+    /// The transcriber's program or model is not the one applied (SPEC §16).
+    #[error("speech engine changed")]
+    SpeechChanged,
+    /// No `[speech]` is applied here.
+    #[error("no transcriber")]
+    NoTranscriber,
+    /// The transcriber failed or printed more than it may (its detail is in the bridge's log).
+    #[error("speech engine failed")]
+    SpeechFailed,
+    /// The transcriber ran past its time limit and was killed.
+    #[error("speech engine timed out")]
+    SpeechTimedOut,
     #[error("no such starter row")]
     NoSuchRow,
     /// 404 for an unknown device label.
@@ -150,14 +162,15 @@ impl AppError {
             NotPaired | Expired | InsufficientTier | InvalidCode | Forbidden(_) => 403,
             IdentityRequired { .. } => 403,
             LabelInUse | CardChanged | ScreenChanged | DurableRefused(_) | StarterChanged
-            | ConfirmNoPrompts => 409,
+            | ConfirmNoPrompts | SpeechChanged => 409,
             CardClosed => 410,
             TooManyAttempts { .. } => 429,
             PairingUnavailable | AuditUnavailable | ResourceLimit | Restarting => 503,
             Standby(_) | StandbyDevices => 503,
             NoSuchMachine | NoSuchPane | NoSuchAgent | NoSuchDevice | NoLogEntry | NoSuchLine
-            | NoSuchRow | NotFound => 404,
-            MemberUnreachable | MemberUnreadable | DurableUnreachable => 502,
+            | NoSuchRow | NotFound | NoTranscriber => 404,
+            MemberUnreachable | MemberUnreadable | DurableUnreachable | SpeechFailed => 502,
+            SpeechTimedOut => 504,
             CapabilityMissing => 501,
             BadRequest(_) => 400,
             Internal | Backend(_) => 500,

@@ -42,6 +42,7 @@ pub mod push;
 mod refusals;
 pub mod rows;
 pub mod sent;
+pub mod speech;
 pub mod starters;
 pub mod status;
 pub mod tools;

@@ -140,6 +140,8 @@ pub enum Op {
     RowAdd,
     /// Removing a starter row.
     RowRemove,
+    /// Transcribing a dictation (SPEC §16): as typing, whose text it becomes.
+    Speech,
 }
 
 impl Op {
@@ -164,7 +166,7 @@ impl Op {
             Op::CardAnswer | Op::DurableWrite => Phone(Full),
             Op::CommandRun | Op::CommandsRecent => Phone(Full),
             Op::StarterList | Op::SessionList | Op::RowAdd | Op::RowRemove => Device(Full),
-            Op::DeviceEnded => Device(Full),
+            Op::DeviceEnded | Op::Speech => Device(Full),
         }
     }
 }

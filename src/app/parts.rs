@@ -144,4 +144,6 @@ pub struct ToolParts {
     pub toolbox: Toolbox,
     /// `<state>/blobs/`: the uploads kept to be served back (SPEC §2, §11).
     pub blobs_dir: PathBuf,
+    /// The dictation's transcriber (SPEC §16).
+    pub speech: Arc<crate::speech::Speech>,
 }

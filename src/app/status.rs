@@ -79,6 +79,8 @@ pub struct SettingsView {
     pub sent: bool,
     /// Whether a `full` device may run one-shot commands here (`[phone] run`; SPEC §11).
     pub run: bool,
+    /// Whether a transcriber is configured here: the phone shows its microphone (SPEC §16).
+    pub speech: bool,
 }
 
 /// The control socket's status, for `collie doctor`.
@@ -167,6 +169,7 @@ impl App {
             tiers: ["read", "files", "full"],
             sent: self.panes.sent.keeps(),
             run: self.panes.sent.runs(),
+            speech: self.speech_available(),
         }
     }
 

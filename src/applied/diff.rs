@@ -5,6 +5,7 @@ use std::fmt;
 
 use super::resolve::{Resolved, ResolvedStarter, ResolvedWorkspace};
 use super::sandbox::{network_text, rule_text, SandboxResolved};
+use super::speech::SpeechResolved;
 
 /// One difference.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,6 +46,13 @@ pub enum Difference {
         /// Now.
         now: Option<Box<SandboxResolved>>,
     },
+    /// The transcriber was added, removed, or its program, model, hashes or arguments changed.
+    Speech {
+        /// Applied.
+        was: Option<Box<SpeechResolved>>,
+        /// Now.
+        now: Option<Box<SpeechResolved>>,
+    },
 }
 
 /// The differences from `applied` (`None`: nothing applied yet) to `now`. Empty when they agree.
@@ -54,6 +62,7 @@ pub fn differences(applied: Option<&Resolved>, now: &Resolved) -> Vec<Difference
         workspaces: Vec::new(),
         starters: Vec::new(),
         sandbox: None,
+        speech: None,
     };
     let was = applied.unwrap_or(&empty);
     let mut out = Vec::new();
@@ -100,7 +109,32 @@ pub fn differences(applied: Option<&Resolved>, now: &Resolved) -> Vec<Difference
             now: now.sandbox.clone().map(Box::new),
         });
     }
+    if was.speech != now.speech {
+        out.push(Difference::Speech {
+            was: was.speech.clone().map(Box::new),
+            now: now.speech.clone().map(Box::new),
+        });
+    }
     out
+}
+
+/// The transcriber in one line: its program, hash and model.
+pub fn speech_text(s: &SpeechResolved) -> String {
+    let model = match &s.model {
+        Some(m) => format!(
+            ", model {} ({}, sha256 {})",
+            m.path.display(),
+            if m.folder { "folder" } else { "file" },
+            short(&m.sha256)
+        ),
+        None => String::new(),
+    };
+    format!(
+        "{} sha256 {}{model} args {:?}",
+        s.exec.display(),
+        short(&s.sha256),
+        s.args
+    )
 }
 
 /// The sandbox's change, one line each: paths added, removed or changed, the network rule, the
@@ -237,6 +271,17 @@ impl fmt::Display for Difference {
                 Ok(())
             }
             Difference::Sandbox { was, now } => sandbox(f, was.as_deref(), now.as_deref()),
+            Difference::Speech { was, now } => match (was, now) {
+                (None, Some(n)) => write!(f, "+ speech {}", speech_text(n)),
+                (Some(w), None) => write!(f, "- speech {} (no dictation)", speech_text(w)),
+                (Some(w), Some(n)) => write!(
+                    f,
+                    "~ speech\n    was {}\n    now {}",
+                    speech_text(w),
+                    speech_text(n)
+                ),
+                (None, None) => Ok(()),
+            },
         }
     }
 }
@@ -276,6 +321,7 @@ mod tests {
             workspaces: vec![ws.clone()],
             starters: vec![starter("one", "1"), starter("two", "2")],
             sandbox: None,
+            speech: None,
         };
         assert!(differences(Some(&a), &a).is_empty());
         let mut b = a.clone();

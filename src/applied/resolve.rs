@@ -6,8 +6,6 @@
 //! it resolves or nothing is returned.
 
 use std::collections::BTreeSet;
-use std::io::Read;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -16,18 +14,16 @@ use sha2::{Digest, Sha256};
 use super::agents::{valid_model, Agent};
 use super::env::expand;
 use super::sandbox::SandboxResolved;
+use super::speech::SpeechResolved;
 use crate::config::{Access, ConfigFile, StarterEntry};
 
 /// Most starters a configuration may hold (the New page is a list on a phone).
 pub const MAX_STARTERS: usize = 64;
-/// Most fixed arguments of one starter.
-pub const MAX_ARGS: usize = 64;
-/// Longest fixed argument, in bytes.
-pub const MAX_ARG_BYTES: usize = 4096;
 /// Most workspaces.
 pub const MAX_WORKSPACES: usize = 64;
 
 pub use super::env::ResolveEnv;
+pub use super::pin::{executable, sha256_file, MAX_ARGS, MAX_ARG_BYTES};
 
 /// `config.toml` as applied: where it was and the SHA-256 of its bytes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,6 +81,9 @@ pub struct Resolved {
     /// before there was a sandbox, which read as `off`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxResolved>,
+    /// `[speech]`'s transcriber, pinned; `None` without the table (and in older snapshots).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speech: Option<SpeechResolved>,
 }
 
 /// Everything that did not resolve.
@@ -118,12 +117,14 @@ pub fn resolve(
         .map(|st| (st.name.as_str(), st.exec.as_path()))
         .collect();
     let sandbox = super::sandbox::resolve(file, &roots, &programs, env, &mut problems);
+    let speech = super::speech::resolve(file.speech.as_ref(), env, &mut problems);
     if problems.is_empty() {
         Ok(Resolved {
             config,
             workspaces,
             starters,
             sandbox,
+            speech,
         })
     } else {
         Err(ResolveError { problems })
@@ -319,46 +320,4 @@ fn starters(
 pub fn valid_starter_name(name: &str) -> bool {
     let n = name.chars().count();
     (1..=40).contains(&n) && !name.chars().any(char::is_control)
-}
-
-/// A starter's executable: a bare name looked up in `PATH` (absolute entries only: a relative
-/// entry would make the pinned file depend on where the bridge was started), a path otherwise;
-/// then the real file behind any symlink, which must be a regular, executable file, and its hash.
-pub fn executable(given: &str, env: &ResolveEnv) -> Result<(PathBuf, String), String> {
-    let candidate = if given.contains('/') || given.starts_with('~') {
-        expand(given, env)?
-    } else {
-        let path = env.path.as_deref().unwrap_or("");
-        path.split(':')
-            .filter(|d| d.starts_with('/'))
-            .map(|d| Path::new(d).join(given))
-            .find(|p| is_executable_file(p))
-            .ok_or_else(|| "not found in PATH".to_owned())?
-    };
-    let real =
-        std::fs::canonicalize(&candidate).map_err(|e| format!("{}: {e}", candidate.display()))?;
-    if !is_executable_file(&real) {
-        return Err(format!("{} is not an executable file", real.display()));
-    }
-    let sha = sha256_file(&real).map_err(|e| format!("{}: {e}", real.display()))?;
-    Ok((real, sha))
-}
-
-fn is_executable_file(p: &Path) -> bool {
-    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
-/// Hex SHA-256 of a file, read in blocks (an agent's executable can be a 100 MB binary).
-pub fn sha256_file(path: &Path) -> std::io::Result<String> {
-    let mut file = std::fs::File::open(path)?;
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-    }
-    Ok(hex::encode(hasher.finalize()))
 }

@@ -78,6 +78,8 @@ pub(super) fn run() -> anyhow::Result<ExitCode> {
 
     // The sandbox (SPEC §15): what this kernel can enforce, and whether the applied policy is it.
     check_sandbox(&mut r, &settings);
+    // Dictation (SPEC §16): the pinned engine, hashed again as before every dictation.
+    check_speech(&mut r, &settings);
 
     // 3. Paired devices.
     if let Some(s) = &status {
@@ -274,6 +276,34 @@ fn check_sandbox(r: &mut Report, settings: &crate::config::Settings) {
         Err(e) => r.fail(
             &format!("the applied sandbox cannot be enforced here ({landlock}): {e}"),
             "the bridge refuses to start: change [sandbox] and run `collie apply`, or run on a kernel that has what is missing",
+        ),
+    }
+}
+
+/// The applied transcriber, if any, and whether its program and model still hash to their pins.
+fn check_speech(r: &mut Report, settings: &crate::config::Settings) {
+    use crate::applied::speech::Pins;
+    let path = crate::applied::gate::snapshot_path(settings);
+    let Some(speech) = crate::applied::Snapshot::read(&path)
+        .ok()
+        .flatten()
+        .and_then(|s| s.resolved.speech)
+    else {
+        r.ok("dictation off: no [speech] applied (the phone shows no microphone)");
+        return;
+    };
+    let model = match &speech.model {
+        Some(m) => format!(" with model {}", m.path.display()),
+        None => String::new(),
+    };
+    match speech.check() {
+        Ok(()) => r.ok(&format!(
+            "dictation by {}{model}: program and model match their hashes",
+            speech.exec.display()
+        )),
+        Err(e) => r.fail(
+            &format!("dictation refuses (`speech engine changed`): {e}"),
+            "restore the file, or review the change with `collie apply`",
         ),
     }
 }

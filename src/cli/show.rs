@@ -428,7 +428,25 @@ fn print_resolved(r: &Resolved) -> std::io::Result<()> {
             outln!("             args {:?}", st.args)?;
         }
     }
-    print_sandbox(r.sandbox.as_ref())
+    print_sandbox(r.sandbox.as_ref())?;
+    print_speech(r.speech.as_ref())
+}
+
+/// The transcriber (SPEC §16): its program and model with their full hashes, and its arguments.
+fn print_speech(speech: Option<&crate::applied::speech::SpeechResolved>) -> std::io::Result<()> {
+    let Some(s) = speech else {
+        return outln!("  speech     none: the phone shows no microphone");
+    };
+    outln!("  speech     {} sha256 {}", s.exec.display(), s.sha256)?;
+    if let Some(m) = &s.model {
+        outln!(
+            "    model    {} ({}) sha256 {}",
+            m.path.display(),
+            if m.folder { "folder" } else { "file" },
+            m.sha256
+        )?;
+    }
+    outln!("    args     {:?}", s.args)
 }
 
 /// The effective sandbox policy (SPEC §15): each path with its access and where it came from,

@@ -8,6 +8,7 @@ use serde::Deserialize;
 
 use super::migrate;
 use super::sandbox::SandboxConfig;
+use super::speech::SpeechConfig;
 
 /// The schema this version reads.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -99,6 +100,8 @@ pub struct ConfigFile {
     /// `[sandbox]`: what confines the processes a phone starts (SPEC §15).
     #[serde(default)]
     pub sandbox: SandboxConfig,
+    /// `[speech]`: the transcriber of the phone's dictation (SPEC §16); none without the table.
+    pub speech: Option<SpeechConfig>,
 }
 
 /// One entry of `workspaces`: a folder, or `{ path, access }`.

@@ -23,12 +23,18 @@ pub const MAX_TOOL_BODY: usize = super::mcp::MAX_MCP_BODY;
 /// Largest upload (`POST /api/blobs`, SPEC §11).
 pub const MAX_UPLOAD_BODY: usize = crate::app::blobs::MAX_UPLOAD;
 
+/// Largest dictation (`POST /api/speech/{m}`, SPEC §16): 60 s of 16 kHz mono 16-bit samples and
+/// a header.
+pub const MAX_SPEECH_BODY: usize = crate::speech::wav::MAX_WAV_BYTES;
+
 /// The limit of the request to `path`, and how an answer names it.
 fn limit_of(path: &str) -> (usize, &'static str) {
     if path.starts_with("/api/tools/") || path == "/mcp" {
         (MAX_TOOL_BODY, "24 MiB")
     } else if path == "/api/blobs" {
         (MAX_UPLOAD_BODY, "10 MiB")
+    } else if path.starts_with("/api/speech/") {
+        (MAX_SPEECH_BODY, "2 MiB")
     } else {
         (MAX_BODY, "512 KiB")
     }

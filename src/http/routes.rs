@@ -15,6 +15,7 @@ mod meta;
 mod panes;
 mod push;
 mod sent;
+mod speech;
 mod stream;
 mod tools;
 mod walky;
@@ -83,6 +84,7 @@ pub(super) fn api() -> Router<App> {
         .route("/api/browse/{m}", get(browse::browse))
         .route("/api/blobs", post(blobs::upload))
         .route("/api/blobs/{id}", get(blobs::blob))
+        .route("/api/speech/{m}", post(speech::transcribe))
         .layer(DefaultBodyLimit::max(MAX_TOOL_BODY))
 }
 

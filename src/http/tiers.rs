@@ -58,6 +58,7 @@ pub const ROUTES: &[(Method, &str, Access)] = &[
     route(Method::GET, "/api/sessions/{m}", Op::SessionList),
     route(Method::POST, "/api/starters/{m}/rows", Op::RowAdd),
     route(Method::DELETE, "/api/starters/{m}/rows/{id}", Op::RowRemove),
+    route(Method::POST, "/api/speech/{m}", Op::Speech),
     route(Method::GET, "/api/commands/recent", Op::CommandsRecent),
 ];
 

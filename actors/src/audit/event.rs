@@ -93,6 +93,9 @@ pub enum AuditEventKind {
     StarterAdded,
     /// `starter.removed`: a phone removed a starter row (decision 0041).
     StarterRemoved,
+    /// `speech.transcribe`: a phone's dictation transcribed (SPEC §16: the machine whose pane the
+    /// text is for and the recording's length — never the text).
+    SpeechTranscribe,
     /// `tool.<name>`: a tool call (SPEC §11: paths, sizes, exit codes — never contents).
     Tool(crate::tools::ToolName),
     /// `tool.upload`: a file uploaded from the phone into a pane's folder (SPEC §11: its path,
@@ -103,7 +106,7 @@ pub enum AuditEventKind {
 impl AuditEventKind {
     /// Every event but the `tool.*` family, in the order of SPEC §7 (the tools are
     /// [`ToolName::ALL`](crate::tools::ToolName::ALL)).
-    pub const ALL: [Self; 37] = [
+    pub const ALL: [Self; 38] = [
         Self::DevicePaired,
         Self::DeviceRevoked,
         Self::DeviceExpiry,
@@ -141,6 +144,7 @@ impl AuditEventKind {
         Self::AuditWitnessed,
         Self::CrewDeputy,
         Self::DeputyLine,
+        Self::SpeechTranscribe,
     ];
 
     /// The event's name as written in the `event` member of a line.
@@ -183,6 +187,7 @@ impl AuditEventKind {
             Self::CommandRun => "command.run",
             Self::StarterAdded => "starter.added",
             Self::StarterRemoved => "starter.removed",
+            Self::SpeechTranscribe => "speech.transcribe",
             Self::Tool(tool) => tool.event_name(),
             Self::Upload => "tool.upload",
         }
@@ -295,7 +300,7 @@ mod tests {
             assert!(seen.insert(kind.as_str()), "duplicate name {kind}");
             assert_eq!(kind.as_str().parse::<AuditEventKind>().ok(), Some(kind));
         }
-        assert_eq!(seen.len(), 37);
+        assert_eq!(seen.len(), 38);
         for tool in crate::tools::ToolName::ALL {
             let kind = AuditEventKind::Tool(tool);
             assert!(seen.insert(kind.as_str()), "duplicate name {kind}");
@@ -346,6 +351,7 @@ mod tests {
                 "audit.witnessed",
                 "crew.deputy",
                 "deputy.line",
+                "speech.transcribe",
             ]
         );
     }
