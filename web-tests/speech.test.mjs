@@ -126,7 +126,9 @@ test('the microphone fills the pane\'s input with the words it heard, and sends 
     await status.first().waitFor();
     await waitFor('the words in the input', async () => /forward/i.test(await input.inputValue()), { timeout: 60_000 });
     const value = await input.inputValue();
-    assert.match(value, /^please go forward\b/i, 'appended after the text there, with a space');
+    // The words PocketSphinx reads in the file itself: the page's resampling and the microphone
+    // taken without the browser's call processing (decision 0076) lose none of them.
+    assert.match(value, /^please go forward ten meters\b/i, 'appended after the text there, with a space');
     await page.getByText('Dictated text added to the input: read it, then send.', { exact: true }).waitFor();
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'pane-input', 'the field has the focus');
     assert.equal(await page.getByRole('button', { name: 'Dictate', exact: true }).getAttribute('aria-pressed'), 'false');

@@ -24,6 +24,13 @@ const STOP = 'M7 7h10v10H7z';
 const SHORTEST_S = 0.3;
 /** How long stop waits for the worklet's last block. */
 const FLUSH_MS = 300;
+/**
+ * The microphone as it is, without the browser's processing for calls: nothing plays while a
+ * dictation records, so echo cancellation has nothing to cancel, and what it and its companions
+ * did to the sound cost PocketSphinx words (decision 0076). Ideal, not exact: a device that cannot
+ * turn them off still records.
+ */
+const RAW = { echoCancellation: false, noiseSuppression: false, autoGainControl: false };
 
 /** Whether this browser can record: getUserMedia and an AudioWorklet. */
 export function canRecord() {
@@ -178,7 +185,7 @@ export class Dictation {
     this.say('Starting the microphone\u2026');
     let stream;
     try {
-      stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+      stream = await navigator.mediaDevices.getUserMedia({ audio: RAW });
     } catch (e) {
       if (run !== this.run) return;
       this.setState('idle');
@@ -324,6 +331,7 @@ export class Dictation {
     this.ctx = null;
     this.take = null;
     this.meter.value = 0;
+    this.time.textContent = '';
   }
 
   /** Stops whatever is under way and throws it away (a recording, or the answer to one). */
