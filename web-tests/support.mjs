@@ -347,23 +347,37 @@ export class Bridge {
   }
 }
 
-/** Launches Debian's chromium (never a downloaded one), with a fresh temp profile. */
-export async function launchBrowser() {
+/**
+ * Launches Debian's chromium (never a downloaded one), with a fresh temp profile; `args` are added
+ * to CHROMIUM_ARGS (a fake microphone, say).
+ */
+export async function launchBrowser({ args = [] } = {}) {
   await access(CHROMIUM).catch(() => {
     throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (never \`npx playwright install\`)`);
   });
-  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true, timeout: 30_000 });
+  return chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, ...args], headless: true, timeout: 30_000 });
 }
+
+/**
+ * Chromium's switches for a fake microphone that plays `wav` (over and over) and is allowed
+ * without asking.
+ */
+export const fakeMicrophone = (wav) => [
+  '--use-fake-ui-for-media-stream',
+  '--use-fake-device-for-media-stream',
+  `--use-file-for-fake-audio-capture=${wav}`,
+];
 
 /**
  * The one headless chromium of a test file: launched before its first test and closed after its
  * last (node:test `before` / `after`, so a failing test still closes it). What it returns stands in
- * for the browser wherever `openPage`, `session` and `crewSession` take one.
+ * for the browser wherever `openPage`, `session` and `crewSession` take one. `launch` goes to
+ * `launchBrowser` (or a function, run in `before`, that gives it).
  */
-export function useBrowser() {
+export function useBrowser(launch = {}) {
   let browser;
   before(async () => {
-    browser = await launchBrowser();
+    browser = await launchBrowser(typeof launch === 'function' ? await launch() : launch);
   });
   after(async () => {
     await browser?.close();

@@ -244,3 +244,12 @@ export const KEYS = [
   ['PageUp', 'PageUp', 'PgUp'],
   ['PageDown', 'PageDown', 'PgDn'],
 ];
+
+/**
+ * A microphone for `field`, whose text is for `machine` (SPEC §16): dictate.js and what it needs
+ * are fetched only when this bridge has a transcriber, so they are no part of the shell. It goes
+ * with its field: a recording under way when the field leaves the page is thrown away.
+ */
+export function dictate(machine, field) {
+  api('/api/settings').then((s) => s?.speech && import('./dictate.js')).then((m) => m && m.attach(machine, field), () => {});
+}

@@ -1,12 +1,13 @@
 // A durable agent's conversation (`#/agents/<machine>/<agent>/<conversation>`; SPEC §10.3,
 // docs/guide/phone-app.md, "Conversation"): its items as text, its open questions as cards (drawn
 // and answered by decide.js, as in Cards), and — for a `full` device — a composer, Stop while a
-// turn runs, the agent's action buttons, Rename, Close or Reopen. Below, the receipts of this
-// conversation ("Sent by phone 2 min ago", never the text). A `read` device sees everything but
-// no write button. Read every 2 s while visible (`GET /api/durable` and `GET /api/cards`); each
+// turn runs, the agent's action buttons, Rename, Close or Reopen; the composer has a microphone
+// when the bridge has a transcriber (client.js `dictate`), which fills it and sends nothing.
+// Below, the receipts of this conversation ("Sent by phone 2 min ago", never the text). A `read`
+// device sees everything but no write button. Read every 2 s while visible (`GET /api/durable` and `GET /api/cards`); each
 // part is redrawn only when it changed, so a draft, focus and an expanded tool call stay put.
 
-import { api } from '../client.js';
+import { api, dictate } from '../client.js';
 import { decider } from '../decide.js';
 import { agoMs, itemView, receiptWords, statusWords, watch, write } from '../durable.js';
 import { clear, h } from '../dom.js';
@@ -186,5 +187,6 @@ export function conversationView(root, { machine, agent, conversation }) {
 
   poller = watch(conn, load);
   refresh();
+  if (full) dictate(machine, text);
   return () => poller.stop();
 }

@@ -6,10 +6,11 @@
 // Questions waiting for this pane (a permission dialog on its screen, a held permission) show
 // above the screen as cards with their buttons (decide.js), asked for every 2 s. Devices of tier
 // `files` and `full` get `Pane actions` in the header: a sheet with the pane's Changes and, for
-// `full`, Rename and Close (manage.js).
+// `full`, Rename and Close (manage.js). The input bar has a microphone when the bridge has a
+// transcriber (client.js `dictate`): what it hears goes into the field, never sent by itself.
 
 import { ScreenColours } from '../attrs.js';
-import { api, KEYS, panePath } from '../client.js';
+import { api, dictate, KEYS, panePath } from '../client.js';
 import { PaneChat } from '../chat.js';
 import { decider } from '../decide.js';
 import { clear, h, icon, PAPER_CLIP, when } from '../dom.js';
@@ -611,6 +612,7 @@ export function paneView(root, { machine, pane }) {
         onclick: () => picker.click(),
       }, icon(PAPER_CLIP))];
     }
+    dictate(machine, field);
     return [
       h('div', { class: 'input-row' },
         h('label', { for: 'pane-input', class: 'visually-hidden' }, 'Type to pane'),
