@@ -314,13 +314,15 @@ fn checker_catches_a_deputy_that_ignores_the_standby_rule() {
 
 /// A deputy that keeps its first copy serves a token revoked on the lead after a link long enough
 /// to carry the revocation. It shows only in a run where the phone presents, at the door while the
-/// deputy stands in, a token of that first copy revoked long enough before: 5 of these 32 seeds.
+/// deputy stands in, a token of that first copy revoked long enough before: 11 of these 128
+/// seeds (which ones moves with the size of the frames the scenario sends: 5 of the first 32 before
+/// pane lists carried `activity`, 2 after — hence the wider range).
 #[test]
 fn checker_catches_a_deputy_that_keeps_serving_a_revoked_token() {
-    let kinds = caught_in(Scenario::Deputy, Bug::DeputyKeepsFirstCopy, 0..32);
+    let kinds = caught_in(Scenario::Deputy, Bug::DeputyKeepsFirstCopy, 0..128);
     assert!(
-        kinds.len() >= 3,
-        "caught in only {} of 32 seeds",
+        kinds.len() >= 5,
+        "caught in only {} of 128 seeds",
         kinds.len()
     );
     assert!(
