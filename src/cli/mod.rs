@@ -11,6 +11,7 @@ mod apply;
 mod audit;
 mod bridge;
 mod cards;
+mod completions;
 mod crew;
 mod devices;
 mod doctor;
@@ -87,6 +88,10 @@ enum Command {
     Show(show::Args),
     /// Print the version.
     Version,
+    /// Print a shell completion script: `collie completions bash|zsh|fish`.
+    Completions(completions::Args),
+    /// Print the man page (roff): `collie man | man -l -`.
+    Man,
 }
 
 /// Parses the command line and runs the command.
@@ -114,6 +119,8 @@ pub fn main() -> ExitCode {
         Command::Hook(args) => hook::run(args),
         Command::Apply(args) => apply::run(args),
         Command::Show(args) => show::run(args),
+        Command::Completions(args) => completions::completions(args),
+        Command::Man => completions::man(),
         Command::Version => outln!("collie {}", env!("CARGO_PKG_VERSION"))
             .map(|()| ExitCode::SUCCESS)
             .map_err(anyhow::Error::from),
