@@ -24,6 +24,7 @@ mod pair;
 mod panes;
 mod redact;
 mod sent;
+mod service;
 mod show;
 mod walky;
 
@@ -88,6 +89,9 @@ enum Command {
     Show(show::Args),
     /// Print the version.
     Version,
+    /// Run the bridge as your user's service (systemd; launchd on macOS): install, uninstall, status.
+    #[command(subcommand)]
+    Service(service::Cmd),
     /// Print a shell completion script: `collie completions bash|zsh|fish`.
     Completions(completions::Args),
     /// Print the man page (roff): `collie man | man -l -`.
@@ -119,6 +123,7 @@ pub fn main() -> ExitCode {
         Command::Hook(args) => hook::run(args),
         Command::Apply(args) => apply::run(args),
         Command::Show(args) => show::run(args),
+        Command::Service(cmd) => service::run(cmd),
         Command::Completions(args) => completions::completions(args),
         Command::Man => completions::man(),
         Command::Version => outln!("collie {}", env!("CARGO_PKG_VERSION"))
