@@ -23,6 +23,7 @@ mod mcp;
 mod pair;
 mod panes;
 mod redact;
+mod restart;
 mod sent;
 mod service;
 mod show;
@@ -92,6 +93,8 @@ enum Command {
     /// Run the bridge as your user's service (systemd; launchd on macOS): install, uninstall, status.
     #[command(subcommand)]
     Service(service::Cmd),
+    /// Restart the running bridge (through its service when it runs as one), on the same port.
+    Restart,
     /// Print a shell completion script: `collie completions bash|zsh|fish`.
     Completions(completions::Args),
     /// Print the man page (roff): `collie man | man -l -`.
@@ -124,6 +127,7 @@ pub fn main() -> ExitCode {
         Command::Apply(args) => apply::run(args),
         Command::Show(args) => show::run(args),
         Command::Service(cmd) => service::run(cmd),
+        Command::Restart => restart::run(),
         Command::Completions(args) => completions::completions(args),
         Command::Man => completions::man(),
         Command::Version => outln!("collie {}", env!("CARGO_PKG_VERSION"))
