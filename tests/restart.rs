@@ -100,3 +100,25 @@ fn restart_without_a_running_bridge_says_how_to_start_one() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("collie bridge"), "{err}");
 }
+
+#[test]
+fn a_new_start_reads_the_configuration_again_and_a_refused_one_is_reported_at_once() {
+    let mut b = TestBridge::start_with(support::Opts {
+        log_to_file: true,
+        ..support::Opts::default()
+    });
+    // Changed after the bridge started and not applied: the next start must refuse (SPEC §12).
+    std::fs::write(
+        b.config_dir().join("config.toml"),
+        "schema_version = 1\nworkspaces = [\"~\"]\n",
+    )
+    .expect("write config.toml");
+    let out = b.cli(&["restart"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("did not start again"), "{err}");
+    let child = b.child.as_mut().expect("the bridge ran");
+    let exited = wait_for(Duration::from_secs(10), || child.try_wait().ok().flatten());
+    assert_eq!(exited.and_then(|s| s.code()), Some(1));
+    assert!(b.log().contains("has not been applied"), "{}", b.log());
+}

@@ -41,6 +41,7 @@ pub(super) fn run() -> anyhow::Result<ExitCode> {
                 return come_back(
                     &socket,
                     before,
+                    None,
                     &format!("the `{}` service ({manager})", service.name),
                 );
             }
@@ -62,7 +63,7 @@ pub(super) fn run() -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     match client::ask::<Message>(&socket, &Request::Restart) {
-        Ok(_) => come_back(&socket, before, "the bridge"),
+        Ok(_) => come_back(&socket, before, running.flatten(), "the bridge"),
         Err(e) => {
             eprintln!("collie: {e}");
             Ok(ExitCode::from(1))
@@ -90,14 +91,39 @@ fn bridge_pid(socket: &Path) -> Option<Option<u32>> {
     Some(pid.and_then(|p| u32::try_from(p).ok()))
 }
 
-/// Waits until a new bridge answers on the control socket.
+/// Whether process `pid` still runs: it exists and (on Linux) is not a zombie its parent has yet
+/// to reap.
+fn alive(pid: u32) -> bool {
+    let Ok(raw) = i32::try_from(pid) else {
+        return false;
+    };
+    if nix::sys::signal::kill(nix::unistd::Pid::from_raw(raw), None).is_err() {
+        return false;
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name's closing parenthesis.
+        Ok(stat) => !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        Err(_) => true,
+    }
+}
+
+/// Waits until a new bridge answers on the control socket. A bridge that executes itself keeps
+/// its `pid`: when that process is gone, the new start failed (a configuration it refuses, a
+/// port taken meanwhile) and waiting longer is pointless.
 fn come_back(
     socket: &Path,
     before: Option<(u64, u64, i64, i64)>,
+    pid: Option<u32>,
     what: &str,
 ) -> anyhow::Result<ExitCode> {
     let deadline = Instant::now() + COME_BACK_WITHIN;
     loop {
+        if pid.is_some_and(|p| !alive(p)) {
+            eprintln!("collie: {what} stopped and did not start again; see its log (stderr)");
+            return Ok(ExitCode::from(1));
+        }
         let now = identity(socket);
         if now.is_some() && now != before {
             let answered: Result<serde_json::Value, _> = client::ask(socket, &Request::Status);
