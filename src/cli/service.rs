@@ -146,7 +146,7 @@ fn install(
     match platform::activate(&here.name) {
         Ok(()) => {
             outln!(
-                "enabled and started the `{}` service ({MANAGER})",
+                "enabled and (re)started the `{}` service ({MANAGER})",
                 here.name
             )?;
             if let Some(h) = platform::hint() {

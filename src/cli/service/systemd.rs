@@ -61,10 +61,12 @@ fn systemctl(args: &[&str]) -> Result<String, String> {
         }))
 }
 
-/// Makes systemd read the new unit, and enables and starts it.
+/// Makes systemd read the new unit, enables it, and (re)starts it: `enable --now` would leave a
+/// service that already runs on the old unit until its next restart.
 pub(super) fn activate(name: &str) -> Result<(), String> {
     systemctl(&["daemon-reload"])?;
-    systemctl(&["enable", "--now", name]).map(drop)
+    systemctl(&["enable", name])?;
+    systemctl(&["restart", name]).map(drop)
 }
 
 /// What a person runs to do [`activate`]'s work by hand.
