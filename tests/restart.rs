@@ -31,9 +31,10 @@ fn a_restarted_bridge_answers_on_the_same_port_with_the_same_panes_and_streams_r
     let panes_before = listed(&before);
     let stream_url = format!("/api/panes/local/{pane}/stream");
     let old_stream = b.sse(&stream_url, &phone);
-    old_stream
+    let (_, first) = old_stream
         .recv_timeout(Duration::from_secs(10))
         .expect("the stream's first event, before the restart");
+    let last_seq = first["seq"].as_u64().expect("an event has a seq");
     let pid = b.child.as_ref().expect("the bridge runs").id();
     let port = b.port;
 
@@ -70,8 +71,9 @@ fn a_restarted_bridge_answers_on_the_same_port_with_the_same_panes_and_streams_r
         "the restarted bridge does not list the same panes ({panes_before:?}) to the same phone"
     );
 
-    // A new stream on the same URL follows the pane: what the phone types shows in it.
-    let new_stream = b.sse(&stream_url, &phone);
+    // A new stream on the same URL, with the `Last-Event-ID` the phone's client sends when it
+    // reconnects (the old bridge's seq), follows the pane: what the phone types shows in it.
+    let new_stream = resumed_sse(&b, &stream_url, &phone, last_seq);
     new_stream
         .recv_timeout(Duration::from_secs(10))
         .expect("the new stream's first event");
@@ -89,6 +91,27 @@ fn a_restarted_bridge_answers_on_the_same_port_with_the_same_panes_and_streams_r
         seen.is_some(),
         "the new stream does not show the typed line"
     );
+}
+
+/// `b.sse` with the `Last-Event-ID` header a reconnecting phone sends.
+fn resumed_sse(
+    b: &TestBridge,
+    path: &str,
+    token: &str,
+    last_id: u64,
+) -> std::sync::mpsc::Receiver<(String, serde_json::Value)> {
+    use std::io::Write;
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", b.port)).expect("connect");
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {token}\r\n\
+         Last-Event-ID: {last_id}\r\nConnection: close\r\n\r\n",
+        b.port
+    )
+    .expect("write");
+    s.set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    support::read_events(s)
 }
 
 #[test]
