@@ -75,6 +75,21 @@ pub struct RunningBridge {
     /// Every task outside the actors (the relay and uplink servers, the application's background
     /// work); waited for at shutdown.
     tasks: TaskTracker,
+    /// Cancelled when `collie restart` asks this bridge to execute itself again (decision 0077).
+    restart: CancellationToken,
+}
+
+/// Why a bridge stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Ended {
+    /// SIGTERM or SIGINT: a clean stop.
+    Signal,
+    /// The supervisor gave up on a child (the message names it).
+    GaveUp(String),
+    /// `collie restart` asked for a new start of the same program: the caller executes it once
+    /// this bridge is wholly stopped.
+    Restart,
 }
 
 /// SIGTERM and SIGINT streams, registered before anything starts so an early signal still means
@@ -172,6 +187,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     let confined = confined::prefix(applied.as_ref())?;
     let toolbox = toolbox(&settings, applied.as_ref(), confined.as_deref())?;
     let root = CancellationToken::new();
+    let restart = CancellationToken::new();
     let tasks = TaskTracker::new();
     // Cloudflare Access (SPEC §14): its keys are fetched now and hourly; until the first fetch
     // succeeds every request is refused (fail-closed).
@@ -386,6 +402,7 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
     let http_args = HttpArgs {
         ctx: ctx.clone(),
         cancel: root.clone(),
+        restart: restart.clone(),
         listener: Arc::new(listener),
         control_socket: settings.control_socket(),
         hook_socket: settings.hook_socket(),
@@ -435,20 +452,35 @@ pub async fn start(settings: Settings) -> Result<RunningBridge> {
         signals,
         root,
         tasks,
+        restart,
     })
 }
 
 impl RunningBridge {
     /// Waits until a shutdown signal or the supervisor gives up; stops the tree and cleans up.
     /// Returns the give-up message if a child failed too often.
-    pub async fn run_until_signal(mut self) -> Result<Option<String>> {
-        let gave_up = tokio::select! {
-            _ = self.signals.term.recv() => None,
-            _ = self.signals.int.recv() => None,
-            _ = &mut self.join => self.exit.gave_up(),
+    pub async fn run_until_signal(self) -> Result<Option<String>> {
+        Ok(match self.run().await? {
+            Ended::GaveUp(why) => Some(why),
+            Ended::Signal | Ended::Restart => None,
+        })
+    }
+
+    /// Waits until a shutdown signal, a `collie restart`, or the supervisor giving up; stops the
+    /// tree and cleans up — the same stop for each, so a restart frees the port and the store
+    /// exactly as SIGTERM does.
+    pub async fn run(mut self) -> Result<Ended> {
+        let ended = tokio::select! {
+            _ = self.signals.term.recv() => Ended::Signal,
+            _ = self.signals.int.recv() => Ended::Signal,
+            _ = self.restart.cancelled() => Ended::Restart,
+            _ = &mut self.join => match self.exit.gave_up() {
+                Some(why) => Ended::GaveUp(why),
+                None => Ended::Signal,
+            },
         };
         self.stop().await;
-        Ok(gave_up)
+        Ok(ended)
     }
 
     /// Stops the tree and cleans up (for in-process tests).

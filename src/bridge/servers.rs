@@ -31,6 +31,8 @@ pub(super) struct HttpArgs {
     pub ctx: App,
     /// The bridge's root token: each start serves under a child of it.
     pub cancel: CancellationToken,
+    /// Cancelled by `collie restart` over the control socket (decision 0077).
+    pub restart: CancellationToken,
     /// The bound listener (cloned for each start).
     pub listener: Arc<std::net::TcpListener>,
     /// `<state>/bridge.sock`.
@@ -89,7 +91,8 @@ impl Actor for HttpActor {
         let control = control_server::bind(&args.control_socket)?;
         let stop = cancel.clone();
         let ctx = args.ctx.clone();
-        tasks.spawn(async move { control_server::serve(control, ctx, stop).await });
+        let restart = args.restart.clone();
+        tasks.spawn(async move { control_server::serve(control, ctx, stop, restart).await });
 
         let hooks = crate::hooks::server::bind(&args.hook_socket)?;
         let stop = cancel.clone();

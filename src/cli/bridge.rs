@@ -1,13 +1,17 @@
 //! `collie bridge`: run this machine's bridge in the foreground.
 
+mod reexec;
+
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context;
 
+use crate::bridge::Ended;
 use crate::config::{Overrides, Settings};
 
 /// `collie bridge` flags.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub(super) struct Args {
     /// Address to listen on (default COLLIE_HOST or 127.0.0.1).
     #[arg(long, value_name = "H")]
@@ -24,11 +28,19 @@ pub(super) struct Args {
 }
 
 pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // Read before anything else, for `collie restart`: after an upgrade replaced the file at
+    // this path, a restart runs the new binary, as a service manager's restart would.
+    let program = std::env::current_exe().context("finding this program")?;
+    let argv0 = std::env::args_os()
+        .next()
+        .unwrap_or_else(|| "collie".into());
+    let again = args.clone();
     let mut settings = Settings::load(&Overrides {
         host: args.host,
         port: args.port,
         name: args.name,
     })?;
+    let os_chose_port = settings.port == 0;
     if let Some(p) = args.crew_port {
         settings.crew_port = p;
     }
@@ -44,8 +56,9 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("starting the runtime")?;
-    rt.block_on(async move {
+    let ended = rt.block_on(async move {
         let running = crate::bridge::start(settings.clone()).await?;
+        let bound = running.http_addr.port();
         // Tests and scripts read this line to find the port. A bridge whose stdout nobody reads
         // (closed by a service manager, or a pipe whose reader left) serves all the same.
         let _unread = outln!(
@@ -54,14 +67,32 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
             running.http_addr
         )
         .and_then(|()| outln!("state dir: {}", settings.state_dir.display()));
-        match running.run_until_signal().await? {
-            None => Ok(ExitCode::SUCCESS),
-            Some(why) => {
-                eprintln!("collie: {why}");
-                Ok(ExitCode::from(1))
-            }
+        anyhow::Ok((running.run().await?, bound))
+    })?;
+    match ended {
+        (Ended::Signal, _) => Ok(ExitCode::SUCCESS),
+        (Ended::GaveUp(why), _) => {
+            eprintln!("collie: {why}");
+            Ok(ExitCode::from(1))
         }
-    })
+        (Ended::Restart, bound) => {
+            // Every task ends before the new start: nothing of this runtime outlives the stop.
+            rt.shutdown_timeout(Duration::from_secs(5));
+            let port = if os_chose_port {
+                Some(bound)
+            } else {
+                again.port
+            };
+            let argv = reexec::argv(
+                argv0,
+                again.host.as_deref(),
+                port,
+                again.name.as_deref(),
+                again.crew_port,
+            );
+            Err(reexec::exec(&program, &argv))
+        }
+    }
 }
 
 fn init_logging(settings: &Settings) {

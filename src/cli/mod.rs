@@ -11,6 +11,7 @@ mod apply;
 mod audit;
 mod bridge;
 mod cards;
+mod completions;
 mod crew;
 mod devices;
 mod doctor;
@@ -22,7 +23,9 @@ mod mcp;
 mod pair;
 mod panes;
 mod redact;
+mod restart;
 mod sent;
+mod service;
 mod show;
 mod version;
 mod walky;
@@ -88,6 +91,15 @@ enum Command {
     Show(show::Args),
     /// Print the version.
     Version,
+    /// Run the bridge as your user's service (systemd; launchd on macOS): install, uninstall, status.
+    #[command(subcommand)]
+    Service(service::Cmd),
+    /// Restart the running bridge (through its service when it runs as one), on the same port.
+    Restart,
+    /// Print a shell completion script: `collie completions bash|zsh|fish`.
+    Completions(completions::Args),
+    /// Print the man page (roff): `collie man | man -l -`.
+    Man,
 }
 
 /// Parses the command line and runs the command.
@@ -115,6 +127,10 @@ pub fn main() -> ExitCode {
         Command::Hook(args) => hook::run(args),
         Command::Apply(args) => apply::run(args),
         Command::Show(args) => show::run(args),
+        Command::Service(cmd) => service::run(cmd),
+        Command::Restart => restart::run(),
+        Command::Completions(args) => completions::completions(args),
+        Command::Man => completions::man(),
         Command::Version => version::run(),
     };
     match result {

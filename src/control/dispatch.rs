@@ -210,6 +210,9 @@ async fn answer(app: &App, req: Request, peer: Option<u32>) -> Result<Value, App
             app.hooks_changed(&cli, &change).await?;
             data(true)
         }
+        // Not an operation of the application: the bridge's process ends and begins again once
+        // the control server has sent this answer (`control::server`; decision 0077).
+        Request::Restart => data(Message::new("restarting")),
         #[cfg(feature = "fault-injection")]
         Request::TestReplayWalky { to } => data(walky::send::replay_last(app, &to).await?),
         #[cfg(feature = "fault-injection")]

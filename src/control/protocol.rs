@@ -188,6 +188,9 @@ pub enum Request {
         /// What changed (never [`ChangeKind::Unchanged`](crate::agent_hooks::ChangeKind)).
         change: crate::agent_hooks::Change,
     },
+    /// Stop as on SIGTERM and execute this binary again with the same arguments on the same port
+    /// (`collie restart`; decision 0077).
+    Restart,
     /// Test-only (feature `fault-injection`): replay the last walky message this lead forwarded
     /// to member `to`.
     #[cfg(feature = "fault-injection")]

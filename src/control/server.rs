@@ -16,8 +16,13 @@ pub fn bind(path: &Path) -> std::io::Result<UnixListener> {
     crate::private_socket::bind(path)
 }
 
-/// Serves until cancelled.
-pub async fn serve(listener: UnixListener, ctx: App, cancel: CancellationToken) {
+/// Serves until cancelled. A `collie restart` cancels `restart` (decision 0077).
+pub async fn serve(
+    listener: UnixListener,
+    ctx: App,
+    cancel: CancellationToken,
+    restart: CancellationToken,
+) {
     let mut conns = tokio::task::JoinSet::new();
     loop {
         tokio::select! {
@@ -25,7 +30,8 @@ pub async fn serve(listener: UnixListener, ctx: App, cancel: CancellationToken) 
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
                     let ctx = ctx.clone();
-                    conns.spawn(async move { handle(stream, ctx).await });
+                    let restart = restart.clone();
+                    conns.spawn(async move { handle(stream, ctx, restart).await });
                 }
                 Err(e) => tracing::warn!(error = %e, "control socket accept failed"),
             },
@@ -35,7 +41,7 @@ pub async fn serve(listener: UnixListener, ctx: App, cancel: CancellationToken) 
     conns.abort_all();
 }
 
-async fn handle(stream: UnixStream, ctx: App) {
+async fn handle(stream: UnixStream, ctx: App, restart: CancellationToken) {
     let me = nix::unistd::Uid::current().as_raw();
     let peer = match stream.peer_cred() {
         Ok(cred) if cred.uid() == me => cred.pid().and_then(|p| u32::try_from(p).ok()),
@@ -44,10 +50,14 @@ async fn handle(stream: UnixStream, ctx: App) {
     let (read, mut write) = stream.into_split();
     let mut reader = BufReader::new(read.take(MAX_REQUEST as u64 + 1));
     let mut line = String::new();
+    let mut restarting = false;
     let reply = match reader.read_line(&mut line).await {
         Ok(_) if line.len() > MAX_REQUEST => Reply::err("request too large"),
         Ok(_) => match serde_json::from_str::<Request>(&line) {
-            Ok(req) => super::dispatch::dispatch(&ctx, req, peer).await,
+            Ok(req) => {
+                restarting = matches!(req, Request::Restart);
+                super::dispatch::dispatch(&ctx, req, peer).await
+            }
             Err(e) => Reply::err(format!("bad request: {e}")),
         },
         Err(e) => Reply::err(format!("bad request: {e}")),
@@ -56,4 +66,10 @@ async fn handle(stream: UnixStream, ctx: App) {
     out.push(b'\n');
     let _ = write.write_all(&out).await;
     let _ = write.shutdown().await;
+    if restarting {
+        // After the answer is out: the shutdown that follows ends this server's connections.
+        // Bridge starts and stops are not audit events (SPEC §7); the log says who asked.
+        tracing::info!(peer, "restarting at the request of `collie restart`");
+        restart.cancel();
+    }
 }
