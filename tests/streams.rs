@@ -304,3 +304,21 @@ fn every_event_of_a_stream_has_a_higher_seq_than_the_one_before_to_the_panes_end
         "seqs in order, none twice: {seqs:?}"
     );
 }
+
+/// A bridge that stops (a SIGTERM, a restart) ends its streams at once with `restarting, try
+/// again`, so the phone knows to reconnect and the stop does not wait out the server's grace for
+/// streams that would never end by themselves.
+#[test]
+fn a_stopping_bridge_closes_its_streams_saying_it_is_restarting() {
+    let mut b = bridge();
+    let token = b.pair("phone", "read");
+    let pane = b.first_tmux_pane(&token);
+    let w = watch(&b, &token, "local", &pane);
+    b.stop();
+    let (_, events) = w.end(Duration::from_secs(10));
+    let closed = events.last().expect("a closing event");
+    assert_eq!(
+        closed["closed"]["error"], "restarting, try again",
+        "{events:?}"
+    );
+}

@@ -280,6 +280,10 @@ pub enum StreamItem {
 pub struct PaneStream {
     source: Source,
     allowed: StillAllowed,
+    /// The bridge stopping (a stop, a restart): the stream ends at once with `restarting, try
+    /// again`, so the server's graceful shutdown does not wait out its grace for streams that
+    /// would never end by themselves, and the phone knows to reconnect.
+    stopping: tokio_util::sync::CancellationToken,
     _slot: Slot,
 }
 
@@ -291,6 +295,7 @@ impl PaneStream {
         }
         let item = tokio::select! {
             biased;
+            () = self.stopping.cancelled() => StreamItem::Closed(Some(AppError::Restarting.to_string())),
             lost = self.allowed.lost() => StreamItem::Closed(Some(lost.to_string())),
             item = Self::next_change(&mut self.source) => item,
         };
@@ -346,6 +351,7 @@ impl App {
         Ok(PaneStream {
             source,
             allowed: StillAllowed::new(self, caller, STREAM_TIER),
+            stopping: self.core.shutdown.clone(),
             _slot: slot,
         })
     }
