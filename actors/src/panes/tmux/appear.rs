@@ -93,8 +93,14 @@ pub(super) async fn created_near(socket: &Path, tried: SystemTime) -> std::io::R
     }
 }
 
-/// Whether `path` exists and was modified at or after `since`.
+/// How far a file's time may lag the clock it is compared with: the kernel stamps files from its
+/// coarse clock (advanced once a tick, up to 10 ms apart), while `since` is read from the precise
+/// one — a socket made in the same tick as `since` carries an earlier time.
+const STAMP_LAG: Duration = Duration::from_millis(100);
+
+/// Whether `path` exists and was modified at or after `since` (within [`STAMP_LAG`]).
 fn made_since(path: &Path, since: SystemTime) -> bool {
+    let since = since.checked_sub(STAMP_LAG).unwrap_or(since);
     std::fs::symlink_metadata(path)
         .and_then(|m| m.modified())
         .is_ok_and(|t| t >= since)
@@ -141,6 +147,18 @@ mod tests {
             .await
             .expect("at once")
             .expect("inotify works here");
+    }
+
+    #[test]
+    fn a_socket_stamped_by_the_coarse_clock_is_still_new() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let socket = dir.path().join("default");
+        std::fs::write(&socket, b"").expect("a socket");
+        let stamped = std::fs::metadata(&socket).unwrap().modified().unwrap();
+        // Discovery started a few milliseconds "after" the file's coarse stamp: still new.
+        assert!(made_since(&socket, stamped + Duration::from_millis(10)));
+        // Half a second after it: a stale socket.
+        assert!(!made_since(&socket, stamped + Duration::from_millis(500)));
     }
 
     #[tokio::test]
