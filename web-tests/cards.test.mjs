@@ -91,3 +91,18 @@ test('a card answered at the machine leaves Cards and is listed as answered else
     await page.getByText('No cards waiting.', { exact: true }).waitFor({ timeout: 10_000 });
     await page.getByText(/answered elsewhere/).waitFor();
   }));
+
+test('the pane list puts the pane whose card waits first, saying "waiting for you"', T,
+  () => session(browser, 'cards-activity', async ({ bridge, page }) => {
+    await pairInApp(page, bridge);
+    await bridge.cliOk(['panes', 'new', '--name', 'aaa-quiet', '--', 'sleep', '1000']);
+    await startHook(bridge);
+    await page.getByRole('link', { name: '1 card waiting', exact: true }).waitFor({ timeout: 15_000 });
+    const rows = page.locator('section.machine .pane-row');
+    // The list refreshes by itself: the waiting pane comes first however the bridge ordered it.
+    await waitFor('the waiting pane on top', async () =>
+      (await rows.first().innerText()).includes('waiting for you'), { timeout: 15_000 });
+    assert.match(await rows.first().locator('.pane-link').innerText(), /^agent$/);
+    const quiet = rows.filter({ hasText: 'aaa-quiet' });
+    assert.match(await quiet.locator('.pane-state').innerText(), /idle|working/);
+  }));

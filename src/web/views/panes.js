@@ -44,10 +44,18 @@ export function groups(machines, panes, unreachable = []) {
   return [...byName.values()];
 }
 
+/** The panes waiting for a person first, the rest in the bridge's order. */
+const byWaiting = (panes) => [...panes].sort((a, b) => (b.activity == 'waiting') - (a.activity == 'waiting'));
+
+/** What a live pane's program is doing, in words (SPEC §3.2 `activity`). */
+function activity(a) {
+  return h('span', { class: `state ${a}` }, a == 'waiting' ? 'waiting for you' : a);
+}
+
 /** What a group says instead of its panes when it has none to list. */
 const EMPTY = {
-  offline: 'This machine is offline: its panes are unavailable until it connects again.',
-  silent: 'This machine is not answering: its panes are unavailable for now. Retrying…',
+  offline: 'Offline: its panes are unavailable until it reconnects.',
+  silent: 'Not answering: its panes are unavailable for now. Retrying…',
   online: 'No panes. Start tmux, or run `collie panes new`.',
 };
 
@@ -65,10 +73,10 @@ function machineSection({ name, role, state, panes }, now) {
       state === 'silent' ? h('span', { class: 'badge off' }, 'not answering') : null),
     panes.length === 0
       ? h('p', { class: 'muted' }, EMPTY[state])
-      : h('ul', { class: 'panes' }, panes.map((p) => h('li', { class: 'pane-row' },
+      : h('ul', { class: 'panes' }, byWaiting(panes).map((p) => h('li', { class: 'pane-row' },
         h('a', { href: paneHref(p.machine, p.pane), class: 'pane-link' }, p.name || p.pane),
         h('span', { class: 'pane-state' },
-          h('span', { class: p.alive ? 'state alive' : 'state exited' }, p.alive ? 'alive' : 'exited'),
+          p.alive ? activity(p.activity) : h('span', { class: 'state exited' }, 'exited'),
           ' · ',
           h('span', { class: 'ago' }, ago(p.last_activity, now)))))));
 }
