@@ -37,23 +37,6 @@ const ARGS: [&str; 10] = [
     "/dev/null",
 ];
 
-fn wav(samples: &[u8]) -> Vec<u8> {
-    let len = samples.len() as u32;
-    let mut out = Vec::new();
-    out.extend_from_slice(b"RIFF");
-    out.extend_from_slice(&(36 + len).to_le_bytes());
-    out.extend_from_slice(b"WAVEfmt ");
-    out.extend_from_slice(&16u32.to_le_bytes());
-    out.extend_from_slice(&[1, 0, 1, 0]);
-    out.extend_from_slice(&16_000u32.to_le_bytes());
-    out.extend_from_slice(&32_000u32.to_le_bytes());
-    out.extend_from_slice(&[2, 0, 16, 0]);
-    out.extend_from_slice(b"data");
-    out.extend_from_slice(&len.to_le_bytes());
-    out.extend_from_slice(samples);
-    out
-}
-
 fn direct(wav: &Path) -> Duration {
     let args: Vec<String> = ARGS
         .iter()
@@ -135,7 +118,7 @@ fn main() {
     println!("| audio | engine alone | through the bridge | added | text |");
     println!("|---|---|---|---|---|");
     for times in [1usize, 4, 20] {
-        let body = wav(&samples.repeat(times));
+        let body = collie::speech::wav::encode(&samples.repeat(times));
         let file = scratch.path().join(format!("x{times}.wav"));
         std::fs::write(&file, &body).expect("write the wav");
         let audio = Duration::from_secs_f64(samples.len() as f64 * times as f64 / 32_000.0);

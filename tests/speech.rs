@@ -81,6 +81,14 @@ fn post_as(b: &TestBridge, machine: &str, token: &str, body: &[u8], kind: &str) 
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
+/// `[speech]` running `engine` on the recording alone.
+fn reading_the_wav(engine: &Path) -> String {
+    format!(
+        "[speech]\nexec = \"{}\"\nargs = [\"{{wav}}\"]\n",
+        engine.display()
+    )
+}
+
 /// An executable shell script at `dir/name`.
 fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
     let path = dir.join(name);
@@ -239,11 +247,7 @@ fn a_changed_program_or_model_refuses_until_applied_again() {
 fn sixty_seconds_pass_and_sixty_one_are_refused() {
     let tools = tempfile::tempdir().expect("tempdir");
     let engine = script(tools.path(), "engine", "wc -c < \"$1\"");
-    let config = format!(
-        "[speech]\nexec = \"{}\"\nargs = [\"{{wav}}\"]\n",
-        engine.display()
-    );
-    let b = configured(&config, &[]);
+    let b = configured(&reading_the_wav(&engine), &[]);
     let full = b.pair("phone", "full");
     let (status, answer) = post_wav(&b, "local", &full, &quiet(60));
     // The engine reads Collie's own copy: 44 bytes of header and 60 s of samples.
@@ -267,11 +271,7 @@ fn sixty_seconds_pass_and_sixty_one_are_refused() {
 fn three_at_once_get_one_resource_limit() {
     let tools = tempfile::tempdir().expect("tempdir");
     let engine = script(tools.path(), "engine", "sleep 2; echo done");
-    let config = format!(
-        "[speech]\nexec = \"{}\"\nargs = [\"{{wav}}\"]\n",
-        engine.display()
-    );
-    let b = configured(&config, &[]);
+    let b = configured(&reading_the_wav(&engine), &[]);
     let full = b.pair("phone", "full");
     let statuses: Vec<u16> = std::thread::scope(|s| {
         let posts: Vec<_> = (0..3)
@@ -306,11 +306,10 @@ fn a_hanging_engine_is_killed_at_the_limit_with_what_it_started() {
             tools.path().join("copy.wav").display()
         ),
     );
-    let config = format!(
-        "[speech]\nexec = \"{}\"\nargs = [\"{{wav}}\"]\n",
-        engine.display()
+    let b = configured(
+        &reading_the_wav(&engine),
+        &[("COLLIE_TEST_SPEECH_LIMIT_MS", "1500")],
     );
-    let b = configured(&config, &[("COLLIE_TEST_SPEECH_LIMIT_MS", "1500")]);
     let full = b.pair("phone", "full");
     let (status, answer) = post_wav(&b, "local", &full, &quiet(1));
     assert_eq!(
@@ -457,8 +456,8 @@ fn under_the_sandbox_the_engine_reads_its_own_files_and_nothing_else() {
     let mut b = b;
     b.stop();
     b.configure(&format!(
-        "workspaces = [\"~/code\"]\n[sandbox]\nprofile = \"workspace\"\n[speech]\nexec = \"{}\"\nargs = [\"{{wav}}\"]\n",
-        engine.display()
+        "workspaces = [\"~/code\"]\n[sandbox]\nprofile = \"workspace\"\n{}",
+        reading_the_wav(&engine)
     ));
     b.launch();
     let (status, answer) = post_wav(&b, "local", &full, &quiet(1));
@@ -479,11 +478,7 @@ fn a_revoked_device_s_dictation_ends_with_everything_it_started() {
             pids.display()
         ),
     );
-    let config = format!(
-        "[speech]\nexec = \"{}\"\nargs = [\"{{wav}}\"]\n",
-        engine.display()
-    );
-    let b = configured(&config, &[]);
+    let b = configured(&reading_the_wav(&engine), &[]);
     let full = b.pair("phone", "full");
     let answer = std::thread::scope(|s| {
         let post = s.spawn(|| post_wav(&b, "local", &full, &quiet(1)));
@@ -507,4 +502,47 @@ fn a_revoked_device_s_dictation_ends_with_everything_it_started() {
         recordings(&b).is_empty().then_some(())
     });
     assert!(gone.is_some(), "{:?}", recordings(&b));
+}
+
+#[test]
+fn an_engine_that_prints_too_much_or_fails_answers_502_and_its_words_stay_out() {
+    let tools = tempfile::tempdir().expect("tempdir");
+    // 256 KiB is the most an engine may print; this one prints 300,000 bytes.
+    let flood = script(
+        tools.path(),
+        "flood",
+        "head -c 300000 /dev/zero | tr '\\0' a",
+    );
+    let b = configured(&reading_the_wav(&flood), &[]);
+    let full = b.pair("phone", "full");
+    let (status, answer) = post_wav(&b, "local", &full, &quiet(1));
+    assert_eq!(
+        (status, answer["error"].as_str()),
+        (502, Some("speech engine failed"))
+    );
+    // Just under the cap is an answer.
+    let mut b = b;
+    b.stop();
+    let under = script(
+        tools.path(),
+        "under",
+        "head -c 262000 /dev/zero | tr '\\0' a",
+    );
+    b.configure(&reading_the_wav(&under));
+    b.launch();
+    let (status, answer) = post_wav(&b, "local", &full, &quiet(1));
+    assert_eq!(status, 200, "{}", answer["error"]);
+    assert_eq!(answer["text"].as_str().map(str::len), Some(262_000));
+    // A failing engine: its error text is for the bridge's log, never the phone.
+    b.stop();
+    let failing = script(tools.path(), "failing", "echo secret-detail >&2; exit 3");
+    b.configure(&reading_the_wav(&failing));
+    b.launch();
+    let (status, answer) = post_wav(&b, "local", &full, &quiet(1));
+    assert_eq!(
+        (status, answer["error"].as_str()),
+        (502, Some("speech engine failed"))
+    );
+    assert!(!answer.to_string().contains("secret-detail"), "{answer}");
+    assert!(recordings(&b).is_empty());
 }

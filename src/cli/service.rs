@@ -256,3 +256,22 @@ fn status(here: &Located, json: bool) -> anyhow::Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+/// Runs the service manager `program` with `args` (stdin closed) and answers its stdout; the
+/// failure is its first line of complaint, or that it failed with its status.
+fn manager(program: &str, args: &[&str]) -> Result<String, String> {
+    let out = std::process::Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {program}: {e}"))?;
+    if out.status.success() {
+        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    Err(err
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(str::to_owned)
+        .unwrap_or_else(|| format!("{program} {} failed ({})", args.join(" "), out.status)))
+}

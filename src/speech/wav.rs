@@ -46,23 +46,29 @@ impl Recording<'_> {
 
     /// The recording as a WAV file with Collie's own 44-byte header.
     pub fn canonical(&self) -> Vec<u8> {
-        let len = self.samples.len() as u32;
-        let mut out = Vec::with_capacity(44 + self.samples.len());
-        out.extend_from_slice(b"RIFF");
-        out.extend_from_slice(&(36 + len).to_le_bytes());
-        out.extend_from_slice(b"WAVEfmt ");
-        out.extend_from_slice(&16u32.to_le_bytes());
-        out.extend_from_slice(&1u16.to_le_bytes()); // PCM
-        out.extend_from_slice(&1u16.to_le_bytes()); // mono
-        out.extend_from_slice(&RATE.to_le_bytes());
-        out.extend_from_slice(&(BYTES_PER_SECOND as u32).to_le_bytes());
-        out.extend_from_slice(&2u16.to_le_bytes()); // block align
-        out.extend_from_slice(&16u16.to_le_bytes()); // bits
-        out.extend_from_slice(b"data");
-        out.extend_from_slice(&len.to_le_bytes());
-        out.extend_from_slice(self.samples);
-        out
+        encode(self.samples)
     }
+}
+
+/// 16 kHz mono 16-bit `samples` as a WAV file with a 44-byte header (the form [`read`] takes and
+/// [`Recording::canonical`] writes).
+pub fn encode(samples: &[u8]) -> Vec<u8> {
+    let len = samples.len() as u32;
+    let mut out = Vec::with_capacity(44 + samples.len());
+    out.extend_from_slice(b"RIFF");
+    out.extend_from_slice(&(36 + len).to_le_bytes());
+    out.extend_from_slice(b"WAVEfmt ");
+    out.extend_from_slice(&16u32.to_le_bytes());
+    out.extend_from_slice(&1u16.to_le_bytes()); // PCM
+    out.extend_from_slice(&1u16.to_le_bytes()); // mono
+    out.extend_from_slice(&RATE.to_le_bytes());
+    out.extend_from_slice(&(BYTES_PER_SECOND as u32).to_le_bytes());
+    out.extend_from_slice(&2u16.to_le_bytes()); // block align
+    out.extend_from_slice(&16u16.to_le_bytes()); // bits
+    out.extend_from_slice(b"data");
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(samples);
+    out
 }
 
 fn u16_at(b: &[u8], at: usize) -> u16 {

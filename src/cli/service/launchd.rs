@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 
 use super::unit::{self, ServiceSpec, UnitError};
 
@@ -42,21 +41,7 @@ fn domain() -> String {
 }
 
 fn launchctl(args: &[&str]) -> Result<String, String> {
-    let out = Command::new("launchctl")
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run launchctl: {e}"))?;
-    if out.status.success() {
-        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
-    }
-    let err = String::from_utf8_lossy(&out.stderr);
-    Err(err
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .map(str::to_owned)
-        .unwrap_or_else(|| format!("launchctl {} failed ({})", args.join(" "), out.status)))
+    super::manager("launchctl", args)
 }
 
 fn path_of(name: &str) -> anyhow::Result<String> {

@@ -111,9 +111,12 @@ mod tests {
             ("XDG_CONFIG_HOME", ""),
         ]);
         assert_eq!(
-            carried(&e, Path::new("/work")),
+            carried(&e, Path::new("/srv/project")),
             vec![
-                ("COLLIE_STATE_DIR".to_owned(), "/work/state".to_owned()),
+                (
+                    "COLLIE_STATE_DIR".to_owned(),
+                    "/srv/project/state".to_owned()
+                ),
                 (
                     "PATH".to_owned(),
                     "/home/ann/.local/bin:/usr/bin".to_owned()

@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 
 use super::unit::{self, ServiceSpec, UnitError};
 
@@ -37,28 +36,9 @@ pub(super) fn text(spec: &ServiceSpec) -> Result<String, UnitError> {
 
 /// Runs `systemctl --user ARGS`; the failure is systemctl's first line of complaint.
 fn systemctl(args: &[&str]) -> Result<String, String> {
-    let out = Command::new("systemctl")
-        .arg("--user")
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run systemctl: {e}"))?;
-    if out.status.success() {
-        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
-    }
-    let err = String::from_utf8_lossy(&out.stderr);
-    Err(err
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .map(str::to_owned)
-        .unwrap_or_else(|| {
-            format!(
-                "systemctl --user {} failed ({})",
-                args.join(" "),
-                out.status
-            )
-        }))
+    let mut all = vec!["--user"];
+    all.extend_from_slice(args);
+    super::manager("systemctl", &all)
 }
 
 /// Makes systemd read the new unit, enables it, and (re)starts it: `enable --now` would leave a
