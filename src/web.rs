@@ -30,6 +30,7 @@ pub struct Asset {
 
 const JS: &str = "text/javascript; charset=utf-8";
 const CSS: &str = "text/css; charset=utf-8";
+const JSON: &str = "application/json";
 
 /// An embedded file: scripts and the style sheet as `build.rs` minified them, the rest as written.
 macro_rules! asset {
@@ -69,12 +70,14 @@ pub const ASSETS: &[Asset] = &[
     asset!("/dictate.css", "dictate.css", CSS),
     asset!("/dom.js", "dom.js", JS),
     asset!("/durable.js", "durable.js", JS),
+    asset!("/i18n.js", "i18n.js", JS),
     asset!("/idle.js", "idle.js", JS),
     asset!("/kept.js", "kept.js", JS),
     asset!("/manage.js", "manage.js", JS),
     asset!("/markdown.js", "markdown.js", JS),
     asset!("/masked.js", "masked.js", JS),
     asset!("/push.js", "push.js", JS),
+    asset!("/report.js", "report.js", JS),
     asset!("/screen.js", "screen.js", JS),
     asset!("/sent.js", "sent.js", JS),
     asset!("/speech-worklet.js", "speech-worklet.js", JS),
@@ -109,19 +112,60 @@ pub const ASSETS: &[Asset] = &[
 
 /// The files a phone fetches only when it needs them, never at a start, and its service worker
 /// keeps none of them: dictation's (SPEC §16, decision 0076), asked for by `client.js` only when the
-/// bridge has a transcriber. They need the bridge anyway (a recording is transcribed there), so an
-/// offline start loses nothing, and a phone without a transcriber never downloads them.
+/// bridge has a transcriber, and the screens opened less often — New pane, Agents and a
+/// conversation, Messages, Sent (decision 0080) — asked for by `app.js` when first opened. They all
+/// need the bridge anyway (a recording is transcribed there; each screen shows what the bridge
+/// answers), so an offline start loses nothing.
 pub const ON_DEMAND: &[&str] = &[
     "/dictate.js",
     "/dictate.css",
     "/speech-worklet.js",
     "/wav.js",
+    "/views/agents.js",
+    "/views/conversation.js",
+    "/views/new.js",
+    "/views/rows.js",
+    "/views/sent.js",
+    "/views/walky.js",
 ];
+
+/// The phone app's languages but English (decision 0081): `src/web/lang/<code>.json` each, listed
+/// by `build.rs`, so a new language is one file. Fetched only by a phone that shows that language.
+pub const LANGUAGES: &[Asset] = include!(concat!(env!("OUT_DIR"), "/languages.rs"));
+
+/// `/lang/index.json`: `[{"code", "name"}]` of [`LANGUAGES`], each name read from its file (a file
+/// without one is listed by its code; the unit tests hold every file to having one).
+static LANGUAGE_INDEX: LazyLock<Served> = LazyLock::new(|| {
+    #[derive(serde::Deserialize)]
+    struct Named {
+        name: String,
+    }
+    #[derive(serde::Serialize)]
+    struct Listed<'a> {
+        code: &'a str,
+        name: String,
+    }
+    let index: Vec<Listed> = LANGUAGES
+        .iter()
+        .map(|a| {
+            let code = a.path.trim_start_matches("/lang/").trim_end_matches(".json");
+            let name = serde_json::from_slice::<Named>(a.body)
+                .map_or_else(|_| code.to_owned(), |n| n.name);
+            Listed { code, name }
+        })
+        .collect();
+    let body = serde_json::to_vec(&index).unwrap_or_else(|_| b"[]".to_vec());
+    Served::from_bytes(Bytes::from(body), true)
+});
+
+/// Every language file as served, in [`LANGUAGES`] order.
+static SERVED_LANGUAGES: LazyLock<Vec<Served>> =
+    LazyLock::new(|| LANGUAGES.iter().map(Served::of).collect());
 
 /// The routes of the app's files, one each, except the start page `/`, which the HTTP layer routes
 /// to [`index`].
 pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
-    ASSETS
+    let files = ASSETS
         .iter()
         .enumerate()
         .filter(|(_, a)| a.path != "/")
@@ -130,7 +174,32 @@ pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
                 asset.path,
                 get(move |headers: HeaderMap| async move { serve(at, &headers) }),
             )
-        })
+        });
+    let languages = LANGUAGES
+        .iter()
+        .enumerate()
+        .fold(files, |router, (at, asset)| {
+            router.route(
+                asset.path,
+                get(move |headers: HeaderMap| async move {
+                    match SERVED_LANGUAGES.get(at) {
+                        Some(served) => reply(asset, served, &headers),
+                        None => StatusCode::NOT_FOUND.into_response(),
+                    }
+                }),
+            )
+        });
+    languages.route(
+        "/lang/index.json",
+        get(|headers: HeaderMap| async move {
+            let index = Asset {
+                path: "/lang/index.json",
+                content_type: JSON,
+                body: &[],
+            };
+            reply(&index, &LANGUAGE_INDEX, &headers)
+        }),
+    )
 }
 
 /// The app's start page (`/`): the first of [`ASSETS`].
@@ -147,10 +216,13 @@ struct Served {
 
 impl Served {
     fn of(asset: &Asset) -> Served {
-        let body = Bytes::from_static(asset.body);
-        let etag = etag(&body);
         // A PNG is deflated already: a second pass saves a few bytes and costs the phone a decode.
         let text = !asset.content_type.starts_with("image/png");
+        Served::from_bytes(Bytes::from_static(asset.body), text)
+    }
+
+    fn from_bytes(body: Bytes, text: bool) -> Served {
+        let etag = etag(&body);
         let gzip = text
             .then(|| gzip(&body))
             .flatten()
@@ -203,6 +275,11 @@ fn serve(at: usize, headers: &HeaderMap) -> Response {
     let (Some(asset), Some(served)) = (ASSETS.get(at), SERVED.get(at)) else {
         return StatusCode::NOT_FOUND.into_response();
     };
+    reply(asset, served, headers)
+}
+
+/// Answers `asset` in its served form, or 304 when the phone already holds this version.
+fn reply(asset: &Asset, served: &Served, headers: &HeaderMap) -> Response {
     let (body, etag, gzipped) = match &served.gzip {
         Some((z, tag)) if accepts_gzip(headers) => (z, tag, true),
         _ => (&served.body, &served.etag, false),
@@ -464,20 +541,56 @@ mod tests {
     fn the_shell_stays_under_60_kib_gzipped() {
         // Issue 15's budget for the whole shell, each file as served and compressed at gzip's
         // best level, as `web-tests/bench/phone.mjs` sums them. A change that passes it decides
-        // what gives (decision 0046 weighs the options) rather than growing the shell unseen.
-        // Dictation (decision 0076) kept its 5 KB out of the shell ([`ON_DEMAND`]) but for the
-        // hook that fetches it (client.js `dictate` and its two calls, about 95 B), which the
-        // shell had no room left for: what gave is the budget, by 128 B.
-        const DICTATION_HOOK: usize = 128;
+        // what gives (decisions 0046, 0080 weigh the options) rather than growing the shell unseen.
         let total: usize = ASSETS
             .iter()
             .filter(|a| in_shell(a))
             .map(|a| gzip(a.body).map_or(a.body.len(), |z| z.len()))
             .sum();
-        assert!(
-            total < 60 * 1024 + DICTATION_HOOK,
-            "the app shell is {total} B gzipped"
-        );
+        assert!(total < 60 * 1024, "the app shell is {total} B gzipped");
+    }
+
+    #[test]
+    fn every_language_file_names_its_language_and_maps_strings_to_strings() {
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Language {
+            name: String,
+            strings: std::collections::BTreeMap<String, String>,
+        }
+        assert!(LANGUAGES.len() >= 2, "German and Japanese at least");
+        for a in LANGUAGES {
+            let lang: Language = serde_json::from_slice(a.body)
+                .unwrap_or_else(|e| panic!("{}: {e}", a.path));
+            assert!(!lang.name.trim().is_empty(), "{} names its language", a.path);
+            for (english, said) in &lang.strings {
+                assert!(!said.trim().is_empty(), "{}: {english:?} is empty", a.path);
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn the_language_index_lists_every_file_with_its_name() {
+        use tower::ServiceExt;
+        let app: Router = routes();
+        let get = |uri: &str| {
+            axum::http::Request::get(uri)
+                .body(axum::body::Body::empty())
+                .expect("request")
+        };
+        let resp = app.clone().oneshot(get("/lang/index.json")).await.expect("index");
+        assert_eq!(resp.status(), StatusCode::OK);
+        assert_eq!(resp.headers()[header::CONTENT_TYPE], JSON);
+        let index: Vec<std::collections::BTreeMap<String, String>> =
+            serde_json::from_slice(&body(resp).await).expect("a JSON list");
+        let codes: Vec<&str> = index.iter().map(|l| l["code"].as_str()).collect();
+        assert_eq!(codes, ["de", "ja"]);
+        assert_eq!(index[0]["name"], "Deutsch");
+        assert_eq!(index[1]["name"], "日本語");
+        let de = app.clone().oneshot(get("/lang/de.json")).await.expect("de");
+        assert_eq!(de.status(), StatusCode::OK);
+        let missing = app.oneshot(get("/lang/fr.json")).await.expect("fr");
+        assert_eq!(missing.status(), StatusCode::NOT_FOUND);
     }
 
     #[test]

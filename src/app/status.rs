@@ -83,6 +83,13 @@ pub struct SettingsView {
     pub speech: bool,
     /// The update check (SPEC §17).
     pub update: UpdateView,
+    /// This bridge's version, for the phone's Settings and its problem reports.
+    pub version: &'static str,
+    /// `solo`, `lead` or `member`, for a problem report.
+    pub crew_mode: CrewRole,
+    /// The project's new-issue form, where "Report a problem" leads (the phone's own browser
+    /// opens it; the bridge never calls it).
+    pub new_issue: &'static str,
 }
 
 /// The update check as the phone's Settings shows it.
@@ -114,6 +121,9 @@ pub struct BridgeStatus {
 }
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The project's new-issue form, from `repository` in Cargo.toml.
+const NEW_ISSUE: &str = concat!(env!("CARGO_PKG_REPOSITORY"), "/issues/new");
 
 impl App {
     /// `/api/health`.
@@ -186,6 +196,9 @@ impl App {
             run: self.panes.sent.runs(),
             speech: self.speech_available(),
             update: self.update_view(),
+            version: VERSION,
+            crew_mode: self.crew.view.load().role,
+            new_issue: NEW_ISSUE,
         }
     }
 

@@ -1,27 +1,30 @@
-// Collie's phone app: routing between the screens, theme, the unpaired state and the service
-// worker. Routes: `#/` panes, `#/new` (a new pane), `#/pane/<machine>/<pane>`, `#/cards`, `#/walky` (messages),
-// `#/agents` (durable agents), `#/files`, `#/changes` (tier files), `#/agents/<machine>/<agent>/<conversation>`, `#/sent`, `#/settings`,
-// `#pair=CODE`. On every screen but pairing and Cards itself, a pill links to Cards
-// with the number of cards waiting (asked every 5 s while the app is visible). While the lead does
-// not answer and the phone talks to the crew's deputy (client.js), a label on every screen says so:
-// "via deputy NAME".
+// Collie's phone app: routing between the screens, theme, language, the unpaired state and the
+// service worker. Routes: `#/` panes, `#/new` (a new pane), `#/pane/<machine>/<pane>`, `#/cards`,
+// `#/walky` (messages), `#/agents` (durable agents), `#/files`, `#/changes` (tier files),
+// `#/agents/<machine>/<agent>/<conversation>`, `#/sent`, `#/settings`, `#pair=CODE`.
+//
+// The main places sit in a tab bar at the bottom (Panes, Cards with the number of cards waiting,
+// Files, Settings; the rest under More), on every screen but pairing and the ones a thumb works in
+// (a pane, a conversation, New pane): there the number of cards waiting is a link in the screen's
+// own header. Nothing floats over content (decision 0082). The count is asked every 5 s while the
+// app is visible. While the lead does not answer and the phone talks to the crew's deputy
+// (client.js), the header of every screen says so: "via deputy NAME".
+//
+// The screens a phone opens less often (New pane, Agents and a conversation, Messages, Sent) are
+// fetched when first opened, not with the shell (decision 0080).
 
 import { api, changes as reachChanges, forgetReach, setUnpairedHandler, via } from './client.js';
-import { agentsView } from './views/agents.js';
-import { conversationView } from './views/conversation.js';
 import { forgetPush } from './push.js';
 import { cardsView } from './views/cards.js';
-import { changesView, filesView } from './views/files.js';
+import { changesView, filesView, filesAllowed } from './views/files.js';
 import { clear, h } from './dom.js';
+import { start as startLanguage, t } from './i18n.js';
 import { forgetPairing, getDevice, getPref, getToken } from './store.js';
 import { installIdleLock } from './idle.js';
-import { newView } from './views/new.js';
 import { panesView } from './views/panes.js';
 import { pairView } from './views/pair.js';
 import { paneView } from './views/pane.js';
-import { sentView } from './views/sent.js';
 import { settingsView } from './views/settings.js';
-import { walkyView } from './views/walky.js';
 import { forgetCards } from './walky.js';
 
 const root = document.getElementById('app');
@@ -81,7 +84,38 @@ function parseRoute() {
   return { name: 'panes' };
 }
 
+/** Screens fetched when first opened (decision 0080): the module and the view it exports. */
+const LATER = {
+  new: () => import('./views/new.js').then((m) => m.newView),
+  agents: () => import('./views/agents.js').then((m) => m.agentsView),
+  conversation: () => import('./views/conversation.js').then((m) => m.conversationView),
+  sent: () => import('./views/sent.js').then((m) => m.sentView),
+  walky: () => import('./views/walky.js').then((m) => m.walkyView),
+};
+
+/** The screens with the tab bar; the others have the Cards link in their header. */
+const TABBED = new Set(['panes', 'cards', 'files', 'changes', 'settings', 'agents', 'sent', 'walky']);
+
+/** Each screen's title, said by the browser's tab and history. */
+function title(route) {
+  const names = {
+    new: t('New pane'),
+    settings: t('Settings'),
+    cards: t('Cards'),
+    agents: t('Agents'),
+    conversation: route.conversation,
+    sent: t('Sent'),
+    files: t('Files'),
+    changes: t('Changes'),
+    walky: t('Messages'),
+  };
+  return names[route.name] ? `${names[route.name]} · Collie` : 'Collie';
+}
+
+let shown = 0;
+
 function render() {
+  const at = ++shown;
   if (cleanup) {
     try {
       cleanup();
@@ -91,12 +125,13 @@ function render() {
     cleanup = null;
   }
   clear(root);
+  more.close?.();
   const route = parseRoute();
   const paired = getToken() && getDevice();
   const screen = h('div', { class: 'screen-root' });
   root.append(screen);
   if (route.name === 'pair' || !paired) {
-    document.title = 'Pair · Collie';
+    document.title = `${t('Pair')} · Collie`;
     pairView(screen, {
       code: route.code || '',
       note: paired ? '' : pairNote,
@@ -106,47 +141,88 @@ function render() {
         render();
       },
     });
-  } else if (route.name === 'pane') {
-    cleanup = paneView(screen, route);
-  } else if (route.name === 'new') {
-    document.title = 'New pane · Collie';
-    cleanup = newView(screen);
-  } else if (route.name === 'settings') {
-    document.title = 'Settings · Collie';
-    cleanup = settingsView(screen, { unpair, applyTheme, rearmIdle });
-  } else if (route.name === 'cards') {
-    document.title = 'Cards · Collie';
-    cleanup = cardsView(screen);
-  } else if (route.name === 'agents') {
-    document.title = 'Agents · Collie';
-    cleanup = agentsView(screen);
-  } else if (route.name === 'conversation') {
-    document.title = `${route.conversation} · Collie`;
-    cleanup = conversationView(screen, route);
-  } else if (route.name === 'sent') {
-    document.title = 'Sent · Collie';
-    cleanup = sentView(screen);
-  } else if (route.name === 'files') {
-    document.title = 'Files · Collie';
-    cleanup = filesView(screen);
-  } else if (route.name === 'changes') {
-    document.title = 'Changes · Collie';
-    cleanup = changesView(screen, route);
-  } else if (route.name === 'walky') {
-    document.title = 'Messages · Collie';
-    cleanup = walkyView(screen);
-  } else {
-    document.title = 'Collie';
-    cleanup = panesView(screen);
+    window.scrollTo(0, 0);
+    return;
   }
-  if (paired && route.name !== 'pair' && route.name !== 'cards') root.append(pill);
-  if (paired && route.name !== 'pair') root.append(viaLabel);
-  showCount();
-  showVia();
-  const heading = screen.querySelector('h1');
-  if (heading && route.name !== 'pair') heading.focus({ preventScroll: true });
+  document.title = title(route);
+  const views = {
+    pane: () => paneView(screen, route),
+    settings: () => settingsView(screen, { unpair, applyTheme, rearmIdle, render }),
+    cards: () => cardsView(screen),
+    files: () => filesView(screen),
+    changes: () => changesView(screen, route),
+    panes: () => panesView(screen),
+  };
+  const tabbed = TABBED.has(route.name);
+  if (tabbed) root.append(tabBar(route.name));
+  if (views[route.name]) {
+    cleanup = views[route.name]();
+    finish(screen, tabbed);
+  } else {
+    screen.append(h('p', { class: 'boot' }, t('Loading…')));
+    LATER[route.name]().then((view) => {
+      if (at !== shown) return;
+      clear(screen);
+      cleanup = route.name === 'conversation' ? view(screen, route) : view(screen);
+      finish(screen, tabbed);
+    }, () => {
+      if (at !== shown) return;
+      clear(screen);
+      screen.append(h('p', { class: 'boot', role: 'alert' }, t('This screen could not be loaded. Check the connection and try again.')));
+    });
+  }
   window.scrollTo(0, 0);
 }
+
+/** What every screen gets once its view is in place: the Cards link, the deputy's name, focus. */
+function finish(screen, tabbed) {
+  const bar = screen.querySelector('.bar');
+  if (!tabbed && bar) bar.append(pill);
+  if (bar) bar.append(viaLabel);
+  showCount();
+  showVia();
+  screen.querySelector('h1')?.focus({ preventScroll: true });
+}
+
+/** The bottom tab bar: the main places, the one shown marked, the rest under More. */
+function tabBar(current) {
+  const tab = (name, href, label, ...extra) => h('a', {
+    href,
+    class: 'tab',
+    'aria-current': current === name ? 'page' : null,
+  }, h('span', {}, label), ...extra);
+  return h('nav', { class: 'tabbar', 'aria-label': t('Main') },
+    tab('panes', '#/', t('Panes')),
+    tab('cards', '#/cards', t('Cards'), count, countSaid),
+    filesAllowed() ? tab('files', '#/files', t('Files')) : null,
+    tab('settings', '#/settings', t('Settings')),
+    h('button', {
+      type: 'button',
+      class: 'tab',
+      'aria-haspopup': 'dialog',
+      'aria-current': ['agents', 'sent', 'walky', 'changes'].includes(current) ? 'page' : null,
+      onclick: () => {
+        clear(more);
+        more.setAttribute('aria-label', t('More'));
+        more.append(
+          h('h2', { class: 'dialog-title' }, t('More')),
+          h('nav', { class: 'sheet-actions', 'aria-label': t('More') },
+            h('a', { href: '#/agents', class: 'sheet-link' }, t('Agents')),
+            h('a', { href: '#/walky', class: 'sheet-link' }, t('Messages')),
+            h('a', { href: '#/sent', class: 'sheet-link' }, t('Sent')),
+            filesAllowed() ? h('a', { href: '#/changes', class: 'sheet-link' }, t('Changes')) : null,
+            h('button', { type: 'button', onclick: () => more.close() }, t('Close'))));
+        root.append(more);
+        more.showModal();
+      },
+    }, h('span', {}, t('More'))));
+}
+
+/** The More sheet: the places the tab bar has no room for. */
+const more = h('dialog', { class: 'dialog sheet' });
+more.addEventListener('click', (e) => {
+  if (e.target === more || e.target.closest?.('a')) more.close();
+});
 
 let forgetting = null;
 
@@ -187,13 +263,13 @@ async function unpair() {
       // unreachable or already revoked: forget locally anyway
     }
   }
-  await forget('This phone is unpaired.');
+  await forget(t('This phone is unpaired.'));
 }
 
 setUnpairedHandler((code) => {
   forget(code === 'device expired'
-    ? 'This phone\u2019s pairing has expired. Pair it again.'
-    : 'This phone is no longer paired. Pair it again.');
+    ? t('This phone\u2019s pairing has expired. Pair it again.')
+    : t('This phone is no longer paired. Pair it again.'));
 });
 
 // Phone keyboards shrink the visual viewport, not the layout one: size the app to what is visible.
@@ -202,14 +278,22 @@ function fitViewport() {
   if (vv) document.documentElement.style.setProperty('--app-h', `${Math.round(vv.height)}px`);
 }
 
-// The Cards pill: shown with the number of waiting cards when there are any.
+// The number of waiting cards: a badge on the Cards tab, or a link in the header of a screen
+// without the tab bar; neither is shown when no card waits.
 const pill = h('a', { href: '#/cards', class: 'cards-pill', hidden: true });
+const count = h('span', { class: 'tab-count', 'aria-hidden': 'true', hidden: true });
+// The tab's name stays `Cards`; the number is its description.
+const countSaid = h('span', { id: 'cards-waiting', hidden: true });
 let waiting = 0;
 
 function showCount() {
-  pill.hidden = waiting === 0;
-  pill.textContent = `Cards ${waiting}`;
-  pill.setAttribute('aria-label', `${waiting} card${waiting === 1 ? '' : 's'} waiting`);
+  const said = waiting === 1 ? t('1 card waiting') : t('{n} cards waiting', { n: waiting });
+  pill.hidden = count.hidden = waiting === 0;
+  pill.textContent = t('Cards {n}', { n: waiting });
+  pill.setAttribute('aria-label', said);
+  count.textContent = String(waiting);
+  countSaid.textContent = waiting ? said : '';
+  count.parentElement?.setAttribute('aria-describedby', 'cards-waiting');
 }
 
 async function countCards() {
@@ -231,7 +315,7 @@ const viaLabel = h('p', { class: 'via-deputy', hidden: true, 'aria-live': 'polit
 function showVia() {
   const name = via();
   viaLabel.hidden = !name;
-  viaLabel.textContent = `via deputy ${name}`;
+  viaLabel.textContent = t('via deputy {name}', { name });
 }
 
 reachChanges.addEventListener('change', showVia);
@@ -241,8 +325,10 @@ matchMedia('(prefers-color-scheme: dark)').addEventListener('change', applyTheme
 fitViewport();
 applyTheme();
 const rearmIdle = installIdleLock(root, () => !!(getToken() && getDevice()) && parseRoute().name !== 'pair');
-render();
-countCards();
+startLanguage().finally(() => {
+  render();
+  countCards();
+});
 
 if ('serviceWorker' in navigator && window.isSecureContext) {
   navigator.serviceWorker.register('/sw.js', { scope: '/' }).catch(() => {

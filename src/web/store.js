@@ -8,6 +8,8 @@ const DEVICE = 'collie.device';
 const DRAFT = 'collie.draft.';
 const PREF = 'collie.pref.';
 const REACH = 'collie.reach';
+const PINS = 'collie.pins';
+const FOLDERS = 'collie.folders';
 /** Cache Storage names of the app shell (sw.js); they survive unpairing. */
 export const SHELL_CACHE_PREFIX = 'collie-shell-';
 
@@ -73,6 +75,39 @@ export function getReach() {
 
 export function setReach(reach) {
   set(REACH, JSON.stringify(reach));
+}
+
+/** The pinned panes, `machine/pane` each, in the order they were pinned. */
+export function getPins() {
+  return list(PINS);
+}
+
+export function setPins(pins) {
+  set(PINS, pins.length ? JSON.stringify(pins) : null);
+}
+
+/** `{favourites: [{machine, path}], recent: [{machine, path}]}` of the New page's folders. */
+export function getFolders() {
+  try {
+    const f = JSON.parse(get(FOLDERS) || 'null');
+    return { favourites: Array.isArray(f?.favourites) ? f.favourites : [], recent: Array.isArray(f?.recent) ? f.recent : [] };
+  } catch {
+    return { favourites: [], recent: [] };
+  }
+}
+
+export function setFolders(folders) {
+  set(FOLDERS, JSON.stringify(folders));
+}
+
+/** A kept JSON array of strings, or an empty one when missing or not such an array. */
+function list(key) {
+  try {
+    const v = JSON.parse(get(key) || '[]');
+    return Array.isArray(v) ? v.filter((x) => typeof x === 'string') : [];
+  } catch {
+    return [];
+  }
 }
 
 export function getDraft(machine, pane) {

@@ -6,7 +6,7 @@
 // question, the machine, the pane's name and a count — never the question — and opening the
 // notification opens the Cards view, which reads the card from the bridge.
 
-const VERSION = '4';
+const VERSION = '5';
 const CACHE = `collie-shell-v${VERSION}`;
 const SHELL = [
   '/',
@@ -17,30 +17,26 @@ const SHELL = [
   '/decide.js',
   '/dom.js',
   '/durable.js',
+  '/i18n.js',
   '/idle.js',
   '/kept.js',
   '/manage.js',
   '/markdown.js',
   '/masked.js',
   '/push.js',
+  '/report.js',
   '/screen.js',
   '/sent.js',
   '/store.js',
   '/stream.js',
   '/walky.js',
   '/zoom.js',
-  '/views/agents.js',
   '/views/cards.js',
-  '/views/conversation.js',
   '/views/files.js',
-  '/views/new.js',
   '/views/pair.js',
   '/views/pane.js',
   '/views/panes.js',
-  '/views/rows.js',
-  '/views/sent.js',
   '/views/settings.js',
-  '/views/walky.js',
   '/style.css',
   '/manifest.webmanifest',
   '/icons/icon.svg',

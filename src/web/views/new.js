@@ -13,7 +13,8 @@
 import { api } from '../client.js';
 import { clear, confirmDialog, h } from '../dom.js';
 import { browseFolders, canManage, createRow, createShell, createStarter, listSessions, listStarters, nameProblem, refreshTier, refusal, unpaired } from '../manage.js';
-import { getDevice } from '../store.js';
+import { t } from '../i18n.js';
+import { getDevice, getFolders, setFolders } from '../store.js';
 import { parentOf } from './files.js';
 import { paneHref } from './panes.js';
 import { addForm, addedRows, removeRow } from './rows.js';
@@ -55,6 +56,17 @@ function machineOptions(machines) {
     const role = m.role && m.role !== 'solo' ? ` (${m.role}${off ? ', offline' : ''})` : off ? ' (offline)' : '';
     return h('option', { value: m.name, disabled: off }, `${m.name}${role}`);
   });
+}
+
+/** How many favourite and recent folders the phone keeps, over all machines. */
+const FAVOURITES_MAX = 20;
+const RECENT_MAX = 8;
+
+/** Puts `path` of `machine` first among the recent folders. */
+function remember(machine, path) {
+  const f = getFolders();
+  f.recent = [{ machine, path }, ...f.recent.filter((e) => e.machine !== machine || e.path !== path)].slice(0, RECENT_MAX);
+  setFolders(f);
 }
 
 export function newView(root) {
@@ -159,7 +171,46 @@ export function newView(root) {
     }
     function setFolder(path) {
       folder = path;
-      folderShown.textContent = path || 'Home folder';
+      folderShown.textContent = path || t('Home folder');
+      showFolders();
+    }
+
+    // Favourite and recent folders of the chosen machine (kept on this phone, forgotten with the
+    // pairing): one tap sets the folder; the star keeps or drops the folder shown.
+    const folderChoices = h('div', { class: 'folder-choices' });
+    const star = h('button', {
+      type: 'button',
+      class: 'ghost pin',
+      hidden: true,
+      onclick: () => {
+        const f = getFolders();
+        const mine = (e) => e.machine === machine.value && e.path === folder;
+        f.favourites = f.favourites.some(mine)
+          ? f.favourites.filter((e) => !mine(e))
+          : [...f.favourites, { machine: machine.value, path: folder }].slice(-FAVOURITES_MAX);
+        setFolders(f);
+        showFolders();
+      },
+    });
+    function showFolders() {
+      const f = getFolders();
+      const on = (e) => e.machine === machine.value;
+      const favourites = f.favourites.filter(on).map((e) => e.path);
+      const recent = f.recent.filter(on).map((e) => e.path).filter((p) => !favourites.includes(p));
+      const favourite = folder !== null && favourites.includes(folder);
+      star.hidden = folder === null;
+      star.setAttribute('aria-pressed', String(favourite));
+      star.setAttribute('aria-label', t('Favourite folder'));
+      star.replaceChildren(h('span', { 'aria-hidden': 'true' }, favourite ? '★' : '☆'));
+      const group = (label, paths) => paths.length ? h('div', { role: 'group', 'aria-label': label, class: 'folder-group' },
+        h('span', { class: 'field-label small' }, label),
+        ...paths.map((p) => h('button', {
+          type: 'button',
+          class: 'ghost chip mono',
+          'aria-pressed': String(p === folder),
+          onclick: () => setFolder(p),
+        }, p))) : null;
+      folderChoices.replaceChildren(...[group(t('Favourites'), favourites), group(t('Recent'), recent)].filter(Boolean));
     }
 
     // Where it opens: '' is a pane hosted by Collie, otherwise a tmux session (`t<i>:<name>`).
@@ -279,6 +330,7 @@ export function newView(root) {
           : starter
             ? await createStarter(machine.value, starter.name, n, confirm, folder, session)
             : await createShell(machine.value, n, folder, session);
+        if (folder !== null) remember(machine.value, folder);
         if (gone) return;
         // Replace this page in the history: Back from the new pane leads to the list.
         location.replace(paneHref(info.machine || machine.value, info.pane));
@@ -313,7 +365,8 @@ export function newView(root) {
         sessionNote),
       h('div', { class: 'field' },
         h('span', { class: 'field-label' }, 'Folder'),
-        h('div', { class: 'row' }, folderShown, chooseBtn),
+        h('div', { class: 'row' }, folderShown, star, chooseBtn),
+        folderChoices,
         picker),
       h('section', { class: 'start-section', 'aria-labelledby': 'start-title' },
         h('h2', { id: 'start-title' }, 'Start'),

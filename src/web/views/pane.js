@@ -19,6 +19,7 @@ import { actionsSheet, canManage, closePane, confirmClose, refreshTier, refusal,
 import { hasMask, maskedHint, PASTE_WARNING } from '../masked.js';
 import { applyEvent, earlierCount, HISTORY_MAX, scrolledOff } from '../screen.js';
 import { openSentSheet } from '../sent.js';
+import { reportLink } from '../report.js';
 import { PaneStream, UNREACHABLE } from '../stream.js';
 import { getDevice, getDraft, getToken, keepText, setDraft } from '../store.js';
 import { HeaderMarks } from '../walky.js';
@@ -483,6 +484,7 @@ export function paneView(root, { machine, pane }) {
       sendError.textContent = err.offline
         ? 'Not sent: cannot reach the bridge.'
         : `Not sent: ${err.code}.`;
+      sendError.append(' ', reportLink(err.offline ? 'cannot reach the bridge' : `${err.status} ${err.code}`));
       if (err.code === 'insufficient tier') recheckTier();
       return false;
     }

@@ -2,16 +2,18 @@
 // with no panes and those offline — one link per pane, its state beside it (docs/guide/phone-app.md,
 // "Panes"). Refreshed every 5 s while visible, which is also how a member going offline or coming
 // back shows. When the bridge cannot be reached and nothing was loaded yet, the kept copies are
-// listed instead, marked as such. The header links to Cards, Agents (durable agents), Messages
-// (walky-talky), Sent (sent lines and one-shot commands) and Settings. A `full` device also gets
-// `New pane`, a round `+` at the bottom right, where a thumb reaches it (views/new.js).
+// listed instead, marked as such. The other screens are in the tab bar (app.js). A `full` device
+// also gets `New pane`, a round `+` beside the heading (views/new.js).
+//
+// Pinned panes (kept on this phone, forgotten with the pairing) are listed first, in a section of
+// their own, in the order they were pinned; every row has a pin button.
 
 import { api } from '../client.js';
 import { ago, clear, h, when } from '../dom.js';
 import * as kept from '../kept.js';
 import { canManage, refreshTier } from '../manage.js';
-import { keepText } from '../store.js';
-import { filesAllowed } from './files.js';
+import { t } from '../i18n.js';
+import { getPins, keepText, setPins } from '../store.js';
 
 const REFRESH_MS = 5000;
 
@@ -49,36 +51,67 @@ const byWaiting = (panes) => [...panes].sort((a, b) => (b.activity == 'waiting')
 
 /** What a live pane's program is doing, in words (SPEC §3.2 `activity`). */
 function activity(a) {
-  return h('span', { class: `state ${a}` }, a == 'waiting' ? 'waiting for you' : a);
+  const said = { waiting: t('waiting for you'), working: t('working') }[a] || t('idle');
+  return h('span', { class: `state ${a}` }, said);
 }
 
 /** What a group says instead of its panes when it has none to list. */
-const EMPTY = {
-  offline: 'Offline: its panes are unavailable until it reconnects.',
-  silent: 'Not answering: its panes are unavailable for now. Retrying…',
-  online: 'No panes. Start tmux, or run `collie panes new`.',
-};
+const empty = (state) => ({
+  offline: t('Offline: its panes are unavailable until it reconnects.'),
+  silent: t('Not answering: its panes are unavailable for now. Retrying…'),
+}[state] || t('No panes. Start tmux, or run `collie panes new`.'));
+
+/** A pane's pin, as the phone keeps it. */
+const pinKey = (p) => `${p.machine}/${p.pane}`;
+
+/** One pane's row: its link, what it is doing, and its pin button. */
+function paneRow(p, now, pins, repaint) {
+  const pinned = pins.includes(pinKey(p));
+  const name = p.name || p.pane;
+  return h('li', { class: 'pane-row' },
+    h('a', { href: paneHref(p.machine, p.pane), class: 'pane-link' }, name),
+    h('span', { class: 'pane-state' },
+      p.alive ? activity(p.activity) : h('span', { class: 'state exited' }, t('exited')),
+      ' · ',
+      h('span', { class: 'ago' }, ago(p.last_activity, now))),
+    h('button', {
+      type: 'button',
+      class: 'pin',
+      'aria-pressed': String(pinned),
+      'aria-label': t('Pin {name}', { name }),
+      onclick: () => {
+        setPins(pinned ? pins.filter((k) => k !== pinKey(p)) : [...pins, pinKey(p)]);
+        repaint();
+      },
+    }, h('span', { 'aria-hidden': 'true' }, pinned ? '★' : '☆')));
+}
 
 /**
  * One machine's section: its name as the heading, its role beside it when it is in a crew (a solo
  * bridge shows no role), its state in words (never only a color), then its panes.
  */
-function machineSection({ name, role, state, panes }, now) {
+function machineSection({ name, role, state, panes }, now, pins, repaint) {
   const headingId = `machine-${name}`;
+  const listed = panes.filter((p) => !pins.includes(pinKey(p)));
   return h('section', { class: `machine ${state}`, 'aria-labelledby': headingId },
     h('div', { class: 'machine-head' },
       h('h2', { id: headingId }, name),
       role && role !== 'solo' ? h('span', { class: 'badge role' }, role) : null,
-      state === 'offline' ? h('span', { class: 'badge off' }, 'offline') : null,
-      state === 'silent' ? h('span', { class: 'badge off' }, 'not answering') : null),
+      state === 'offline' ? h('span', { class: 'badge off' }, t('offline')) : null,
+      state === 'silent' ? h('span', { class: 'badge off' }, t('not answering')) : null),
     panes.length === 0
-      ? h('p', { class: 'muted' }, EMPTY[state])
-      : h('ul', { class: 'panes' }, byWaiting(panes).map((p) => h('li', { class: 'pane-row' },
-        h('a', { href: paneHref(p.machine, p.pane), class: 'pane-link' }, p.name || p.pane),
-        h('span', { class: 'pane-state' },
-          p.alive ? activity(p.activity) : h('span', { class: 'state exited' }, 'exited'),
-          ' · ',
-          h('span', { class: 'ago' }, ago(p.last_activity, now)))))));
+      ? h('p', { class: 'muted' }, empty(state))
+      : h('ul', { class: 'panes' }, byWaiting(listed).map((p) => paneRow(p, now, pins, repaint))));
+}
+
+/** The pinned panes that are listed, in the order they were pinned, with their machine's name. */
+function pinnedSection(panes, now, pins, repaint) {
+  const byKey = new Map(panes.map((p) => [pinKey(p), p]));
+  const shown = pins.map((k) => byKey.get(k)).filter(Boolean);
+  if (!shown.length) return null;
+  return h('section', { class: 'machine pinned', 'aria-labelledby': 'pinned-panes' },
+    h('div', { class: 'machine-head' }, h('h2', { id: 'pinned-panes' }, t('Pinned'))),
+    h('ul', { class: 'panes' }, shown.map((p) => paneRow(p, now, pins, repaint))));
 }
 
 export function panesView(root) {
@@ -89,33 +122,30 @@ export function panesView(root) {
   let gone = false;
   // Creating a pane needs tier full (SPEC §3.2): the link is there only for such a device, and the
   // tier is asked again once per visit, so a lowered tier takes it away.
-  const newLink = h('a', { href: '#/new', class: 'fab', 'aria-label': 'New pane', title: 'New pane', hidden: !canManage() },
+  const newLink = h('a', { href: '#/new', class: 'fab', 'aria-label': t('New pane'), title: t('New pane'), hidden: !canManage() },
     h('span', { 'aria-hidden': 'true' }, '+'));
 
   root.append(
-    h('header', { class: 'bar home' },
-      h('h1', { tabindex: '-1' }, 'Panes'),
-      // The other screens, on a row of their own: four names do not fit beside the heading.
-      h('nav', { class: 'home-nav', 'aria-label': 'Screens' },
-        h('a', { href: '#/cards', class: 'bar-link' }, 'Cards'),
-        h('a', { href: '#/agents', class: 'bar-link' }, 'Agents'),
-        h('a', { href: '#/walky', class: 'bar-link' }, 'Messages'),
-        h('a', { href: '#/sent', class: 'bar-link' }, 'Sent'),
-        // Files and Changes need tier files (SPEC §11): not offered to a `read` device.
-        filesAllowed() ? h('a', { href: '#/files', class: 'bar-link' }, 'Files') : null,
-        filesAllowed() ? h('a', { href: '#/changes', class: 'bar-link' }, 'Changes') : null,
-        h('a', { href: '#/settings', class: 'bar-link' }, 'Settings'))),
-    h('main', { class: 'page' }, status, list),
-    newLink);
+    h('header', { class: 'bar' }, h('h1', { tabindex: '-1' }, t('Panes')), newLink),
+    h('main', { class: 'page' }, status, list));
   refreshTier().then(() => {
     if (!gone) newLink.hidden = !canManage();
   });
 
+  let last = null;
   function render(machines, panes, unreachable, now) {
-    const focused = document.activeElement?.getAttribute?.('href');
+    last = [machines, panes, unreachable, now];
+    const focused = document.activeElement;
+    const again = focused?.getAttribute?.('href') || focused?.getAttribute?.('aria-label');
+    const pins = getPins();
+    const repaint = () => render(...last);
     clear(list);
-    for (const group of groups(machines, panes, unreachable)) list.append(machineSection(group, now));
-    if (focused) list.querySelector(`a[href="${CSS.escape(focused)}"]`)?.focus({ preventScroll: true });
+    list.append(pinnedSection(panes, now, pins, repaint) || '');
+    for (const group of groups(machines, panes, unreachable)) list.append(machineSection(group, now, pins, repaint));
+    if (again) {
+      const same = CSS.escape(again);
+      list.querySelector(`a[href="${same}"], button[aria-label="${same}"]`)?.focus({ preventScroll: true });
+    }
   }
 
   async function renderKept() {
@@ -123,7 +153,7 @@ export function panesView(root) {
     if (gone || loaded) return;
     clear(list);
     if (!recs.length) {
-      list.append(h('p', { class: 'muted' }, 'Nothing kept on this phone.'));
+      list.append(h('p', { class: 'muted' }, t('Nothing kept on this phone.')));
       return;
     }
     const byMachine = new Map();
@@ -134,10 +164,10 @@ export function panesView(root) {
     for (const [name, rs] of byMachine) {
       list.append(h('section', { class: 'machine' },
         h('div', { class: 'machine-head' },
-          h('h2', {}, name), h('span', { class: 'badge' }, 'kept copy')),
+          h('h2', {}, name), h('span', { class: 'badge' }, t('kept copy'))),
         h('ul', { class: 'panes' }, rs.map((r) => h('li', { class: 'pane-row' },
           h('a', { href: paneHref(r.machine, r.pane), class: 'pane-link' }, r.name || r.pane),
-          h('span', { class: 'pane-state' }, `kept ${when(new Date(r.saved_at).toISOString())}`))))));
+          h('span', { class: 'pane-state' }, t('kept {when}', { when: when(new Date(r.saved_at).toISOString()) })))))));
     }
   }
 
@@ -155,12 +185,12 @@ export function panesView(root) {
       if (err.offline) {
         status.hidden = false;
         status.textContent = loaded
-          ? 'Cannot reach the bridge. Retrying…'
-          : 'Cannot reach the bridge. Showing what this phone kept; retrying…';
+          ? t('Cannot reach the bridge. Retrying…')
+          : t('Cannot reach the bridge. Showing what this phone kept; retrying…');
         if (!loaded) await renderKept();
       } else if (err.status !== 403) {
         status.hidden = false;
-        status.textContent = `The bridge answered: ${err.code}. Retrying…`;
+        status.textContent = t('The bridge answered: {code}. Retrying…', { code: err.code });
       }
     }
     if (!gone && document.visibilityState === 'visible') timer = setTimeout(refresh, REFRESH_MS);
@@ -173,7 +203,7 @@ export function panesView(root) {
 
   document.addEventListener('visibilitychange', onVisible);
   window.addEventListener('online', refresh);
-  list.append(h('p', { class: 'muted' }, 'Loading…'));
+  list.append(h('p', { class: 'muted' }, t('Loading…')));
   refresh();
   return () => {
     gone = true;

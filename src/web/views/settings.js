@@ -1,9 +1,11 @@
 // Settings (docs/guide/phone-app.md, "Settings"): this device, masking and walky-talky (read-only),
-// what the phone keeps, theme, paired devices with revoke (confirmed in a dialog), and unpairing.
+// what the phone keeps, theme, language, paired devices with revoke (confirmed in a dialog), the
+// bridge's version and its update check, and unpairing.
 
 import { api } from '../client.js';
 import { ago, clear, confirmDialog, h, when } from '../dom.js';
 import * as kept from '../kept.js';
+import { choice, choose, languages, t } from '../i18n.js';
 import { IDLE_CHOICES } from '../idle.js';
 import { disablePush, enablePush, pushState } from '../push.js';
 import { getDevice, getPref, keepText, setDevice, setPref } from '../store.js';
@@ -19,7 +21,7 @@ function confirmRevoke(label) {
   );
 }
 
-export function settingsView(root, { unpair, applyTheme, rearmIdle }) {
+export function settingsView(root, { unpair, applyTheme, rearmIdle, render }) {
   let gone = false;
   const device = getDevice() || {};
   const me = h('dl', { class: 'facts' });
@@ -104,6 +106,36 @@ export function settingsView(root, { unpair, applyTheme, rearmIdle }) {
   h('option', { value: 'light' }, 'Light'));
   theme.value = getPref('theme', 'system');
 
+  // The language: the browser's unless one is chosen; a change shows every screen in it at once.
+  const language = h('select', {
+    id: 'language',
+    onchange: async () => {
+      language.disabled = true;
+      await choose(language.value);
+      render();
+    },
+  }, h('option', { value: 'auto' }, t('As the browser')));
+  languages().then((list) => {
+    if (gone) return;
+    language.append(...list.map((l) => h('option', { value: l.code, lang: l.code }, l.name)));
+    language.value = choice();
+  });
+
+  // The bridge's version and what its update check last found (SPEC §17).
+  const version = h('p', { class: 'fact' }, t('Collie {version}', { version: '…' }));
+  const update = h('p', { class: 'muted small', id: 'update-state' });
+  function showUpdate(s) {
+    version.textContent = t('Collie {version}', { version: s.version });
+    const u = s.update || {};
+    update.textContent = u.check === 'off'
+      ? t('The update check is off (COLLIE_UPDATE_CHECK=off).')
+      : u.newer
+        ? t('A newer release is out: {latest}. Update the computer to get it.', { latest: u.latest })
+        : u.checked_at
+          ? t('Up to date (checked {when}).', { when: ago(u.checked_at) })
+          : t('Not checked yet.');
+  }
+
   const idle = h('select', {
     id: 'idle',
     onchange: () => {
@@ -179,6 +211,7 @@ export function settingsView(root, { unpair, applyTheme, rearmIdle }) {
       if (gone) return;
       masking.textContent = `Secret masking: ${s.masking ? 'on' : 'off'}`;
       walky.textContent = `Walky-talky: ${s.walky === false ? 'off' : 'on'}`;
+      showUpdate(s);
     } catch {
       if (gone) return;
       masking.textContent = 'Secret masking: unknown (bridge unreachable)';
@@ -228,6 +261,9 @@ export function settingsView(root, { unpair, applyTheme, rearmIdle }) {
           h('label', { for: 'theme' }, 'Theme'),
           theme),
         h('div', { class: 'field' },
+          h('label', { for: 'language' }, t('Language')),
+          language),
+        h('div', { class: 'field' },
           h('label', { for: 'idle' }, 'Idle lock'),
           idle),
         h('p', { class: 'muted small' },
@@ -236,6 +272,10 @@ export function settingsView(root, { unpair, applyTheme, rearmIdle }) {
         h('h2', {}, 'Paired devices'),
         devices,
         alert),
+      h('section', { class: 'card' },
+        h('h2', {}, t('About')),
+        version,
+        update),
       h('section', { class: 'card' },
         h('p', { class: 'muted small' },
           'Unpairing revokes this phone on the bridge and deletes the token, drafts and kept text here.'),
