@@ -2,8 +2,9 @@
 // in src/web/ (its English is its key), read from the source as written. Used by
 // languages-keys.test.mjs, and on its own to list what a language lacks:
 //
-//   node web-tests/i18n-keys.mjs de      # the English strings de.json lacks, as JSON to fill in
-//   node web-tests/i18n-keys.mjs         # every string of the app
+//   node web-tests/i18n-keys.mjs de                 # the English strings de.json lacks, as JSON
+//   node web-tests/i18n-keys.mjs de views/pane.js   # … of those files only
+//   node web-tests/i18n-keys.mjs                    # every string of the app
 
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -76,6 +77,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   for (const at of bad) console.error(`not a plain string: t( at ${at}`);
   const code = process.argv[2];
   const have = code ? (await languages()).find((l) => l.code === code)?.strings || {} : {};
-  const missing = [...keys.keys()].filter((k) => !Object.hasOwn(have, k));
+  const files = process.argv.slice(3);
+  const mine = (k) => !files.length || keys.get(k).some((at) => files.includes(at.replace(/:\d+$/, '')));
+  const missing = [...keys.keys()].filter((k) => !Object.hasOwn(have, k) && mine(k));
   console.log(JSON.stringify(Object.fromEntries(missing.map((k) => [k, ''])), null, 2));
 }
