@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { session, pairInApp, waitFor, axeViolations, COLLIE_BIN, useBrowser } from './support.mjs';
+import { session, pairInApp, openPane, waitFor, axeViolations, cardsTab, COLLIE_BIN, useBrowser } from './support.mjs';
 
 const browser = useBrowser();
 
@@ -31,13 +31,19 @@ async function startHook(bridge) {
   return { out, done };
 }
 
-test('the pill counts a waiting card, Cards shows it whole, and two taps always-allow it', T,
+test('the Cards tab and a pane\'s header count a waiting card, Cards shows it whole, and two taps always-allow it', T,
   () => session(browser, 'cards', async ({ bridge, page }) => {
     await pairInApp(page, bridge);
     const hook = await startHook(bridge);
-    const pill = page.getByRole('link', { name: '1 card waiting', exact: true });
+    const tab = await cardsTab(page);
+    assert.equal(await page.locator('nav.tabbar .tab-count').textContent(), '1');
+    // A pane's screen has no tab bar: the number is a link in its header.
+    await openPane(page);
+    assert.equal(await page.locator('nav.tabbar').count(), 0);
+    const pill = page.locator('header.bar').getByRole('link', { name: '1 card waiting', exact: true });
     await pill.waitFor({ timeout: 15_000 });
     await pill.click();
+    assert.equal(await tab.getAttribute('aria-current'), 'page');
     await page.getByRole('heading', { name: 'Cards', exact: true }).waitFor();
     await page.getByText('Claude Code asks to use Bash', { exact: true }).waitFor();
     await page.getByText('cargo test --workspace', { exact: true }).waitFor();
@@ -59,7 +65,7 @@ test('a waiting card, and its "Always allow" confirm step, pass axe-core in the 
   () => session(browser, 'cards-a11y', async ({ bridge, page }) => {
     await pairInApp(page, bridge);
     const hook = await startHook(bridge);
-    await page.getByRole('link', { name: '1 card waiting', exact: true }).click({ timeout: 15_000 });
+    await (await cardsTab(page)).click();
     await page.getByText('cargo test --workspace', { exact: true }).waitFor();
     const found = [];
     const audit = async (what) => {
@@ -97,7 +103,7 @@ test('the pane list puts the pane whose card waits first, saying "waiting for yo
     await pairInApp(page, bridge);
     await bridge.cliOk(['panes', 'new', '--name', 'aaa-quiet', '--', 'sleep', '1000']);
     await startHook(bridge);
-    await page.getByRole('link', { name: '1 card waiting', exact: true }).waitFor({ timeout: 15_000 });
+    await cardsTab(page);
     const rows = page.locator('section.machine .pane-row');
     // The list refreshes by itself: the waiting pane comes first however the bridge ordered it.
     await waitFor('the waiting pane on top', async () =>

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, realpath, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { crewSession, pairInApp, waitFor, MEMBER, WINDOW, useBrowser } from './support.mjs';
+import { crewSession, pairInApp, waitFor, MEMBER, WINDOW, useBrowser, openMore } from './support.mjs';
 
 const browser = useBrowser();
 
@@ -66,7 +66,7 @@ test('crew: the Sent screen lists and discards a member\'s lines, and a command 
     await writeFile(path.join(member.dir, 'state', 'sent.jsonl'), `${old}\n`, { mode: 0o600 });
 
     await pairInApp(page, lead, { tier: 'full' });
-    await page.getByRole('link', { name: 'Sent', exact: true }).click();
+    await openMore(page, 'Sent');
     await page.getByRole('heading', { name: 'Sent', exact: true }).waitFor();
     const section = page.getByRole('region', { name: MEMBER, exact: true });
     await section.getByRole('button', { name: 'echo member-1', exact: true }).waitFor({ timeout: 15_000 });

@@ -15,8 +15,7 @@ import https from 'node:https';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
 import {
-  Bridge, COLLIE_BIN, bounded, MEMBER, Scope, crewSetup, openPage, pairInApp, sleep, waitFor, useBrowser,
-} from './support.mjs';
+  Bridge, COLLIE_BIN, bounded, MEMBER, Scope, crewSetup, openPage, pairInApp, sleep, waitFor, useBrowser, openMore } from './support.mjs';
 import { NodeAgent, conversation } from './durable-agent.mjs';
 
 const browser = useBrowser();
@@ -66,7 +65,7 @@ async function withAgent(state, fn, { tier = 'full' } = {}) {
 
 /** From the Panes screen, opens Agents and waits for agent `name` to read `Status: up`. */
 async function openAgents(page, name = 'ops') {
-  await page.getByRole('link', { name: 'Agents', exact: true }).click();
+  await openMore(page, 'Agents');
   await page.getByRole('heading', { name: 'Agents', exact: true }).waitFor();
   const section = page.getByRole('region', { name, exact: true });
   await section.getByText('Status: up', { exact: true }).waitFor({ timeout: 20_000 });
@@ -295,7 +294,7 @@ test('no agent: the empty state says how to attach one; a starter opens its conv
     conversations: [],
     starters: [{ id: 'deploy', label: 'Start a deploy' }],
   }, async ({ page, agent, attach, socket }) => {
-    await page.getByRole('link', { name: 'Agents', exact: true }).click();
+    await openMore(page, 'Agents');
     await page.getByText('No durable agents attached \u2014 collie durable attach NAME --socket PATH', { exact: true }).waitFor();
     await attach();
     const section = page.getByRole('region', { name: 'ops', exact: true });
@@ -324,7 +323,7 @@ test('no agent: the empty state says how to attach one; a starter opens its conv
     await page.getByRole('status').filter({ hasText: 'Not sent: durable agent unreachable.' }).waitFor({ timeout: 15_000 });
     assert.equal(await page.getByLabel('Message to the agent', { exact: true }).inputValue(), 'anyone there?',
       'a refused text stays in the composer');
-    await page.getByRole('link', { name: 'Agents', exact: true }).click();
+    await openMore(page, 'Agents');
     await section.getByText(`Status: no socket at ${socket}`, { exact: true }).waitFor({ timeout: 30_000 });
 
     // The view reads the agents every 2 s while open, and nothing reads them once it is left.
@@ -355,7 +354,7 @@ test('a crew member\u2019s agent shows on the lead\u2019s phone, and a send from
     }), () => agent.stop());
     await member.cliOk(['durable', 'attach', 'ops', '--socket', socket]);
     await pairInApp(page, lead);
-    await page.getByRole('link', { name: 'Agents', exact: true }).click();
+    await openMore(page, 'Agents');
     const section = page.getByRole('region', { name: 'ops', exact: true });
     await section.getByText(MEMBER, { exact: true }).waitFor({ timeout: 20_000 });
     await section.getByText('Status: up', { exact: true }).waitFor({ timeout: 20_000 });
@@ -516,7 +515,7 @@ test('an HTTPS agent that refuses the token is shown as "refuses the token"', T,
     await pairInApp(page, bridge);
     await bridge.cliOk(['durable', 'attach', 'remote', '--url', `https://localhost:${server.address().port}`,
       '--token-env', 'AGENT_TOKEN', '--ca-file', path.join(dir, 'ca.pem')]);
-    await page.getByRole('link', { name: 'Agents', exact: true }).click();
+    await openMore(page, 'Agents');
     const section = page.getByRole('region', { name: 'remote', exact: true });
     await section.getByText('Status: refuses the token', { exact: true }).waitFor({ timeout: 20_000 });
     assert.equal(seen[0], `Bearer ${token}`, 'the bridge sent its token');

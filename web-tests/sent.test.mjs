@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Bridge, openPage, openPane, pairInApp, Scope, session, waitFor, useBrowser } from './support.mjs';
+import { Bridge, openPage, openPane, pairInApp, Scope, session, waitFor, useBrowser, openMore } from './support.mjs';
 
 const browser = useBrowser();
 
@@ -78,7 +78,7 @@ test('lines typed in a pane are listed, re-filled by a tap without sending, disc
 test('a one-shot command runs from the Sent screen and joins the recent list', T, () =>
   session(browser, 'one-shot', async ({ bridge, page }) => {
     await pairInApp(page, bridge, { tier: 'full' });
-    await page.getByRole('link', { name: 'Sent', exact: true }).click();
+    await openMore(page, 'Sent');
     await page.getByRole('heading', { name: 'Sent', exact: true }).waitFor();
     const marker = path.join(bridge.dir, 'web-one-shot');
     const command = `touch ${marker}`;

@@ -16,8 +16,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
   Bridge, MEMBER, Scope, WINDOW, axeViolations, fakeClaude, fakeMicrophone, openPage, openPane, pairInApp,
-  session, useBrowser, waitFor, waitScreen,
-} from './support.mjs';
+  session, useBrowser, waitFor, waitScreen, openMore } from './support.mjs';
 import { NodeAgent, conversation } from './durable-agent.mjs';
 
 const RAW = '/usr/share/pocketsphinx/test/data/goforward.raw';
@@ -175,7 +174,7 @@ test('a durable agent\'s conversation: the microphone fills the composer, the ag
     await watch(context, page);
     await pairInApp(page, bridge);
     await bridge.cliOk(['durable', 'attach', 'ops', '--socket', socket]);
-    await page.getByRole('link', { name: 'Agents', exact: true }).click();
+    await openMore(page, 'Agents');
     await page.getByRole('link', { name: 'Release notes', exact: true }).click({ timeout: 20_000 });
     await page.getByRole('heading', { name: 'Release notes', exact: true, level: 1 }).waitFor();
 

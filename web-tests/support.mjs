@@ -670,3 +670,22 @@ export async function fakeClaude(bridge) {
   })}\n`);
   return { say, file };
 }
+
+/**
+ * Waits until the tab bar's Cards tab says `said` (its description, decision 0082) and returns the
+ * tab: its name stays `Cards`, the number waiting is its badge and description.
+ */
+export async function cardsTab(page, said = '1 card waiting', timeout = 15_000) {
+  const tab = page.getByRole('link', { name: 'Cards', exact: true });
+  await waitFor(`the Cards tab to say "${said}"`, async () => {
+    const id = await tab.getAttribute('aria-describedby', { timeout: 1000 }).catch(() => null);
+    return id && (await page.locator(`#${id}`).textContent()) === said;
+  }, { timeout });
+  return tab;
+}
+
+/** Opens `name` (Agents, Messages, Sent, Changes) from the tab bar's More sheet. */
+export async function openMore(page, name) {
+  await page.getByRole('button', { name: 'More', exact: true }).click();
+  await page.locator('dialog[open]').getByRole('link', { name, exact: true }).click();
+}

@@ -6,8 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  session, crewSession, pairInApp, openPane, waitFor, waitScreen, screenLines, COLLIE_BIN, MEMBER, WINDOW, useBrowser,
-} from './support.mjs';
+  session, crewSession, pairInApp, openPane, waitFor, waitScreen, screenLines, COLLIE_BIN, MEMBER, WINDOW, useBrowser, openMore } from './support.mjs';
 
 const browser = useBrowser();
 
@@ -171,7 +170,7 @@ test('walky: the Messages view lists the bridge\'s messages, newest first, each 
     const second = await walkySend(bridge, to, 'second note');
     assert.notEqual(first, second);
     await pairInApp(page, bridge);
-    await page.getByRole('link', { name: 'Messages', exact: true }).click();
+    await openMore(page, 'Messages');
     await page.getByRole('heading', { name: 'Messages', exact: true }).waitFor();
 
     const cards = page.getByRole('article');
