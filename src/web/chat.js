@@ -6,6 +6,7 @@
 
 import { api, panePath } from './client.js';
 import { clear, h, when } from './dom.js';
+import { t } from './i18n.js';
 import * as kept from './kept.js';
 import { markdown } from './markdown.js';
 
@@ -13,16 +14,17 @@ export const POLL_MS = 2000;
 // The most turns shown at once (the bridge sends at most 200 per answer).
 const SHOWN_MAX = 400;
 
-const WHO = { user: 'You', assistant: 'Agent', tool: 'Tool' };
+const who = (role) => ({ user: t('You'), assistant: t('Agent'), tool: t('Tool') }[role]);
 
 /** One turn as elements: a labelled article whose text is set as text. */
-export function turnView(t) {
-  const label = t.kind === 'tool_call' ? 'Tool call' : t.kind === 'tool_result' ? 'Tool result' : (WHO[t.role] || 'Turn');
-  const body = t.kind === 'text'
-    ? h('div', { class: 'chat-text' }, markdown(t.text))
-    : h('pre', { class: 'md-code chat-code' }, t.text);
-  return h('article', { class: `chat-turn chat-${t.role} chat-${t.kind}`, 'data-id': t.id },
-    h('p', { class: 'chat-who muted small' }, label, t.at ? ` · ${when(t.at)}` : ''),
+export function turnView(turn) {
+  const label = turn.kind === 'tool_call' ? t('Tool call')
+    : turn.kind === 'tool_result' ? t('Tool result') : (who(turn.role) || t('Turn'));
+  const body = turn.kind === 'text'
+    ? h('div', { class: 'chat-text' }, markdown(turn.text))
+    : h('pre', { class: 'md-code chat-code' }, turn.text);
+  return h('article', { class: `chat-turn chat-${turn.role} chat-${turn.kind}`, 'data-id': turn.id },
+    h('p', { class: 'chat-who muted small' }, label, turn.at ? ` · ${when(turn.at)}` : ''),
     body);
 }
 
@@ -45,8 +47,8 @@ export class PaneChat {
     this.stopped = false;
     this.busy = false;
     this.list = h('div', { class: 'chat-list' });
-    this.empty = h('p', { class: 'muted chat-empty' }, 'No turns yet.');
-    this.el = h('section', { class: 'chat', role: 'region', 'aria-label': 'Chat', tabindex: '0', hidden: true },
+    this.empty = h('p', { class: 'muted chat-empty' }, t('No turns yet.'));
+    this.el = h('section', { class: 'chat', role: 'region', 'aria-label': t('Chat'), tabindex: '0', hidden: true },
       this.empty, this.list);
   }
 
@@ -109,8 +111,8 @@ export class PaneChat {
 
   add(turns) {
     const follow = this.atBottom();
-    const seen = new Set(this.turns.map((t) => t.id));
-    const fresh = turns.filter((t) => !seen.has(t.id));
+    const seen = new Set(this.turns.map((turn) => turn.id));
+    const fresh = turns.filter((turn) => !seen.has(turn.id));
     if (fresh.length) {
       this.turns = this.turns.concat(fresh).slice(-SHOWN_MAX);
       this.list.append(...fresh.map(turnView));

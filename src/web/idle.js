@@ -5,6 +5,7 @@
 // so plainly. The delay is a setting on this phone (`collie.pref.idle`, minutes; `off`).
 
 import { h } from './dom.js';
+import { t } from './i18n.js';
 import { getPref } from './store.js';
 
 /** The choices Settings offers, in minutes; the first is the default. */
@@ -29,17 +30,18 @@ export function installIdleLock(app, paired) {
   let timer = null;
   let cover = null;
 
-  const show = h('button', { type: 'button', class: 'primary', onclick: unlock }, 'Show');
+  // Its words are set when the cover comes: this runs before the phone's language is loaded.
+  const show = h('button', { type: 'button', class: 'primary', onclick: unlock });
 
   function lock() {
     if (cover || !paired()) return;
+    show.textContent = t('Show');
     cover = h('div', { class: 'idle-cover', role: 'dialog', 'aria-modal': 'true', 'aria-labelledby': 'idle-title' },
       h('div', { class: 'idle-box' },
-        h('h2', { id: 'idle-title' }, 'Hidden while idle'),
-        h('p', {}, 'Collie covered the screen because nobody touched it for a while.'),
+        h('h2', { id: 'idle-title' }, t('Hidden while idle')),
+        h('p', {}, t('Collie covered the screen because nobody touched it for a while.')),
         h('p', { class: 'muted small' },
-          'This is no security boundary: anyone holding this unlocked phone can show it again. '
-          + 'Lock the phone itself to keep it closed.'),
+          t('This is no security boundary: anyone holding this unlocked phone can show it again. Lock the phone itself to keep it closed.')),
         show));
     app.inert = true;
     document.body.append(cover);

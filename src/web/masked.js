@@ -4,6 +4,7 @@
 // warning under it says the pane will get the dots, not the secret.
 
 import { h } from './dom.js';
+import { t } from './i18n.js';
 
 const HINT_SHOWN = 'collie.hint.masked';
 
@@ -28,11 +29,10 @@ export function maskedHint(lines) {
     // no storage: the hint may come again, which is harmless
   }
   const hint = h('p', { class: 'note pane-note masked-hint', role: 'note' },
-    'Dots like •••• stand for a secret Collie masked before it left the machine. '
-    + 'To read it, read it on the machine itself. ');
-  hint.append(h('button', { type: 'button', class: 'ghost small', onclick: () => hint.remove() }, 'Got it'));
+    `${t('Dots like •••• stand for a secret Collie masked before it left the machine. To read it, read it on the machine itself.')} `);
+  hint.append(h('button', { type: 'button', class: 'ghost small', onclick: () => hint.remove() }, t('Got it')));
   return hint;
 }
 
 /** The warning under the input while it holds mask dots. */
-export const PASTE_WARNING = 'This text holds masked dots (••••): the pane gets the dots, not the secret they hide.';
+export const pasteWarningText = () => t('This text holds masked dots (••••): the pane gets the dots, not the secret they hide.');

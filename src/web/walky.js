@@ -7,6 +7,7 @@
 
 import { api } from './client.js';
 import { h, when } from './dom.js';
+import { t } from './i18n.js';
 
 /**
  * The start of a header: enough to find the id, and all a terminal program is likely to keep on one
@@ -101,19 +102,19 @@ let serial = 0;
 
 /** "14:05" today, "12 Mar" otherwise. */
 export function shortWhen(iso, now = new Date()) {
-  const t = new Date(iso);
-  if (!iso || Number.isNaN(t.getTime())) return '';
-  return t.toDateString() === now.toDateString()
-    ? t.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })
-    : t.toLocaleDateString(undefined, { day: 'numeric', month: 'short' });
+  const at = new Date(iso);
+  if (!iso || Number.isNaN(at.getTime())) return '';
+  return at.toDateString() === now.toDateString()
+    ? at.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })
+    : at.toLocaleDateString(undefined, { day: 'numeric', month: 'short' });
 }
 
 /** The sending pane as a person reads it: its name, else its address. */
 export function sender(card) {
-  return card.name || card.from || 'an unknown pane';
+  return card.name || card.from || t('an unknown pane');
 }
 
-const KIND = { sent: 'sent from here', received: 'received here', forwarded: 'relayed by this machine' };
+const kind = (k) => ({ sent: t('sent from here'), received: t('received here'), forwarded: t('relayed by this machine') }[k]);
 
 /**
  * One message as a card: who sent it to whom, when, how it went, and the body behind a button
@@ -122,12 +123,12 @@ const KIND = { sent: 'sent from here', received: 'received here', forwarded: 're
  */
 export function cardView(card, { open = false } = {}) {
   const id = `walky-body-${++serial}`;
-  const kinds = (card.kinds || [card.kind]).map((k) => KIND[k] || k).join(', ');
+  const kinds = (card.kinds || [card.kind]).map((k) => kind(k) || k).join(', ');
   const body = h('div', { class: 'walky-body', id, hidden: !open },
-    h('p', { class: 'muted small' }, 'A peer agent\u2019s words: data, not instructions from you.'),
+    h('p', { class: 'muted small' }, t('A peer agent\u2019s words: data, not instructions from you.')),
     typeof card.body === 'string'
       ? h('pre', { class: 'walky-text' }, card.body)
-      : h('p', { class: 'muted' }, 'This machine did not keep the text of this message.'));
+      : h('p', { class: 'muted' }, t('This machine did not keep the text of this message.')));
   const toggle = h('button', {
     type: 'button',
     class: 'ghost walky-toggle',
@@ -136,28 +137,28 @@ export function cardView(card, { open = false } = {}) {
     onclick: () => {
       body.hidden = !body.hidden;
       toggle.setAttribute('aria-expanded', body.hidden ? 'false' : 'true');
-      toggle.textContent = body.hidden ? 'Show message' : 'Hide message';
+      toggle.textContent = body.hidden ? t('Show message') : t('Hide message');
     },
-  }, open ? 'Hide message' : 'Show message');
-  return h('article', { class: 'walky-card', 'aria-label': `Message from ${sender(card)}` },
+  }, open ? t('Hide message') : t('Show message'));
+  return h('article', { class: 'walky-card', 'aria-label': t('Message from {sender}', { sender: sender(card) }) },
     h('p', { class: 'walky-who' },
       h('strong', {}, sender(card)), ' ',
       h('span', { class: 'muted small walky-addr' }, card.from || '')),
     h('p', { class: 'small walky-facts' },
-      `${card.outcome || 'no result in this log'} \u00b7 ${when(card.sent_at, 'time unknown')}`),
-    h('p', { class: 'muted small walky-facts' }, `to ${card.to || 'unknown'} \u00b7 ${kinds}`),
+      `${card.outcome || t('no result in this log')} \u00b7 ${when(card.sent_at, t('time unknown'))}`),
+    h('p', { class: 'muted small walky-facts' }, t('to {to} \u00b7 {kinds}', { to: card.to || t('unknown'), kinds })),
     toggle,
     body);
 }
 
 /** Shows a card in a modal dialog (a stable place: the header's row moves while the pane runs). */
 export function openCard(card) {
-  const title = h('p', { id: 'walky-dialog-title', class: 'dialog-title' }, 'Walky message');
+  const title = h('p', { id: 'walky-dialog-title', class: 'dialog-title' }, t('Walky message'));
   const dialog = h('dialog', { class: 'dialog walky-dialog', 'aria-labelledby': 'walky-dialog-title' },
     title,
     cardView(card, { open: true }),
     h('div', { class: 'row end' },
-      h('button', { type: 'button', onclick: close }, 'Close')));
+      h('button', { type: 'button', onclick: close }, t('Close'))));
   dialog.setAttribute('role', 'dialog');
   dialog.addEventListener('cancel', (e) => {
     e.preventDefault();
@@ -252,13 +253,15 @@ export class HeaderMarks {
   }
 
   chip(card) {
-    const outcome = card.outcome || 'no result yet';
+    const outcome = card.outcome || t('no result yet');
     const time = shortWhen(card.sent_at);
     return h('button', {
       type: 'button',
       class: 'walky-mark walky-chip',
-      'aria-label': `Walky message from ${sender(card)}: ${outcome}${time ? `, ${time}` : ''}`,
-      title: `From ${card.from || sender(card)}: tap to read`,
+      'aria-label': time
+        ? t('Walky message from {sender}: {outcome}, {time}', { sender: sender(card), outcome, time })
+        : t('Walky message from {sender}: {outcome}', { sender: sender(card), outcome }),
+      title: t('From {from}: tap to read', { from: card.from || sender(card) }),
       onclick: () => openCard(card),
     }, h('span', { class: 'walky-mark-text' }, `\u2709 ${sender(card)} \u00b7 ${outcome}${time ? ` \u00b7 ${time}` : ''}`));
   }
@@ -266,9 +269,8 @@ export class HeaderMarks {
   none() {
     return h('span', {
       class: 'walky-mark walky-none',
-      title: 'This line looks like a walky header, but the walky log of this pane\u2019s machine has no '
-        + 'message with that id: it was printed, not delivered.',
-    }, h('span', { class: 'walky-mark-text' }, NO_LOG_ENTRY));
+      title: t('This line looks like a walky header, but the walky log of this pane\u2019s machine has no message with that id: it was printed, not delivered.'),
+    }, h('span', { class: 'walky-mark-text' }, t('no log entry on this machine')));
   }
 
   stop() {

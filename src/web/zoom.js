@@ -5,6 +5,7 @@
 // theme when the pairing is forgotten.
 
 import { h, openModal } from './dom.js';
+import { t } from './i18n.js';
 import { getPref, setPref } from './store.js';
 
 /** The terminal's font size in px: default and bounds (Fit width may go as small as it takes: a
@@ -128,9 +129,9 @@ export class TermZoom {
   openSheet() {
     return new Promise((resolve) => {
       const size = h('p', { class: 'muted', role: 'status' });
-      const fit = h('button', { type: 'button', class: 'wide', 'aria-pressed': String(this.fit) }, 'Fit width');
+      const fit = h('button', { type: 'button', class: 'wide', 'aria-pressed': String(this.fit) }, t('Fit width'));
       const show = () => {
-        size.textContent = this.fit ? `Fit width: ${this.current()} px` : `${this.size} px`;
+        size.textContent = this.fit ? t('Fit width: {size} px', { size: this.current() }) : `${this.size} px`;
         fit.setAttribute('aria-pressed', String(this.fit));
       };
       fit.addEventListener('click', () => {
@@ -142,15 +143,15 @@ export class TermZoom {
         show();
       };
       const dialog = h('dialog', { 'aria-labelledby': 'zoom-title', class: 'dialog sheet' },
-        h('p', { id: 'zoom-title', class: 'dialog-title' }, 'Text size'),
+        h('p', { id: 'zoom-title', class: 'dialog-title' }, t('Text size')),
         size,
         h('div', { class: 'row' },
-          h('button', { type: 'button', class: 'grow', onclick: step(-1) }, 'Smaller'),
-          h('button', { type: 'button', class: 'grow', onclick: step(1) }, 'Larger')),
+          h('button', { type: 'button', class: 'grow', onclick: step(-1) }, t('Smaller')),
+          h('button', { type: 'button', class: 'grow', onclick: step(1) }, t('Larger'))),
         h('div', { class: 'sheet-actions' },
           fit,
-          h('button', { type: 'button', class: 'wide', onclick: () => { this.reset(); show(); } }, 'Reset'),
-          h('button', { type: 'button', class: 'wide ghost', onclick: () => close() }, 'Done')));
+          h('button', { type: 'button', class: 'wide', onclick: () => { this.reset(); show(); } }, t('Reset')),
+          h('button', { type: 'button', class: 'wide ghost', onclick: () => close() }, t('Done'))));
       dialog.setAttribute('role', 'dialog');
       dialog.addEventListener('cancel', (e) => {
         e.preventDefault();

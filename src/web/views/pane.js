@@ -14,9 +14,10 @@ import { api, dictate, KEYS, panePath } from '../client.js';
 import { PaneChat } from '../chat.js';
 import { decider } from '../decide.js';
 import { clear, h, icon, PAPER_CLIP, when } from '../dom.js';
+import { t } from '../i18n.js';
 import * as kept from '../kept.js';
 import { actionsSheet, canManage, closePane, confirmClose, refreshTier, refusal, renameDialog, unpaired } from '../manage.js';
-import { hasMask, maskedHint, PASTE_WARNING } from '../masked.js';
+import { hasMask, maskedHint, pasteWarningText } from '../masked.js';
 import { applyEvent, earlierCount, HISTORY_MAX, scrolledOff } from '../screen.js';
 import { openSentSheet } from '../sent.js';
 import { reportLink } from '../report.js';
@@ -32,6 +33,9 @@ const SCROLLBACK_MAX = 2000;
 const SAVE_MS = 3000;
 const CHECK_MS = 5000;
 const PROMPTS_MS = 2000;
+
+/** A key's name as said aloud (client.js `KEYS`): the arrows in the phone's language. */
+const keyName = (label) => ({ Up: t('Up'), Down: t('Down'), Left: t('Left'), Right: t('Right') }[label] || label);
 
 export function paneView(root, { machine, pane }) {
   let gone = false;
@@ -53,17 +57,17 @@ export function paneView(root, { machine, pane }) {
 
   // ---- DOM ----
   const heading = h('h1', { tabindex: '-1', class: 'pane-title' }, pane);
-  const status = h('p', { role: 'status', class: 'status' }, 'Connecting…');
-  const earlierBtn = h('button', { type: 'button', class: 'ghost', hidden: true, onclick: loadEarlier }, 'Load earlier');
+  const status = h('p', { role: 'status', class: 'status' }, t('Connecting…'));
+  const earlierBtn = h('button', { type: 'button', class: 'ghost', hidden: true, onclick: loadEarlier }, t('Load earlier'));
   const earlierNote = h('p', { class: 'muted small', hidden: true });
   // Named regions: a bare <pre> may not carry a name (axe-core, aria-prohibited-attr).
-  const historyPre = h('pre', { class: 'history', role: 'region', 'aria-label': 'Scrollback' });
+  const historyPre = h('pre', { class: 'history', role: 'region', 'aria-label': t('Scrollback') });
   const cursor = h('span', { class: 'cursor', 'aria-hidden': 'true', hidden: true });
-  const screenPre = h('pre', { class: 'screen', role: 'region', 'aria-label': 'Screen' });
+  const screenPre = h('pre', { class: 'screen', role: 'region', 'aria-label': t('Screen') });
   // Walky marks sit in a layer over the screen, outside the <pre>, so its text stays the pane's.
   const marksLayer = h('div', { class: 'walky-layer' });
   const marks = new HeaderMarks(marksLayer, machine);
-  const term = h('div', { class: 'term', tabindex: '0', 'aria-label': 'Terminal' },
+  const term = h('div', { class: 'term', tabindex: '0', 'aria-label': t('Terminal') },
     h('div', { class: 'earlier' }, earlierBtn, earlierNote), historyPre,
     h('div', { class: 'screen-box' }, screenPre, marksLayer));
   const zoom = new TermZoom(term, () => cols || 80);
@@ -71,8 +75,8 @@ export function paneView(root, { machine, pane }) {
   const zoomBtn = h('button', {
     type: 'button',
     class: 'ghost bar-button pane-zoom',
-    'aria-label': 'Text size',
-    title: 'Text size',
+    'aria-label': t('Text size'),
+    title: t('Text size'),
     'aria-haspopup': 'dialog',
     onclick: () => zoom.openSheet(),
   }, h('span', { 'aria-hidden': 'true' }, 'Aa'));
@@ -89,7 +93,7 @@ export function paneView(root, { machine, pane }) {
   const chatBtn = h('button', {
     type: 'button', class: 'ghost bar-button pane-chat', hidden: true, 'aria-pressed': 'false',
     onclick: () => setMode(term.hidden === false),
-  }, 'Chat');
+  }, t('Chat'));
   function setMode(chatOn) {
     term.hidden = chatOn;
     chat.show(chatOn);
@@ -99,10 +103,10 @@ export function paneView(root, { machine, pane }) {
   // Apart from `note`, which the kept copy and the pane's end use: this one comes and goes with
   // the member's link.
   const reach = h('p', { class: 'note pane-note', hidden: true },
-    `${machine} is unreachable: it is offline or not answering. Retrying…`);
+    t('{machine} is unreachable: it is offline or not answering. Retrying…', { machine }));
   const controls = h('div', { class: 'controls' });
   // Cards waiting for this pane; a tap's outcome stays said after its card left.
-  const prompts = h('section', { class: 'pane-prompts', hidden: true, 'aria-label': 'Waiting for your answer' });
+  const prompts = h('section', { class: 'pane-prompts', hidden: true, 'aria-label': t('Waiting for your answer') });
   const promptNote = h('p', { class: 'note pane-note', role: 'status', hidden: true });
   const decide = decider(() => loadPrompts());
   // The pane's Changes (tier files, SPEC §11), rename and close (tier full, §3.2): one button
@@ -110,8 +114,8 @@ export function paneView(root, { machine, pane }) {
   const actionsBtn = h('button', {
     type: 'button',
     class: 'ghost bar-button pane-actions',
-    'aria-label': 'Pane actions',
-    title: 'Pane actions',
+    'aria-label': t('Pane actions'),
+    title: t('Pane actions'),
     'aria-haspopup': 'dialog',
     hidden: !filesAllowed() && !canManage(),
     onclick: openActions,
@@ -125,32 +129,34 @@ export function paneView(root, { machine, pane }) {
   function barAttach() {
     if (!filesAllowed() || getDevice()?.tier === 'full') return null;
     const picker = h('input', {
-      type: 'file', class: 'visually-hidden', id: 'pane-bar-attach', tabindex: '-1', 'aria-label': 'File to attach',
+      type: 'file', class: 'visually-hidden', id: 'pane-bar-attach', tabindex: '-1', 'aria-label': t('File to attach'),
     });
     picker.addEventListener('change', async () => {
       const file = picker.files?.[0];
       picker.value = '';
       if (!file) return;
       uploadNote.hidden = false;
-      uploadNote.textContent = 'Uploading…';
+      uploadNote.textContent = t('Uploading…');
       try {
         const up = await uploadFile(machine, pane, file);
-        if (!gone) uploadNote.textContent = `Uploaded to ${up.path}`;
+        if (!gone) uploadNote.textContent = t('Uploaded to {path}', { path: up.path });
       } catch (err) {
-        if (!gone) uploadNote.textContent = err.offline ? 'Not uploaded: cannot reach the bridge.' : `Not uploaded: ${err.code}.`;
+        if (!gone) uploadNote.textContent = err.offline
+          ? t('Not uploaded: cannot reach the bridge.')
+          : t('Not uploaded: {code}.', { code: err.code });
       }
     });
     return [picker, h('button', {
       type: 'button',
       class: 'bar-link ghost pane-attach',
-      'aria-label': 'Attach a file',
-      title: 'Attach a file to this pane\u2019s folder',
+      'aria-label': t('Attach a file'),
+      title: t('Attach a file to this pane\u2019s folder'),
       onclick: () => picker.click(),
-    }, 'Attach')];
+    }, t('Attach'))];
   }
   const view = h('div', { class: 'pane-view' },
     h('header', { class: 'bar' },
-      h('a', { href: '#/', class: 'bar-link back' }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '‹'), 'Back'),
+      h('a', { href: '#/', class: 'bar-link back' }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '‹'), t('Back')),
       heading,
       status,
       chatBtn,
@@ -326,7 +332,7 @@ export function paneView(root, { machine, pane }) {
     } catch (err) {
       haveScrollback = false;
       if (err.offline || err.code === UNREACHABLE) showKept(!err.offline);
-      else if (err.status === 404) ended('This pane no longer exists.');
+      else if (err.status === 404) ended(t('This pane no longer exists.'));
     }
   }
 
@@ -350,11 +356,11 @@ export function paneView(root, { machine, pane }) {
       moreEarlier = count > 0 && sb.length >= n && n < SCROLLBACK_MAX;
       if (!moreEarlier) {
         earlierNote.hidden = false;
-        earlierNote.textContent = count > 0 ? 'This is as far back as the phone loads.' : 'No earlier lines.';
+        earlierNote.textContent = count > 0 ? t('This is as far back as the phone loads.') : t('No earlier lines.');
       }
     } catch (err) {
       earlierNote.hidden = false;
-      earlierNote.textContent = err.offline ? 'Cannot reach the bridge.' : `Could not load: ${err.code}`;
+      earlierNote.textContent = err.offline ? t('Cannot reach the bridge.') : t('Could not load: {code}', { code: err.code });
     } finally {
       earlierBtn.disabled = false;
       showEarlierButton();
@@ -373,7 +379,7 @@ export function paneView(root, { machine, pane }) {
     live = false;
     reach.hidden = true;
     cursor.hidden = true;
-    status.textContent = 'Ended';
+    status.textContent = t('Ended');
     note.hidden = false;
     note.textContent = text;
     renderControls();
@@ -395,10 +401,13 @@ export function paneView(root, { machine, pane }) {
     marks.update(rows, cols);
     setHistory(rec.lines || []);
     note.hidden = false;
-    note.textContent = `Kept copy from ${when(new Date(rec.saved_at).toISOString())}. `
-      + `${unreachable ? machine : 'The bridge'} cannot be reached; `
-      + 'this text is only shown, nothing here can send keys.';
-    status.textContent = 'Kept copy';
+    const from = when(new Date(rec.saved_at).toISOString());
+    note.textContent = unreachable
+      ? t('Kept copy from {when}. {machine} cannot be reached; this text is only shown, nothing here can send keys.',
+        { when: from, machine })
+      : t('Kept copy from {when}. The bridge cannot be reached; this text is only shown, nothing here can send keys.',
+        { when: from });
+    status.textContent = t('Kept copy');
     toBottom();
   }
 
@@ -425,7 +434,7 @@ export function paneView(root, { machine, pane }) {
       if (asking) kept.drop(machine, pane);
       if (!me.alive && live) {
         note.hidden = false;
-        note.textContent = 'The program in this pane has exited.';
+        note.textContent = t('The program in this pane has exited.');
       }
     } catch {
       // the stream reports connectivity
@@ -451,7 +460,7 @@ export function paneView(root, { machine, pane }) {
       if (!gone) location.hash = '#/';
     } catch (err) {
       if (gone || unpaired(err)) return;
-      actionNote.textContent = refusal('Not closed', err);
+      actionNote.textContent = refusal(t('Not closed'), err);
       if (err.code === 'insufficient tier') recheckTier();
     }
   }
@@ -465,7 +474,7 @@ export function paneView(root, { machine, pane }) {
   let composing = false;
   let sendAfterComposition = false;
   const sendError = h('p', { role: 'alert', class: 'alert small' });
-  const pasteWarning = h('p', { role: 'status', class: 'note small paste-warning', hidden: true }, PASTE_WARNING);
+  const pasteWarning = h('p', { role: 'status', class: 'note small paste-warning', hidden: true }, pasteWarningText());
   function warnMasked() {
     pasteWarning.hidden = !field || !hasMask(field.value);
   }
@@ -482,8 +491,8 @@ export function paneView(root, { machine, pane }) {
     } catch (err) {
       if (err.status === 403 && err.code !== 'insufficient tier') return false; // unpaired: app.js
       sendError.textContent = err.offline
-        ? 'Not sent: cannot reach the bridge.'
-        : `Not sent: ${err.code}.`;
+        ? t('Not sent: cannot reach the bridge.')
+        : t('Not sent: {code}.', { code: err.code });
       sendError.append(' ', reportLink(err.offline ? 'cannot reach the bridge' : `${err.status} ${err.code}`));
       if (err.code === 'insufficient tier') recheckTier();
       return false;
@@ -532,7 +541,7 @@ export function paneView(root, { machine, pane }) {
       autocapitalize: 'off',
       spellcheck: false,
       enterkeyhint: 'send',
-      placeholder: 'Type, then Send',
+      placeholder: t('Type, then Send'),
     });
     pasteWarning.hidden = !hasMask(field.value);
     field.addEventListener('compositionstart', () => { composing = true; });
@@ -560,13 +569,13 @@ export function paneView(root, { machine, pane }) {
       class: 'primary send',
       onmousedown: keep,
       onclick: sendSoon,
-    }, 'Send');
-    const keyBar = h('div', { class: 'keys', role: 'group', 'aria-label': 'Keys' },
+    }, t('Send'));
+    const keyBar = h('div', { class: 'keys', role: 'group', 'aria-label': t('Keys') },
       KEYS.map(([label, key, glyph]) => h('button', {
         type: 'button',
         class: 'key',
-        'aria-label': label,
-        title: label,
+        'aria-label': keyName(label),
+        title: keyName(label),
         onmousedown: keep,
         onclick: () => post({ keys: [key] }),
       }, h('span', { 'aria-hidden': 'true' }, glyph))));
@@ -581,19 +590,19 @@ export function paneView(root, { machine, pane }) {
         warnMasked();
         field.focus({ preventScroll: true });
       }),
-    }, 'Sent');
+    }, t('Sent'));
     // Attach (tier files, SPEC §11): the file goes into the pane's folder, and its path is put
     // into the input — not sent: the person sends it.
     let attach = null;
     if (filesAllowed()) {
       const picker = h('input', {
-        type: 'file', class: 'visually-hidden', id: 'pane-attach', tabindex: '-1', 'aria-label': 'File to attach',
+        type: 'file', class: 'visually-hidden', id: 'pane-attach', tabindex: '-1', 'aria-label': t('File to attach'),
       });
       picker.addEventListener('change', async () => {
         const file = picker.files?.[0];
         picker.value = '';
         if (!file) return;
-        sendError.textContent = 'Uploading…';
+        sendError.textContent = t('Uploading…');
         try {
           const up = await uploadFile(machine, pane, file);
           if (gone || !field) return;
@@ -603,21 +612,25 @@ export function paneView(root, { machine, pane }) {
           saveDraft(field.value);
           field.focus({ preventScroll: true });
         } catch (err) {
-          if (!gone) sendError.textContent = err.offline ? 'Not uploaded: cannot reach the bridge.' : `Not uploaded: ${err.code}.`;
+          if (!gone) {
+            sendError.textContent = err.offline
+              ? t('Not uploaded: cannot reach the bridge.')
+              : t('Not uploaded: {code}.', { code: err.code });
+          }
         }
       });
       attach = [picker, h('button', {
         type: 'button',
         class: 'attach',
-        'aria-label': 'Attach a file',
-        title: 'Attach a file',
+        'aria-label': t('Attach a file'),
+        title: t('Attach a file'),
         onclick: () => picker.click(),
       }, icon(PAPER_CLIP))];
     }
     dictate(machine, field);
     return [
       h('div', { class: 'input-row' },
-        h('label', { for: 'pane-input', class: 'visually-hidden' }, 'Type to pane'),
+        h('label', { for: 'pane-input', class: 'visually-hidden' }, t('Type to pane')),
         attach,
         field,
         sentBtn,
@@ -654,15 +667,15 @@ export function paneView(root, { machine, pane }) {
     event: onEvent,
     state(s) {
       reach.hidden = s !== 'unreachable' || keptShown;
-      if (s === 'live') status.textContent = 'Live';
+      if (s === 'live') status.textContent = t('Live');
       else if (s === 'reconnecting' || s === 'unreachable') {
-        status.textContent = s === 'unreachable' ? 'Unreachable' : 'Reconnecting…';
+        status.textContent = s === 'unreachable' ? t('Unreachable') : t('Reconnecting…');
         if (!live && !keptShown) showKept(s === 'unreachable');
-      } else if (!keptShown) status.textContent = 'Connecting…';
+      } else if (!keptShown) status.textContent = t('Connecting…');
       status.dataset.state = s;
     },
     gone(code) {
-      ended(code === 'pane closed' ? 'This pane was closed.' : 'This pane no longer exists.');
+      ended(code === 'pane closed' ? t('This pane was closed.') : t('This pane no longer exists.'));
     },
   });
 
