@@ -8,6 +8,7 @@
 import { api } from './client.js';
 import { h } from './dom.js';
 import { conversationHref } from './durable.js';
+import { t } from './i18n.js';
 import { getDevice } from './store.js';
 
 /** One body item, as text: never parsed as markup. */
@@ -24,19 +25,19 @@ function item(it) {
  */
 function notes(card) {
   const said = [];
-  if (card.not_shown > 0) said.push(`Shortened: ${card.not_shown} bytes not shown \u2014 only Deny is offered`);
-  else if (card.shortened) said.push('Text shortened');
-  if (card.hidden_characters) said.push('Holds hidden characters, shown as \u27e8\u2026\u27e9');
-  if (card.masked) said.push('Secrets masked (\u2022)');
+  if (card.not_shown > 0) said.push(t('Shortened: {n} bytes not shown \u2014 only Deny is offered', { n: card.not_shown }));
+  else if (card.shortened) said.push(t('Text shortened'));
+  if (card.hidden_characters) said.push(t('Holds hidden characters, shown as \u27e8\u2026\u27e9'));
+  if (card.masked) said.push(t('Secrets masked (\u2022)'));
   return said.map((s) => h('p', { class: 'shortened' }, s));
 }
 
 /** What a refused tap says. */
 function refusal(err) {
-  if (err.status === 410) return 'Already answered elsewhere, or closed.';
-  if (err.status === 409 && err.code === 'card changed') return 'This card changed: look again before you tap.';
-  if (err.status === 409) return `${err.code}. Nothing was typed.`;
-  return `Not sent: ${err.code}.`;
+  if (err.status === 410) return t('Already answered elsewhere, or closed.');
+  if (err.status === 409 && err.code === 'card changed') return t('This card changed: look again before you tap.');
+  if (err.status === 409) return t('{code}. Nothing was typed.', { code: err.code });
+  return t('Not sent: {code}.', { code: err.code });
 }
 
 /**
@@ -55,10 +56,10 @@ export function decider(changed) {
       const res = await api(`/api/cards/${encodeURIComponent(card.id)}/answer`, { method: 'POST', body });
       if (res && res.confirm) {
         confirming.set(card.id, res.confirm);
-        said.set(card.id, 'Tap \u201cAlways allow\u201d again to confirm.');
+        said.set(card.id, t('Tap \u201cAlways allow\u201d again to confirm.'));
       } else {
         confirming.delete(card.id);
-        said.set(card.id, `${option.label}: sent.`);
+        said.set(card.id, t('{label}: sent.', { label: option.label }));
       }
     } catch (err) {
       confirming.delete(card.id);
@@ -69,26 +70,28 @@ export function decider(changed) {
 
   /** The card as an <article>; `where` adds the pane's name and machine. */
   function render(card, { where = true } = {}) {
-    const place = where ? [card.pane_name, card.machine].filter(Boolean).join(' on ') : '';
+    const place = !where ? ''
+      : card.pane_name && card.machine ? t('{name} on {machine}', { name: card.pane_name, machine: card.machine })
+        : card.pane_name || card.machine || '';
     // Only a `full` device answers: a `read` one sees what is offered, as text.
     const buttons = getDevice()?.tier !== 'full'
-      ? h('p', { class: 'muted small' }, `Answers: ${card.options.map((o) => o.label).join(' \u00b7 ')} (this device only watches)`)
+      ? h('p', { class: 'muted small' }, t('Answers: {options} (this device only watches)', { options: card.options.map((o) => o.label).join(' \u00b7 ') }))
       : card.options.map((o) => h('button', {
         type: 'button',
         class: o.id === 'deny' ? 'ghost' : 'primary',
         onclick: () => tap(card, o),
-      }, o.id === 'always' && confirming.has(card.id) ? 'Confirm always allow' : o.label));
+      }, o.id === 'always' && confirming.has(card.id) ? t('Confirm always allow') : o.label));
     return h('article', { class: 'card decision', 'data-card': card.id },
       h('h2', {}, card.title),
       notes(card),
       // Who asks, from the bridge — never from the question's own words, which a durable agent
       // could make read like any other card's.
       card.source?.startsWith('durable:')
-        ? h('p', { class: 'muted small asker' }, `Asked by the durable agent ${card.source.slice(8)}`)
+        ? h('p', { class: 'muted small asker' }, t('Asked by the durable agent {name}', { name: card.source.slice(8) }))
         : null,
       place ? h('p', { class: 'muted small' }, place) : null,
       where && card.conversation && card.source?.startsWith('durable:')
-        ? h('p', { class: 'small' }, h('a', { href: conversationHref(card.machine, card.source.slice(8), card.conversation) }, 'Open the conversation'))
+        ? h('p', { class: 'small' }, h('a', { href: conversationHref(card.machine, card.source.slice(8), card.conversation) }, t('Open the conversation')))
         : null,
       card.items.map(item),
       h('div', { class: 'actions' }, buttons),

@@ -8,6 +8,7 @@
 
 import { api } from './client.js';
 import { ago, h } from './dom.js';
+import { t } from './i18n.js';
 import { markdown, outLink, safeUrl } from './markdown.js';
 
 export const POLL_MS = 2000;
@@ -29,7 +30,9 @@ export function watch(conn, load) {
     } catch (err) {
       if (gone || err.status === 403) return;
       conn.hidden = false;
-      conn.textContent = err.offline ? 'Cannot reach the bridge. Retrying…' : `The bridge answered: ${err.code}. Retrying…`;
+      conn.textContent = err.offline
+        ? t('Cannot reach the bridge. Retrying…')
+        : t('The bridge answered: {code}. Retrying…', { code: err.code });
     }
     clearTimeout(timer);
     if (!gone && document.visibilityState === 'visible') timer = setTimeout(refresh, POLL_MS);
@@ -56,7 +59,7 @@ export function conversationHref(machine, agent, conversation) {
 }
 
 /** A Unix-ms time as "5 min ago" (0: the agent did not say). */
-export function agoMs(ms, never = 'no time given') {
+export function agoMs(ms, never = t('no time given')) {
   return ms ? ago(new Date(ms).toISOString()) : never;
 }
 
@@ -64,12 +67,12 @@ export function agoMs(ms, never = 'no time given') {
 export function statusWords(agent) {
   const e = agent.error || '';
   switch (agent.status) {
-    case 'up': return 'up';
-    case 'new': return 'not read yet';
-    case 'refused': return 'refuses the token';
-    case 'private': return `not private: ${e}`;
-    case 'missing': return e || 'no socket';
-    default: return e ? `down: ${e}` : 'down';
+    case 'up': return t('up');
+    case 'new': return t('not read yet');
+    case 'refused': return t('refuses the token');
+    case 'private': return t('not private: {error}', { error: e });
+    case 'missing': return e || t('no socket');
+    default: return e ? t('down: {error}', { error: e }) : t('down');
   }
 }
 
@@ -84,24 +87,26 @@ export function write(machine, agent, conversation, verb, fields = {}) {
   return api(path, { method: 'POST', body: { machine, ...fields } });
 }
 
-const VERBS = {
-  send: 'Sent',
-  abort: 'Stopped',
-  action: 'Tapped',
-  rename: 'Renamed',
-  close: 'Closed',
-  reopen: 'Reopened',
-  starter: 'Started',
-  answer: 'Answered',
-};
+/** A receipt's verb in words (the bridge's own word when it is not one of these). */
+const verbWords = (verb) => ({
+  send: t('Sent'),
+  abort: t('Stopped'),
+  action: t('Tapped'),
+  rename: t('Renamed'),
+  close: t('Closed'),
+  reopen: t('Reopened'),
+  starter: t('Started'),
+  answer: t('Answered'),
+}[verb]);
 
 /** "Sent by phone 2 min ago", "Tapped retry by phone just now": never what was typed. */
 export function receiptWords(r) {
-  const verb = VERBS[r.verb] || r.verb;
-  return `${verb}${r.choice ? ` ${r.choice}` : ''} by ${r.device} ${agoMs(r.at)}`;
+  const vars = { verb: verbWords(r.verb) || r.verb, choice: r.choice, device: r.device, when: agoMs(r.at) };
+  return r.choice ? t('{verb} {choice} by {device} {when}', vars) : t('{verb} by {device} {when}', vars);
 }
 
-const ROLES = { user: 'You', agent: 'Agent', tool: 'Tool' };
+/** Who said an item, in words. */
+const roleWords = (role) => ({ user: t('You'), agent: t('Agent'), tool: t('Tool') }[role]);
 
 /** A unified diff, one line each, marked added, removed or a header. */
 function diff(text) {
@@ -123,16 +128,17 @@ export function itemView(it, open) {
     const href = safeUrl(it.url);
     body = href
       ? h('p', {}, outLink(href, it.text || it.url))
-      : h('p', { class: 'item-link-off' }, it.url || it.text || '', h('span', { class: 'muted small' }, ' (not opened: not an https:// address)'));
+      : h('p', { class: 'item-link-off' }, it.url || it.text || '', h('span', { class: 'muted small' }, t(' (not opened: not an https:// address)')));
   } else if (it.kind === 'tool') {
     body = h('details', {
       open: open.has(it.id),
       ontoggle: (e) => (e.target.open ? open.add(it.id) : open.delete(it.id)),
     },
-    h('summary', {}, it.summary || 'Tool call'),
-    h('pre', { class: 'item-code' }, it.output || '(no output)'));
+    h('summary', {}, it.summary || t('Tool call')),
+    h('pre', { class: 'item-code' }, it.output || t('(no output)')));
   } else body = h('p', { class: 'item-text' }, it.text || '');
-  return h('li', { class: `item role-${ROLES[it.role] ? it.role : 'agent'}`, 'data-item': it.id },
-    h('span', { class: 'item-who muted small' }, `${ROLES[it.role] || 'Agent'}${it.at ? ` · ${agoMs(it.at)}` : ''}`),
+  const who = roleWords(it.role);
+  return h('li', { class: `item role-${who ? it.role : 'agent'}`, 'data-item': it.id },
+    h('span', { class: 'item-who muted small' }, `${who || t('Agent')}${it.at ? ` · ${agoMs(it.at)}` : ''}`),
     body);
 }

@@ -6,6 +6,7 @@
 
 import { api } from './client.js';
 import { clear, confirmDialog, h, when } from './dom.js';
+import { t } from './i18n.js';
 import { getDevice } from './store.js';
 
 /** Whether this device may discard lines (tier `files` or `full`). */
@@ -17,9 +18,9 @@ export function canDiscard() {
 /** Asks "Clear sent lines of <machine>?" in a modal dialog; resolves true on Clear. */
 export function confirmClear(machine) {
   return confirmDialog(
-    `Clear sent lines of ${machine}?`,
-    'Every line this machine kept goes. The audit log records how many, never the lines.',
-    'Clear',
+    t('Clear sent lines of {machine}?', { machine }),
+    t('Every line this machine kept goes. The audit log records how many, never the lines.'),
+    t('Clear'),
   );
 }
 
@@ -37,10 +38,10 @@ export function renderSent(box, list, { only = null, pick = null, changed = () =
     byMachine.get(l.machine).push(l);
   }
   if (!list?.recording && (!only || byMachine.size === 0)) {
-    box.append(h('p', { class: 'muted' }, 'This bridge keeps no sent lines (COLLIE_SENT=off).'));
+    box.append(h('p', { class: 'muted' }, t('This bridge keeps no sent lines (COLLIE_SENT=off).')));
   }
   if (byMachine.size === 0) {
-    box.append(h('p', { class: 'muted' }, 'No sent lines.'));
+    box.append(h('p', { class: 'muted' }, t('No sent lines.')));
   }
   const discard = canDiscard();
   for (const [machine, lines] of byMachine) {
@@ -57,15 +58,15 @@ export function renderSent(box, list, { only = null, pick = null, changed = () =
               await api(`/api/sent/${encodeURIComponent(machine)}`, { method: 'DELETE' });
               changed();
             } catch (err) {
-              say(err.offline ? 'Not cleared: cannot reach the bridge.' : `Not cleared: ${err.code}.`);
+              say(err.offline ? t('Not cleared: cannot reach the bridge.') : t('Not cleared: {code}.', { code: err.code }));
             }
           },
-        }, 'Clear sent') : null),
+        }, t('Clear sent')) : null),
       h('ul', { class: 'sent-lines' }, lines.map((l) => h('li', { class: 'sent-row' },
         pick
-          ? h('button', { type: 'button', class: 'sent-line', title: 'Put this line in the input', onclick: () => pick(l.line) }, l.line)
+          ? h('button', { type: 'button', class: 'sent-line', title: t('Put this line in the input'), onclick: () => pick(l.line) }, l.line)
           : h('code', { class: 'sent-line' }, l.line),
-        h('span', { class: 'sent-meta muted small' }, `${l.pane === 'command' ? 'command' : l.pane} · ${when(l.ts)}`),
+        h('span', { class: 'sent-meta muted small' }, `${l.pane === 'command' ? t('command') : l.pane} · ${when(l.ts)}`),
         discard ? h('button', {
           type: 'button',
           class: 'ghost small',
@@ -74,13 +75,13 @@ export function renderSent(box, list, { only = null, pick = null, changed = () =
               await api(`/api/sent/${encodeURIComponent(l.machine)}/${l.id}`, { method: 'DELETE' });
               changed();
             } catch (err) {
-              say(err.offline ? 'Not discarded: cannot reach the bridge.' : `Not discarded: ${err.code}.`);
+              say(err.offline ? t('Not discarded: cannot reach the bridge.') : t('Not discarded: {code}.', { code: err.code }));
             }
           },
-        }, 'Discard') : null)))));
+        }, t('Discard')) : null)))));
   }
   for (const m of list?.unavailable || []) {
-    if (!only || only === m) box.append(h('p', { class: 'muted small' }, `${m}: its sent lines cannot be read now (offline, or an older Collie).`));
+    if (!only || only === m) box.append(h('p', { class: 'muted small' }, t('{machine}: its sent lines cannot be read now (offline, or an older Collie).', { machine: m })));
   }
 }
 
@@ -89,11 +90,11 @@ export function openSentSheet(machine, pick) {
   const box = h('div', { class: 'sent-box' });
   const note = h('p', { role: 'alert', class: 'alert small' });
   const dialog = h('dialog', { 'aria-labelledby': 'sent-sheet-title', class: 'dialog sent-sheet' },
-    h('p', { id: 'sent-sheet-title', class: 'dialog-title' }, 'Sent'),
+    h('p', { id: 'sent-sheet-title', class: 'dialog-title' }, t('Sent')),
     note,
     box,
     h('div', { class: 'row end' },
-      h('button', { type: 'button', class: 'ghost', onclick: () => close() }, 'Close')));
+      h('button', { type: 'button', class: 'ghost', onclick: () => close() }, t('Close'))));
   dialog.setAttribute('role', 'dialog');
   function close() {
     dialog.close();
@@ -109,13 +110,13 @@ export function openSentSheet(machine, pick) {
           pick(line);
         },
         changed: load,
-        say: (t) => { note.textContent = t; },
+        say: (words) => { note.textContent = words; },
       });
     } catch (err) {
-      note.textContent = err.offline ? 'Cannot reach the bridge.' : `The bridge answered: ${err.code}.`;
+      note.textContent = err.offline ? t('Cannot reach the bridge.') : t('The bridge answered: {code}.', { code: err.code });
     }
   }
-  box.append(h('p', { class: 'muted' }, 'Loading…'));
+  box.append(h('p', { class: 'muted' }, t('Loading…')));
   document.body.append(dialog);
   dialog.showModal();
   load();

@@ -6,6 +6,7 @@
 import { api } from '../client.js';
 import { conversationHref, agoMs, newestFirst, statusWords, watch, write } from '../durable.js';
 import { clear, h } from '../dom.js';
+import { t } from '../i18n.js';
 import { getDevice } from '../store.js';
 
 function agentSection(agent, full, start) {
@@ -16,7 +17,7 @@ function agentSection(agent, full, start) {
     h('div', { class: 'machine-head' },
       h('h2', { id }, agent.name),
       h('span', { class: 'badge' }, agent.machine)),
-    h('p', { class: up ? 'agent-status' : 'agent-status off' }, `Status: ${statusWords(agent)}`),
+    h('p', { class: up ? 'agent-status' : 'agent-status off' }, t('Status: {status}', { status: statusWords(agent) })),
     full && agent.starters?.length
       ? h('div', { class: 'actions' }, agent.starters.map((s) => h('button', {
         type: 'button',
@@ -28,10 +29,12 @@ function agentSection(agent, full, start) {
         h('a', { href: conversationHref(agent.machine, agent.name, c.id), class: 'pane-link' }, c.title || c.id),
         h('span', { class: 'pane-state' },
           h('span', { class: `state ${c.state}` }, c.state),
-          c.questions?.length ? ` · ${c.questions.length} question${c.questions.length === 1 ? '' : 's'}` : '',
+          c.questions?.length
+            ? ` · ${c.questions.length === 1 ? t('1 question') : t('{n} questions', { n: c.questions.length })}`
+            : '',
           ' · ',
           agoMs(c.updated)))))
-      : h('p', { class: 'muted' }, 'No conversations.'));
+      : h('p', { class: 'muted' }, t('No conversations.')));
 }
 
 export function agentsView(root) {
@@ -41,14 +44,14 @@ export function agentsView(root) {
   const full = getDevice()?.tier === 'full';
   const status = h('p', { class: 'note', hidden: true, role: 'status' }); // what a starter got
   const conn = h('p', { class: 'note', hidden: true }); // the bridge cannot be read
-  const list = h('div', { class: 'machines' }, h('p', { class: 'muted' }, 'Loading…'));
+  const list = h('div', { class: 'machines' }, h('p', { class: 'muted' }, t('Loading…')));
 
   root.append(
     h('header', { class: 'bar' },
-      h('a', { href: '#/', class: 'bar-link back' }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '‹'), 'Back'),
-      h('h1', { tabindex: '-1' }, 'Agents')),
+      h('a', { href: '#/', class: 'bar-link back' }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '‹'), t('Back')),
+      h('h1', { tabindex: '-1' }, t('Agents'))),
     h('main', { class: 'page' },
-      h('p', { class: 'muted small' }, 'Durable agents attached to the machines of this crew. What they say is shown as text.'),
+      h('p', { class: 'muted small' }, t('Durable agents attached to the machines of this crew. What they say is shown as text.')),
       conn,
       status,
       list));
@@ -63,12 +66,12 @@ export function agentsView(root) {
         return;
       }
       status.hidden = false;
-      status.textContent = `${starter.label}: started.`;
+      status.textContent = t('{label}: started.', { label: starter.label });
       refresh();
     } catch (err) {
       if (gone()) return;
       status.hidden = false;
-      status.textContent = `Not started: ${err.code}.`;
+      status.textContent = t('Not started: {code}.', { code: err.code });
     } finally {
       button.disabled = false;
     }
@@ -78,7 +81,7 @@ export function agentsView(root) {
     clear(list);
     if (!agents.length) {
       list.append(h('p', { class: 'muted empty' },
-        'No durable agents attached \u2014 ', h('code', {}, 'collie durable attach NAME --socket PATH')));
+        t('No durable agents attached \u2014 '), h('code', {}, 'collie durable attach NAME --socket PATH')));
       return;
     }
     for (const a of agents) list.append(agentSection(a, full, start));

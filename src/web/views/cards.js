@@ -8,14 +8,16 @@
 import { api, authHeaders, failure, reachFetch } from '../client.js';
 import { decider } from '../decide.js';
 import { clear, h } from '../dom.js';
+import { t } from '../i18n.js';
 import { SseParser, backoff } from '../stream.js';
 
-const STATE_WORDS = {
-  answered: 'answered',
-  'answered elsewhere': 'answered elsewhere',
-  expired: 'expired: the agent asks in its terminal',
-  withdrawn: 'withdrawn',
-};
+/** A receipt's state in words (the bridge's own word when it is not one of these). */
+const stateWords = (state) => ({
+  answered: t('answered'),
+  'answered elsewhere': t('answered elsewhere'),
+  expired: t('expired: the agent asks in its terminal'),
+  withdrawn: t('withdrawn'),
+}[state]);
 
 export function cardsView(root) {
   let gone = false;
@@ -24,34 +26,34 @@ export function cardsView(root) {
   let retry = null;
   const cards = decider(() => reload());
   const status = h('p', { class: 'note', hidden: true, role: 'status' });
-  const list = h('ul', { class: 'cards-list' }, h('li', { class: 'muted' }, 'Loading…'));
+  const list = h('ul', { class: 'cards-list' }, h('li', { class: 'muted' }, t('Loading…')));
   const recent = h('ul', { class: 'receipts' });
   // New pairings of the last day (SPEC §4.6): shown on every other device, so a device paired
   // behind the person's back is seen on the phone they hold.
-  const notices = h('ul', { class: 'notices', 'aria-label': 'New devices' });
+  const notices = h('ul', { class: 'notices', 'aria-label': t('New devices') });
 
   root.append(
     h('header', { class: 'bar' },
-      h('a', { href: '#/', class: 'bar-link back' }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '‹'), 'Back'),
-      h('h1', { tabindex: '-1' }, 'Cards')),
+      h('a', { href: '#/', class: 'bar-link back' }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '‹'), t('Back')),
+      h('h1', { tabindex: '-1' }, t('Cards'))),
     h('main', { class: 'page' },
-      h('p', { class: 'muted small' }, 'Questions from agents that wait for your tap. Nothing else answers them.'),
+      h('p', { class: 'muted small' }, t('Questions from agents that wait for your tap. Nothing else answers them.')),
       status,
       notices,
       list,
-      h('h2', {}, 'Recent answers'),
+      h('h2', {}, t('Recent answers')),
       recent));
 
   function render(res) {
     clear(list);
     const waiting = res?.cards || [];
-    if (!waiting.length) list.append(h('li', { class: 'muted' }, 'No cards waiting.'));
+    if (!waiting.length) list.append(h('li', { class: 'muted' }, t('No cards waiting.')));
     for (const c of waiting) list.append(h('li', {}, cards.render(c)));
     clear(recent);
     const receipts = (res?.receipts || []).slice(0, 20);
-    if (!receipts.length) recent.append(h('li', { class: 'muted' }, 'No answers yet.'));
+    if (!receipts.length) recent.append(h('li', { class: 'muted' }, t('No answers yet.')));
     for (const r of receipts) {
-      const what = r.option && r.device ? `${r.option} by ${r.device}` : (STATE_WORDS[r.state] || r.state);
+      const what = r.option && r.device ? t('{option} by {device}', { option: r.option, device: r.device }) : (stateWords(r.state) || r.state);
       recent.append(h('li', { 'data-receipt': r.card }, h('strong', {}, r.title), ` \u2014 ${what} (${r.machine})`));
     }
   }
@@ -60,9 +62,11 @@ export function cardsView(root) {
     clear(notices);
     for (const n of res?.notices || []) {
       const at = n.at ? new Date(n.at).toLocaleString() : '';
+      // One sentence around the link, so a language may put the link anywhere in it.
+      const [before, after = ''] = t('If it was not you, {link}.').split('{link}');
       notices.append(h('li', { class: 'notice', 'data-notice': n.label },
-        h('strong', {}, 'New device paired: '), `${n.label} (${n.tier})${at ? `, ${at}` : ''}. `,
-        'If it was not you, ', h('a', { href: '#/settings' }, 'revoke it in Settings'), '.'));
+        h('strong', {}, t('New device paired: ')), `${n.label} (${n.tier})${at ? `, ${at}` : ''}. `,
+        before, h('a', { href: '#/settings' }, t('revoke it in Settings')), after));
     }
   }
 
@@ -76,7 +80,7 @@ export function cardsView(root) {
     } catch (err) {
       if (gone || err.status === 403) return;
       status.hidden = false;
-      status.textContent = err.offline ? 'Cannot reach the bridge. Retrying…' : `The bridge answered: ${err.code}.`;
+      status.textContent = err.offline ? t('Cannot reach the bridge. Retrying…') : t('The bridge answered: {code}.', { code: err.code });
     }
   }
 

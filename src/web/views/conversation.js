@@ -11,6 +11,7 @@ import { api, dictate } from '../client.js';
 import { decider } from '../decide.js';
 import { agoMs, itemView, receiptWords, statusWords, watch, write } from '../durable.js';
 import { clear, h } from '../dom.js';
+import { t } from '../i18n.js';
 import { getDevice } from '../store.js';
 
 export function conversationView(root, { machine, agent, conversation }) {
@@ -28,16 +29,16 @@ export function conversationView(root, { machine, agent, conversation }) {
   let shownCards = [];
 
   const title = h('h1', { tabindex: '-1' }, conversation);
-  const meta = h('p', { class: 'muted small conv-meta' }, `${agent} on ${machine}`);
+  const meta = h('p', { class: 'muted small conv-meta' }, t('{name} on {machine}', { name: agent, machine }));
   const conn = h('p', { class: 'note', hidden: true });
   const said = h('p', { class: 'note', hidden: true, role: 'status' });
-  const questions = h('section', { class: 'conv-questions', hidden: true, 'aria-label': 'Waiting for your answer' });
-  const items = h('ol', { class: 'items', 'aria-label': 'Conversation' });
+  const questions = h('section', { class: 'conv-questions', hidden: true, 'aria-label': t('Waiting for your answer') });
+  const items = h('ol', { class: 'items', 'aria-label': t('Conversation') });
   const buttons = h('div', { class: 'actions conv-actions' });
   const receipts = h('ul', { class: 'receipts' });
 
-  const text = h('textarea', { id: 'conv-text', rows: 3, 'aria-label': 'Message to the agent', maxlength: '65536' });
-  const send = h('button', { type: 'submit', class: 'primary' }, 'Send');
+  const text = h('textarea', { id: 'conv-text', rows: 3, 'aria-label': t('Message to the agent'), maxlength: '65536' });
+  const send = h('button', { type: 'submit', class: 'primary' }, t('Send'));
   const composer = h('form', {
     class: 'composer',
     onsubmit: (e) => {
@@ -48,7 +49,7 @@ export function conversationView(root, { machine, agent, conversation }) {
     },
   }, text, send);
 
-  const newTitle = h('input', { type: 'text', 'aria-label': 'New title', maxlength: '256' });
+  const newTitle = h('input', { type: 'text', 'aria-label': t('New title'), maxlength: '256' });
   const renaming = h('form', {
     class: 'row rename',
     hidden: true,
@@ -59,17 +60,17 @@ export function conversationView(root, { machine, agent, conversation }) {
       });
     },
   }, newTitle,
-  h('button', { type: 'submit', class: 'primary' }, 'Save'),
-  h('button', { type: 'button', class: 'ghost', onclick: () => (renaming.hidden = true) }, 'Cancel'));
+  h('button', { type: 'submit', class: 'primary' }, t('Save')),
+  h('button', { type: 'button', class: 'ghost', onclick: () => (renaming.hidden = true) }, t('Cancel')));
 
   root.append(
     h('header', { class: 'bar' },
-      h('a', { href: '#/agents', class: 'bar-link back' }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '‹'), 'Agents'),
+      h('a', { href: '#/agents', class: 'bar-link back' }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '‹'), t('Agents')),
       title),
     h('main', { class: 'page conversation' },
       meta, conn, said, questions, items,
       full ? [buttons, renaming, composer] : null,
-      h('h2', {}, 'From phones'),
+      h('h2', {}, t('From phones')),
       receipts));
 
   /** One write; `done` runs when the agent took it. */
@@ -81,7 +82,7 @@ export function conversationView(root, { machine, agent, conversation }) {
       done();
       say(null);
     } catch (err) {
-      if (!gone()) say(`Not sent: ${err.code}.`);
+      if (!gone()) say(t('Not sent: {code}.', { code: err.code }));
     } finally {
       for (const b of root.querySelectorAll('.conv-actions button, .composer button, .rename button')) b.disabled = false;
     }
@@ -103,7 +104,7 @@ export function conversationView(root, { machine, agent, conversation }) {
 
   function drawButtons(c) {
     clear(buttons);
-    if (c.state === 'working') buttons.append(h('button', { type: 'button', class: 'danger', onclick: () => run('abort') }, 'Stop'));
+    if (c.state === 'working') buttons.append(h('button', { type: 'button', class: 'danger', onclick: () => run('abort') }, t('Stop')));
     for (const a of c.actions || []) {
       buttons.append(h('button', { type: 'button', onclick: () => run('action', { action: a.id }) }, a.label));
     }
@@ -115,13 +116,13 @@ export function conversationView(root, { machine, agent, conversation }) {
         renaming.hidden = false;
         newTitle.focus();
       },
-    }, 'Rename'));
+    }, t('Rename')));
     buttons.append(c.state === 'closed'
-      ? h('button', { type: 'button', class: 'ghost', onclick: () => run('reopen') }, 'Reopen')
-      : h('button', { type: 'button', class: 'ghost', onclick: () => run('close') }, 'Close'));
+      ? h('button', { type: 'button', class: 'ghost', onclick: () => run('reopen') }, t('Reopen'))
+      : h('button', { type: 'button', class: 'ghost', onclick: () => run('close') }, t('Close')));
     send.hidden = c.state === 'closed';
     text.disabled = c.state === 'closed';
-    text.placeholder = c.state === 'closed' ? 'Closed: reopen it to send.' : '';
+    text.placeholder = c.state === 'closed' ? t('Closed: reopen it to send.') : '';
   }
 
   function render(agentState, cards, allReceipts) {
@@ -134,15 +135,15 @@ export function conversationView(root, { machine, agent, conversation }) {
     }
     part('meta', [agentState && statusWords(agentState), c?.state, Math.floor(Date.now() / 30_000)], () => {
       meta.textContent = [
-        `${agent} on ${machine}`,
-        agentState ? `agent ${statusWords(agentState)}` : 'agent not attached',
-        c ? c.state : 'no such conversation',
-        c?.updated ? `updated ${agoMs(c.updated)}` : null,
+        t('{name} on {machine}', { name: agent, machine }),
+        agentState ? t('agent {status}', { status: statusWords(agentState) }) : t('agent not attached'),
+        c ? c.state : t('no such conversation'),
+        c?.updated ? t('updated {when}', { when: agoMs(c.updated) }) : null,
       ].filter(Boolean).join(' · ');
     });
     part('items', c?.items || [], (list) => {
       clear(items);
-      if (!list.length) items.append(h('li', { class: 'muted' }, c ? 'Nothing said yet.' : 'This conversation is not (or no longer) there.'));
+      if (!list.length) items.append(h('li', { class: 'muted' }, c ? t('Nothing said yet.') : t('This conversation is not (or no longer) there.')));
       for (const it of list) items.append(itemView(it, open));
     });
     if (full && c) part('buttons', [c.state, c.actions, c.title], () => drawButtons(c));
@@ -162,14 +163,14 @@ export function conversationView(root, { machine, agent, conversation }) {
     part('cards', [mine, taps], () => {
       clear(questions);
       questions.hidden = !mine.length;
-      if (mine.length) questions.append(h('h2', {}, 'Waiting for your answer'));
+      if (mine.length) questions.append(h('h2', {}, t('Waiting for your answer')));
       for (const card of mine) questions.append(decide.render(card, { where: false }));
     });
 
     part('receipts', [allReceipts.filter((r) => r.machine === machine && r.agent === agent && r.conversation === conversation).slice(0, 20),
       Math.floor(Date.now() / 30_000)], ([rs]) => {
       clear(receipts);
-      if (!rs.length) receipts.append(h('li', { class: 'muted' }, 'Nothing sent from a phone yet.'));
+      if (!rs.length) receipts.append(h('li', { class: 'muted' }, t('Nothing sent from a phone yet.')));
       for (const r of rs) receipts.append(h('li', { 'data-receipt': r.request_id }, receiptWords(r)));
     });
   }

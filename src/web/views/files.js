@@ -6,6 +6,7 @@
 
 import { api, ApiError, authHeaders, failure, reachFetch } from '../client.js';
 import { clear, h } from '../dom.js';
+import { t } from '../i18n.js';
 import { getDevice } from '../store.js';
 
 /** Lines per page of an opened file (the bridge's largest page). */
@@ -24,7 +25,7 @@ export const MAX_UPLOAD = 10 * 1024 * 1024;
  * `{id, path, name, size}`, rejects with an ApiError. Too large a file is refused here first.
  */
 export async function uploadFile(machine, pane, file) {
-  if (file.size > MAX_UPLOAD) throw new ApiError(413, 'file too large (at most 10 MiB)');
+  if (file.size > MAX_UPLOAD) throw new ApiError(413, t('file too large (at most 10 MiB)'));
   const q = new URLSearchParams({ machine, pane, name: file.name || 'upload' });
   let res;
   try {
@@ -69,8 +70,8 @@ export function lineClass(line) {
 
 /** The machine picker both views share: this bridge first, then the crew's members. */
 function machinePicker(onPick) {
-  const select = h('select', { id: 'files-machine', 'aria-label': 'Machine' },
-    h('option', { value: 'local' }, 'this machine'));
+  const select = h('select', { id: 'files-machine', 'aria-label': t('Machine') },
+    h('option', { value: 'local' }, t('this machine')));
   select.addEventListener('change', () => onPick(select.value));
   api('/api/machines').then((res) => {
     for (const m of res?.machines || []) {
@@ -83,9 +84,9 @@ function machinePicker(onPick) {
 }
 
 function failed(err) {
-  if (err.offline) return 'Cannot reach the bridge.';
-  if (err.code === 'resource limit') return 'This file is too large to open.';
-  return `The bridge answered: ${err.code}.`;
+  if (err.offline) return t('Cannot reach the bridge.');
+  if (err.code === 'resource limit') return t('This file is too large to open.');
+  return t('The bridge answered: {code}.', { code: err.code });
 }
 
 export function filesView(root) {
@@ -97,15 +98,15 @@ export function filesView(root) {
 
   root.append(
     h('header', { class: 'bar' },
-      h('a', { href: '#/', class: 'bar-link' }, 'Panes'),
-      h('h1', { tabindex: '-1' }, 'Files'),
-      h('a', { href: '#/changes', class: 'bar-link' }, 'Changes')),
+      h('a', { href: '#/', class: 'bar-link' }, t('Panes')),
+      h('h1', { tabindex: '-1' }, t('Files')),
+      h('a', { href: '#/changes', class: 'bar-link' }, t('Changes'))),
     h('main', { class: 'page files' },
       machinePicker((m) => { machine = m; browse(''); }),
       where, status, body));
 
   async function browse(path) {
-    status.textContent = 'Loading…';
+    status.textContent = t('Loading…');
     try {
       const res = await api(filesPath(machine, 'list', path ? { path } : {}));
       if (gone) return;
@@ -136,13 +137,13 @@ export function filesView(root) {
         }, isDir ? `${e.name}/` : e.name),
         !isDir && typeof e.size === 'number' ? h('span', { class: 'muted small' }, ` ${e.size} B`) : null));
     }
-    if (!entries.length) list.append(h('li', { class: 'muted' }, 'This folder is empty.'));
-    if (res.truncated) list.append(h('li', { class: 'muted' }, 'More entries than shown.'));
+    if (!entries.length) list.append(h('li', { class: 'muted' }, t('This folder is empty.')));
+    if (res.truncated) list.append(h('li', { class: 'muted' }, t('More entries than shown.')));
     body.append(list);
   }
 
   async function open(path, offset) {
-    status.textContent = 'Opening…';
+    status.textContent = t('Opening…');
     try {
       const res = await api(filesPath(machine, 'read', { path, offset, length: PAGE }));
       if (gone) return;
@@ -156,10 +157,10 @@ export function filesView(root) {
   function showFile(res) {
     where.textContent = res.path;
     clear(body);
-    const back = h('button', { type: 'button', class: 'file-entry dir', onclick: () => browse(parentOf(res.path)) }, '.. (folder)');
+    const back = h('button', { type: 'button', class: 'file-entry dir', onclick: () => browse(parentOf(res.path)) }, t('.. (folder)'));
     body.append(back);
     if (res.binary) {
-      body.append(h('p', { class: 'note file-binary' }, `Binary file (${res.size} bytes): not shown.`));
+      body.append(h('p', { class: 'note file-binary' }, t('Binary file ({size} bytes): not shown.', { size: res.size })));
       return;
     }
     const total = res.total_lines ?? 0;
@@ -167,13 +168,13 @@ export function filesView(root) {
     const last = first + res.lines;
     if (res.truncated) {
       body.append(h('p', { class: 'muted small file-page' },
-        `Lines ${total ? first + 1 : 0}–${last} of ${total}`));
+        t('Lines {first}–{last} of {total}', { first: total ? first + 1 : 0, last, total })));
     }
     body.append(h('pre', { class: 'file-text' }, res.content || ''));
     if (res.truncated) {
       const nav = h('div', { class: 'file-nav' });
-      if (first > 0) nav.append(h('button', { type: 'button', onclick: () => open(res.path, Math.max(0, first - PAGE)) }, 'Previous page'));
-      if (last < total) nav.append(h('button', { type: 'button', onclick: () => open(res.path, last) }, 'Next page'));
+      if (first > 0) nav.append(h('button', { type: 'button', onclick: () => open(res.path, Math.max(0, first - PAGE)) }, t('Previous page')));
+      if (last < total) nav.append(h('button', { type: 'button', onclick: () => open(res.path, last) }, t('Next page')));
       body.append(nav);
     }
   }
@@ -197,13 +198,13 @@ export function changesView(root, { machine: startMachine = 'local', path = '', 
 
   root.append(
     h('header', { class: 'bar' },
-      h('a', { href: '#/', class: 'bar-link' }, 'Panes'),
-      h('h1', { tabindex: '-1' }, 'Changes'),
-      h('a', { href: '#/files', class: 'bar-link' }, 'Files')),
+      h('a', { href: '#/', class: 'bar-link' }, t('Panes')),
+      h('h1', { tabindex: '-1' }, t('Changes')),
+      h('a', { href: '#/files', class: 'bar-link' }, t('Files'))),
     h('main', { class: 'page changes' }, picker, status, body));
 
   async function load() {
-    status.textContent = 'Loading…';
+    status.textContent = t('Loading…');
     clear(body);
     try {
       const scope = path ? { path } : pane && machine === startMachine ? { pane } : {};
@@ -214,7 +215,7 @@ export function changesView(root, { machine: startMachine = 'local', path = '', 
     } catch (err) {
       if (gone) return;
       status.textContent = err.code === 'not a git repository'
-        ? 'Not a git repository.'
+        ? t('Not a git repository.')
         : failed(err);
     }
   }
@@ -222,14 +223,14 @@ export function changesView(root, { machine: startMachine = 'local', path = '', 
   function show(res) {
     body.append(h('p', { class: 'files-where mono' }, res.scope ? `${res.root}/${res.scope}` : res.root));
     if (!res.files?.length) {
-      body.append(h('p', { class: 'muted changes-none' }, 'No changes.'));
+      body.append(h('p', { class: 'muted changes-none' }, t('No changes.')));
       return;
     }
-    body.append(h('p', { class: 'small' }, `${res.files.length} changed · +${res.added} −${res.removed}`));
+    body.append(h('p', { class: 'small' }, t('{n} changed · +{added} −{removed}', { n: res.files.length, added: res.added, removed: res.removed })));
     for (const f of res.files) {
       const pre = h('pre', { class: 'diff' });
-      if (f.content === 'binary') pre.append(h('span', { class: 'ctx' }, 'Binary file.'));
-      else if (f.content && f.content !== 'text' && !f.diff) pre.append(h('span', { class: 'ctx' }, 'Too large to show.'));
+      if (f.content === 'binary') pre.append(h('span', { class: 'ctx' }, t('Binary file.')));
+      else if (f.content && f.content !== 'text' && !f.diff) pre.append(h('span', { class: 'ctx' }, t('Too large to show.')));
       for (const line of (f.diff || '').split('\n')) {
         if (line === '') continue;
         pre.append(h('span', { class: `diff-line ${lineClass(line)}` }, line), '\n');
@@ -240,7 +241,7 @@ export function changesView(root, { machine: startMachine = 'local', path = '', 
           h('span', { class: 'muted small' }, ` ${f.status} +${f.added} −${f.removed}`)),
         pre));
     }
-    if (res.truncated) body.append(h('p', { class: 'muted' }, 'More changes than shown.'));
+    if (res.truncated) body.append(h('p', { class: 'muted' }, t('More changes than shown.')));
   }
 
   load();

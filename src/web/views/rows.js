@@ -7,12 +7,15 @@
 
 import { api } from '../client.js';
 import { confirmDialog, h } from '../dom.js';
+import { t } from '../i18n.js';
 import { nameProblem, refusal, unpaired } from '../manage.js';
 
 /** What a row runs, for the line under its name. */
 function rowDetail(r) {
-  const runs = r.agent === 'line' ? 'Runs a typed line' : `Runs ${r.agent}${r.model ? ` (${r.model})` : ''}`;
-  return `${runs} · added by ${r.added_by}`;
+  const runs = r.agent === 'line' ? t('Runs a typed line')
+    : r.model ? t('Runs {agent} ({model})', { agent: r.agent, model: r.model })
+      : t('Runs {agent}', { agent: r.agent });
+  return t('{runs} · added by {device}', { runs, device: r.added_by });
 }
 
 /**
@@ -25,10 +28,10 @@ export function addedRows(rows, start, remove) {
     const item = { ...r, row: true };
     const button = h('button', { type: 'button', class: 'start start-starter start-row', onclick: () => start(button, item) },
       h('span', { class: 'start-name' }, r.name),
-      r.no_prompts ? h('span', { class: 'badge off no-prompts' }, 'No prompts') : null);
+      r.no_prompts ? h('span', { class: 'badge off no-prompts' }, t('No prompts')) : null);
     button.setAttribute('aria-describedby', detailId);
-    const drop = h('button', { type: 'button', class: 'ghost small remove-row', onclick: () => remove(r) }, 'Remove');
-    drop.setAttribute('aria-label', `Remove ${r.name}`);
+    const drop = h('button', { type: 'button', class: 'ghost small remove-row', onclick: () => remove(r) }, t('Remove'));
+    drop.setAttribute('aria-label', t('Remove {name}', { name: r.name }));
     return h('li', { class: 'starter-row added-row' }, button,
       h('div', { class: 'row' }, h('span', { class: 'start-detail', id: detailId }, rowDetail(r)), drop));
   });
@@ -36,9 +39,9 @@ export function addedRows(rows, start, remove) {
 
 /** Asks, then removes `row` of `machine`; resolves true once the bridge removed it. */
 export async function removeRow(machine, row) {
-  const sure = await confirmDialog(`Remove ${row.name}?`,
-    `${row.name} is removed from the New page of ${machine} for every phone. Panes it opened stay open.`,
-    'Remove');
+  const sure = await confirmDialog(t('Remove {name}?', { name: row.name }),
+    t('{name} is removed from the New page of {machine} for every phone. Panes it opened stay open.', { name: row.name, machine }),
+    t('Remove'));
   if (!sure) return false;
   await api(`/api/starters/${encodeURIComponent(machine)}/rows/${encodeURIComponent(row.id)}`, { method: 'DELETE' });
   return true;
@@ -52,7 +55,7 @@ export function addForm(machine, list, added, isGone) {
   const templates = list.templates || [];
   if (!list.adds || (templates.length === 0 && !list.free_text)) return null;
   const form = h('form', { class: 'add-row', hidden: true, novalidate: true });
-  const open = h('button', { type: 'button', class: 'ghost', 'aria-expanded': 'false' }, 'Add starter');
+  const open = h('button', { type: 'button', class: 'ghost', 'aria-expanded': 'false' }, t('Add starter'));
   open.addEventListener('click', () => {
     form.hidden = !form.hidden;
     open.setAttribute('aria-expanded', String(!form.hidden));
@@ -61,17 +64,17 @@ export function addForm(machine, list, added, isGone) {
   const name = h('input', { id: 'row-name', type: 'text', autocomplete: 'off', autocapitalize: 'off', spellcheck: false });
   const runs = h('select', { id: 'row-runs' },
     templates.map((a) => h('option', { value: a }, a)),
-    list.free_text ? h('option', { value: 'line' }, 'A typed line') : null);
-  const model = h('input', { id: 'row-model', type: 'text', autocomplete: 'off', autocapitalize: 'off', spellcheck: false, placeholder: 'default' });
+    list.free_text ? h('option', { value: 'line' }, t('A typed line')) : null);
+  const model = h('input', { id: 'row-model', type: 'text', autocomplete: 'off', autocapitalize: 'off', spellcheck: false, placeholder: t('default') });
   const noPrompts = h('input', { id: 'row-no-prompts', type: 'checkbox' });
   const line = h('input', { id: 'row-line', type: 'text', autocomplete: 'off', autocapitalize: 'off', spellcheck: false });
   const agentFields = h('div', {},
-    h('div', { class: 'field' }, h('label', { for: 'row-model' }, 'Model'), model),
-    h('div', { class: 'field row' }, noPrompts, h('label', { for: 'row-no-prompts' }, 'No prompts (skip the agent’s permission prompts)')));
-  const lineField = h('div', { class: 'field', hidden: true }, h('label', { for: 'row-line' }, 'Line'), line,
-    h('p', { class: 'hint' }, 'Typed into a fresh shell, as a one-shot command.'));
+    h('div', { class: 'field' }, h('label', { for: 'row-model' }, t('Model')), model),
+    h('div', { class: 'field row' }, noPrompts, h('label', { for: 'row-no-prompts' }, t('No prompts (skip the agent’s permission prompts)'))));
+  const lineField = h('div', { class: 'field', hidden: true }, h('label', { for: 'row-line' }, t('Line')), line,
+    h('p', { class: 'hint' }, t('Typed into a fresh shell, as a one-shot command.')));
   const alert = h('p', { role: 'alert', class: 'alert' });
-  const save = h('button', { type: 'submit' }, 'Add');
+  const save = h('button', { type: 'submit' }, t('Add'));
   function shape() {
     const typed = runs.value === 'line';
     agentFields.hidden = typed;
@@ -103,12 +106,12 @@ export function addForm(machine, list, added, isGone) {
     } catch (err) {
       if (isGone() || unpaired(err)) return;
       save.disabled = false;
-      alert.textContent = refusal('Not added', err);
+      alert.textContent = refusal(t('Not added'), err);
     }
   });
   form.append(
-    h('div', { class: 'field' }, h('label', { for: 'row-name' }, 'Starter name'), name),
-    h('div', { class: 'field' }, h('label', { for: 'row-runs' }, 'Runs'), runs),
+    h('div', { class: 'field' }, h('label', { for: 'row-name' }, t('Starter name')), name),
+    h('div', { class: 'field' }, h('label', { for: 'row-runs' }, t('Runs')), runs),
     agentFields, lineField, alert,
     h('div', { class: 'row end' }, save));
   return h('div', { class: 'add-starter' }, open, form);

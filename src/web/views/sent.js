@@ -5,6 +5,7 @@
 
 import { api } from '../client.js';
 import { h } from '../dom.js';
+import { t } from '../i18n.js';
 import { renderSent } from '../sent.js';
 import { getDevice } from '../store.js';
 import { paneHref } from './panes.js';
@@ -12,14 +13,14 @@ import { paneHref } from './panes.js';
 export function sentView(root) {
   let gone = false;
   const note = h('p', { role: 'alert', class: 'alert small' });
-  const box = h('div', { class: 'machines sent-box' }, h('p', { class: 'muted' }, 'Loading…'));
-  const runBox = h('section', { class: 'run', 'aria-label': 'Run a command', hidden: true });
+  const box = h('div', { class: 'machines sent-box' }, h('p', { class: 'muted' }, t('Loading…')));
+  const runBox = h('section', { class: 'run', 'aria-label': t('Run a command'), hidden: true });
   let field = null;
 
   root.append(
     h('header', { class: 'bar' },
-      h('a', { href: '#/', class: 'bar-link back' }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '‹'), 'Back'),
-      h('h1', { tabindex: '-1' }, 'Sent')),
+      h('a', { href: '#/', class: 'bar-link back' }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '‹'), t('Back')),
+      h('h1', { tabindex: '-1' }, t('Sent'))),
     h('main', { class: 'page' }, runBox, note, box));
 
   function fill(line) {
@@ -35,11 +36,11 @@ export function sentView(root) {
       renderSent(box, list, {
         pick: field ? fill : null,
         changed: loadLines,
-        say: (t) => { note.textContent = t; },
+        say: (words) => { note.textContent = words; },
       });
     } catch (err) {
       if (gone || (err.status === 403 && err.code !== 'insufficient tier')) return;
-      note.textContent = err.offline ? 'Cannot reach the bridge.' : `The bridge answered: ${err.code}.`;
+      note.textContent = err.offline ? t('Cannot reach the bridge.') : t('The bridge answered: {code}.', { code: err.code });
     }
   }
 
@@ -48,7 +49,7 @@ export function sentView(root) {
       const { commands } = await api('/api/commands/recent');
       if (gone) return;
       list.replaceChildren(...(commands || []).map((c) => h('li', {},
-        h('button', { type: 'button', class: 'sent-line', title: 'Put this command in the field', onclick: () => fill(c) }, c))));
+        h('button', { type: 'button', class: 'sent-line', title: t('Put this command in the field'), onclick: () => fill(c) }, c))));
     } catch {
       // the field works without the list
     }
@@ -74,8 +75,8 @@ export function sentView(root) {
       // this machine only
     }
     if (gone || (!settings?.run && members.length === 0)) return;
-    const machine = h('select', { id: 'command-machine', 'aria-label': 'Machine' },
-      settings?.run ? h('option', { value: 'local' }, 'this machine') : null,
+    const machine = h('select', { id: 'command-machine', 'aria-label': t('Machine') },
+      settings?.run ? h('option', { value: 'local' }, t('this machine')) : null,
       members.map((m) => h('option', { value: m }, m)));
     const runNote = h('p', { role: 'status', class: 'note small', hidden: true });
     field = h('input', {
@@ -87,9 +88,9 @@ export function sentView(root) {
       autocapitalize: 'off',
       spellcheck: false,
       enterkeyhint: 'go',
-      placeholder: 'A command for a fresh shell',
+      placeholder: t('A command for a fresh shell'),
     });
-    const recent = h('ul', { class: 'sent-lines recent', 'aria-label': 'Recent commands' });
+    const recent = h('ul', { class: 'sent-lines recent', 'aria-label': t('Recent commands') });
     async function run() {
       const command = field.value;
       if (!command.trim()) return;
@@ -101,7 +102,7 @@ export function sentView(root) {
         location.hash = paneHref(res.machine, res.pane.pane).slice(1);
       } catch (err) {
         runNote.hidden = false;
-        runNote.textContent = err.offline ? 'Not run: cannot reach the bridge.' : `Not run: ${err.code}.`;
+        runNote.textContent = err.offline ? t('Not run: cannot reach the bridge.') : t('Not run: {code}.', { code: err.code });
       }
     }
     field.addEventListener('keydown', (e) => {
@@ -111,16 +112,16 @@ export function sentView(root) {
       }
     });
     runBox.append(
-      h('h2', {}, 'Run a command'),
+      h('h2', {}, t('Run a command')),
       h('div', { class: 'input-row' },
-        h('label', { for: 'command-input', class: 'visually-hidden' }, 'Command'),
+        h('label', { for: 'command-input', class: 'visually-hidden' }, t('Command')),
         members.length ? machine : null,
         field,
-        h('button', { type: 'button', class: 'primary', onclick: run }, 'Run')),
+        h('button', { type: 'button', class: 'primary', onclick: run }, t('Run'))),
       runNote,
       h('p', { class: 'muted small' }, members.length
-        ? 'It runs in a new pane on the machine chosen; a tap on a line below puts it here.'
-        : 'It runs in a new pane on this bridge\u2019s machine; a tap on a line below puts it here.'),
+        ? t('It runs in a new pane on the machine chosen; a tap on a line below puts it here.')
+        : t('It runs in a new pane on this bridge\u2019s machine; a tap on a line below puts it here.')),
       recent);
     runBox.hidden = false;
     loadRecent(recent);

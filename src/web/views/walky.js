@@ -5,6 +5,7 @@
 
 import { api } from '../client.js';
 import { clear, h } from '../dom.js';
+import { t } from '../i18n.js';
 import { cardView } from '../walky.js';
 
 const REFRESH_MS = 10_000;
@@ -37,17 +38,17 @@ export function walkyView(root) {
   let shownKey = null;
   const open = new Set(); // ids whose body is expanded, kept across refreshes
   const off = h('p', { class: 'note', hidden: true },
-    'Walky-talky is off on this bridge: it refuses messages for its panes. Its log is still shown.');
+    t('Walky-talky is off on this bridge: it refuses messages for its panes. Its log is still shown.'));
   const status = h('p', { class: 'note', hidden: true });
-  const list = h('ul', { class: 'walky-list', 'aria-live': 'off' }, h('li', { class: 'muted' }, 'Loading…'));
+  const list = h('ul', { class: 'walky-list', 'aria-live': 'off' }, h('li', { class: 'muted' }, t('Loading…')));
 
   root.append(
     h('header', { class: 'bar' },
-      h('a', { href: '#/', class: 'bar-link back' }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '‹'), 'Back'),
-      h('h1', { tabindex: '-1' }, 'Messages')),
+      h('a', { href: '#/', class: 'bar-link back' }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '‹'), t('Back')),
+      h('h1', { tabindex: '-1' }, t('Messages'))),
     h('main', { class: 'page' },
       h('p', { class: 'muted small' },
-        'Walky-talky messages between agents, from this bridge\u2019s log. Bodies are masked.'),
+        t('Walky-talky messages between agents, from this bridge\u2019s log. Bodies are masked.')),
       off,
       status,
       list));
@@ -55,7 +56,7 @@ export function walkyView(root) {
   function render(msgs) {
     clear(list);
     if (!msgs.length) {
-      list.append(h('li', { class: 'muted' }, 'No walky messages in this bridge\u2019s log.'));
+      list.append(h('li', { class: 'muted' }, t('No walky messages in this bridge\u2019s log.')));
       return;
     }
     for (const m of msgs) {
@@ -84,8 +85,8 @@ export function walkyView(root) {
       if (gone || err.status === 403) return;
       status.hidden = false;
       status.textContent = err.offline
-        ? 'Cannot reach the bridge. Retrying…'
-        : `The bridge answered: ${err.code}. Retrying…`;
+        ? t('Cannot reach the bridge. Retrying…')
+        : t('The bridge answered: {code}. Retrying…', { code: err.code });
       if (shownKey === null) clear(list);
     }
     if (!gone && document.visibilityState === 'visible') timer = setTimeout(refresh, REFRESH_MS);
