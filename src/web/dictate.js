@@ -15,6 +15,7 @@
 
 import { ApiError, authHeaders, failure, reachFetch } from './client.js';
 import { h, icon } from './dom.js';
+import { t } from './i18n.js';
 import { MAX_SECONDS, Take, level } from './wav.js';
 
 /** A microphone, and a square for stop (dom.js `icon`). */
@@ -79,7 +80,7 @@ export async function transcribe(machine, wav) {
   }
   if (!res.ok) throw await failure(res);
   const body = await res.json().catch(() => null);
-  if (typeof body?.text !== 'string') throw new ApiError(res.status, 'no text in the answer');
+  if (typeof body?.text !== 'string') throw new ApiError(res.status, t('no text in the answer'));
   return body.text;
 }
 
@@ -88,14 +89,14 @@ function micWords(e) {
   switch (e?.name) {
     case 'NotAllowedError':
     case 'SecurityError':
-      return 'No microphone: this site may not use it. Allow it in the browser\u2019s site settings.';
+      return t('No microphone: this site may not use it. Allow it in the browser\u2019s site settings.');
     case 'NotFoundError':
     case 'OverconstrainedError':
-      return 'No microphone found.';
+      return t('No microphone found.');
     case 'NotReadableError':
-      return 'The microphone is busy in another app.';
+      return t('The microphone is busy in another app.');
     default:
-      return `No microphone: ${e?.message || e?.name || e}.`;
+      return t('No microphone: {error}.', { error: e?.message || e?.name || e });
   }
 }
 
@@ -127,13 +128,13 @@ export class Dictation {
       type: 'button',
       class: 'mic',
       'aria-pressed': 'false',
-      'aria-label': 'Dictate',
-      title: 'Dictate',
+      'aria-label': t('Dictate'),
+      title: t('Dictate'),
       onclick: () => this.toggle(),
     }, this.glyph);
-    this.meter = h('meter', { class: 'dictate-level', min: 0, max: 1, value: 0, 'aria-label': 'Microphone level' });
+    this.meter = h('meter', { class: 'dictate-level', min: 0, max: 1, value: 0, 'aria-label': t('Microphone level') });
     this.time = h('span', { class: 'dictate-time' });
-    this.live = h('div', { class: 'dictate-live', role: 'group', 'aria-label': 'Recording', hidden: true },
+    this.live = h('div', { class: 'dictate-live', role: 'group', 'aria-label': t('Recording'), hidden: true },
       this.meter, this.time);
     this.status = h('p', { class: 'dictate-status small', role: 'status' });
     this.alert = h('p', { class: 'alert small', role: 'alert' });
@@ -162,8 +163,8 @@ export class Dictation {
     this.state = state;
     const on = state === 'starting' || state === 'recording';
     this.button.setAttribute('aria-pressed', String(on));
-    this.button.setAttribute('aria-label', on ? 'Stop dictation' : 'Dictate');
-    this.button.title = on ? 'Stop dictation' : 'Dictate';
+    this.button.setAttribute('aria-label', on ? t('Stop dictation') : t('Dictate'));
+    this.button.title = on ? t('Stop dictation') : t('Dictate');
     this.button.classList.toggle('recording', on);
     this.button.disabled = state === 'transcribing';
     const glyph = icon(on ? STOP : MIC);
@@ -182,7 +183,7 @@ export class Dictation {
     const run = ++this.run;
     this.fail('');
     this.setState('starting');
-    this.say('Starting the microphone\u2026');
+    this.say(t('Starting the microphone\u2026'));
     let stream;
     try {
       stream = await navigator.mediaDevices.getUserMedia({ audio: RAW });
@@ -194,7 +195,7 @@ export class Dictation {
       return;
     }
     if (run !== this.run || !this.here()) {
-      stream.getTracks().forEach((t) => t.stop());
+      stream.getTracks().forEach((track) => track.stop());
       return;
     }
     this.stream = stream;
@@ -220,12 +221,12 @@ export class Dictation {
       this.teardown();
       this.setState('idle');
       this.say('');
-      this.fail(`No recording: ${e?.message || e?.name || e}.`);
+      this.fail(t('No recording: {error}.', { error: e?.message || e?.name || e }));
       return;
     }
     if (run !== this.run) return;
     this.setState('recording');
-    this.say(`Recording. Tap stop when done (at most ${MAX_SECONDS} s).`);
+    this.say(t('Recording. Tap stop when done (at most {max} s).', { max: MAX_SECONDS }));
     this.showTime();
     // The take stops itself when it holds 60 s of samples; this stops it should samples stall.
     this.timers.push(setTimeout(() => this.finish(), (MAX_SECONDS + 2) * 1000));
@@ -245,17 +246,17 @@ export class Dictation {
   }
 
   showTime() {
-    const t = `${clock(this.take ? this.take.seconds : 0)} of ${clock(MAX_SECONDS)}`;
-    if (this.time.textContent !== t) this.time.textContent = t;
+    const shown = t('{time} of {max}', { time: clock(this.take ? this.take.seconds : 0), max: clock(MAX_SECONDS) });
+    if (this.time.textContent !== shown) this.time.textContent = shown;
   }
 
   /** Waits (at most FLUSH_MS) for the worklet to hand over its last, partial block. */
   flush() {
     if (!this.node) return Promise.resolve();
     return new Promise((resolve) => {
-      const t = setTimeout(resolve, FLUSH_MS);
+      const timer = setTimeout(resolve, FLUSH_MS);
       this.flushed = () => {
-        clearTimeout(t);
+        clearTimeout(timer);
         resolve();
       };
       this.node.port.postMessage('flush');
@@ -272,10 +273,10 @@ export class Dictation {
     this.teardown();
     if (!take || take.seconds < SHORTEST_S) {
       this.setState('idle');
-      this.say('Too short: nothing was recorded.');
+      this.say(t('Too short: nothing was recorded.'));
       return;
     }
-    this.say('Transcribing\u2026');
+    this.say(t('Transcribing\u2026'));
     let text;
     try {
       text = await transcribe(this.machine, take.wav());
@@ -283,18 +284,18 @@ export class Dictation {
       if (run !== this.run || !this.here()) return;
       this.setState('idle');
       this.say('');
-      this.fail(err.offline ? 'Not transcribed: cannot reach the bridge.' : `Not transcribed: ${err.code}.`);
+      this.fail(err.offline ? t('Not transcribed: cannot reach the bridge.') : t('Not transcribed: {code}.', { code: err.code }));
       return;
     }
     if (run !== this.run || !this.here()) return;
     this.setState('idle');
     text = text.replace(/\s+/g, ' ').trim();
     if (!text) {
-      this.say('No words were recognised.');
+      this.say(t('No words were recognised.'));
       return;
     }
     this.insert(text);
-    this.say('Dictated text added to the input: read it, then send.');
+    this.say(t('Dictated text added to the input: read it, then send.'));
   }
 
   /** Puts `text` into the field at its cursor (at the end when it has none), spaced from its neighbours. */
@@ -324,7 +325,7 @@ export class Dictation {
       this.node.port.onmessage = null;
       this.node.disconnect();
     }
-    this.stream?.getTracks().forEach((t) => t.stop());
+    this.stream?.getTracks().forEach((track) => track.stop());
     this.ctx?.close().catch(() => {});
     this.node = null;
     this.stream = null;

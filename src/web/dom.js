@@ -1,6 +1,8 @@
 // Tiny DOM helpers. Everything the app shows is built with createElement and text nodes, never
 // parsed from markup, so pane text and names can never become HTML.
 
+import { t } from './i18n.js';
+
 /**
  * Creates an element. `attrs`: `class`, `on<event>` handlers, DOM properties for non-string values
  * (`checked`, `disabled`, `value`), attributes otherwise. Children are nodes or strings (text).
@@ -47,6 +49,18 @@ function append(el, children) {
   }
 }
 
+/**
+ * A translated sentence with elements in it, as children for `h`: each `{name}` of `text` (the
+ * result of `t`, its placeholders left in) is replaced by the node `nodes[name]`, so a language can
+ * put the link or the code where its word order wants it.
+ */
+export function around(text, nodes) {
+  return text.split(/(\{\w+\})/).map((part) => {
+    const name = /^\{(\w+)\}$/.exec(part)?.[1];
+    return name && Object.hasOwn(nodes, name) ? nodes[name] : part;
+  }).filter((part) => part !== '');
+}
+
 /** Removes every child of `el`. */
 export function clear(el) {
   while (el.firstChild) el.firstChild.remove();
@@ -54,23 +68,23 @@ export function clear(el) {
 
 /** "just now", "42 s ago", "5 min ago", "3 h ago", "2 d ago" for an RFC 3339 time (or null). */
 export function ago(iso, now = Date.now()) {
-  if (!iso) return 'no activity yet';
-  const t = Date.parse(iso);
-  if (Number.isNaN(t)) return 'unknown';
-  const s = Math.max(0, Math.round((now - t) / 1000));
-  if (s < 5) return 'just now';
-  if (s < 60) return `${s} s ago`;
-  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
-  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
-  return `${Math.floor(s / 86400)} d ago`;
+  if (!iso) return t('no activity yet');
+  const then = Date.parse(iso);
+  if (Number.isNaN(then)) return t('unknown');
+  const s = Math.max(0, Math.round((now - then) / 1000));
+  if (s < 5) return t('just now');
+  if (s < 60) return t('{n} s ago', { n: s });
+  if (s < 3600) return t('{n} min ago', { n: Math.floor(s / 60) });
+  if (s < 86400) return t('{n} h ago', { n: Math.floor(s / 3600) });
+  return t('{n} d ago', { n: Math.floor(s / 86400) });
 }
 
 /** A date for people: "12 Mar 2026, 14:05", or `never` for null. */
-export function when(iso, never = 'never') {
+export function when(iso, never = t('never')) {
   if (!iso) return never;
-  const t = new Date(iso);
-  if (Number.isNaN(t.getTime())) return iso;
-  return t.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  return date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 }
 
 let dialogs = 0;
@@ -103,7 +117,7 @@ export function confirmDialog(question, detail, confirm) {
       h('p', { id, class: 'dialog-title' }, question),
       h('p', { class: 'muted' }, detail),
       h('div', { class: 'row end' },
-        h('button', { type: 'button', class: 'ghost', onclick: () => close(false) }, 'Cancel'),
+        h('button', { type: 'button', class: 'ghost', onclick: () => close(false) }, t('Cancel')),
         h('button', { type: 'button', class: 'danger', onclick: () => close(true) }, confirm)));
     dialog.setAttribute('role', 'dialog');
     dialog.addEventListener('cancel', (e) => {

@@ -8,6 +8,7 @@
 
 import { api, panePath } from './client.js';
 import { confirmDialog, h, openModal } from './dom.js';
+import { t } from './i18n.js';
 import { getDevice, getToken, setDevice } from './store.js';
 
 /** Whether this phone's tier may create, rename and close panes (tier `full`, SPEC §3.2). */
@@ -19,13 +20,15 @@ export function canManage(device = getDevice()) {
 export const NAME_RULE = 'invalid name: 1-64 characters, no control characters';
 
 /**
- * Null when `name` is a name the bridge takes, else the bridge's message. Characters are counted
- * as the bridge counts them (code points, not UTF-16 units), and "control" is Unicode's Cc, as
- * Rust's `char::is_control`.
+ * Null when `name` is a name the bridge takes, else the bridge's message (NAME_RULE, in the phone's
+ * language). Characters are counted as the bridge counts them (code points, not UTF-16 units), and
+ * "control" is Unicode's Cc, as Rust's `char::is_control`.
  */
 export function nameProblem(name) {
   const chars = [...name];
-  if (chars.length === 0 || chars.length > 64 || /\p{Cc}/u.test(name)) return NAME_RULE;
+  if (chars.length === 0 || chars.length > 64 || /\p{Cc}/u.test(name)) {
+    return t('invalid name: 1-64 characters, no control characters');
+  }
   return null;
 }
 
@@ -46,12 +49,15 @@ export async function refreshTier() {
   }
 }
 
-/** What to tell a person about a refused write (`what`: "Not created", "Not renamed"…). */
+/**
+ * What to tell a person about a refused write (`what`: "Not created", "Not renamed"…, already in the
+ * phone's language).
+ */
 export function refusal(what, err) {
-  if (err.offline) return `${what}: cannot reach the bridge.`;
+  if (err.offline) return t('{what}: cannot reach the bridge.', { what });
   // The bridge's own words first, then what they mean here.
-  if (err.code === 'insufficient tier') return `${what}: insufficient tier. This phone's tier is now below full.`;
-  return `${what}: ${err.code}.`;
+  if (err.code === 'insufficient tier') return t('{what}: insufficient tier. This phone\'s tier is now below full.', { what });
+  return t('{what}: {code}.', { what, code: err.code });
 }
 
 /** An unpaired or expired device: app.js forgets the pairing, there is nothing to say here. */
@@ -124,16 +130,16 @@ export function renameDialog(machine, pane, current, onTier = () => {}) {
       enterkeyhint: 'done',
     });
     const error = h('p', { role: 'alert', class: 'alert small', id: 'rename-error' });
-    const save = h('button', { type: 'submit', class: 'primary' }, 'Save');
+    const save = h('button', { type: 'submit', class: 'primary' }, t('Save'));
     const form = h('form', { class: 'stack', method: 'dialog' },
-      h('label', { for: 'rename-field' }, 'Name'),
+      h('label', { for: 'rename-field' }, t('Name')),
       field,
       error,
       h('div', { class: 'row end' },
-        h('button', { type: 'button', class: 'ghost', onclick: () => close(null) }, 'Cancel'),
+        h('button', { type: 'button', class: 'ghost', onclick: () => close(null) }, t('Cancel')),
         save));
     const dialog = h('dialog', { 'aria-labelledby': 'rename-title', class: 'dialog' },
-      h('p', { id: 'rename-title', class: 'dialog-title' }, 'Rename pane'),
+      h('p', { id: 'rename-title', class: 'dialog-title' }, t('Rename pane')),
       form);
     dialog.setAttribute('role', 'dialog');
     field.setAttribute('aria-describedby', 'rename-error');
@@ -163,7 +169,7 @@ export function renameDialog(machine, pane, current, onTier = () => {}) {
           close(null);
           return;
         }
-        error.textContent = refusal('Not renamed', err);
+        error.textContent = refusal(t('Not renamed'), err);
         if (err.code === 'insufficient tier') {
           onTier();
         }
@@ -177,10 +183,9 @@ export function renameDialog(machine, pane, current, onTier = () => {}) {
 /** Asks before closing: the program in the pane is ended. Resolves true on `Close pane`. */
 export function confirmClose(name, machine) {
   return confirmDialog(
-    `Close ${name}?`,
-    `The program running in it on ${machine} is ended, and the pane is gone for every phone. `
-      + 'This cannot be undone.',
-    'Close pane',
+    t('Close {name}?', { name }),
+    t('The program running in it on {machine} is ended, and the pane is gone for every phone. This cannot be undone.', { machine }),
+    t('Close pane'),
   );
 }
 
@@ -209,10 +214,10 @@ export function actionsSheet(name, { changes = null, manage = false } = {}) {
             close('changes');
             location.hash = changes;
           },
-        }, 'Changes') : null,
-        manage ? h('button', { type: 'button', class: 'wide', onclick: () => close('rename') }, 'Rename') : null,
-        manage ? h('button', { type: 'button', class: 'wide danger-text', onclick: () => close('close') }, 'Close pane') : null,
-        h('button', { type: 'button', class: 'wide ghost', onclick: () => close(null) }, 'Cancel')));
+        }, t('Changes')) : null,
+        manage ? h('button', { type: 'button', class: 'wide', onclick: () => close('rename') }, t('Rename')) : null,
+        manage ? h('button', { type: 'button', class: 'wide danger-text', onclick: () => close('close') }, t('Close pane')) : null,
+        h('button', { type: 'button', class: 'wide ghost', onclick: () => close(null) }, t('Cancel'))));
     dialog.setAttribute('role', 'dialog');
     dialog.addEventListener('cancel', (e) => {
       e.preventDefault();

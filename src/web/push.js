@@ -5,6 +5,7 @@
 // the bridge when the notification is opened.
 
 import { api } from './client.js';
+import { t } from './i18n.js';
 
 /** base64url → bytes (the key as `applicationServerKey`). */
 function bytes(b64url) {
@@ -22,7 +23,7 @@ export function pushSupported() {
 /** The app's service worker registration (push messages arrive there), if it runs. */
 async function registration() {
   const reg = await navigator.serviceWorker.getRegistration('/');
-  if (!reg) throw new Error('the app\u2019s service worker is not running; reload the page');
+  if (!reg) throw new Error(t('the app\u2019s service worker is not running; reload the page'));
   return reg;
 }
 

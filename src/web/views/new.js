@@ -29,10 +29,10 @@ function starterRows(starters, start) {
     const detailId = `start-starter-${i}-detail`;
     const button = h('button', { type: 'button', class: 'start start-starter', onclick: () => start(button, s) },
       h('span', { class: 'start-name' }, s.name),
-      s.no_prompts ? h('span', { class: 'badge off no-prompts' }, 'No prompts') : null);
+      s.no_prompts ? h('span', { class: 'badge off no-prompts' }, t('No prompts')) : null);
     button.setAttribute('aria-describedby', detailId);
     const detail = h('span', { class: 'start-detail', id: detailId },
-      s.agent ? `Runs ${s.agent}` : 'Runs its configured program');
+      s.agent ? t('Runs {agent}', { agent: s.agent }) : t('Runs its configured program'));
     return h('li', { class: 'starter-row' }, button, detail);
   });
 }
@@ -43,9 +43,10 @@ function starterRows(starters, start) {
  */
 function whereOptions(sessions) {
   return [
-    h('option', { value: '' }, 'A new Collie pane'),
-    ...sessions.map((s) => h('option', { value: s.session },
-      `tmux session ${s.name}${s.socket ? ` (tmux server ${s.socket})` : ''}`)),
+    h('option', { value: '' }, t('A new Collie pane')),
+    ...sessions.map((s) => h('option', { value: s.session }, s.socket
+      ? t('tmux session {name} (tmux server {socket})', { name: s.name, socket: s.socket })
+      : t('tmux session {name}', { name: s.name }))),
   ];
 }
 
@@ -53,8 +54,11 @@ function whereOptions(sessions) {
 function machineOptions(machines) {
   return machines.map((m) => {
     const off = m.online === false;
-    const role = m.role && m.role !== 'solo' ? ` (${m.role}${off ? ', offline' : ''})` : off ? ' (offline)' : '';
-    return h('option', { value: m.name, disabled: off }, `${m.name}${role}`);
+    const role = m.role && m.role !== 'solo' ? m.role : '';
+    const said = role
+      ? off ? t('{name} ({role}, offline)', { name: m.name, role }) : t('{name} ({role})', { name: m.name, role })
+      : off ? t('{name} (offline)', { name: m.name }) : m.name;
+    return h('option', { value: m.name, disabled: off }, said);
   });
 }
 
@@ -74,21 +78,20 @@ export function newView(root) {
   const body = h('div', { class: 'new-body' });
   root.append(
     h('header', { class: 'bar' },
-      h('a', { href: '#/', class: 'bar-link back' }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '‹'), 'Back'),
-      h('h1', { tabindex: '-1' }, 'New pane')),
+      h('a', { href: '#/', class: 'bar-link back' }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '‹'), t('Back')),
+      h('h1', { tabindex: '-1' }, t('New pane'))),
     h('main', { class: 'page' }, body));
 
   function notAllowed() {
     clear(body);
-    const tier = getDevice()?.tier || 'unknown';
+    const tier = getDevice()?.tier || t('unknown');
     body.append(h('p', { class: 'note' },
-      `Opening a pane needs a device of tier full; this phone is ${tier}. `
-        + 'Run collie devices set-tier on the computer to change it.'));
+      t('Opening a pane needs a device of tier full; this phone is {tier}. Run collie devices set-tier on the computer to change it.', { tier })));
   }
 
   async function load() {
     clear(body);
-    body.append(h('p', { class: 'muted' }, 'Loading…'));
+    body.append(h('p', { class: 'muted' }, t('Loading…')));
     let machines;
     try {
       machines = (await api('/api/machines')).machines || [];
@@ -96,8 +99,8 @@ export function newView(root) {
       if (gone || unpaired(err)) return;
       clear(body);
       body.append(
-        h('p', { role: 'alert', class: 'alert' }, err.offline ? 'Cannot reach the bridge.' : `The bridge answered: ${err.code}.`),
-        h('button', { type: 'button', onclick: load }, 'Try again'));
+        h('p', { role: 'alert', class: 'alert' }, err.offline ? t('Cannot reach the bridge.') : t('The bridge answered: {code}.', { code: err.code })),
+        h('button', { type: 'button', onclick: load }, t('Try again')));
       return;
     }
     if (gone) return;
@@ -122,15 +125,15 @@ export function newView(root) {
     const progress = h('p', { role: 'status', class: 'muted small' });
     const shellWhere = h('span', { class: 'start-detail', id: 'start-shell-detail' });
     const shell = h('button', { type: 'button', class: 'start', onclick: () => start(shell) },
-      h('span', { class: 'start-name' }, 'Shell'));
+      h('span', { class: 'start-name' }, t('Shell')));
     shell.setAttribute('aria-describedby', 'start-shell-detail');
 
     // The folder the pane starts in: null is the machine's home folder (its default).
     let folder = null;
     let home = null;
-    const folderShown = h('span', { class: 'folder-shown mono', id: 'new-folder' }, 'Home folder');
+    const folderShown = h('span', { class: 'folder-shown mono', id: 'new-folder' }, t('Home folder'));
     const picker = h('div', { class: 'folder-picker', hidden: true });
-    const chooseBtn = h('button', { type: 'button', class: 'ghost', onclick: () => browse(folder) }, 'Choose folder');
+    const chooseBtn = h('button', { type: 'button', class: 'ghost', onclick: () => browse(folder) }, t('Choose folder'));
     chooseBtn.setAttribute('aria-describedby', 'new-folder');
 
     async function browse(path) {
@@ -138,15 +141,15 @@ export function newView(root) {
       if (!on) return;
       clear(picker);
       picker.hidden = false;
-      picker.append(h('p', { class: 'muted' }, 'Loading…'));
+      picker.append(h('p', { class: 'muted' }, t('Loading…')));
       let res;
       try {
         res = await browseFolders(on, path);
       } catch (err) {
         if (gone || unpaired(err) || machine.value !== on) return;
         clear(picker);
-        picker.append(h('p', { role: 'alert', class: 'alert' }, refusal('Folders not listed', err)),
-          h('button', { type: 'button', class: 'ghost', onclick: closePicker }, 'Cancel'));
+        picker.append(h('p', { role: 'alert', class: 'alert' }, refusal(t('Folders not listed'), err)),
+          h('button', { type: 'button', class: 'ghost', onclick: closePicker }, t('Cancel')));
         return;
       }
       if (gone || machine.value !== on) return;
@@ -155,15 +158,15 @@ export function newView(root) {
       const rows = res.folders.map((name) => h('li', {},
         h('button', { type: 'button', class: 'file-entry dir', onclick: () => browse(`${res.path.replace(/\/$/, '')}/${name}`) }, name)));
       if (home && res.path !== home) {
-        rows.unshift(h('li', {}, h('button', { type: 'button', class: 'file-entry dir', 'aria-label': 'Up one folder', onclick: () => browse(parentOf(res.path)) }, '..')));
+        rows.unshift(h('li', {}, h('button', { type: 'button', class: 'file-entry dir', 'aria-label': t('Up one folder'), onclick: () => browse(parentOf(res.path)) }, '..')));
       }
       picker.append(
         h('p', { class: 'mono picker-path', role: 'status' }, res.path),
-        h('ul', { class: 'file-list', 'aria-label': 'Folders' }, rows),
-        res.truncated ? h('p', { class: 'note' }, 'Only the first 200 folders are listed.') : null,
+        h('ul', { class: 'file-list', 'aria-label': t('Folders') }, rows),
+        res.truncated ? h('p', { class: 'note' }, t('Only the first 200 folders are listed.')) : null,
         h('div', { class: 'row end' },
-          h('button', { type: 'button', class: 'ghost', onclick: closePicker }, 'Cancel'),
-          h('button', { type: 'button', onclick: () => { setFolder(res.path === home ? null : res.path); closePicker(); } }, 'Use this folder')));
+          h('button', { type: 'button', class: 'ghost', onclick: closePicker }, t('Cancel')),
+          h('button', { type: 'button', onclick: () => { setFolder(res.path === home ? null : res.path); closePicker(); } }, t('Use this folder'))));
     }
     function closePicker() {
       clear(picker);
@@ -231,17 +234,17 @@ export function newView(root) {
         if (gone || unpaired(err) || machine.value !== on) return;
         // An older member cannot open windows: it keeps the one choice, said once.
         sessionNote.textContent = err.code === 'capability missing'
-          ? `${on} runs an older Collie: it opens new panes only, not tmux windows.`
-          : refusal('Sessions not listed', err);
+          ? t('{machine} runs an older Collie: it opens new panes only, not tmux windows.', { machine: on })
+          : refusal(t('Sessions not listed'), err);
         sessionNote.hidden = false;
       }
     }
     function describe() {
-      const on = machine.value || 'this machine';
+      const on = machine.value || t('this machine');
       const chosen = openIn.selectedOptions[0];
       shellWhere.textContent = openIn.value
-        ? `A new window of the ${chosen ? chosen.textContent : 'tmux session'} on ${on}`
-        : `A new shell on ${on}, run by Collie`;
+        ? t('A new window of the {session} on {machine}', { session: chosen ? chosen.textContent : t('tmux session'), machine: on })
+        : t('A new shell on {machine}, run by Collie', { machine: on });
     }
     openIn.addEventListener('change', describe);
 
@@ -257,7 +260,7 @@ export function newView(root) {
         if (await removeRow(on, row)) loadStarters();
       } catch (err) {
         if (gone || unpaired(err)) return;
-        alert.textContent = refusal('Not removed', err);
+        alert.textContent = refusal(t('Not removed'), err);
       }
     }
     async function loadStarters() {
@@ -276,7 +279,7 @@ export function newView(root) {
         if (gone || unpaired(err) || machine.value !== on) return;
         // An older member without starters lists none; anything else is said once.
         if (err.code !== 'capability missing') {
-          starterNote.textContent = refusal('Starters not listed', err);
+          starterNote.textContent = refusal(t('Starters not listed'), err);
           starterNote.hidden = false;
         }
       }
@@ -305,24 +308,25 @@ export function newView(root) {
       }
       name.removeAttribute('aria-invalid');
       if (!machine.value) {
-        alert.textContent = 'No machine of the crew is online.';
+        alert.textContent = t('No machine of the crew is online.');
         return;
       }
       if (starter?.row && openIn.value) {
-        alert.textContent = 'A starter you added opens as a new Collie pane: choose “A new Collie pane” under Open in.';
+        alert.textContent = t('A starter you added opens as a new Collie pane: choose “A new Collie pane” under Open in.');
         return;
       }
       let confirm = false;
       if (starter && starter.no_prompts && !starter.confirmed) {
         confirm = await confirmDialog(
-          `Start ${starter.name} without prompts?`,
-          `${starter.name} runs ${starter.agent || 'its program'} with its permission prompts turned off: `
-            + 'it acts without asking you first. This phone is asked once for this starter.',
-          'Start without prompts');
+          t('Start {name} without prompts?', { name: starter.name }),
+          starter.agent
+            ? t('{name} runs {agent} with its permission prompts turned off: it acts without asking you first. This phone is asked once for this starter.', { name: starter.name, agent: starter.agent })
+            : t('{name} runs its program with its permission prompts turned off: it acts without asking you first. This phone is asked once for this starter.', { name: starter.name }),
+          t('Start without prompts'));
         if (!confirm || gone) return;
       }
       button.disabled = true;
-      progress.textContent = `Opening on ${machine.value}…`;
+      progress.textContent = t('Opening on {machine}…', { machine: machine.value });
       try {
         const session = openIn.value || null;
         const info = starter?.row
@@ -338,7 +342,7 @@ export function newView(root) {
         if (gone || unpaired(err)) return;
         button.disabled = false;
         progress.textContent = '';
-        alert.textContent = refusal('Not created', err);
+        alert.textContent = refusal(t('Not created'), err);
         if (err.code === 'insufficient tier') {
           await refreshTier();
           if (!gone && !canManage()) {
@@ -352,24 +356,24 @@ export function newView(root) {
 
     body.append(
       h('div', { class: 'field' },
-        h('label', { for: 'new-machine' }, 'Machine'),
+        h('label', { for: 'new-machine' }, t('Machine')),
         machine),
       h('div', { class: 'field' },
-        h('label', { for: 'new-name' }, 'Name'),
+        h('label', { for: 'new-name' }, t('Name')),
         name,
-        h('p', { class: 'hint', id: 'new-name-hint' }, 'Optional, 1–64 characters. Without one the pane is called “pane <number>”.')),
+        h('p', { class: 'hint', id: 'new-name-hint' }, t('Optional, 1–64 characters. Without one the pane is called “pane <number>”.'))),
       h('div', { class: 'field' },
-        h('label', { for: 'new-where' }, 'Open in'),
+        h('label', { for: 'new-where' }, t('Open in')),
         openIn,
-        h('p', { class: 'hint', id: 'new-where-hint' }, 'A pane run by Collie, or a new window of a tmux session on that machine.'),
+        h('p', { class: 'hint', id: 'new-where-hint' }, t('A pane run by Collie, or a new window of a tmux session on that machine.')),
         sessionNote),
       h('div', { class: 'field' },
-        h('span', { class: 'field-label' }, 'Folder'),
+        h('span', { class: 'field-label' }, t('Folder')),
         h('div', { class: 'row' }, folderShown, star, chooseBtn),
         folderChoices,
         picker),
       h('section', { class: 'start-section', 'aria-labelledby': 'start-title' },
-        h('h2', { id: 'start-title' }, 'Start'),
+        h('h2', { id: 'start-title' }, t('Start')),
         startList,
         starterNote,
         adding),

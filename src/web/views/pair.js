@@ -1,7 +1,8 @@
 // Pairing screen (docs/guide/phone-app.md, "Pairing").
 
 import { api } from '../client.js';
-import { h } from '../dom.js';
+import { around, h } from '../dom.js';
+import { t } from '../i18n.js';
 import { getDevice, getToken, setPairing } from '../store.js';
 
 const LABEL = /^[A-Za-z0-9._-]{1,64}$/;
@@ -10,22 +11,22 @@ const LABEL = /^[A-Za-z0-9._-]{1,64}$/;
 export function pairError(err) {
   switch (err.code) {
     case 'invalid or expired code':
-      return 'That code is wrong or has expired. Run collie pair on the computer for a new one.';
+      return t('That code is wrong or has expired. Run collie pair on the computer for a new one.');
     case 'too many attempts': {
       const n = Number.parseInt(err.retryAfter, 10);
-      return `Too many attempts. Wait ${Number.isFinite(n) ? n : 60} seconds and try again.`;
+      return t('Too many attempts. Wait {n} seconds and try again.', { n: Number.isFinite(n) ? n : 60 });
     }
     case 'label in use':
-      return 'Another device already uses that name. Pick another.';
+      return t('Another device already uses that name. Pick another.');
     case 'invalid label':
-      return 'Use 1–64 letters, digits, dots, dashes or underscores.';
+      return t('Use 1–64 letters, digits, dots, dashes or underscores.');
     case 'pairing unavailable':
-      return 'The bridge cannot read its device list right now. Try again in a moment.';
+      return t('The bridge cannot read its device list right now. Try again in a moment.');
     case 'identity required':
-      return `Identity required: the ${err.gate || 'identity'} gate refused this phone. Sign in as a person the bridge trusts.`;
+      return t('Identity required: the {gate} gate refused this phone. Sign in as a person the bridge trusts.', { gate: err.gate || 'identity' });
     default:
-      if (err.offline) return 'Cannot reach the bridge. Check the connection and try again.';
-      return `Pairing failed (${err.code}). Try again.`;
+      if (err.offline) return t('Cannot reach the bridge. Check the connection and try again.');
+      return t('Pairing failed ({code}). Try again.', { code: err.code });
   }
 }
 
@@ -57,11 +58,11 @@ export function pairView(root, { code = '', note = '', done }) {
     autocapitalize: 'none',
     autocorrect: 'off',
     spellcheck: false,
-    placeholder: 'my-phone',
+    placeholder: t('my-phone'),
     maxlength: '64',
   });
   const alert = h('p', { role: 'alert', class: 'alert' });
-  const button = h('button', { type: 'submit', class: 'primary' }, 'Pair');
+  const button = h('button', { type: 'submit', class: 'primary' }, t('Pair'));
   const paired = getToken() && getDevice();
 
   async function submit(e) {
@@ -70,7 +71,7 @@ export function pairView(root, { code = '', note = '', done }) {
     const c = codeInput.value.trim();
     const label = labelInput.value.trim();
     if (!c) {
-      alert.textContent = 'Enter the code that collie pair printed.';
+      alert.textContent = t('Enter the code that collie pair printed.');
       codeInput.focus();
       return;
     }
@@ -80,7 +81,7 @@ export function pairView(root, { code = '', note = '', done }) {
       return;
     }
     button.disabled = true;
-    button.textContent = 'Pairing…';
+    button.textContent = t('Pairing…');
     try {
       const res = await api('/api/pair', { method: 'POST', body: { code: c, label } });
       setPairing(res.token, res.device);
@@ -89,26 +90,27 @@ export function pairView(root, { code = '', note = '', done }) {
       alert.textContent = pairError(err);
     } finally {
       button.disabled = false;
-      button.textContent = 'Pair';
+      button.textContent = t('Pair');
     }
   }
 
   root.append(
-    h('header', { class: 'bar' }, h('h1', { tabindex: '-1' }, 'Pair this phone')),
+    h('header', { class: 'bar' }, h('h1', { tabindex: '-1' }, t('Pair this phone'))),
     h('main', { class: 'page' },
       note ? h('p', { class: 'note' }, note) : null,
       paired ? h('p', { class: 'note' },
-        `This phone is paired as ${paired.label}. Pairing again replaces that pairing. `,
-        h('a', { href: '#/' }, 'Go to panes')) : null,
-      h('p', { class: 'muted' },
-        'On the computer, run ', h('code', null, 'collie pair'),
-        ' and type the code it shows, or open its QR link.'),
+        t('This phone is paired as {label}. Pairing again replaces that pairing.', { label: paired.label }),
+        ' ',
+        h('a', { href: '#/' }, t('Go to panes'))) : null,
+      h('p', { class: 'muted' }, around(
+        t('On the computer, run {command} and type the code it shows, or open its QR link.'),
+        { command: h('code', null, 'collie pair') })),
       h('form', { class: 'stack', onsubmit: submit, novalidate: '' },
-        h('label', { for: 'pair-code' }, 'Pairing code'),
+        h('label', { for: 'pair-code' }, t('Pairing code')),
         codeInput,
-        h('label', { for: 'pair-label' }, 'Device name'),
+        h('label', { for: 'pair-label' }, t('Device name')),
         labelInput,
-        h('p', { class: 'hint' }, 'Letters, digits, dots, dashes or underscores, e.g. anna-phone.'),
+        h('p', { class: 'hint' }, t('Letters, digits, dots, dashes or underscores, e.g. anna-phone.')),
         alert,
         button)));
   (code ? labelInput : codeInput).focus({ preventScroll: true });

@@ -3,21 +3,22 @@
 // bridge's version and its update check, and unpairing.
 
 import { api } from '../client.js';
-import { ago, clear, confirmDialog, h, when } from '../dom.js';
+import { ago, around, clear, confirmDialog, h, when } from '../dom.js';
 import * as kept from '../kept.js';
 import { choice, choose, languages, t } from '../i18n.js';
 import { IDLE_CHOICES } from '../idle.js';
 import { disablePush, enablePush, pushState } from '../push.js';
 import { getDevice, getPref, keepText, setDevice, setPref } from '../store.js';
 
-const TIERS = { read: 'read (watch only)', files: 'files', full: 'full (can type)' };
+/** A tier as Settings names it (its value stays as it is: read, files, full). */
+const tierName = (tier) => ({ read: t('read (watch only)'), files: 'files', full: t('full (can type)') }[tier]);
 
 /** Asks "Revoke <label>?" in a modal dialog; resolves true on Confirm. */
 function confirmRevoke(label) {
   return confirmDialog(
-    `Revoke ${label}?`,
-    'That device will no longer reach this bridge. It can be paired again later.',
-    'Confirm',
+    t('Revoke {label}?', { label }),
+    t('That device will no longer reach this bridge. It can be paired again later.'),
+    t('Confirm'),
   );
 }
 
@@ -25,17 +26,17 @@ export function settingsView(root, { unpair, applyTheme, rearmIdle, render }) {
   let gone = false;
   const device = getDevice() || {};
   const me = h('dl', { class: 'facts' });
-  const masking = h('p', { class: 'fact' }, 'Secret masking: …');
-  const walky = h('p', { class: 'fact' }, 'Walky-talky: …');
-  const devices = h('ul', { class: 'devices' }, h('li', { class: 'muted' }, 'Loading…'));
+  const masking = h('p', { class: 'fact' }, t('Secret masking: …'));
+  const walky = h('p', { class: 'fact' }, t('Walky-talky: …'));
+  const devices = h('ul', { class: 'devices' }, h('li', { class: 'muted' }, t('Loading…')));
   const alert = h('p', { role: 'alert', class: 'alert' });
 
   function renderMe(d) {
     clear(me);
     me.append(
-      h('dt', {}, 'Name'), h('dd', {}, d.label || '—'),
-      h('dt', {}, 'Tier'), h('dd', {}, TIERS[d.tier] || d.tier || '—'),
-      h('dt', {}, 'Expires'), h('dd', {}, when(d.expires_at)));
+      h('dt', {}, t('Name')), h('dd', {}, d.label || '—'),
+      h('dt', {}, t('Tier')), h('dd', {}, tierName(d.tier) || d.tier || '—'),
+      h('dt', {}, t('Expires')), h('dd', {}, when(d.expires_at)));
   }
 
   const keep = h('input', {
@@ -51,12 +52,12 @@ export function settingsView(root, { unpair, applyTheme, rearmIdle, render }) {
   // Notifications: the switch shows what is true now — on only while the browser and the bridge
   // both hold this phone's subscription.
   const notifyText = {
-    unsupported: 'Not supported by this browser. (On an iPhone, add Collie to the Home Screen first.)',
-    denied: 'Blocked: notifications for this site are turned off in the browser\u2019s settings.',
-    on: 'On: this phone buzzes when a question waits. The notification names the machine and the pane, never the question.',
-    off: 'Off: this phone is not told when a question waits.',
+    unsupported: t('Not supported by this browser. (On an iPhone, add Collie to the Home Screen first.)'),
+    denied: t('Blocked: notifications for this site are turned off in the browser\u2019s settings.'),
+    on: t('On: this phone buzzes when a question waits. The notification names the machine and the pane, never the question.'),
+    off: t('Off: this phone is not told when a question waits.'),
   };
-  const notifyState = h('p', { id: 'notify-state', class: 'muted small', role: 'status' }, 'Checking…');
+  const notifyState = h('p', { id: 'notify-state', class: 'muted small', role: 'status' }, t('Checking…'));
   const notify = h('input', {
     id: 'notify',
     type: 'checkbox',
@@ -65,7 +66,7 @@ export function settingsView(root, { unpair, applyTheme, rearmIdle, render }) {
     onchange: async () => {
       const want = notify.checked;
       notify.disabled = true;
-      notifyState.textContent = want ? 'Turning on…' : 'Turning off…';
+      notifyState.textContent = want ? t('Turning on…') : t('Turning off…');
       try {
         showNotify(want ? await enablePush() : await disablePush());
       } catch (err) {
@@ -73,8 +74,10 @@ export function settingsView(root, { unpair, applyTheme, rearmIdle, render }) {
         notify.checked = !want;
         notify.disabled = false;
         notifyState.textContent = err?.offline
-          ? 'Cannot reach the bridge. Nothing changed.'
-          : `Could not turn notifications ${want ? 'on' : 'off'}: ${err?.code || err?.message || err}.`;
+          ? t('Cannot reach the bridge. Nothing changed.')
+          : want
+            ? t('Could not turn notifications on: {error}.', { error: err?.code || err?.message || err })
+            : t('Could not turn notifications off: {error}.', { error: err?.code || err?.message || err });
       }
     },
   });
@@ -90,7 +93,7 @@ export function settingsView(root, { unpair, applyTheme, rearmIdle, render }) {
     } catch (err) {
       if (gone) return;
       notify.disabled = false;
-      notifyState.textContent = err?.offline ? 'Unknown (bridge unreachable).' : 'Unknown.';
+      notifyState.textContent = err?.offline ? t('Unknown (bridge unreachable).') : t('Unknown.');
     }
   }
 
@@ -101,9 +104,9 @@ export function settingsView(root, { unpair, applyTheme, rearmIdle, render }) {
       applyTheme();
     },
   },
-  h('option', { value: 'system' }, 'System'),
-  h('option', { value: 'dark' }, 'Dark'),
-  h('option', { value: 'light' }, 'Light'));
+  h('option', { value: 'system' }, t('System')),
+  h('option', { value: 'dark' }, t('Dark')),
+  h('option', { value: 'light' }, t('Light')));
   theme.value = getPref('theme', 'system');
 
   // The language: the browser's unless one is chosen; a change shows every screen in it at once.
@@ -142,7 +145,7 @@ export function settingsView(root, { unpair, applyTheme, rearmIdle, render }) {
       setPref('idle', idle.value);
       rearmIdle?.();
     },
-  }, IDLE_CHOICES.map((v) => h('option', { value: v }, v === 'off' ? 'Off' : `After ${v} min`)));
+  }, IDLE_CHOICES.map((v) => h('option', { value: v }, v === 'off' ? t('Off') : t('After {n} min', { n: v }))));
   idle.value = getPref('idle', IDLE_CHOICES[0]);
 
   async function revoke(d) {
@@ -158,30 +161,34 @@ export function settingsView(root, { unpair, applyTheme, rearmIdle, render }) {
     } catch (err) {
       if (err.status === 403 && err.code !== 'insufficient tier') return;
       alert.textContent = err.offline
-        ? 'Cannot reach the bridge. Nothing was revoked.'
+        ? t('Cannot reach the bridge. Nothing was revoked.')
         : err.code === 'insufficient tier'
-          ? 'Only a device of tier full can revoke other devices.'
-          : `Could not revoke ${d.label}: ${err.code}.`;
+          ? t('Only a device of tier full can revoke other devices.')
+          : t('Could not revoke {label}: {code}.', { label: d.label, code: err.code });
     }
   }
 
   function renderDevices(list, myTier) {
     clear(devices);
-    if (!list.length) devices.append(h('li', { class: 'muted' }, 'No paired devices.'));
+    if (!list.length) devices.append(h('li', { class: 'muted' }, t('No paired devices.')));
     for (const d of list) {
       const canRevoke = d.current || myTier === 'full';
       devices.append(h('li', { class: 'device' },
         h('div', { class: 'device-main' },
           h('span', { class: 'device-label' }, d.label),
-          d.current ? h('span', { class: 'badge' }, 'this phone') : null,
+          d.current ? h('span', { class: 'badge' }, t('this phone')) : null,
           h('span', { class: 'muted small device-meta' },
-            `${d.tier} · last seen ${d.last_seen ? ago(d.last_seen) : 'never'} · expires ${when(d.expires_at)}`)),
+            t('{tier} · last seen {seen} · expires {expires}', {
+              tier: d.tier,
+              seen: d.last_seen ? ago(d.last_seen) : t('never'),
+              expires: when(d.expires_at),
+            }))),
         canRevoke ? h('button', {
           type: 'button',
           class: 'ghost danger-text',
-          'aria-label': `Revoke ${d.label}`,
+          'aria-label': t('Revoke {label}', { label: d.label }),
           onclick: () => revoke(d),
-        }, 'Revoke') : null));
+        }, t('Revoke')) : null));
     }
   }
 
@@ -200,8 +207,8 @@ export function settingsView(root, { unpair, applyTheme, rearmIdle, render }) {
       if (gone || err.status === 403) return;
       clear(devices);
       devices.append(h('li', { class: 'muted' }, err.offline
-        ? 'Cannot reach the bridge.'
-        : `Could not load the devices: ${err.code}.`));
+        ? t('Cannot reach the bridge.')
+        : t('Could not load the devices: {code}.', { code: err.code })));
     }
   }
 
@@ -209,13 +216,13 @@ export function settingsView(root, { unpair, applyTheme, rearmIdle, render }) {
     try {
       const s = await api('/api/settings');
       if (gone) return;
-      masking.textContent = `Secret masking: ${s.masking ? 'on' : 'off'}`;
-      walky.textContent = `Walky-talky: ${s.walky === false ? 'off' : 'on'}`;
+      masking.textContent = s.masking ? t('Secret masking: on') : t('Secret masking: off');
+      walky.textContent = s.walky === false ? t('Walky-talky: off') : t('Walky-talky: on');
       showUpdate(s);
     } catch {
       if (gone) return;
-      masking.textContent = 'Secret masking: unknown (bridge unreachable)';
-      walky.textContent = 'Walky-talky: unknown (bridge unreachable)';
+      masking.textContent = t('Secret masking: unknown (bridge unreachable)');
+      walky.textContent = t('Walky-talky: unknown (bridge unreachable)');
     }
   }
 
@@ -226,50 +233,49 @@ export function settingsView(root, { unpair, applyTheme, rearmIdle, render }) {
       unpairBtn.disabled = true;
       await unpair();
     },
-  }, 'Unpair this phone');
+  }, t('Unpair this phone'));
 
   renderMe(device);
   root.append(
     h('header', { class: 'bar' },
-      h('a', { href: '#/', class: 'bar-link back' }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '‹'), 'Back'),
-      h('h1', { tabindex: '-1' }, 'Settings')),
+      h('a', { href: '#/', class: 'bar-link back' }, h('span', { class: 'chev', 'aria-hidden': 'true' }, '‹'), t('Back')),
+      h('h1', { tabindex: '-1' }, t('Settings'))),
     h('main', { class: 'page' },
       h('section', { class: 'card' },
-        h('h2', {}, 'This phone'),
+        h('h2', {}, t('This phone')),
         me,
         masking,
-        h('p', { class: 'muted small' }, 'Masking is set on the computer (COLLIE_REDACT).'),
+        h('p', { class: 'muted small' }, t('Masking is set on the computer (COLLIE_REDACT).')),
         walky,
-        h('p', { class: 'muted small' },
-          'Walky-talky is set on the computer (COLLIE_WALKY). ',
-          h('a', { href: '#/walky' }, 'Messages'),
-          ' lists what its log holds.')),
+        h('p', { class: 'muted small' }, around(
+          t('Walky-talky is set on the computer (COLLIE_WALKY). {messages} lists what its log holds.'),
+          { messages: h('a', { href: '#/walky' }, t('Messages')) }))),
       h('section', { class: 'card' },
-        h('h2', {}, 'Notifications'),
+        h('h2', {}, t('Notifications')),
         h('div', { class: 'check' },
           notify,
-          h('label', { for: 'notify' }, 'Notify me when a question waits')),
+          h('label', { for: 'notify' }, t('Notify me when a question waits'))),
         notifyState),
       h('section', { class: 'card' },
-        h('h2', {}, 'On this phone'),
+        h('h2', {}, t('On this phone')),
         h('div', { class: 'check' },
           keep,
-          h('label', { for: 'keep' }, 'Keep text on this phone')),
+          h('label', { for: 'keep' }, t('Keep text on this phone'))),
         h('p', { class: 'muted small' },
-          'A small copy of the last masked screens, shown when the bridge cannot be reached. Off deletes it.'),
+          t('A small copy of the last masked screens, shown when the bridge cannot be reached. Off deletes it.')),
         h('div', { class: 'field' },
-          h('label', { for: 'theme' }, 'Theme'),
+          h('label', { for: 'theme' }, t('Theme')),
           theme),
         h('div', { class: 'field' },
           h('label', { for: 'language' }, t('Language')),
           language),
         h('div', { class: 'field' },
-          h('label', { for: 'idle' }, 'Idle lock'),
+          h('label', { for: 'idle' }, t('Idle lock')),
           idle),
         h('p', { class: 'muted small' },
-          'Covers the screen when nobody touched it for a while. It only hides: it is no security boundary.')),
+          t('Covers the screen when nobody touched it for a while. It only hides: it is no security boundary.'))),
       h('section', { class: 'card' },
-        h('h2', {}, 'Paired devices'),
+        h('h2', {}, t('Paired devices')),
         devices,
         alert),
       h('section', { class: 'card' },
@@ -278,7 +284,7 @@ export function settingsView(root, { unpair, applyTheme, rearmIdle, render }) {
         update),
       h('section', { class: 'card' },
         h('p', { class: 'muted small' },
-          'Unpairing revokes this phone on the bridge and deletes the token, drafts and kept text here.'),
+          t('Unpairing revokes this phone on the bridge and deletes the token, drafts and kept text here.')),
         unpairBtn)));
   loadDevices();
   loadSettings();
