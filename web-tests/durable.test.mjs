@@ -323,7 +323,7 @@ test('no agent: the empty state says how to attach one; a starter opens its conv
     await page.getByRole('status').filter({ hasText: 'Not sent: durable agent unreachable.' }).waitFor({ timeout: 15_000 });
     assert.equal(await page.getByLabel('Message to the agent', { exact: true }).inputValue(), 'anyone there?',
       'a refused text stays in the composer');
-    await openMore(page, 'Agents');
+    await page.getByRole('link', { name: 'Agents', exact: true }).click();
     await section.getByText(`Status: no socket at ${socket}`, { exact: true }).waitFor({ timeout: 30_000 });
 
     // The view reads the agents every 2 s while open, and nothing reads them once it is left.

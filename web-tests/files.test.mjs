@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { openPane, pairInApp, session, waitFor, WINDOW, useBrowser, openMore } from './support.mjs';
+import { openPane, pairInApp, session, waitFor, WINDOW, useBrowser } from './support.mjs';
 
 const browser = useBrowser();
 
@@ -67,7 +67,7 @@ test('browse, open a masked file, no .git; the Changes view is coloured', T, () 
     assert.ok(shown.includes(HOSTILE), shown);
     assert.equal(await page.locator('pre.file-text img').count(), 0);
 
-    await openMore(page, 'Changes');
+    await page.getByRole('link', { name: 'Changes', exact: true }).click();
     await page.getByRole('heading', { name: 'Changes', exact: true }).waitFor();
     // The workspace root is the home folder, not a repository: the view says so.
     await page.getByText('Not a git repository.', { exact: true }).waitFor();

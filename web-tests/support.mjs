@@ -395,9 +395,10 @@ export function useBrowser(launch = {}) {
  * recorded in `page.problems`. `ignoreHTTPSErrors` only for a bench behind its self-signed TLS proxy
  * (`bench/tls-proxy.mjs`).
  */
-export async function openPage(browser, { width = 390, height = 844, colorScheme = 'light', scale = 1, ignoreHTTPSErrors = false } = {}) {
+export async function openPage(browser, { width = 390, height = 844, colorScheme = 'light', scale = 1, ignoreHTTPSErrors = false, locale = 'en-US' } = {}) {
   const context = await browser.newContext({
     ignoreHTTPSErrors,
+    locale,
     viewport: { width, height },
     deviceScaleFactor: scale,
     isMobile: true,
