@@ -48,6 +48,7 @@
 
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+import { rmSync } from 'node:fs';
 import { access, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -214,6 +215,29 @@ function runToEnd(cmd, args, env, ms = 60_000) {
   });
 }
 
+/**
+ * The driver groups and folders of the WebKit tabs still open. A test that timed out may leave its
+ * tab unclosed when the test process ends: then they are killed and removed on the way out (the
+ * group is detached, so nothing else would end it).
+ */
+const live = new Map();
+function endAll() {
+  for (const [pid, dir] of live) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {}
+    rmSync(dir, { recursive: true, force: true });
+  }
+  live.clear();
+}
+process.once('exit', endAll);
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.once(sig, () => {
+    endAll();
+    process.kill(process.pid, sig);
+  });
+}
+
 class WebKitTab extends Tab {
   static async open({ width = 390, height = 844, locale } = {}) {
     for (const [file, pkg] of [[WEBKIT_DRIVER, 'webkit2gtk-driver'], [XVFB_RUN, 'xvfb']]) {
@@ -243,6 +267,8 @@ class WebKitTab extends Tab {
     this.base = '';
     this.session = '';
     this.stderr = '';
+    /** What MiniBrowser's window adds around the page: [width, height] in CSS pixels. */
+    this.chrome = null;
   }
 
   /** Starts the driver under its own X server (its own process group) and a session in it. */
@@ -308,6 +334,7 @@ class WebKitTab extends Tab {
       env, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
+    live.set(child.pid, this.dir);
     this.exited = new Promise((resolve) => child.once('exit', (code, sig) => resolve({ code, sig })));
     child.once('error', (e) => { this.stderr += String(e); });
     child.stdout.on('data', () => {});
@@ -370,7 +397,7 @@ class WebKitTab extends Tab {
     const script = `const done = arguments[arguments.length - 1];
 Promise.resolve().then(() => (${fn})(...${JSON.stringify(args)})).then(
   (v) => done(JSON.stringify({ ok: v })),
-  (e) => done(JSON.stringify({ error: String((e && (e.stack || e.message)) || e) })));`;
+  (e) => done(JSON.stringify({ error: String(e) + (e && e.stack ? \`\\n\${e.stack}\` : '') })));`;
     const out = JSON.parse(await this.wd('POST', this.s('/execute/async'), { script, args: [] }, 40_000));
     if ('error' in out) throw new Error(`webkit: evaluate ${describe(fn, args)} threw: ${out.error}`);
     return out.ok;
@@ -418,22 +445,23 @@ Promise.resolve().then(() => (${fn})(...${JSON.stringify(args)})).then(
 
   async setSize(width, height) {
     // The window holds the page and MiniBrowser's toolbar above it: size the window, measure what
-    // the page got, and add what the toolbar takes.
-    let size;
-    let rect = { width, height };
-    for (let i = 0; i < 3; i += 1) {
+    // the page got, and add what the toolbar takes (kept for the next call).
+    const measure = () => this.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(
+      () => r([window.innerWidth, window.innerHeight, window.outerWidth, window.outerHeight])))));
+    let rect = { width: width + (this.chrome?.[0] ?? 0), height: height + (this.chrome?.[1] ?? 0) };
+    let got;
+    for (let i = 0; i < 4; i += 1) {
       await this.wd('POST', this.s('/window/rect'), rect);
-      size = await this.waitFor(
-        (w, h) => window.innerWidth === w && window.innerHeight === h
-          || new Promise((r) => requestAnimationFrame(() => r(false))),
-        [width, height], { timeout: 1_000 },
-      ).catch(() => null);
-      if (size) return;
-      const got = await this.evaluate(() => [window.innerWidth, window.innerHeight, window.outerWidth, window.outerHeight]);
-      rect = { width: width + (got[2] - got[0]), height: height + (got[3] - got[1]) };
-      size = got;
+      got = await measure();
+      if (got[0] !== width || got[1] !== height) {
+        await sleep(200); // a resize the page has not seen yet
+        got = await measure();
+      }
+      this.chrome = [got[2] - got[0], got[3] - got[1]];
+      if (got[0] === width && got[1] === height) return;
+      rect = { width: width + this.chrome[0], height: height + this.chrome[1] };
     }
-    throw new Error(`webkit: the viewport cannot be ${width}×${height}: the page has ${size[0]}×${size[1]}`);
+    throw new Error(`webkit: the viewport cannot be ${width}×${height}: the page has ${got[0]}×${got[1]}`);
   }
 
   /** Ends the session, then the driver's whole process group (SIGTERM, SIGKILL after 5 s). */
@@ -460,6 +488,7 @@ Promise.resolve().then(() => (${fn})(...${JSON.stringify(args)})).then(
     while (Date.now() < deadline && signal(0)) await sleep(50);
     if (signal('SIGKILL')) await bounded(this.exited, 5_000);
     await bounded(this.exited, 5_000);
+    live.delete(child.pid);
   }
 
   async close() {
