@@ -392,7 +392,7 @@ export function useBrowser(launch = {}) {
 
 /**
  * A fresh context and page, with every console error, page error, failed request and CSP violation
- * recorded in `page.problems`. `ignoreHTTPSErrors` only for a bench behind its self-signed TLS proxy
+ * recorded in `page.problems`; `locale` (say 'de') is the browser's language, else chromium's own. `ignoreHTTPSErrors` only for a bench behind its self-signed TLS proxy
  * (`bench/tls-proxy.mjs`).
  */
 export async function openPage(browser, { width = 390, height = 844, colorScheme = 'light', scale = 1, ignoreHTTPSErrors = false, locale = 'en-US' } = {}) {
