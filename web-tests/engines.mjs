@@ -541,7 +541,8 @@ export async function pairTab(tab, bridge, { label = 'phone', tier = 'full' } = 
   await tab.goto(`${bridge.url}/#pair=${code}`);
   await tab.fill('#pair-label', label);
   await tab.click('form button[type=submit]');
-  await tab.waitFor(() => document.querySelector('h1')?.textContent === 'Panes', [], { timeout: 10_000 });
+  // The pane list, in whatever language the page speaks: its tab is the one shown.
+  await tab.waitFor(() => !!document.querySelector('nav.tabbar a[href="#/"][aria-current="page"]'), [], { timeout: 10_000 });
   return code;
 }
 

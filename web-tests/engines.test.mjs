@@ -127,12 +127,13 @@ for (const engine of ENGINES) {
     test(`${engine}: a real hook's card shows on Cards and a tap answers it`, T, () =>
       engineSession(engine, 'cards', async ({ bridge, tab }) => {
         const hook = await startHook(bridge);
-        // The pill counts it (the app polls every 5 s).
+        // The Cards tab counts it (the app polls every 5 s): a badge, and the tab's description.
         await tab.waitFor(() => {
-          const pill = document.querySelector('a.cards-pill');
-          return pill && !pill.hidden && pill.getAttribute('aria-label') === '1 card waiting';
+          const cards = document.querySelector('nav.tabbar a[href="#/cards"]');
+          const said = document.getElementById(cards?.getAttribute('aria-describedby') || '-');
+          return said?.textContent === '1 card waiting' && cards.querySelector('.tab-count').textContent === '1';
         }, [], { timeout: 20_000 });
-        await tab.click('a.cards-pill');
+        await tab.click('nav.tabbar a[href="#/cards"]');
         await headingIs(tab, 'Cards');
         const card = await tab.waitFor(() => {
           const a = document.querySelector('article.decision');
