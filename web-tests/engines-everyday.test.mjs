@@ -93,6 +93,9 @@ function overlaps(where) {
       }
     }
   }
+  for (const label of document.querySelectorAll('nav.tabbar .tab > span:first-child')) {
+    if (label.scrollWidth > label.clientWidth + 1) found.push(`the tab "${label.textContent}" is cut short`);
+  }
   const sideways = (el) => {
     for (let p = el.parentElement; p; p = p.parentElement) {
       if (['auto', 'scroll'].includes(getComputedStyle(p).overflowX)) return true;
@@ -112,6 +115,9 @@ for (const engine of ENGINES) {
       engineSession(engine, 'languages', async ({ tab }) => {
         assert.equal(await tab.evaluate(() => document.documentElement.lang), 'de');
         assert.deepEqual(await tabWords(tab), ['Panes', 'Karten', 'Dateien', 'Einstellungen', 'Mehr']);
+        // German's long words fit the tab bar of a 360-pixel phone.
+        await tab.setSize(360, 740);
+        assert.deepEqual(await tab.evaluate(overlaps, 'top'), []);
         await tab.click('nav.tabbar a[href="#/settings"]');
         await tab.waitFor(() => document.querySelector('h1')?.textContent === 'Einstellungen', []);
         await tab.waitFor(() => document.querySelector('#language option[value="ja"]'), []);
@@ -125,6 +131,22 @@ for (const engine of ENGINES) {
         await tab.evaluate(() => location.reload());
         await tab.waitFor(() => document.querySelector('h1')?.textContent === '設定', [], { timeout: 15_000 });
         assert.equal(await tab.evaluate(() => document.documentElement.lang), 'ja');
+
+        // A language file that lacks a string shows that string in English, never a key or a
+        // blank (a kept copy with one string stands for it), and a language the bridge does not
+        // have gives English at the next start.
+        await tab.evaluate(() => {
+          localStorage.setItem('collie.pref.language', 'fr');
+          localStorage.setItem('collie.pref.language-kept', JSON.stringify({
+            code: 'fr', choice: 'fr', browser: navigator.languages.join(','), index: [], strings: { Settings: 'Réglages' },
+          }));
+          location.reload();
+        });
+        await tab.waitFor(() => document.querySelector('h1')?.textContent === 'Réglages', [], { timeout: 15_000 });
+        assert.deepEqual(await tabWords(tab), ['Panes', 'Cards', 'Files', 'Réglages', 'More']);
+        await tab.waitFor(() => JSON.parse(localStorage.getItem('collie.pref.language-kept')).code === 'en', []);
+        await tab.evaluate(() => location.reload());
+        await tab.waitFor(() => document.querySelector('h1')?.textContent === 'Settings', [], { timeout: 15_000 });
       }, { locale: 'de-DE' }));
 
     test(`${engine}: a pinned pane is listed first and stays pinned after a reload`, T, () =>

@@ -4,7 +4,7 @@
 // screen shows went through the translation (a string left out of `t` shows unmarked).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { session, pairInApp, waitFor, useBrowser } from './support.mjs';
+import { session, pairInApp, storage, waitFor, useBrowser } from './support.mjs';
 import { extract } from './i18n-keys.mjs';
 
 const browser = useBrowser();
@@ -61,6 +61,7 @@ test('a language the bridge lacks is English, and a string a language lacks show
     await waitFor('the kept French', async () => (await tabs(page)).includes('Réglages'));
     assert.deepEqual(await tabs(page), ['Panes', 'Cards', 'Files', 'Réglages', 'More']);
     // The bridge has no fr.json: the background refresh kept English for the next start.
+    await waitFor('English kept', async () => JSON.parse((await storage(page))['collie.pref.language-kept']).code === 'en');
     await page.reload();
     await waitFor('English again', async () => (await tabs(page)).includes('Settings'));
   }, { locale: 'fr-FR' }));
