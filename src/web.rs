@@ -148,7 +148,10 @@ static LANGUAGE_INDEX: LazyLock<Served> = LazyLock::new(|| {
     let index: Vec<Listed> = LANGUAGES
         .iter()
         .map(|a| {
-            let code = a.path.trim_start_matches("/lang/").trim_end_matches(".json");
+            let code = a
+                .path
+                .trim_start_matches("/lang/")
+                .trim_end_matches(".json");
             let name = serde_json::from_slice::<Named>(a.body)
                 .map_or_else(|_| code.to_owned(), |n| n.name);
             Listed { code, name }
@@ -560,9 +563,13 @@ mod tests {
         }
         assert!(LANGUAGES.len() >= 2, "German and Japanese at least");
         for a in LANGUAGES {
-            let lang: Language = serde_json::from_slice(a.body)
-                .unwrap_or_else(|e| panic!("{}: {e}", a.path));
-            assert!(!lang.name.trim().is_empty(), "{} names its language", a.path);
+            let lang: Language =
+                serde_json::from_slice(a.body).unwrap_or_else(|e| panic!("{}: {e}", a.path));
+            assert!(
+                !lang.name.trim().is_empty(),
+                "{} names its language",
+                a.path
+            );
             for (english, said) in &lang.strings {
                 assert!(!said.trim().is_empty(), "{}: {english:?} is empty", a.path);
             }
@@ -578,7 +585,11 @@ mod tests {
                 .body(axum::body::Body::empty())
                 .expect("request")
         };
-        let resp = app.clone().oneshot(get("/lang/index.json")).await.expect("index");
+        let resp = app
+            .clone()
+            .oneshot(get("/lang/index.json"))
+            .await
+            .expect("index");
         assert_eq!(resp.status(), StatusCode::OK);
         assert_eq!(resp.headers()[header::CONTENT_TYPE], JSON);
         let index: Vec<std::collections::BTreeMap<String, String>> =

@@ -108,6 +108,13 @@ fn with_the_check_off_nothing_is_sent() {
     let (_, settings) = b.get("/api/settings", Some(&token));
     assert_eq!(settings["update"]["check"], "off");
     assert!(settings["update"]["latest"].is_null());
+    // What the phone's Settings and its Report a problem link show (decision 0082).
+    assert_eq!(settings["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(settings["crew_mode"], "solo");
+    assert_eq!(
+        settings["new_issue"],
+        concat!(env!("CARGO_PKG_REPOSITORY"), "/issues/new")
+    );
     let version = b.cli_ok(&["version"]);
     assert!(version.contains("update check off"), "{version}");
     // The check would have been the bridge's first act; give a running bridge time to misbehave.
