@@ -4,32 +4,21 @@
 // taps — two for "Always allow" — decide what the hook prints.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { session, pairInApp, openPane, waitFor, axeViolations, cardsTab, COLLIE_BIN, useBrowser } from './support.mjs';
+import { existsSync, readFileSync } from 'node:fs';
+import { session, pairInApp, openPane, waitFor, axeViolations, cardsTab, startHook as startHookWith, HOOK_REQUEST, useBrowser } from './support.mjs';
 
 const browser = useBrowser();
 
 const T = { timeout: 120_000 };
 
 const REQUEST = {
-  session_id: 'web', hook_event_name: 'PermissionRequest', tool_name: 'Bash',
-  tool_input: { command: 'cargo test --workspace', description: 'Run the tests' },
+  ...HOOK_REQUEST,
   permission_suggestions: [{ type: 'addRules', behavior: 'allow', destination: 'localSettings',
     rules: [{ toolName: 'Bash', ruleContent: 'cargo test' }] }],
 };
 
-/** Starts the hook in a hosted pane `agent`; returns where its stdout and its exit land. */
-async function startHook(bridge) {
-  const input = path.join(bridge.dir, 'request.json');
-  const out = path.join(bridge.dir, 'hook.out');
-  const done = path.join(bridge.dir, 'hook.done');
-  writeFileSync(input, JSON.stringify(REQUEST));
-  const made = JSON.parse(await bridge.cliOk(['panes', 'new', '--json', '--name', 'agent', '--', 'sh', '-c',
-    `${COLLIE_BIN} hook claude-permission < ${input} > ${out}; echo $? > ${done}; exec cat`]));
-  assert.ok(made.pane, JSON.stringify(made));
-  return { out, done };
-}
+/** Starts the hook in a hosted pane `agent` with REQUEST (with its "Always allow" suggestion). */
+const startHook = (bridge) => startHookWith(bridge, REQUEST);
 
 test('the Cards tab and a pane\'s header count a waiting card, Cards shows it whole, and two taps always-allow it', T,
   () => session(browser, 'cards', async ({ bridge, page }) => {

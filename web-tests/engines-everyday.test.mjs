@@ -7,12 +7,12 @@
 // `COLLIE_SCREENSHOTS=docs/screenshots/phone node --test web-tests/engines-everyday.test.mjs`).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ENGINES, engineSession, clickText } from './engines.mjs';
-import { COLLIE_BIN, ROOT, waitFor } from './support.mjs';
+import { ROOT, startHook } from './support.mjs';
 
 const T = { timeout: 180_000 };
 
@@ -30,19 +30,6 @@ const listed = (tab) => tab.evaluate(() => [...document.querySelectorAll('sectio
 async function open(tab, bridge, hash) {
   await tab.goto(`${bridge.url}/${hash}`);
   await tab.waitFor(() => document.querySelector('h1') && !document.body.innerText.includes('Loading…'), []);
-}
-
-/** Starts the real `collie hook claude-permission` in a hosted pane `agent` (as cards.test.mjs). */
-async function startHook(bridge) {
-  const input = path.join(bridge.dir, 'request.json');
-  const out = path.join(bridge.dir, 'hook.out');
-  writeFileSync(input, JSON.stringify({
-    session_id: 'web', hook_event_name: 'PermissionRequest', tool_name: 'Bash',
-    tool_input: { command: 'cargo test --workspace', description: 'Run the tests' },
-  }));
-  await bridge.cliOk(['panes', 'new', '--name', 'agent', '--', 'sh', '-c',
-    `${COLLIE_BIN} hook claude-permission < ${input} > ${out}; exec cat`]);
-  return out;
 }
 
 /** Waits until the Cards tab says one card waits. */

@@ -4,33 +4,15 @@
 // a real hook's card answered, and the notification switch in Settings.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
 import { ENGINES, engineSession, clickText, heading } from './engines.mjs';
-import { COLLIE_BIN, WINDOW, waitFor, isLine } from './support.mjs';
+import { WINDOW, waitFor, isLine, startHook } from './support.mjs';
 
 const T = { timeout: 120_000 };
 const norm = (code) => code.replace(/-/g, '').toUpperCase();
 
 /** The screen's heading is `text` (the app draws a screen's h1 once it has what it shows). */
 const headingIs = (tab, text) => tab.waitFor((want) => document.querySelector('h1')?.textContent === want, [text]);
-
-const REQUEST = {
-  session_id: 'web', hook_event_name: 'PermissionRequest', tool_name: 'Bash',
-  tool_input: { command: 'cargo test --workspace', description: 'Run the tests' },
-};
-
-/** The real `collie hook claude-permission` in a hosted pane `agent` (as cards.test.mjs starts it). */
-async function startHook(bridge) {
-  const input = path.join(bridge.dir, 'request.json');
-  const out = path.join(bridge.dir, 'hook.out');
-  const done = path.join(bridge.dir, 'hook.done');
-  writeFileSync(input, JSON.stringify(REQUEST));
-  const made = JSON.parse(await bridge.cliOk(['panes', 'new', '--json', '--name', 'agent', '--', 'sh', '-c',
-    `${COLLIE_BIN} hook claude-permission < ${input} > ${out}; echo $? > ${done}; exec cat`]));
-  assert.ok(made.pane, JSON.stringify(made));
-  return { out, done };
-}
 
 /** The bridge's answer to `GET /api/push/subscribe` for the tab's own device. */
 const bridgePush = (tab) => tab.evaluate(async () => (await fetch('/api/push/subscribe', {

@@ -690,3 +690,24 @@ export async function openMore(page, name) {
   await page.getByRole('button', { name: 'More', exact: true }).click();
   await page.locator('dialog[open]').getByRole('link', { name, exact: true }).click();
 }
+
+/** Claude Code's PermissionRequest for a Bash command, as a real one reads (the card tests' input). */
+export const HOOK_REQUEST = {
+  session_id: 'web', hook_event_name: 'PermissionRequest', tool_name: 'Bash',
+  tool_input: { command: 'cargo test --workspace', description: 'Run the tests' },
+};
+
+/**
+ * Starts the real `collie hook claude-permission` in a hosted pane `agent` with `request` on its
+ * stdin; returns where its stdout and its exit code land (`done` appears when it returns).
+ */
+export async function startHook(bridge, request = HOOK_REQUEST) {
+  const input = path.join(bridge.dir, 'request.json');
+  const out = path.join(bridge.dir, 'hook.out');
+  const done = path.join(bridge.dir, 'hook.done');
+  await writeFile(input, JSON.stringify(request));
+  const made = JSON.parse(await bridge.cliOk(['panes', 'new', '--json', '--name', 'agent', '--', 'sh', '-c',
+    `${COLLIE_BIN} hook claude-permission < ${input} > ${out}; echo $? > ${done}; exec cat`]));
+  if (!made.pane) throw new Error(`panes new gave no pane: ${JSON.stringify(made)}`);
+  return { out, done };
+}
