@@ -10,6 +10,7 @@ pub mod budget;
 pub mod error;
 pub mod foreground;
 pub mod keys;
+pub mod line_reader;
 pub mod pane_ref;
 pub mod pty;
 pub mod ring;
@@ -17,5 +18,6 @@ pub mod screen;
 pub mod snapshot;
 pub mod tmux;
 pub mod token;
+pub mod zellij;
 
 pub use self::actor::PanesMsg;

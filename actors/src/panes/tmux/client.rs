@@ -13,12 +13,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::{mpsc, oneshot};
 
 use super::control::{ControlParser, Message, Notification, Reply};
 use super::TmuxError;
+use crate::panes::line_reader::read_line_limited;
 
 /// What a control client reports to, and asks of, the server state of its socket: the command to
 /// start tmux with, and the pane output and first looks it reads. A trait of the client's own, so
@@ -236,7 +237,7 @@ async fn read_stream(
     let mut line = Vec::new();
     loop {
         line.clear();
-        match read_line_limited(&mut reader, &mut line).await {
+        match read_line_limited(&mut reader, &mut line, MAX_LINE_BYTES).await {
             Ok(false) => break,
             Ok(true) => {}
             Err(_) => break,
@@ -275,33 +276,6 @@ async fn read_stream(
                     let _ = events.send(Event::Changed(other));
                 }
             },
-        }
-    }
-}
-
-/// Reads one line (without `\n`) into `buf`, keeping at most [`MAX_LINE_BYTES`] + 1 bytes of it
-/// so that an endless line cannot grow memory. Returns false at end of stream.
-async fn read_line_limited(
-    reader: &mut BufReader<ChildStdout>,
-    buf: &mut Vec<u8>,
-) -> std::io::Result<bool> {
-    let mut seen_any = false;
-    loop {
-        let available = reader.fill_buf().await?;
-        if available.is_empty() {
-            return Ok(seen_any);
-        }
-        seen_any = true;
-        let (chunk, done) = match available.iter().position(|b| *b == b'\n') {
-            Some(i) => (&available[..i], Some(i + 1)),
-            None => (available, None),
-        };
-        let room = (MAX_LINE_BYTES + 1).saturating_sub(buf.len());
-        buf.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        let used = done.unwrap_or(available.len());
-        reader.consume(used);
-        if done.is_some() {
-            return Ok(true);
         }
     }
 }
