@@ -599,6 +599,7 @@ fn logs_are_coloured_only_for_a_person_at_a_terminal() {
         .env("COLLIE_CONFIG_DIR", dir.path().join("config"))
         .env("COLLIE_LOG", "info")
         .env("COLLIE_UPDATE_CHECK", "off")
+        .env("ZELLIJ_SOCKET_DIR", dir.path().join("zellij"))
         .args([
             "bridge",
             "--port",

@@ -205,6 +205,8 @@ export class Bridge {
       COLLIE_LOG: 'warn',
       // No call to the real release host from a test.
       COLLIE_UPDATE_CHECK: 'off',
+      // A zellij on PATH sees only this test's sessions, never the user's.
+      ZELLIJ_SOCKET_DIR: path.join(d, 'zellij'),
     };
     if (this.tmux) env.COLLIE_TMUX_SOCKETS = this.tmux.socket;
     return { ...env, ...this.extraEnv };

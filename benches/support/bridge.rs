@@ -194,7 +194,9 @@ impl Bridge {
             .env("TMUX_TMPDIR", d.join("tmuxdefault"))
             .env("COLLIE_CREW_PORT", "0")
             .env("COLLIE_LOG", &self.log)
-            .env("COLLIE_UPDATE_CHECK", "off");
+            .env("COLLIE_UPDATE_CHECK", "off")
+            // A zellij on PATH sees only the bench's sessions, never the user's.
+            .env("ZELLIJ_SOCKET_DIR", d.join("zellij"));
         for (key, value) in &self.env {
             cmd.env(key, value);
         }

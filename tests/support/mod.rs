@@ -321,7 +321,9 @@ impl TestBridge {
             .env("COLLIE_LOG", "warn")
             // Tests make no call to the real release host; the update check's own tests turn
             // it back on against a local server.
-            .env("COLLIE_UPDATE_CHECK", "off");
+            .env("COLLIE_UPDATE_CHECK", "off")
+            // A zellij on PATH sees only this test's sessions, never the user's.
+            .env("ZELLIJ_SOCKET_DIR", d.join("zellij"));
         if let Some(t) = &self.tmux {
             cmd.env("COLLIE_TMUX_SOCKETS", &t.socket);
         }

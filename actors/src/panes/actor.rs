@@ -42,6 +42,7 @@ use super::ring::DEFAULT_RING_BYTES;
 use super::screen::lines_hash;
 use super::tmux::{TmuxBackend, TmuxOptions, TmuxSessionInfo, TmuxSocket};
 use super::token::pane_token;
+use super::zellij::{ZellijBackend, ZellijOptions, ZellijPaneInfo};
 use crate::machine::MachineName;
 use crate::redact::Masker;
 use crate::rfc3339;
@@ -255,6 +256,8 @@ struct Hosted {
 pub struct PanesState {
     args: PanesArgs,
     tmux: TmuxBackend,
+    /// The user's zellij sessions' panes (issue 34): none where zellij is missing or too old.
+    zellij: ZellijBackend,
     hosted: BTreeMap<u32, Hosted>,
     next_hosted: u32,
     salt: Vec<u8>,
@@ -298,6 +301,7 @@ impl Actor for PanesActor {
         sockets.extend(args.tmux_sockets.iter().cloned().map(TmuxSocket::Path));
         let (set, _) = watch::channel(0);
         let tmux = TmuxBackend::start_telling(sockets, &salt, TmuxOptions::default(), set.clone());
+        let zellij = ZellijBackend::start_telling(&salt, ZellijOptions::default(), set.clone());
         // The first look at tmux (a `tmux list-sessions` process, then the control clients) is
         // waited for by the first request, not here: the rest of the bridge starts serving
         // meanwhile (see `handle`).
@@ -313,6 +317,7 @@ impl Actor for PanesActor {
         let mut state = PanesState {
             args,
             tmux,
+            zellij,
             hosted: BTreeMap::new(),
             next_hosted: 1,
             salt,
@@ -491,6 +496,25 @@ impl PanesState {
         }
     }
 
+    fn zellij_info(&self, p: ZellijPaneInfo) -> PaneInfo {
+        PaneInfo {
+            machine: self.args.machine.get(),
+            pane: p.id,
+            token: p.token,
+            name: self.mask(&p.name),
+            backend: "zellij".to_owned(),
+            alive: p.alive,
+            cols: p.cols,
+            rows: p.rows,
+            last_activity: rfc3339::format(OffsetDateTime::from(p.last_activity)),
+            asking_password: p.asking_password,
+            // Its process is not known yet (decision 0083): taken as at a shell, so nothing that
+            // refuses a shell (a walky line) types into it.
+            at_shell: true,
+            activity: Default::default(),
+        }
+    }
+
     fn hosted_info(&self, n: u32, h: &Hosted) -> PaneInfo {
         let (rows, cols) = h.pane.size();
         PaneInfo {
@@ -524,6 +548,7 @@ impl PanesState {
                 info
             })
             .collect();
+        out.extend(self.zellij.list().into_iter().map(|p| self.zellij_info(p)));
         out.extend(self.hosted.iter().map(|(n, h)| {
             let mut info = self.hosted_info(*n, h);
             info.at_shell = h.pane.pid().is_none_or(|pid| procs.at_prompt(pid));
@@ -553,6 +578,11 @@ impl PanesState {
         Ok(match pane {
             PaneRef::Hosted(n) => self.hosted_pane(n)?.pane.pid(),
             PaneRef::Tmux(id) => Some(self.tmux.info(id).ok_or(PaneError::NoSuchPane)?.pid),
+            // Not known yet (decision 0083).
+            PaneRef::Zellij(id) => {
+                self.zellij.info(id).ok_or(PaneError::NoSuchPane)?;
+                None
+            }
         })
     }
 
@@ -598,6 +628,11 @@ impl PanesState {
                 .info(id)
                 .map(|p| self.tmux_info(p))
                 .ok_or(PaneError::NoSuchPane),
+            PaneRef::Zellij(id) => self
+                .zellij
+                .info(id)
+                .map(|p| self.zellij_info(p))
+                .ok_or(PaneError::NoSuchPane),
         }
     }
 
@@ -611,6 +646,10 @@ impl PanesState {
             }
             PaneRef::Tmux(id) => self
                 .tmux
+                .snapshot(id, scrollback, &mask)
+                .ok_or(PaneError::NoSuchPane)?,
+            PaneRef::Zellij(id) => self
+                .zellij
                 .snapshot(id, scrollback, &mask)
                 .ok_or(PaneError::NoSuchPane)?,
         };
@@ -636,6 +675,7 @@ impl PanesState {
         match pane {
             PaneRef::Hosted(n) => Ok(self.hosted_pane(n)?.pane.subscribe()),
             PaneRef::Tmux(id) => self.tmux.subscribe(id).ok_or(PaneError::NoSuchPane),
+            PaneRef::Zellij(id) => self.zellij.subscribe(id).ok_or(PaneError::NoSuchPane),
         }
     }
 
@@ -660,11 +700,21 @@ impl PanesState {
                 }
                 Ok(())
             }
+            PaneRef::Zellij(id) => {
+                if !text.is_empty() {
+                    self.zellij.send_text(id, text).await?;
+                }
+                for key in keys {
+                    self.zellij.send_key(id, *key).await?;
+                }
+                Ok(())
+            }
         }
     }
 
     fn allocated_bytes(&self) -> usize {
         self.tmux.allocated_bytes()
+            + self.zellij.allocated_bytes()
             + self
                 .hosted
                 .values()
@@ -680,7 +730,9 @@ impl PanesState {
     /// Runs the budget timer while there is a pane (whose output could grow the buffers), and
     /// stops it when there is none: an idle bridge without panes has nothing to re-evaluate.
     fn arm_budget(&mut self, myself: &ActorRef<PanesMsg>) {
-        let any = !self.hosted.is_empty() || !self.tmux.list().is_empty();
+        let any = !self.hosted.is_empty()
+            || !self.tmux.list().is_empty()
+            || !self.zellij.list().is_empty();
         match (any, self.budget_timer.is_some()) {
             (true, false) => {
                 let timer = myself.send_interval(BUDGET_PERIOD, || PanesMsg::CheckBudget);
@@ -762,6 +814,9 @@ impl PanesState {
                 Ok(())
             }
             PaneRef::Tmux(id) => Ok(self.tmux.rename(id, &name).await?),
+            PaneRef::Zellij(_) => Err(PaneError::BadInput(
+                "a zellij pane is renamed in zellij".to_owned(),
+            )),
         }
     }
 
@@ -777,6 +832,9 @@ impl PanesState {
                 Ok(())
             }
             PaneRef::Tmux(id) => Ok(self.tmux.kill(id).await?),
+            PaneRef::Zellij(_) => Err(PaneError::BadInput(
+                "a zellij pane is closed in zellij".to_owned(),
+            )),
         }
     }
 }

@@ -4,6 +4,7 @@
 //! unchanged; the tmux backend's own errors are folded into them here, in one place.
 
 use super::tmux::TmuxError;
+use super::zellij::ZellijError;
 
 /// Pane failures; the Display strings that reach a phone are the §3.2 ones.
 #[derive(Debug, thiserror::Error)]
@@ -37,6 +38,16 @@ pub enum PaneError {
     /// A screen prompt's lines are no longer on the screen where the card was made (SPEC §10.2).
     #[error("The screen changed before that could be sent")]
     ScreenChanged,
+}
+
+impl From<ZellijError> for PaneError {
+    fn from(e: ZellijError) -> Self {
+        match e {
+            ZellijError::NoSuchPane => PaneError::NoSuchPane,
+            ZellijError::Key(k) => PaneError::BadInput(k.to_string()),
+            other => PaneError::Backend(other.to_string()),
+        }
+    }
 }
 
 impl From<TmuxError> for PaneError {

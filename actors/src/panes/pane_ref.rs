@@ -1,7 +1,7 @@
 //! Which backend a pane id belongs to, decided once per request.
 //!
-//! A pane id names its backend by its spelling: `p<n>` is hosted pane `n`, and `t<i>-<n>` is tmux
-//! pane `%n` of socket `i`. The Panes actor turns the id of every request into a [`PaneRef`] as
+//! A pane id names its backend by its spelling: `p<n>` is hosted pane `n`, `t<i>-<n>` is tmux
+//! pane `%n` of socket `i`, and `z<i>-<n>` is zellij's `terminal_<n>` of session `i`. The Panes actor turns the id of every request into a [`PaneRef`] as
 //! the request arrives, and each operation matches on it once, so the rule is written here and
 //! nowhere else.
 //!
@@ -16,15 +16,21 @@ use std::fmt;
 /// A pane id, resolved to the backend that owns it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PaneRef<'a> {
-    /// Any id that is not a hosted pane's: the tmux backend looks it up (`t<i>-<n>`).
+    /// Any id that is not a hosted or a zellij pane's: the tmux backend looks it up (`t<i>-<n>`).
     Tmux(&'a str),
+    /// An id that starts with `z`: the zellij backend looks it up (`z<i>-<n>`).
+    Zellij(&'a str),
     /// Hosted pane `p<n>`.
     Hosted(u32),
 }
 
 impl<'a> PaneRef<'a> {
-    /// Resolves `id`: [`PaneRef::Hosted`] for a canonical `p<n>`, [`PaneRef::Tmux`] otherwise.
+    /// Resolves `id`: [`PaneRef::Hosted`] for a canonical `p<n>`, [`PaneRef::Zellij`] for an id
+    /// that starts with `z`, [`PaneRef::Tmux`] otherwise.
     pub fn parse(id: &'a str) -> PaneRef<'a> {
+        if id.starts_with('z') {
+            return PaneRef::Zellij(id);
+        }
         id.strip_prefix('p')
             .filter(|n| canonical_number(n))
             .and_then(|n| n.parse().ok())
@@ -36,7 +42,7 @@ impl fmt::Display for PaneRef<'_> {
     /// The id as the pane list shows it (for a hosted pane, the one place `p<n>` is spelled).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            PaneRef::Tmux(id) => f.write_str(id),
+            PaneRef::Tmux(id) | PaneRef::Zellij(id) => f.write_str(id),
             PaneRef::Hosted(n) => write!(f, "p{n}"),
         }
     }
@@ -78,8 +84,15 @@ mod tests {
     }
 
     #[test]
+    fn zellij_ids_go_to_the_zellij_backend() {
+        for id in ["z0-3", "z12-0", "z01-3", "z"] {
+            assert_eq!(PaneRef::parse(id), PaneRef::Zellij(id), "{id}");
+        }
+    }
+
+    #[test]
     fn an_id_is_shown_as_it_was_given() {
-        for id in ["p7", "t0-3", "t12-0"] {
+        for id in ["p7", "t0-3", "t12-0", "z1-4"] {
             assert_eq!(PaneRef::parse(id).to_string(), id);
         }
         assert_eq!(PaneRef::Hosted(42).to_string(), "p42");

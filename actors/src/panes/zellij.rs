@@ -155,6 +155,8 @@ struct State {
     /// Session names by index, in the order first seen (an index is never reused in a run).
     sessions: Mutex<Vec<String>>,
     panes: Mutex<HashMap<(usize, u32), Entry>>,
+    /// The owner's pane-set counter, bumped when a pane comes, goes or is renamed.
+    set: watch::Sender<u64>,
 }
 
 impl State {
@@ -206,6 +208,11 @@ impl State {
         sessions.len() - 1
     }
 
+    /// Tells the owner the pane set changed.
+    fn set_changed(&self) {
+        self.set.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
     fn info(&self, index: usize, pane: u32, e: &Entry) -> ZellijPaneInfo {
         let (rows, cols) = e.mirror.screen().size();
         ZellijPaneInfo {
@@ -232,12 +239,22 @@ pub struct ZellijBackend {
 impl ZellijBackend {
     /// Starts the manager; `salt` makes the pane tokens (SPEC §5).
     pub fn start(salt: &[u8], options: ZellijOptions) -> ZellijBackend {
+        ZellijBackend::start_telling(salt, options, watch::channel(0).0)
+    }
+
+    /// [`ZellijBackend::start`], bumping `set` whenever a pane comes, goes or is renamed.
+    pub fn start_telling(
+        salt: &[u8],
+        options: ZellijOptions,
+        set: watch::Sender<u64>,
+    ) -> ZellijBackend {
         let state = Arc::new(State {
             options,
             salt: salt.to_vec(),
             status: Mutex::new(ZellijStatus::Starting),
             sessions: Mutex::new(Vec::new()),
             panes: Mutex::new(HashMap::new()),
+            set,
         });
         let mut tasks = JoinSet::new();
         tasks.spawn(session::manage(Arc::clone(&state)));

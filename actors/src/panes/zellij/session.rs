@@ -67,7 +67,14 @@ pub(super) async fn manage(state: Arc<State>) {
 
 /// Drops every mirror of session `name` (their `subscribe` receivers close).
 fn drop_session(state: &State, name: &str) {
-    state.panes.lock().retain(|_, e| e.session != name);
+    let mut panes = state.panes.lock();
+    let before = panes.len();
+    panes.retain(|_, e| e.session != name);
+    let changed = panes.len() != before;
+    drop(panes);
+    if changed {
+        state.set_changed();
+    }
 }
 
 /// Follows one session: its panes every poll, and a `subscribe` child for the set of them,
@@ -159,19 +166,24 @@ async fn reread(state: &State, index: usize, session: &str) {
 fn place(state: &State, index: usize, session: &str, first_seen: u64, panes: &[Pane]) -> Vec<u32> {
     let names = names(panes);
     let mut entries = state.panes.lock();
+    let before = entries.len();
     entries.retain(|(i, n), _| *i != index || panes.iter().any(|p| p.id == *n));
+    let mut changed = entries.len() != before;
     for p in panes {
         let rows = u16::try_from(p.pane_content_rows).unwrap_or(u16::MAX);
         let cols = u16::try_from(p.pane_content_columns).unwrap_or(u16::MAX);
-        let e = entries.entry((index, p.id)).or_insert_with(|| Entry {
-            session: session.to_owned(),
-            name: String::new(),
-            alive: true,
-            mirror: Mirror::new(rows, cols, state.options.scrollback),
-            seq: watch::channel(0).0,
-            last_activity: SystemTime::now(),
-            token: token_of(&state.salt, session, first_seen, p.id),
-            lost: false,
+        let e = entries.entry((index, p.id)).or_insert_with(|| {
+            changed = true;
+            Entry {
+                session: session.to_owned(),
+                name: String::new(),
+                alive: true,
+                mirror: Mirror::new(rows, cols, state.options.scrollback),
+                seq: watch::channel(0).0,
+                last_activity: SystemTime::now(),
+                token: token_of(&state.salt, session, first_seen, p.id),
+                lost: false,
+            }
         });
         e.mirror.resize(rows, cols);
         let cursor = p.cursor_coordinates_in_pane.map(|(x, y)| {
@@ -181,8 +193,14 @@ fn place(state: &State, index: usize, session: &str, first_seen: u64, panes: &[P
             )
         });
         e.mirror.set_cursor(cursor);
+        let name = names.get(&p.id).cloned().unwrap_or_default();
+        changed |= e.alive == p.exited || e.name != name;
         e.alive = !p.exited;
-        e.name = names.get(&p.id).cloned().unwrap_or_default();
+        e.name = name;
+    }
+    drop(entries);
+    if changed {
+        state.set_changed();
     }
     let mut ids: Vec<u32> = panes.iter().map(|p| p.id).collect();
     ids.sort_unstable();
@@ -254,7 +272,10 @@ async fn subscribe(state: Arc<State>, index: usize, name: String, panes: Vec<u32
                 e.seq.send_modify(|s| *s += 1);
             }
             Ok(Some(Update::Closed { pane })) => {
-                state.panes.lock().remove(&(index, pane));
+                let gone = state.panes.lock().remove(&(index, pane)).is_some();
+                if gone {
+                    state.set_changed();
+                }
             }
             Ok(None) => {}
             Err(e) => {

@@ -1,0 +1,164 @@
+//! zellij panes through a real bridge (issue 34, decision 0083): a real zellij (the pinned one
+//! `scripts/setup` builds into `tools/`, or `COLLIE_ZELLIJ_BIN`) on the bridge's PATH, its session
+//! in the test's own socket folder (`ZELLIJ_SOCKET_DIR`, which every test bridge gets); the
+//! pane is listed, read masked, typed into, and refused what only a zellij pane's owner does.
+//! Every session is killed when the test ends, pass or fail.
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use serde_json::json;
+use support::{wait_for, Opts, TestBridge};
+
+fn zellij_program() -> PathBuf {
+    std::env::var_os("COLLIE_ZELLIJ_BIN").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tools/zellij-0.45.1/bin/zellij"),
+        PathBuf::from,
+    )
+}
+
+/// The test's zellij sessions, killed on drop.
+struct Sessions<'a> {
+    b: &'a TestBridge,
+}
+
+impl Sessions<'_> {
+    fn run(&self, args: &[&str]) -> Output {
+        let d = self.b.dir.path();
+        Command::new(zellij_program())
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("ZELLIJ_SOCKET_DIR", d.join("zellij"))
+            .env("HOME", d.join("home"))
+            .env("XDG_CONFIG_HOME", d.join("home/.config"))
+            .env("SHELL", "/bin/sh")
+            .current_dir(d.join("home"))
+            .args(args)
+            .output()
+            .expect("zellij runs")
+    }
+}
+
+impl Drop for Sessions<'_> {
+    fn drop(&mut self) {
+        let _ = self.run(&["kill-all-sessions", "--yes"]);
+    }
+}
+
+/// A bridge whose PATH has the pinned zellij first; `None` only when `COLLIE_ZELLIJ=0`.
+fn bridge() -> Option<TestBridge> {
+    if std::env::var_os("COLLIE_ZELLIJ").is_some_and(|v| v == "0") {
+        eprintln!("skipped: COLLIE_ZELLIJ=0");
+        return None;
+    }
+    let program = zellij_program();
+    assert!(
+        program.exists(),
+        "no zellij at {} (scripts/setup builds it)",
+        program.display()
+    );
+    let bin = program.parent().expect("bin dir").display().to_string();
+    let path = format!("{bin}:{}", std::env::var("PATH").unwrap_or_default());
+    Some(TestBridge::start_with(Opts {
+        with_tmux: false,
+        env: vec![("PATH".into(), path)],
+        ..Opts::default()
+    }))
+}
+
+fn zellij_panes(b: &TestBridge, token: &str) -> Vec<serde_json::Value> {
+    let (_, list) = b.get("/api/panes", Some(token));
+    list["panes"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|p| p["backend"] == "zellij")
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_zellij_pane_is_listed_read_masked_and_typed_into() {
+    let Some(b) = bridge() else { return };
+    let z = Sessions { b: &b };
+    std::fs::create_dir_all(b.dir.path().join("home/.config/zellij")).expect("config dir");
+    std::fs::write(
+        b.dir.path().join("home/.config/zellij/config.kdl"),
+        "show_startup_tips false\n",
+    )
+    .expect("config");
+    let out = z.run(&["attach", "--create-background", "work"]);
+    assert!(out.status.success(), "zellij attach: {out:?}");
+    let token = b.pair("phone", "full");
+
+    let panes = wait_for(Duration::from_secs(15), || {
+        let p = zellij_panes(&b, &token);
+        (!p.is_empty()).then_some(p)
+    })
+    .expect("the zellij pane listed");
+    assert_eq!(panes.len(), 1, "plugin panes are not listed: {panes:?}");
+    let pane = &panes[0];
+    assert_eq!(pane["pane"], "z0-0");
+    assert_eq!(pane["name"], "Tab #1");
+    assert_eq!(pane["machine"], "testbox");
+    assert_eq!(pane["alive"], true);
+    assert_eq!(pane["token"].as_str().map(str::len), Some(4));
+
+    // Typed from the phone: text and Enter reach the shell, whose answer holds a token that
+    // leaves the machine masked. (The typed line is longer than the pane is wide: zellij wraps
+    // it, and the mirror masks the wrapped halves as one line.)
+    let secret = "ghp_aB1c2D3e4F5g6H7i8J9k0L1m2N3o4P5q6R7s";
+    let (status, _) = b.post(
+        "/api/panes/testbox/z0-0/input",
+        Some(&token),
+        &json!({ "text": format!("echo zz-{secret} ."), "keys": ["Enter"] }),
+    );
+    assert_eq!(status, 200);
+    let screen = wait_for(Duration::from_secs(15), || {
+        let (_, snap) = b.get("/api/panes/testbox/z0-0", Some(&token));
+        let lines: Vec<String> = snap["lines"]
+            .as_array()?
+            .iter()
+            .filter_map(|l| l.as_str().map(str::to_owned))
+            .collect();
+        lines
+            .iter()
+            .any(|l| l.starts_with("zz-") && !l.contains("echo"))
+            .then_some(lines)
+    })
+    .unwrap_or_else(|| {
+        let (_, snap) = b.get("/api/panes/testbox/z0-0", Some(&token));
+        panic!("the answer never showed: {snap}")
+    });
+    let all = screen.join("\n");
+    assert!(!all.contains(secret), "the token left the machine: {all}");
+    assert!(all.contains("zz-ghp_"), "{all}");
+    assert!(
+        !all.contains("6R7s"),
+        "neither half of the wrapped token: {all}"
+    );
+
+    // A zellij pane is renamed and closed in zellij, not from the phone.
+    let (status, body) = b.post(
+        "/api/panes/testbox/z0-0/rename",
+        Some(&token),
+        &json!({ "name": "x" }),
+    );
+    assert_eq!(status, 400, "{body}");
+    // An unknown zellij id is no pane.
+    let (status, _) = b.get("/api/panes/testbox/z0-7", Some(&token));
+    assert_eq!(status, 404);
+
+    // The session ends: its pane goes.
+    let out = z.run(&["kill-session", "work"]);
+    assert!(out.status.success(), "kill-session: {out:?}");
+    wait_for(Duration::from_secs(15), || {
+        zellij_panes(&b, &token).is_empty().then_some(())
+    })
+    .expect("the pane gone");
+}
