@@ -4,7 +4,12 @@
 //! pane is listed, read masked, typed into, and refused what only a zellij pane's owner does.
 //! Every session is killed when the test ends, pass or fail.
 
+#[path = "support/hook.rs"]
+mod hook;
 mod support;
+
+use hook::{bash_request, card_named};
+use support::collie_bin;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -82,18 +87,22 @@ fn zellij_panes(b: &TestBridge, token: &str) -> Vec<serde_json::Value> {
         .unwrap_or_default()
 }
 
+impl Sessions<'_> {
+    /// Starts session `name` in the background (no tips, the test's home).
+    fn start(&self, name: &str) {
+        let config = self.b.dir.path().join("home/.config/zellij");
+        std::fs::create_dir_all(&config).expect("config dir");
+        std::fs::write(config.join("config.kdl"), "show_startup_tips false\n").expect("config");
+        let out = self.run(&["attach", "--create-background", name]);
+        assert!(out.status.success(), "zellij attach: {out:?}");
+    }
+}
+
 #[test]
 fn a_zellij_pane_is_listed_read_masked_and_typed_into() {
     let Some(b) = bridge() else { return };
     let z = Sessions { b: &b };
-    std::fs::create_dir_all(b.dir.path().join("home/.config/zellij")).expect("config dir");
-    std::fs::write(
-        b.dir.path().join("home/.config/zellij/config.kdl"),
-        "show_startup_tips false\n",
-    )
-    .expect("config");
-    let out = z.run(&["attach", "--create-background", "work"]);
-    assert!(out.status.success(), "zellij attach: {out:?}");
+    z.start("work");
     let token = b.pair("phone", "full");
 
     let panes = wait_for(Duration::from_secs(15), || {
@@ -161,4 +170,62 @@ fn a_zellij_pane_is_listed_read_masked_and_typed_into() {
         zellij_panes(&b, &token).is_empty().then_some(())
     })
     .expect("the pane gone");
+}
+
+#[test]
+fn a_hook_in_a_zellij_pane_is_placed_in_it_and_answered_from_the_phone() {
+    let Some(b) = bridge() else { return };
+    let z = Sessions { b: &b };
+    z.start("agents");
+    let token = b.pair("phone", "full");
+    wait_for(Duration::from_secs(15), || {
+        (!zellij_panes(&b, &token).is_empty()).then_some(())
+    })
+    .expect("the zellij pane listed");
+
+    // Claude Code's hook, run in the zellij pane: the bridge finds the pane it runs in by its
+    // process (the pane's shell, a child of the session's server with ZELLIJ_PANE_ID).
+    let dir = b.dir.path();
+    let input = dir.join("request.json");
+    std::fs::write(&input, bash_request("s-z", "rm -rf build").to_string()).expect("input");
+    let (out, done) = (dir.join("hook.out"), dir.join("hook.done"));
+    let script = format!(
+        "env HOME={home} COLLIE_STATE_DIR={state} COLLIE_CONFIG_DIR={config} {collie} hook \
+         claude-permission < {input} > {out}; echo $? > {done}",
+        home = dir.join("home").display(),
+        state = b.state().display(),
+        config = dir.join("config").display(),
+        collie = collie_bin().display(),
+        input = input.display(),
+        out = out.display(),
+        done = done.display(),
+    );
+    let (status, _) = b.post(
+        "/api/panes/testbox/z0-0/input",
+        Some(&token),
+        &json!({ "text": script, "keys": ["Enter"] }),
+    );
+    assert_eq!(status, 200);
+    let card = card_named(&b, &token, "Tab #1");
+    assert_eq!(card["pane"], "z0-0", "{card}");
+    assert_eq!(card["machine"], "testbox");
+    let (status, v) = b.post(
+        &format!("/api/cards/{}/answer", card["id"].as_str().expect("id")),
+        Some(&token),
+        &json!({"option": "deny", "shown": card["shown"]}),
+    );
+    assert_eq!(status, 200, "{v}");
+    let code = wait_for(Duration::from_secs(20), || {
+        std::fs::read_to_string(&done)
+            .ok()
+            .filter(|c| c.ends_with('\n'))
+    })
+    .expect("the hook returned");
+    assert_eq!(code.trim(), "0");
+    let said: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).expect("hook out")).expect("json");
+    assert_eq!(
+        said["hookSpecificOutput"]["decision"]["behavior"], "deny",
+        "{said}"
+    );
 }

@@ -508,9 +508,7 @@ impl PanesState {
             rows: p.rows,
             last_activity: rfc3339::format(OffsetDateTime::from(p.last_activity)),
             asking_password: p.asking_password,
-            // Its process is not known yet (decision 0083): taken as at a shell, so nothing that
-            // refuses a shell (a walky line) types into it.
-            at_shell: true,
+            at_shell: false,
             activity: Default::default(),
         }
     }
@@ -548,7 +546,14 @@ impl PanesState {
                 info
             })
             .collect();
-        out.extend(self.zellij.list().into_iter().map(|p| self.zellij_info(p)));
+        out.extend(self.zellij.list().into_iter().map(|p| {
+            // A pane whose process is not found yet counts as at a shell: nothing that refuses a
+            // shell (a walky line) types into it.
+            let at_shell = p.pid.is_none_or(|pid| procs.at_prompt(pid));
+            let mut info = self.zellij_info(p);
+            info.at_shell = at_shell;
+            info
+        }));
         out.extend(self.hosted.iter().map(|(n, h)| {
             let mut info = self.hosted_info(*n, h);
             info.at_shell = h.pane.pid().is_none_or(|pid| procs.at_prompt(pid));
@@ -567,22 +572,27 @@ impl PanesState {
         {
             return Some(self.tmux_info(p));
         }
+        if let Some(p) = self
+            .zellij
+            .list()
+            .into_iter()
+            .find(|p| p.pid.is_some_and(|pid| chain.contains(&pid)))
+        {
+            return Some(self.zellij_info(p));
+        }
         self.hosted
             .iter()
             .find(|(_, h)| h.pane.pid().is_some_and(|pid| chain.contains(&pid)))
             .map(|(n, h)| self.hosted_info(*n, h))
     }
 
-    /// The pane's first process (`None`: a hosted pane whose child is gone).
+    /// The pane's first process (`None`: a hosted pane whose child is gone, a zellij pane whose
+    /// process is not found yet).
     fn process(&self, pane: PaneRef<'_>) -> Result<Option<u32>, PaneError> {
         Ok(match pane {
             PaneRef::Hosted(n) => self.hosted_pane(n)?.pane.pid(),
             PaneRef::Tmux(id) => Some(self.tmux.info(id).ok_or(PaneError::NoSuchPane)?.pid),
-            // Not known yet (decision 0083).
-            PaneRef::Zellij(id) => {
-                self.zellij.info(id).ok_or(PaneError::NoSuchPane)?;
-                None
-            }
+            PaneRef::Zellij(id) => self.zellij.info(id).ok_or(PaneError::NoSuchPane)?.pid,
         })
     }
 

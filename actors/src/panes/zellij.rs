@@ -14,6 +14,7 @@
 
 pub mod cli;
 pub mod mirror;
+mod process;
 mod session;
 
 use std::collections::HashMap;
@@ -99,6 +100,8 @@ pub struct ZellijPaneInfo {
     pub last_activity: SystemTime,
     /// Best effort: the cursor line looks like a password prompt.
     pub asking_password: bool,
+    /// The pane's first process (the shell zellij started), once read from `/proc`.
+    pub pid: Option<u32>,
 }
 
 /// Errors of the zellij backend.
@@ -144,6 +147,8 @@ struct Entry {
     token: String,
     /// History may have been lost since the last seed: read it again with `dump-screen`.
     lost: bool,
+    /// The pane's first process, once found.
+    pid: Option<u32>,
 }
 
 /// What the tasks share with the backend's readers.
@@ -225,7 +230,18 @@ impl State {
             alive: e.alive,
             last_activity: e.last_activity,
             asking_password: e.mirror.screen().asking_password(),
+            pid: e.pid,
         }
+    }
+
+    /// The socket folder the backend's zellij uses, when set (`ZELLIJ_SOCKET_DIR`).
+    fn socket_dir(&self) -> Option<PathBuf> {
+        self.options
+            .env
+            .iter()
+            .find(|(k, _)| k == "ZELLIJ_SOCKET_DIR")
+            .map(|(_, v)| PathBuf::from(v))
+            .or_else(|| std::env::var_os("ZELLIJ_SOCKET_DIR").map(PathBuf::from))
     }
 }
 

@@ -92,9 +92,10 @@ impl Mirror {
     }
 
     /// A later update: the rows that scrolled off go to the scrollback, then the viewport is
-    /// drawn. Returns true when history may have been lost: the viewport is full and shares no
-    /// rows with the last one, as when more than a screen of output came at once — the caller
-    /// then reads the pane's whole history again ([`Mirror::seed`] from `dump-screen`).
+    /// drawn. Returns true when history may have been lost: the viewport is full, its top row
+    /// changed and no scroll explains it, as when more than a screen of output came at once — the
+    /// caller then reads the pane's whole history again ([`Mirror::seed`] from `dump-screen`). A
+    /// change below an unchanged top row (typing at the prompt) is drawn in place.
     pub fn update(&mut self, viewport: &[String]) -> bool {
         let plain: Vec<String> = viewport.iter().map(|l| plain(l)).collect();
         if plain == self.shown {
@@ -105,7 +106,11 @@ impl Mirror {
         let (rows, _) = self.screen.size();
         let k = scrolled(&self.shown, &plain);
         let full = plain.len() >= usize::from(rows) && plain.iter().any(|l| !l.trim().is_empty());
-        let lost = k == 0 && full && !overlaps(&self.shown, &plain);
+        let top_moved = match (self.shown.first(), plain.first()) {
+            (Some(old), Some(new)) => old.trim_end() != new.trim_end(),
+            _ => false,
+        };
+        let lost = k == 0 && full && top_moved;
         if k > 0 {
             let (rows, _) = self.screen.size();
             // To the last row, then one line feed per scrolled row: the top rows move into the
@@ -174,14 +179,6 @@ fn scrolled(old: &[String], new: &[String]) -> usize {
                 && kept.iter().any(|l| !l.trim().is_empty())
         })
         .unwrap_or(0)
-}
-
-/// Whether some non-blank row of `old` is still somewhere in `new` (then the change is taken as
-/// made in place, not as a jump past a screen of output).
-fn overlaps(old: &[String], new: &[String]) -> bool {
-    old.iter()
-        .filter(|l| !l.trim().is_empty())
-        .any(|l| new.iter().any(|n| n.trim_end() == l.trim_end()))
 }
 
 /// Appends one row: SGR reset, then `line` with every escape but SGR and every control character
@@ -353,8 +350,12 @@ mod tests {
                 .scrollback_masked(10, &|s: &str| s.to_owned()),
             ["a", "b", "c"]
         );
-        // More than a screen at once: nothing in common, history may be lost — said.
+        // More than a screen at once: history may be lost — said. Also when the new screen ends
+        // with a prompt like the old one's (its top row is what moved).
         assert!(m.update(&lines(&["x", "y", "z"])));
+        let mut prompt = Mirror::new(3, 20, 100);
+        prompt.seed(&[], &lines(&["# "]));
+        assert!(prompt.update(&lines(&["98", "99", "# "])));
         // Blank rows moving up are not taken as scrolled text.
         let mut blank = Mirror::new(3, 20, 100);
         blank.seed(&[], &lines(&["x", "", ""]));

@@ -105,6 +105,7 @@ async fn follow(state: Arc<State>, index: usize, name: String) {
         };
         let ids = place(&state, index, &name, first_seen, &panes);
         reread(&state, index, &name).await;
+        find_processes(&state, index, &name).await;
         let ended = reader.try_join_next().is_some();
         if ids != followed || (ended && !ids.is_empty()) || (reader.is_empty() && !ids.is_empty()) {
             // A new set: dropping the old one aborts its reader, whose child is killed.
@@ -161,6 +162,31 @@ async fn reread(state: &State, index: usize, session: &str) {
     }
 }
 
+/// Finds the first process of each pane of the session that has none (or whose process is gone):
+/// one look through `/proc`, only when some pane needs it.
+async fn find_processes(state: &Arc<State>, index: usize, session: &str) {
+    let needed = state.panes.lock().iter().any(|((i, _), e)| {
+        *i == index
+            && e.pid
+                .is_none_or(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
+    });
+    if !needed {
+        return;
+    }
+    let (name, dir) = (session.to_owned(), state.socket_dir());
+    let Ok(found) =
+        tokio::task::spawn_blocking(move || super::process::pane_pids(&name, dir.as_deref())).await
+    else {
+        return;
+    };
+    let mut entries = state.panes.lock();
+    for ((i, n), e) in entries.iter_mut() {
+        if *i == index {
+            e.pid = found.get(n).copied();
+        }
+    }
+}
+
 /// Brings the session's entries in line with `panes`: new ones made, sizes, cursors, names and
 /// liveness updated, gone ones dropped. Returns the terminal numbers, sorted.
 fn place(state: &State, index: usize, session: &str, first_seen: u64, panes: &[Pane]) -> Vec<u32> {
@@ -183,6 +209,7 @@ fn place(state: &State, index: usize, session: &str, first_seen: u64, panes: &[P
                 last_activity: SystemTime::now(),
                 token: token_of(&state.salt, session, first_seen, p.id),
                 lost: false,
+                pid: None,
             }
         });
         e.mirror.resize(rows, cols);

@@ -141,6 +141,13 @@ async fn a_session_is_listed_read_followed_and_typed_into() {
     assert!(pane.alive);
     assert_eq!(pane.token.len(), 4);
     assert_eq!(backend.list().len(), 1, "plugin panes are not listed");
+    // Its first process is found: the session's shell.
+    let pid = eventually("the pane's process", || {
+        backend.info("z0-0").and_then(|p| p.pid)
+    })
+    .await;
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).expect("comm");
+    assert_eq!(comm.trim(), "sh");
 
     // Typed text and a named key reach the shell; its answer, in colour, reaches the mirror.
     let mut seq = backend.subscribe("z0-0").expect("subscribe");
@@ -207,11 +214,22 @@ async fn lines_that_scroll_off_are_kept_and_new_and_closed_panes_follow() {
     })
     .await;
     // More than a screen came at once: the history is read again within a poll.
-    let snap = eventually("the history", || {
-        let (_, _, snap) = backend.snapshot("z0-0", 200, &|s: &str| s.to_owned())?;
-        snap.scrollback.iter().any(|l| l == "1").then_some(snap)
-    })
-    .await;
+    let end = tokio::time::Instant::now() + DEADLINE;
+    let snap = loop {
+        let (_, _, snap) = backend
+            .snapshot("z0-0", 200, &|s: &str| s.to_owned())
+            .expect("snapshot");
+        if snap.scrollback.iter().any(|l| l == "1") {
+            break snap;
+        }
+        assert!(
+            tokio::time::Instant::now() < end,
+            "the history never came: {:?} / {:?}",
+            snap.scrollback,
+            snap.lines
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
     let all: Vec<&String> = snap.scrollback.iter().chain(&snap.lines).collect();
     let numbers: Vec<u32> = all.iter().filter_map(|l| l.parse().ok()).collect();
     let from = numbers.first().copied().unwrap_or(0);
