@@ -229,3 +229,49 @@ fn a_hook_in_a_zellij_pane_is_placed_in_it_and_answered_from_the_phone() {
         "{said}"
     );
 }
+
+#[test]
+fn doctor_says_whether_zellij_panes_are_served_and_why_not() {
+    let Some(b) = bridge() else { return };
+    let doctor = b.cli(&["doctor"]);
+    let said = String::from_utf8_lossy(&doctor.stdout).into_owned();
+    assert!(said.contains("ok    zellij 0.45.1 found"), "{said}");
+
+    // An older zellij first on PATH: said, with why.
+    let old = b.dir.path().join("old-zellij");
+    std::fs::create_dir_all(&old).expect("dir");
+    let fake = old.join("zellij");
+    std::fs::write(&fake, "#!/bin/sh\necho 'zellij 0.43.1'\n").expect("fake");
+    let mut perms = std::fs::metadata(&fake).expect("meta").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&fake, perms).expect("chmod");
+    let path = format!(
+        "{}:{}",
+        old.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = b
+        .command()
+        .env("PATH", &path)
+        .arg("doctor")
+        .output()
+        .expect("doctor");
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        said.contains("warn  zellij 0.43.1 is older than 0.44.0: its panes are not served"),
+        "{said}"
+    );
+
+    // None at all (a PATH with nothing on it: this machine may have a zellij of its own).
+    let out = b
+        .command()
+        .env("PATH", b.dir.path().join("nothing"))
+        .arg("doctor")
+        .output()
+        .expect("doctor");
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        said.contains("ok    zellij not found: no zellij panes"),
+        "{said}"
+    );
+}

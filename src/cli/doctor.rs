@@ -112,6 +112,9 @@ pub(super) fn run() -> anyhow::Result<ExitCode> {
         ),
     }
 
+    // 4b. zellij (issue 34): its sessions' panes are served when zellij ≥ 0.44 is on PATH.
+    check_zellij(&mut r);
+
     // 5. Masking.
     if settings.redact {
         r.ok("masking on");
@@ -306,6 +309,31 @@ fn check_speech(r: &mut Report, settings: &crate::config::Settings) {
         Err(e) => r.fail(
             &format!("dictation refuses (`speech engine changed`): {e}"),
             "restore the file, or review the change with `collie apply`",
+        ),
+    }
+}
+
+fn check_zellij(r: &mut Report) {
+    use collie_actors::panes::zellij::cli::{self, CliError};
+    let Ok(out) = std::process::Command::new("zellij")
+        .arg("--version")
+        .output()
+    else {
+        r.ok("zellij not found: no zellij panes (only tmux and hosted ones)");
+        return;
+    };
+    match cli::version(&String::from_utf8_lossy(&out.stdout)) {
+        Ok(v) => r.ok(&format!("zellij {v} found: its sessions' panes are served")),
+        Err(CliError::TooOld(v)) => r.warn(
+            &format!(
+                "zellij {v} is older than {}: its panes are not served",
+                cli::MIN_VERSION
+            ),
+            "update zellij to reach its panes from the phone",
+        ),
+        Err(e) => r.warn(
+            &format!("zellij found but not understood ({e}): its panes are not served"),
+            "check `zellij --version`",
         ),
     }
 }
