@@ -9,7 +9,7 @@ mod hook;
 mod support;
 
 use hook::{bash_request, card_named};
-use support::collie_bin;
+use support::{collie_bin, crew_bridge};
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -53,8 +53,8 @@ impl Drop for Sessions<'_> {
     }
 }
 
-/// A bridge whose PATH has the pinned zellij first; `None` only when `COLLIE_ZELLIJ=0`.
-fn bridge() -> Option<TestBridge> {
+/// The PATH with the pinned zellij first; `None` only when `COLLIE_ZELLIJ=0`.
+fn zellij_path() -> Option<String> {
     if std::env::var_os("COLLIE_ZELLIJ").is_some_and(|v| v == "0") {
         eprintln!("skipped: COLLIE_ZELLIJ=0");
         return None;
@@ -66,7 +66,15 @@ fn bridge() -> Option<TestBridge> {
         program.display()
     );
     let bin = program.parent().expect("bin dir").display().to_string();
-    let path = format!("{bin}:{}", std::env::var("PATH").unwrap_or_default());
+    Some(format!(
+        "{bin}:{}",
+        std::env::var("PATH").unwrap_or_default()
+    ))
+}
+
+/// A bridge whose PATH has the pinned zellij first; `None` only when `COLLIE_ZELLIJ=0`.
+fn bridge() -> Option<TestBridge> {
+    let path = zellij_path()?;
     Some(TestBridge::start_with(Opts {
         with_tmux: false,
         env: vec![("PATH".into(), path)],
@@ -274,4 +282,43 @@ fn doctor_says_whether_zellij_panes_are_served_and_why_not() {
         said.contains("ok    zellij not found: no zellij panes"),
         "{said}"
     );
+}
+
+#[test]
+fn a_member_s_zellij_pane_is_read_and_typed_into_through_the_lead() {
+    let Some(path) = zellij_path() else { return };
+    let lead = crew_bridge(false, &[]);
+    let member = crew_bridge(false, &[("PATH", &path)]);
+    let z = Sessions { b: &member };
+    z.start("remote");
+    lead.cli_ok(&["crew", "init"]);
+    member.cli_ok(&["crew", "join", &lead.invite(), "--name", "web-1"]);
+    lead.wait_member_online("web-1");
+    let token = lead.pair("phone", "full");
+
+    let pane = wait_for(Duration::from_secs(20), || {
+        let (_, list) = lead.get("/api/panes", Some(&token));
+        list["panes"]
+            .as_array()?
+            .iter()
+            .find(|p| p["machine"] == "web-1" && p["backend"] == "zellij")
+            .cloned()
+    })
+    .expect("the member's zellij pane on the lead");
+    assert_eq!(pane["pane"], "z0-0");
+    let (status, _) = lead.post(
+        "/api/panes/web-1/z0-0/input",
+        Some(&token),
+        &json!({ "text": "echo through-the-lead", "keys": ["Enter"] }),
+    );
+    assert_eq!(status, 200);
+    wait_for(Duration::from_secs(20), || {
+        let (_, snap) = lead.get("/api/panes/web-1/z0-0", Some(&token));
+        snap["lines"]
+            .as_array()?
+            .iter()
+            .any(|l| l == "through-the-lead")
+            .then_some(())
+    })
+    .expect("the answer read through the lead");
 }
