@@ -148,7 +148,9 @@ impl WalkyTools {
     /// pane an answer that names the MCP setup rather than the CLI.
     fn pane(&self) -> Result<PaneEnv, McpError> {
         let env = &self.opts.pane;
-        let in_pane = env.collie_pane.is_some() || (env.tmux.is_some() && env.tmux_pane.is_some());
+        let in_pane = env.collie_pane.is_some()
+            || (env.tmux.is_some() && env.tmux_pane.is_some())
+            || env.zellij_pane.is_some();
         if in_pane {
             Ok(env.clone())
         } else {

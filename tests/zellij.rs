@@ -322,3 +322,129 @@ fn a_member_s_zellij_pane_is_read_and_typed_into_through_the_lead() {
     })
     .expect("the answer read through the lead");
 }
+
+/// The text of a pane as the bridge serves it, rows joined.
+fn pane_text(b: &TestBridge, token: &str, pane: &str) -> String {
+    let (_, snap) = b.get(&format!("/api/panes/testbox/{pane}"), Some(token));
+    snap["lines"]
+        .as_array()
+        .map(|l| {
+            l.iter()
+                .filter_map(|x| x.as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn walky_reaches_a_zellij_pane_running_a_program_and_never_one_at_a_shell() {
+    let Some(b) = bridge() else { return };
+    let z = Sessions { b: &b };
+    z.start("crew");
+    // A second pane that reads its input (not a shell): where a walky header may be typed.
+    let out = z.run(&["--session", "crew", "action", "new-pane", "--", "cat"]);
+    assert!(out.status.success(), "new-pane: {out:?}");
+    // And a second shell: a pane at its prompt that must never get a header.
+    let out = z.run(&["--session", "crew", "action", "new-pane"]);
+    assert!(out.status.success(), "new-pane: {out:?}");
+    let token = b.pair("phone", "full");
+
+    // `walky who` lists both, each at a shell or not, once their processes are found.
+    let who = wait_for(Duration::from_secs(20), || {
+        let who = support::json_of(&b.cli_ok(&["walky", "who", "--json"]));
+        let panes: Vec<serde_json::Value> = who["panes"]
+            .as_array()?
+            .iter()
+            .filter(|p| p["pane"].as_str().is_some_and(|id| id.starts_with('z')))
+            .cloned()
+            .collect();
+        (panes.len() == 3
+            && panes.iter().filter(|p| p["at_shell"] == false).count() == 1
+            && panes.iter().filter(|p| p["at_shell"] == true).count() == 2)
+            .then_some(panes)
+    })
+    .expect("the three zellij panes in walky who, two at a shell");
+    let mut shells = who.iter().filter(|p| p["at_shell"] == true);
+    let shell = shells.next().expect("the sending shell");
+    let other_shell = shells.next().expect("the other shell");
+    let reader = who.iter().find(|p| p["at_shell"] == false).expect("reader");
+    // The one not at a shell is the one zellij says runs `cat` (which of the two zellij numbers
+    // first depends on its start-up).
+    let listed = z.run(&["--session", "crew", "action", "list-panes", "--json"]);
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("list-panes");
+    let cat = listed
+        .as_array()
+        .and_then(|a| {
+            a.iter()
+                .find(|p| p["is_plugin"] == false && p["title"] == "cat")
+        })
+        .and_then(|p| p["id"].as_u64())
+        .expect("the cat pane");
+    assert_eq!(reader["pane"], format!("z0-{cat}"), "{who:?}");
+    let shell_pane = shell["pane"].as_str().expect("pane").to_owned();
+    let reader_pane = reader["pane"].as_str().expect("pane").to_owned();
+    let to = reader["address"].as_str().expect("address").to_owned();
+    let to_shell = other_shell["address"].as_str().expect("address").to_owned();
+
+    // Sent from inside the first zellij pane: the sender is found by its process, the header
+    // lands in the reader's pane, and the shell pane is refused.
+    let send = |to: &str, marker: &str| {
+        let line = format!(
+            "COLLIE_STATE_DIR={} COLLIE_CONFIG_DIR={} {} walky send {to} 'look at PR 9'; echo {marker}=$?",
+            b.state().display(),
+            b.dir.path().join("config").display(),
+            collie_bin().display()
+        );
+        let (status, _) = b.post(
+            &format!("/api/panes/testbox/{shell_pane}/input"),
+            Some(&token),
+            &json!({ "text": line, "keys": ["Enter"] }),
+        );
+        assert_eq!(status, 200);
+        wait_for(Duration::from_secs(20), || {
+            let text = pane_text(&b, &token, &shell_pane);
+            let code = text
+                .split(&format!("{marker}="))
+                .nth(2)?
+                .lines()
+                .next()?
+                .trim()
+                .parse::<i32>()
+                .ok()?;
+            Some((text, code))
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "the send never finished: {}",
+                pane_text(&b, &token, &shell_pane)
+            )
+        })
+    };
+    let (text, code) = send(&to, "W1");
+    assert_eq!(code, 0, "{text}");
+    wait_for(Duration::from_secs(10), || {
+        pane_text(&b, &token, &reader_pane)
+            .contains("[walky ")
+            .then_some(())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "no header in the reader's pane: {}",
+            pane_text(&b, &token, &reader_pane)
+        )
+    });
+    let (text, code) = send(&to_shell, "W2");
+    assert_eq!(code, 1, "{text}");
+    // (The pane is narrow: the refusal wraps over rows.)
+    assert!(
+        text.replace('\n', "").contains("is at a shell prompt"),
+        "{text}"
+    );
+    let other = other_shell["pane"].as_str().expect("pane");
+    assert!(
+        !pane_text(&b, &token, other).contains("[walky "),
+        "a header reached a shell: {}",
+        pane_text(&b, &token, other)
+    );
+}

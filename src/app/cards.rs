@@ -660,7 +660,7 @@ impl App {
     /// (its control client reports the new window, then the pane list is read again), so a hook
     /// started at once in a new window may ask before its pane is known: the question is asked
     /// again for up to [`PLACE_WITHIN`] before the answer is no.
-    async fn pane_holding(&self, chain: Vec<u32>) -> Result<Option<PaneInfo>, AppError> {
+    pub(crate) async fn pane_holding(&self, chain: Vec<u32>) -> Result<Option<PaneInfo>, AppError> {
         let deadline = tokio::time::Instant::now() + PLACE_WITHIN;
         loop {
             let chain = chain.clone();

@@ -187,10 +187,10 @@ async fn answer(app: &App, req: Request, peer: Option<u32>) -> Result<Value, App
             to,
             body,
             wait,
-        } => data(walky::send::send(app, &from, &to, body, wait).await?),
-        Request::WalkyInbox { from, id: None } => data(walky::inbox::list(app, &from).await?),
+        } => data(walky::send::send(app, &from, peer, &to, body, wait).await?),
+        Request::WalkyInbox { from, id: None } => data(walky::inbox::list(app, &from, peer).await?),
         Request::WalkyInbox { from, id: Some(id) } => {
-            data(walky::inbox::get(app, &from, &id).await?)
+            data(walky::inbox::get(app, &from, peer, &id).await?)
         }
         Request::WalkyWho => data(walky::inbox::who(app).await?),
         Request::WalkyLog => data(walky::inbox::log(app).await?),

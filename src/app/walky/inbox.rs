@@ -44,9 +44,9 @@ async fn entries(ctx: &App) -> Result<Vec<Entry>, AppError> {
 /// reads only what was sent to its own pane), `None` for one run outside any pane (the person at
 /// the machine reads every pane's). A pane environment the bridge cannot resolve is an error, not
 /// a fallback to everything.
-fn reader(ctx: &App, env: &PaneEnv) -> Result<Option<String>, AppError> {
+async fn reader(ctx: &App, env: &PaneEnv, peer: Option<u32>) -> Result<Option<String>, AppError> {
     let here = ctx.crew.view.load().name.clone();
-    match sender::pane_of(env, &here, &ctx.panes.tmux_sockets) {
+    match super::send::own_pane(ctx, env, peer).await {
         Ok((pane, _)) => Ok(Some(format!("{here}/{pane}"))),
         Err(sender::SenderError::NotInPane) => Ok(None),
         Err(e) => Err(AppError::BadRequest(e.to_string())),
@@ -59,8 +59,8 @@ fn addressed_to(entry: &Entry, reader: Option<&str>) -> bool {
 
 /// The messages delivered to this machine's panes — only the asking pane's when it runs in one —
 /// newest last.
-pub async fn list(ctx: &App, env: &PaneEnv) -> Result<Inbox, AppError> {
-    let mine = reader(ctx, env)?;
+pub async fn list(ctx: &App, env: &PaneEnv, peer: Option<u32>) -> Result<Inbox, AppError> {
+    let mine = reader(ctx, env, peer).await?;
     let messages = entries(ctx)
         .await?
         .iter()
@@ -73,8 +73,13 @@ pub async fn list(ctx: &App, env: &PaneEnv) -> Result<Inbox, AppError> {
 
 /// One delivered message with its body framed as a peer's words (`text`); inside a pane, only a
 /// message that pane received.
-pub async fn get(ctx: &App, env: &PaneEnv, id: &str) -> Result<InboxMessage, AppError> {
-    let mine = reader(ctx, env)?;
+pub async fn get(
+    ctx: &App,
+    env: &PaneEnv,
+    peer: Option<u32>,
+    id: &str,
+) -> Result<InboxMessage, AppError> {
+    let mine = reader(ctx, env, peer).await?;
     let entry = entries(ctx)
         .await?
         .into_iter()

@@ -33,11 +33,34 @@ use crate::app::machine::{Machine, Member};
 use crate::app::App;
 use crate::app::AppError;
 
+/// The pane `env` runs in (and the token `COLLIE_PANE` carried): named by its variables, or, in a
+/// zellij pane, the pane whose process the asking command (`peer`) descends from.
+pub(super) async fn own_pane(
+    ctx: &App,
+    env: &PaneEnv,
+    peer: Option<u32>,
+) -> Result<(String, Option<String>), sender::SenderError> {
+    let here = ctx.crew.view.load().name.clone();
+    match sender::pane_of(env, &here, &ctx.panes.tmux_sockets) {
+        Err(sender::SenderError::NotInPane) if env.zellij_pane.is_some() => {
+            let chain = peer
+                .map(collie_actors::panes::foreground::ancestry)
+                .unwrap_or_default();
+            match ctx.pane_holding(chain).await {
+                Ok(Some(p)) => Ok((p.pane, None)),
+                _ => Err(sender::SenderError::NotInPane),
+            }
+        }
+        other => other,
+    }
+}
+
 /// Sends `body` from the pane of `env` to `to`; with `wait`, waits for the result. The outcome is
 /// `delivered`, `sent` (not waited for) or `rejected: why`.
 pub async fn send(
     ctx: &App,
     env: &PaneEnv,
+    peer: Option<u32>,
     to: &str,
     body: String,
     wait: bool,
@@ -49,7 +72,8 @@ pub async fn send(
         )));
     }
     let here = ctx.crew.view.load().name.clone();
-    let (pane, token) = sender::pane_of(env, &here, &ctx.panes.tmux_sockets)
+    let (pane, token) = own_pane(ctx, env, peer)
+        .await
         .map_err(|e| AppError::BadRequest(e.to_string()))?;
     let info = match ctx.pane_info(&pane).await {
         Ok(info) => info,

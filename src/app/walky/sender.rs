@@ -1,5 +1,7 @@
 //! Which pane a `collie walky` command runs in (SPEC §9): `COLLIE_PANE` (set in hosted panes, or by
-//! the user), or tmux's `TMUX_PANE` with `TMUX` naming the server's socket.
+//! the user), or tmux's `TMUX_PANE` with `TMUX` naming the server's socket, or — in a zellij pane
+//! (`ZELLIJ_PANE_ID`), whose numbers only the bridge's zellij backend maps to its ids — the pane
+//! whose process the asking command descends from (`send::own_pane`).
 //!
 //! The CLI passes its environment as it is; the bridge maps it to one of its pane ids, because only
 //! the bridge knows its tmux sockets and their order (`t<i>-<n>`: socket `i`, pane `%n`).
@@ -17,6 +19,9 @@ pub struct PaneEnv {
     pub tmux: Option<String>,
     /// `TMUX_PANE`: `%<n>`.
     pub tmux_pane: Option<String>,
+    /// `ZELLIJ_PANE_ID`: set in a zellij pane (an older CLI sends none).
+    #[serde(default)]
+    pub zellij_pane: Option<String>,
 }
 
 impl PaneEnv {
@@ -27,6 +32,7 @@ impl PaneEnv {
             collie_pane: var("COLLIE_PANE"),
             tmux: var("TMUX"),
             tmux_pane: var("TMUX_PANE"),
+            zellij_pane: var("ZELLIJ_PANE_ID"),
         }
     }
 }
@@ -36,7 +42,7 @@ impl PaneEnv {
 #[non_exhaustive]
 pub enum SenderError {
     /// Neither variable is set.
-    #[error("not inside a pane: run collie walky from a tmux pane or a Collie pane (or set COLLIE_PANE=<pane id>)")]
+    #[error("not inside a pane: run collie walky from a tmux, zellij or Collie pane (or set COLLIE_PANE=<pane id>)")]
     NotInPane,
     /// `COLLIE_PANE` names another machine.
     #[error("COLLIE_PANE names machine {0}, not this one")]
@@ -119,6 +125,7 @@ mod tests {
             collie_pane: collie.map(str::to_owned),
             tmux: tmux.map(str::to_owned),
             tmux_pane: pane.map(str::to_owned),
+            zellij_pane: None,
         }
     }
 
