@@ -2,7 +2,7 @@
 //! sessions, read and written through zellij's own command line.
 //!
 //! A manager task asks `zellij list-sessions` every [`ZellijOptions::poll`] and keeps one task
-//! per running session ([`session`]); that task asks the session's panes (`action list-panes
+//! per running session (`session.rs`); that task asks the session's panes (`action list-panes
 //! --json`) as often, keeps a [`Mirror`] per terminal pane, and one `zellij subscribe` child that
 //! follows all of them and feeds the mirrors. Reads ([`ZellijBackend::list`],
 //! [`ZellijBackend::snapshot`]) come from memory; writes start one `zellij action write` each.
