@@ -26,6 +26,18 @@ const listed = (tab) => tab.evaluate(() => [...document.querySelectorAll('sectio
   [...s.querySelectorAll('a.pane-link')].map((a) => a.textContent),
 ]));
 
+/**
+ * Reloads the page and waits for the new one's tab bar: a mark left on the old page tells the two
+ * apart (a reload is asynchronous, and the old page may still answer the first look).
+ */
+async function reload(tab) {
+  await tab.evaluate(() => {
+    window.collieOldPage = true;
+    setTimeout(() => location.reload(), 0);
+  });
+  await tab.waitFor(() => !window.collieOldPage && !!document.querySelector('nav.tabbar'), [], { timeout: 15_000 });
+}
+
 /** Waits for `#<hash>` to be the screen shown, its view drawn. */
 async function open(tab, bridge, hash) {
   await tab.goto(`${bridge.url}/${hash}`);
@@ -115,7 +127,7 @@ for (const engine of ENGINES) {
         });
         await tab.waitFor(() => document.querySelector('h1')?.textContent === '設定', []);
         assert.deepEqual(await tabWords(tab), ['ペイン', 'カード', 'ファイル', '設定', 'その他']);
-        await tab.evaluate(() => location.reload());
+        await reload(tab);
         await tab.waitFor(() => document.querySelector('h1')?.textContent === '設定', [], { timeout: 15_000 });
         assert.equal(await tab.evaluate(() => document.documentElement.lang), 'ja');
 
@@ -127,12 +139,12 @@ for (const engine of ENGINES) {
           localStorage.setItem('collie.pref.language-kept', JSON.stringify({
             code: 'fr', choice: 'fr', browser: navigator.languages.join(','), index: [], strings: { Settings: 'Réglages' },
           }));
-          location.reload();
         });
+        await reload(tab);
         await tab.waitFor(() => document.querySelector('h1')?.textContent === 'Réglages', [], { timeout: 15_000 });
         assert.deepEqual(await tabWords(tab), ['Panes', 'Cards', 'Files', 'Réglages', 'More']);
         await tab.waitFor(() => JSON.parse(localStorage.getItem('collie.pref.language-kept')).code === 'en', []);
-        await tab.evaluate(() => location.reload());
+        await reload(tab);
         await tab.waitFor(() => document.querySelector('h1')?.textContent === 'Settings', [], { timeout: 15_000 });
       }, { locale: 'de-DE' }));
 
@@ -144,7 +156,7 @@ for (const engine of ENGINES) {
         await tab.click('button.pin[aria-label="Pin two"]');
         await tab.waitFor(() => document.querySelector('section.machine h2')?.textContent === 'Pinned', []);
         assert.deepEqual(await listed(tab), [['Pinned', ['two']], ['testbox', ['work']]]);
-        await tab.evaluate(() => location.reload());
+        await reload(tab);
         await tab.waitFor(() => document.querySelector('section.machine h2')?.textContent === 'Pinned', [], { timeout: 15_000 });
         assert.equal(await tab.evaluate(() => document.querySelector('button.pin[aria-label="Pin two"]').getAttribute('aria-pressed')), 'true');
       }));

@@ -3,7 +3,7 @@
 //! window of a test bridge's server, with Claude Code's PermissionRequest input on stdin. The
 //! window's name is the pane's user-given name.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -22,6 +22,23 @@ pub fn bash_request(session: &str, command: &str) -> Value {
         "tool_input": {"command": command, "description": "Run it"},
         "permission_suggestions": []
     })
+}
+
+/// The shell line that runs the hook as Claude Code does, for `b`: `input` on its stdin, its
+/// stdout to `out`, its exit code to `done` once it returns.
+pub fn script(b: &TestBridge, input: &Path, out: &Path, done: &Path) -> String {
+    let dir = b.dir.path();
+    format!(
+        "env HOME={home} COLLIE_STATE_DIR={state} COLLIE_CONFIG_DIR={config} {collie} hook \
+         claude-permission < {input} > {out}; echo $? > {done}",
+        home = dir.join("home").display(),
+        state = b.state().display(),
+        config = dir.join("config").display(),
+        collie = collie_bin().display(),
+        input = input.display(),
+        out = out.display(),
+        done = done.display(),
+    )
 }
 
 /// A hook run in a new tmux window of `b`'s server: its stdin is `request`, its stdout goes to
@@ -46,17 +63,7 @@ impl Hook {
         std::fs::write(&input, request.to_string()).expect("hook input");
         let out = dir.join(format!("{name}.out"));
         let done = dir.join(format!("{name}.done"));
-        let script = format!(
-            "env HOME={home} COLLIE_STATE_DIR={state} COLLIE_CONFIG_DIR={config} {collie} hook \
-             claude-permission < {input} > {out}; echo $? > {done}",
-            home = dir.join("home").display(),
-            state = b.state().display(),
-            config = dir.join("config").display(),
-            collie = collie_bin().display(),
-            input = input.display(),
-            out = out.display(),
-            done = done.display(),
-        );
+        let script = script(b, &input, &out, &done);
         let status = b
             .tmux
             .as_ref()

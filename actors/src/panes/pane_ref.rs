@@ -48,6 +48,17 @@ impl fmt::Display for PaneRef<'_> {
     }
 }
 
+/// Splits `<prefix><i>-<n>` into `(i, n)`, both canonical numbers: the shape of tmux's and
+/// zellij's pane ids (`t0-3`, `z1-0`). An alias (`t01-0`) is no id: an id that reaches an audit
+/// line or a walky address must be the one the pane list shows.
+pub fn indexed_id(prefix: char, id: &str) -> Option<(usize, u32)> {
+    let (index, pane) = id.strip_prefix(prefix)?.split_once('-')?;
+    if !canonical_number(index) || !canonical_number(pane) {
+        return None;
+    }
+    Some((index.parse().ok()?, pane.parse().ok()?))
+}
+
 /// Decimal digits without a leading zero (but `0` itself), at most 9 of them: the numbers of
 /// both kinds of pane id.
 pub fn canonical_number(s: &str) -> bool {

@@ -41,7 +41,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::panes::keys::{KeyError, NamedKey, MAX_TEXT_BYTES};
-use crate::panes::pane_ref::canonical_number;
+use crate::panes::pane_ref::indexed_id;
 use crate::panes::snapshot::ScreenSnapshot;
 
 /// Bytes of text typed per `send-keys -H` command (each byte becomes three characters).
@@ -155,11 +155,7 @@ pub enum TmuxError {
 /// an id: `t01-0` or `t1-00` would name the same pane as `t1-0`, and an id that reaches an audit
 /// line or a walky address must be the one the pane list shows.
 pub fn parse_pane_id(id: &str) -> Option<(usize, u32)> {
-    let (index, pane) = id.strip_prefix('t')?.split_once('-')?;
-    if !canonical_number(index) || !canonical_number(pane) {
-        return None;
-    }
-    Some((index.parse().ok()?, pane.parse().ok()?))
+    indexed_id('t', id)
 }
 
 /// The mirrors of every pane of the configured tmux servers, and the commands to drive them.

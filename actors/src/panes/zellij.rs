@@ -30,7 +30,7 @@ use tokio::task::JoinSet;
 use self::cli::{CliError, Input};
 use self::mirror::Mirror;
 use crate::panes::keys::{KeyError, NamedKey, MAX_TEXT_BYTES};
-use crate::panes::pane_ref::canonical_number;
+use crate::panes::pane_ref::indexed_id;
 use crate::panes::snapshot::ScreenSnapshot;
 use crate::panes::token::pane_token;
 
@@ -128,11 +128,7 @@ pub enum ZellijError {
 /// Splits a pane id `z<i>-<n>` into `(session index, terminal number)`; only the canonical
 /// spelling is an id.
 pub fn parse_pane_id(id: &str) -> Option<(usize, u32)> {
-    let (index, pane) = id.strip_prefix('z')?.split_once('-')?;
-    if !canonical_number(index) || !canonical_number(pane) {
-        return None;
-    }
-    Some((index.parse().ok()?, pane.parse().ok()?))
+    indexed_id('z', id)
 }
 
 /// One mirrored pane.
