@@ -593,3 +593,26 @@ fn a_replayed_message_is_refused_after_the_receiver_restarts() {
         "{audit}"
     );
 }
+
+/// A pane messaging itself: its own `collie walky send` is the pane's foreground while the header
+/// is delivered, so the check "not at a shell" passes, and the header would reach the pane's
+/// shell (or an agent's input) once the command ends. Refused before anything is written.
+#[test]
+fn a_pane_cannot_message_itself() {
+    let b = bridge_with(&[]);
+    let token = b.pair("phone", "full");
+    let me = b.first_tmux_pane(&token);
+    let (_, list) = b.get("/api/panes", Some(&token));
+    let own_token = list["panes"]
+        .as_array()
+        .and_then(|a| a.iter().find(|p| p["pane"] == me.as_str()))
+        .and_then(|p| p["token"].as_str())
+        .expect("the pane's token")
+        .to_owned();
+    let (out, code) = send_from_pane(&b, &format!("{me}#{own_token}"), "hello me", "S1");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("itself"), "{out}");
+    // Refused before anything was typed: no header ran as a command.
+    assert!(!screen(&b).contains("[walky:"), "{}", screen(&b));
+    assert!(!screen(&b).contains("not found"), "{}", screen(&b));
+}

@@ -93,6 +93,15 @@ pub async fn send(
     let from = Address::new(&here, &info.pane, &info.token)
         .map_err(|e| AppError::BadRequest(e.to_string()))?;
     let to = Address::parse(to, &here).map_err(|e| AppError::BadRequest(e.to_string()))?;
+    // The sending command is its own pane's foreground while the header is delivered, so the
+    // shell check would pass and the header reach the pane's shell (or its agent's input) once
+    // the command ends: a pane never messages itself.
+    if to.machine == from.machine && to.pane == from.pane {
+        return Err(AppError::BadRequest(format!(
+            "{} is the pane this runs in: a pane cannot message itself",
+            to.pane
+        )));
+    }
     let from_name = ctx
         .core
         .masker
