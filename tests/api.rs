@@ -646,3 +646,45 @@ fn a_private_key_block_on_screen_is_masked_across_lines() {
     }
     assert!(text.contains("••••••••"), "{text}");
 }
+
+#[test]
+fn the_language_files_are_app_files_open_to_any_caller_of_this_host_and_hold_nothing_private() {
+    // Decision 0081: `/lang/` serves the phone app's translations — static files built into the
+    // binary, like the shell (no tier: a phone needs them before it is paired). They pass the
+    // same Host check and carry the same security headers as every answer.
+    let b = TestBridge::start();
+    let (s, h, body) = b.raw("GET", "/lang/index.json", None, None, &[]);
+    assert_eq!(s, 200);
+    assert!(
+        h.iter().any(|(k, _)| k == "content-security-policy"),
+        "the security headers: {h:?}"
+    );
+    let index: Value = serde_json::from_str(&body).expect("a JSON list");
+    let codes: Vec<&str> = index
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter_map(|l| l["code"].as_str())
+        .collect();
+    assert_eq!(codes, ["de", "ja"]);
+    let (s, _, de) = b.raw("GET", "/lang/de.json", None, None, &[]);
+    assert_eq!(s, 200);
+    let de: Value = serde_json::from_str(&de).expect("de.json");
+    assert_eq!(de["name"], "Deutsch");
+    // Nothing but the app's own words: no name of this machine, no path of its state.
+    let text = de.to_string();
+    assert!(!text.contains("testbox"));
+    assert!(!text.contains(&b.dir.path().display().to_string()));
+    for path in ["/lang/fr.json", "/lang/de", "/lang/DE.json"] {
+        let (s, _, _) = b.raw("GET", path, None, None, &[]);
+        assert_eq!(s, 404, "{path}");
+    }
+    let (s, _) = b.request(
+        "GET",
+        "/lang/de.json",
+        None,
+        None,
+        &[("Host", "evil.example")],
+    );
+    assert_eq!(s, 403, "a foreign Host is refused here too");
+}

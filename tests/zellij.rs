@@ -136,6 +136,15 @@ fn a_zellij_pane_is_listed_read_masked_and_typed_into() {
         &json!({ "text": format!("echo zz-{secret} ."), "keys": ["Enter"] }),
     );
     assert_eq!(status, 200);
+    // Audited like any write (SPEC §7), naming the zellij pane, the secret never in the log.
+    let line = b
+        .audit_lines()
+        .into_iter()
+        .find(|l| l["event"] == "pane.input")
+        .expect("the write audited");
+    assert_eq!(line["device"], "phone", "{line}");
+    assert!(line.to_string().contains("z0-0"), "{line}");
+    assert!(!line.to_string().contains(secret), "{line}");
     let screen = wait_for(Duration::from_secs(15), || {
         let (_, snap) = b.get("/api/panes/testbox/z0-0", Some(&token));
         let lines: Vec<String> = snap["lines"]
