@@ -1,115 +1,25 @@
-//! zellij panes through a real bridge (issue 34, decision 0083): a real zellij (the pinned one
-//! `scripts/setup` builds into `tools/`, or `COLLIE_ZELLIJ_BIN`) on the bridge's PATH, its session
-//! in the test's own socket folder (`ZELLIJ_SOCKET_DIR`, which every test bridge gets); the
-//! pane is listed, read masked, typed into, and refused what only a zellij pane's owner does.
-//! Every session is killed when the test ends, pass or fail.
+//! zellij panes through a real bridge (issue 34, decision 0083), with a real zellij
+//! (`support/zellij.rs`): the pane is listed, read masked, typed into, and refused what only a
+//! zellij pane's owner does; a hook in it is a card; a member's is reached through the lead;
+//! walky reaches it. Agents in zellij panes (screen prompts, chat, MCP) are in `zellij_agents.rs`.
 
 #[path = "support/hook.rs"]
 mod hook;
 mod support;
+#[path = "support/zellij.rs"]
+mod zellij;
 
-use hook::{bash_request, card_named};
-use support::{collie_bin, crew_bridge};
-
-use std::path::PathBuf;
-use std::process::{Command, Output};
 use std::time::Duration;
 
+use hook::{bash_request, card_named};
 use serde_json::json;
-use support::{wait_for, Opts, TestBridge};
-
-fn zellij_program() -> PathBuf {
-    std::env::var_os("COLLIE_ZELLIJ_BIN").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tools/zellij-0.45.1/bin/zellij"),
-        PathBuf::from,
-    )
-}
-
-/// The test's zellij sessions, killed on drop.
-struct Sessions<'a> {
-    b: &'a TestBridge,
-}
-
-impl Sessions<'_> {
-    fn run(&self, args: &[&str]) -> Output {
-        let d = self.b.dir.path();
-        Command::new(zellij_program())
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("ZELLIJ_SOCKET_DIR", d.join("zellij"))
-            .env("HOME", d.join("home"))
-            .env("XDG_CONFIG_HOME", d.join("home/.config"))
-            .env("SHELL", "/bin/sh")
-            .current_dir(d.join("home"))
-            .args(args)
-            .output()
-            .expect("zellij runs")
-    }
-}
-
-impl Drop for Sessions<'_> {
-    fn drop(&mut self) {
-        let _ = self.run(&["kill-all-sessions", "--yes"]);
-    }
-}
-
-/// The PATH with the pinned zellij first; `None` only when `COLLIE_ZELLIJ=0`.
-fn zellij_path() -> Option<String> {
-    if std::env::var_os("COLLIE_ZELLIJ").is_some_and(|v| v == "0") {
-        eprintln!("skipped: COLLIE_ZELLIJ=0");
-        return None;
-    }
-    let program = zellij_program();
-    assert!(
-        program.exists(),
-        "no zellij at {} (scripts/setup builds it)",
-        program.display()
-    );
-    let bin = program.parent().expect("bin dir").display().to_string();
-    Some(format!(
-        "{bin}:{}",
-        std::env::var("PATH").unwrap_or_default()
-    ))
-}
-
-/// A bridge whose PATH has the pinned zellij first; `None` only when `COLLIE_ZELLIJ=0`.
-fn bridge() -> Option<TestBridge> {
-    let path = zellij_path()?;
-    Some(TestBridge::start_with(Opts {
-        with_tmux: false,
-        env: vec![("PATH".into(), path)],
-        ..Opts::default()
-    }))
-}
-
-fn zellij_panes(b: &TestBridge, token: &str) -> Vec<serde_json::Value> {
-    let (_, list) = b.get("/api/panes", Some(token));
-    list["panes"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter(|p| p["backend"] == "zellij")
-                .cloned()
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-impl Sessions<'_> {
-    /// Starts session `name` in the background (no tips, the test's home).
-    fn start(&self, name: &str) {
-        let config = self.b.dir.path().join("home/.config/zellij");
-        std::fs::create_dir_all(&config).expect("config dir");
-        std::fs::write(config.join("config.kdl"), "show_startup_tips false\n").expect("config");
-        let out = self.run(&["attach", "--create-background", name]);
-        assert!(out.status.success(), "zellij attach: {out:?}");
-    }
-}
+use support::{collie_bin, crew_bridge, wait_for};
+use zellij::{bridge, pane_text, zellij_panes, zellij_path, Sessions};
 
 #[test]
 fn a_zellij_pane_is_listed_read_masked_and_typed_into() {
     let Some(b) = bridge() else { return };
-    let z = Sessions { b: &b };
+    let z = Sessions::of(&b);
     z.start("work");
     let token = b.pair("phone", "full");
 
@@ -190,9 +100,39 @@ fn a_zellij_pane_is_listed_read_masked_and_typed_into() {
 }
 
 #[test]
+fn a_zellij_pane_keeps_its_token_across_a_bridge_restart_and_a_new_session_gets_another() {
+    let Some(mut b) = bridge() else { return };
+    let z = Sessions::of(&b);
+    z.start("keep");
+    let token = b.pair("phone", "full");
+    let first = |b: &support::TestBridge| {
+        wait_for(Duration::from_secs(15), || {
+            zellij_panes(b, &token).first().map(|p| p["token"].clone())
+        })
+        .expect("the zellij pane listed")
+    };
+    let before = first(&b);
+    // The sessions outlive the bridge (only `Sessions`' drop ends them).
+    b.stop();
+    b.launch();
+    assert_eq!(first(&b), before, "the same pane, the same token");
+
+    // The session ends and one of the same name starts: the same id, another token.
+    let out = z.run(&["kill-session", "keep"]);
+    assert!(out.status.success(), "{out:?}");
+    wait_for(Duration::from_secs(15), || {
+        zellij_panes(&b, &token).is_empty().then_some(())
+    })
+    .expect("the pane gone");
+    z.start("keep");
+    let again = first(&b);
+    assert_ne!(again, before, "a new session's pane has a new token");
+}
+
+#[test]
 fn a_hook_in_a_zellij_pane_is_placed_in_it_and_answered_from_the_phone() {
     let Some(b) = bridge() else { return };
-    let z = Sessions { b: &b };
+    let z = Sessions::of(&b);
     z.start("agents");
     let token = b.pair("phone", "full");
     wait_for(Duration::from_secs(15), || {
@@ -288,7 +228,7 @@ fn a_member_s_zellij_pane_is_read_and_typed_into_through_the_lead() {
     let Some(path) = zellij_path() else { return };
     let lead = crew_bridge(false, &[]);
     let member = crew_bridge(false, &[("PATH", &path)]);
-    let z = Sessions { b: &member };
+    let z = Sessions::of(&member);
     z.start("remote");
     lead.cli_ok(&["crew", "init"]);
     member.cli_ok(&["crew", "join", &lead.invite(), "--name", "web-1"]);
@@ -322,24 +262,10 @@ fn a_member_s_zellij_pane_is_read_and_typed_into_through_the_lead() {
     .expect("the answer read through the lead");
 }
 
-/// The text of a pane as the bridge serves it, rows joined.
-fn pane_text(b: &TestBridge, token: &str, pane: &str) -> String {
-    let (_, snap) = b.get(&format!("/api/panes/testbox/{pane}"), Some(token));
-    snap["lines"]
-        .as_array()
-        .map(|l| {
-            l.iter()
-                .filter_map(|x| x.as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default()
-}
-
 #[test]
 fn walky_reaches_a_zellij_pane_running_a_program_and_never_one_at_a_shell() {
     let Some(b) = bridge() else { return };
-    let z = Sessions { b: &b };
+    let z = Sessions::of(&b);
     z.start("crew");
     // A second pane that reads its input (not a shell): where a walky header may be typed.
     let out = z.run(&["--session", "crew", "action", "new-pane", "--", "cat"]);

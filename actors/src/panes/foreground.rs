@@ -44,6 +44,8 @@ pub struct Stat {
     pub pgrp: i64,
     /// The foreground process group of its controlling terminal (-1: none).
     pub tpgid: i64,
+    /// When it started, in clock ticks after boot: with the pid, one process instance.
+    pub start_time: u64,
 }
 
 /// Parses a `/proc/<pid>/stat` line: `pid (comm) state ppid pgrp session tty_nr tpgid …`. The
@@ -53,12 +55,13 @@ pub fn parse_stat(line: &str) -> Option<Stat> {
     let close = line.rfind(')')?;
     let comm = line.get(open + 1..close)?.to_owned();
     let rest: Vec<&str> = line.get(close + 1..)?.split_whitespace().collect();
-    // rest[0] state, [1] ppid, [2] pgrp, [3] session, [4] tty_nr, [5] tpgid
+    // rest[0] state, [1] ppid, [2] pgrp, [3] session, [4] tty_nr, [5] tpgid, … [19] starttime
     Some(Stat {
         comm,
         ppid: rest.get(1)?.parse().ok()?,
         pgrp: rest.get(2)?.parse().ok()?,
         tpgid: rest.get(5)?.parse().ok()?,
+        start_time: rest.get(19)?.parse().ok()?,
     })
 }
 
@@ -197,7 +200,10 @@ mod tests {
 
     #[test]
     fn stat_lines_parse_even_with_odd_names() {
-        let s = parse_stat("42 (my (odd) name) S 1 42 42 34816 4242 4194560 0 0").expect("stat");
+        let s = parse_stat(
+            "42 (my (odd) name) S 1 42 42 34816 4242 4194560 0 0 0 0 3 1 0 0 20 0 1 0 987654 8192 1",
+        )
+        .expect("stat");
         assert_eq!(
             s,
             Stat {
@@ -205,10 +211,16 @@ mod tests {
                 ppid: 1,
                 pgrp: 42,
                 tpgid: 4242,
+                start_time: 987_654,
             }
         );
         assert_eq!(parse_stat("garbage"), None);
         assert_eq!(parse_stat("1 (x) S 1"), None);
+        assert_eq!(
+            parse_stat("1 (x) S 1 1 1 0 -1 0 0 0"),
+            None,
+            "no start time"
+        );
     }
 
     fn stat(comm: &str, pgrp: i64, tpgid: i64) -> Stat {
@@ -217,6 +229,7 @@ mod tests {
             ppid: 1,
             pgrp,
             tpgid,
+            start_time: 0,
         }
     }
 

@@ -369,10 +369,11 @@ impl ZellijBackend {
     }
 }
 
-/// The token of pane `n` of session `session` under `salt`: the session's name and the time
-/// this bridge first saw it tell a reused name apart within a run.
-fn token_of(salt: &[u8], session: &str, first_seen: u64, n: u32) -> String {
-    pane_token(salt, &format!("zellij:{session}:{first_seen}:terminal_{n}"))
+/// The token of pane `n` of session `session` under `salt`: the session's name and `instance`
+/// (its server process, see `session::instance_of`) tell a reused name apart; zellij numbers a
+/// server's panes without reuse.
+fn token_of(salt: &[u8], session: &str, instance: &str, n: u32) -> String {
+    pane_token(salt, &format!("zellij:{session}:{instance}:terminal_{n}"))
 }
 
 #[cfg(test)]

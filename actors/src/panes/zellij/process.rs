@@ -18,21 +18,8 @@ const MAX_READ: u64 = 64 * 1024;
 /// only a server whose socket lies in it counts (another folder may hold a session of the same
 /// name).
 pub(super) fn pane_pids(session: &str, socket_dir: Option<&Path>) -> HashMap<u32, u32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return HashMap::new();
-    };
-    let pids: Vec<u32> = dir
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok()))
-        .collect();
-    let servers: Vec<u32> = pids
-        .iter()
-        .copied()
-        .filter(|pid| {
-            read(&format!("/proc/{pid}/cmdline"))
-                .is_some_and(|argv| serves(&argv, session, socket_dir))
-        })
-        .collect();
+    let pids = all_pids();
+    let servers = servers(&pids, session, socket_dir);
     if servers.is_empty() {
         return HashMap::new();
     }
@@ -54,6 +41,37 @@ pub(super) fn pane_pids(session: &str, socket_dir: Option<&Path>) -> HashMap<u32
         }
     }
     out
+}
+
+/// The server of session `session` as one process instance: its pid and start time (the
+/// session's pane tokens hash them, so they stay across bridge restarts and change when a session
+/// of the same name is started again). `None` when it cannot be read.
+pub(super) fn server_of(session: &str, socket_dir: Option<&Path>) -> Option<(u32, u64)> {
+    let pid = *servers(&all_pids(), session, socket_dir).first()?;
+    let stat = parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)?;
+    Some((pid, stat.start_time))
+}
+
+/// Every pid in `/proc` now.
+fn all_pids() -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .map(|dir| {
+            dir.flatten()
+                .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The pids among `pids` that serve session `session` (in `socket_dir`, when known).
+fn servers(pids: &[u32], session: &str, socket_dir: Option<&Path>) -> Vec<u32> {
+    pids.iter()
+        .copied()
+        .filter(|pid| {
+            read(&format!("/proc/{pid}/cmdline"))
+                .is_some_and(|argv| serves(&argv, session, socket_dir))
+        })
+        .collect()
 }
 
 /// Whether `argv` (NUL-separated) is the server of `session`: `--server <path>` whose last part is

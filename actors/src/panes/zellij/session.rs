@@ -80,9 +80,7 @@ fn drop_session(state: &State, name: &str) {
 /// Follows one session: its panes every poll, and a `subscribe` child for the set of them,
 /// started again when the set changes.
 async fn follow(state: Arc<State>, index: usize, name: String) {
-    let first_seen = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let instance = instance_of(&state, &name).await;
     let mut followed: Vec<u32> = Vec::new();
     // The subscription's reader, in a set of its own so that aborting this task aborts it too.
     let mut reader: JoinSet<()> = JoinSet::new();
@@ -103,7 +101,7 @@ async fn follow(state: Arc<State>, index: usize, name: String) {
             tokio::time::sleep(state.options.poll).await;
             continue;
         };
-        let ids = place(&state, index, &name, first_seen, &panes);
+        let ids = place(&state, index, &name, &instance, &panes);
         reread(&state, index, &name).await;
         find_processes(&state, index, &name).await;
         let ended = reader.try_join_next().is_some();
@@ -121,6 +119,27 @@ async fn follow(state: Arc<State>, index: usize, name: String) {
             followed = ids;
         }
         tokio::time::sleep(state.options.poll).await;
+    }
+}
+
+/// What tells this run of session `name` from another of the same name, for its pane tokens: its
+/// server's pid and start time, so tokens stay across bridge restarts; when the server cannot be
+/// read, the time this bridge first saw the session (tokens then change with a restart).
+async fn instance_of(state: &State, name: &str) -> String {
+    let (session, dir) = (name.to_owned(), state.socket_dir());
+    let server =
+        tokio::task::spawn_blocking(move || super::process::server_of(&session, dir.as_deref()))
+            .await
+            .ok()
+            .flatten();
+    match server {
+        Some((pid, start)) => format!("server-{pid}-{start}"),
+        None => {
+            let seen = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            format!("seen-{seen}")
+        }
     }
 }
 
@@ -189,7 +208,7 @@ async fn find_processes(state: &Arc<State>, index: usize, session: &str) {
 
 /// Brings the session's entries in line with `panes`: new ones made, sizes, cursors, names and
 /// liveness updated, gone ones dropped. Returns the terminal numbers, sorted.
-fn place(state: &State, index: usize, session: &str, first_seen: u64, panes: &[Pane]) -> Vec<u32> {
+fn place(state: &State, index: usize, session: &str, instance: &str, panes: &[Pane]) -> Vec<u32> {
     let names = names(panes);
     let mut entries = state.panes.lock();
     let before = entries.len();
@@ -207,7 +226,7 @@ fn place(state: &State, index: usize, session: &str, first_seen: u64, panes: &[P
                 mirror: Mirror::new(rows, cols, state.options.scrollback),
                 seq: watch::channel(0).0,
                 last_activity: SystemTime::now(),
-                token: token_of(&state.salt, session, first_seen, p.id),
+                token: token_of(&state.salt, session, instance, p.id),
                 lost: false,
                 pid: None,
             }
