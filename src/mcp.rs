@@ -2,8 +2,9 @@
 //! (SPEC §9) as four tools — `walky_send`, `walky_inbox`, `walky_read` and `walky_who`.
 //!
 //! An agent's client (Claude Code, Codex) starts `collie mcp` as a child process inside the agent's
-//! pane, so this process inherits the pane's `COLLIE_PANE` or `TMUX`/`TMUX_PANE`: that is the sender,
-//! exactly as for `collie walky` typed in the same pane. Each tool is one control-socket request to the
+//! pane, so this process inherits the pane's `COLLIE_PANE`, `TMUX`/`TMUX_PANE` or `ZELLIJ_PANE_ID`:
+//! that is the sender, exactly as for `collie walky` typed in the same pane (in a zellij pane the
+//! bridge places this process by its parents). Each tool is one control-socket request to the
 //! running bridge, the same request the CLI sends, so the bridge stays the only judge of who the
 //! sender is, what may be delivered and what the inbox holds. Nothing is kept here between calls.
 //!
@@ -43,8 +44,8 @@ pub struct McpOptions {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum McpError {
-    /// Neither `COLLIE_PANE` nor `TMUX` and `TMUX_PANE` is set.
-    #[error("not inside a pane: start `collie mcp` from the agent in a tmux pane or a Collie pane (or set COLLIE_PANE=<pane id> in its environment)")]
+    /// None of `COLLIE_PANE`, `TMUX` with `TMUX_PANE`, or `ZELLIJ_PANE_ID` is set.
+    #[error("not inside a pane: start `collie mcp` from the agent in a tmux, zellij or Collie pane (or set COLLIE_PANE=<pane id> in its environment)")]
     NotInPane,
     /// The body is over the walky limit.
     #[error("the message is too long: {0} bytes, at most 16 KiB ({MAX_BODY} bytes)")]
