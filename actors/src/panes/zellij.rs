@@ -16,6 +16,7 @@ pub mod cli;
 pub mod mirror;
 mod process;
 mod session;
+mod sockets;
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -232,12 +233,22 @@ impl State {
 
     /// The socket folder the backend's zellij uses, when set (`ZELLIJ_SOCKET_DIR`).
     fn socket_dir(&self) -> Option<PathBuf> {
+        self.var("ZELLIJ_SOCKET_DIR").map(PathBuf::from)
+    }
+
+    /// The folder zellij's sessions' sockets are in, set or not (`sockets::root`).
+    fn socket_root(&self) -> PathBuf {
+        sockets::root(self.socket_dir(), self.var("XDG_RUNTIME_DIR"))
+    }
+
+    /// Variable `key` of the environment zellij runs in: the backend's own, else the bridge's.
+    fn var(&self, key: &str) -> Option<OsString> {
         self.options
             .env
             .iter()
-            .find(|(k, _)| k == "ZELLIJ_SOCKET_DIR")
-            .map(|(_, v)| PathBuf::from(v))
-            .or_else(|| std::env::var_os("ZELLIJ_SOCKET_DIR").map(PathBuf::from))
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var_os(key))
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::io::BufReader;
 use tokio::sync::watch;
@@ -11,11 +11,13 @@ use tokio::task::{AbortHandle, JoinSet};
 
 use super::cli::{self, Pane, Update};
 use super::mirror::Mirror;
+use super::sockets::{self, Fingerprint};
 use super::{token_of, Entry, State, ZellijStatus};
 use crate::panes::line_reader::read_line_limited;
 
-/// Follows the sessions: checks zellij's version once, then asks `list-sessions` every poll and
-/// keeps one task per running session.
+/// Follows the sessions: checks zellij's version once, then asks `list-sessions` whenever the
+/// socket folder changed (looked at every poll; asked anyway every `sockets::RECHECK`, and when a
+/// session's task ended) and keeps one task per running session.
 pub(super) async fn manage(state: Arc<State>) {
     match state.run(&["--version".to_owned()]).await {
         Ok(out) => match cli::version(&out) {
@@ -34,8 +36,31 @@ pub(super) async fn manage(state: Arc<State>) {
     // aborted, the set goes with it and aborts them (and their children are killed).
     let mut tasks = JoinSet::new();
     let mut running: HashMap<String, AbortHandle> = HashMap::new();
+    let root = state.socket_root();
+    let mut asked: Option<(Fingerprint, Instant)> = None;
+    let mut again = false;
     loop {
-        while tasks.try_join_next().is_some() {}
+        let ended = std::iter::from_fn(|| tasks.try_join_next()).count() > 0;
+        let looked = {
+            let root = root.clone();
+            tokio::task::spawn_blocking(move || sockets::fingerprint(&root))
+                .await
+                .unwrap_or_default()
+        };
+        let changed = asked
+            .as_ref()
+            .is_none_or(|(print, at)| *print != looked || at.elapsed() >= sockets::RECHECK);
+        if changed || ended {
+            // Asked now and once more a poll later: a server whose socket is there a moment
+            // before it answers is listed the second time.
+            again = true;
+            asked = Some((looked, Instant::now()));
+        } else if again {
+            again = false;
+        } else {
+            tokio::time::sleep(state.options.poll).await;
+            continue;
+        }
         // No session at all is an error exit of `list-sessions`: the same as none.
         let out = state
             .run(&["list-sessions".to_owned(), "--no-formatting".to_owned()])

@@ -289,3 +289,63 @@ async fn without_zellij_there_are_no_panes_and_the_status_says_why() {
     assert!(why.contains("not found"), "{why}");
     assert!(backend.list().is_empty());
 }
+
+/// How many times the zellij behind `log` was asked `list-sessions`.
+fn list_sessions_asked(log: &std::path::Path) -> usize {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.starts_with("list-sessions"))
+        .count()
+}
+
+/// The real zellij behind a two-line wrapper that writes down each command it is given: an idle
+/// bridge looks at the socket folder, and asks zellij (a process) only when a session came or went.
+#[tokio::test]
+async fn an_idle_backend_asks_zellij_only_when_a_session_comes_or_goes() {
+    let Some(z) = Zellij::new() else { return };
+    let (wrapper, log) = (z.dir.path().join("zellij"), z.dir.path().join("asked"));
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> {}\nexec {} \"$@\"\n",
+            log.display(),
+            zellij_program().display()
+        ),
+    )
+    .expect("wrapper");
+    let mut perms = std::fs::metadata(&wrapper).expect("meta").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&wrapper, perms).expect("chmod");
+    let poll = Duration::from_millis(100);
+    let backend = ZellijBackend::start(
+        SALT,
+        ZellijOptions {
+            program: wrapper,
+            poll,
+            ..z.options()
+        },
+    );
+    eventually("zellij's version read", || {
+        matches!(backend.status(), ZellijStatus::Ready(_)).then_some(())
+    })
+    .await;
+    // Twenty polls with no session: asked at the start and once more, not at every poll.
+    tokio::time::sleep(poll * 20).await;
+    let idle = list_sessions_asked(&log);
+    assert!(
+        (1..=3).contains(&idle),
+        "asked {idle} times in 20 idle polls"
+    );
+
+    // A session's socket appears: it is asked for, and its pane listed well before the recheck.
+    z.start_session("appears");
+    eventually("the new session's pane", || {
+        (!backend.list().is_empty()).then_some(())
+    })
+    .await;
+    assert!(list_sessions_asked(&log) > idle);
+    let out = z.run(&["kill-session", "appears"]);
+    assert!(out.status.success(), "kill-session: {out:?}");
+    eventually("the pane gone", || backend.list().is_empty().then_some(())).await;
+}
