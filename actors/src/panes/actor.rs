@@ -753,21 +753,27 @@ impl PanesState {
         }
     }
 
-    /// Applies the scrollback policy to the tmux mirrors (SPEC §5 "Caps"); the backend rebuilds
-    /// them in the background when the limit changes.
+    /// Applies the scrollback policy to the tmux and zellij mirrors (SPEC §5 "Caps"), one limit
+    /// for both; the backends rebuild them in the background when it changes.
     fn check_budget(&self) {
         let current = self.tmux.scrollback_limit();
         let limit = tmux_scrollback_limit(BudgetInput {
             cap: self.args.buffer_cap,
             allocated: self.allocated_bytes(),
-            mirror_line_bytes: self.tmux.scrollback_line_bytes(),
+            mirror_line_bytes: self.tmux.scrollback_line_bytes()
+                + self.zellij.scrollback_line_bytes(),
             full: self.tmux.options().scrollback,
             current,
         });
         if limit != current {
-            tracing::info!(from = current, to = limit, "tmux scrollback limit changed");
+            tracing::info!(
+                from = current,
+                to = limit,
+                "mirror scrollback limit changed"
+            );
             self.tmux.set_scrollback_limit(limit);
         }
+        self.zellij.set_scrollback_limit(limit);
     }
 
     async fn create(

@@ -159,6 +159,9 @@ struct State {
     panes: Mutex<HashMap<(usize, u32), Entry>>,
     /// The owner's pane-set counter, bumped when a pane comes, goes or is renamed.
     set: watch::Sender<u64>,
+    /// The lines of scrollback each mirror keeps now: [`ZellijOptions::scrollback`], lowered by
+    /// the Panes actor near the global buffer cap (SPEC §5 "Caps").
+    scrollback: Mutex<usize>,
 }
 
 impl State {
@@ -272,6 +275,7 @@ impl ZellijBackend {
         set: watch::Sender<u64>,
     ) -> ZellijBackend {
         let state = Arc::new(State {
+            scrollback: Mutex::new(options.scrollback),
             options,
             salt: salt.to_vec(),
             status: Mutex::new(ZellijStatus::Starting),
@@ -340,6 +344,40 @@ impl ZellijBackend {
             .values()
             .map(|e| e.mirror.screen().allocated_bytes())
             .sum()
+    }
+
+    /// Bytes one more line of scrollback costs across all mirrors (for the buffer cap's policy).
+    pub fn scrollback_line_bytes(&self) -> usize {
+        self.state
+            .panes
+            .lock()
+            .values()
+            .map(|e| e.mirror.screen().line_bytes())
+            .sum()
+    }
+
+    /// The lines of scrollback each mirror keeps now.
+    pub fn scrollback_limit(&self) -> usize {
+        *self.state.scrollback.lock()
+    }
+
+    /// Sets the lines of scrollback each mirror keeps, at most [`ZellijOptions::scrollback`], as
+    /// the tmux backend's limit is set. Returns at once: mirrors made later start with it, and each
+    /// existing one is rebuilt at its session's next poll from zellij's own history (`dump-screen
+    /// --full`), keeping the newest lines; its memory drops then.
+    pub fn set_scrollback_limit(&self, lines: usize) {
+        let lines = lines.min(self.state.options.scrollback);
+        {
+            let mut limit = self.state.scrollback.lock();
+            if *limit == lines {
+                return;
+            }
+            *limit = lines;
+        }
+        for e in self.state.panes.lock().values_mut() {
+            e.mirror.set_scrollback(lines);
+            e.lost = true;
+        }
     }
 
     /// Types `text` into the pane as its bytes. At most 64 KiB.

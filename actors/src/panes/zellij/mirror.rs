@@ -50,6 +50,11 @@ impl Mirror {
         &mut self.screen
     }
 
+    /// Keeps `lines` of scrollback from the next [`Mirror::seed`] on (the caller seeds it again).
+    pub fn set_scrollback(&mut self, lines: usize) {
+        self.scrollback = lines;
+    }
+
     /// The pane's size as zellij lists it; rows are not reflowed.
     pub fn resize(&mut self, rows: u16, cols: u16) {
         if self.screen.size() != (rows.max(1), cols.max(1)) {

@@ -248,7 +248,7 @@ fn place(state: &State, index: usize, session: &str, instance: &str, panes: &[Pa
                 session: session.to_owned(),
                 name: String::new(),
                 alive: true,
-                mirror: Mirror::new(rows, cols, state.options.scrollback),
+                mirror: Mirror::new(rows, cols, *state.scrollback.lock()),
                 seq: watch::channel(0).0,
                 last_activity: SystemTime::now(),
                 token: token_of(&state.salt, session, instance, p.id),
@@ -305,7 +305,7 @@ async fn subscribe(state: Arc<State>, index: usize, name: String, panes: Vec<u32
     let mut c = state.command();
     c.arg("--session")
         .arg(&name)
-        .args(cli::subscribe_args(&panes, state.options.scrollback))
+        .args(cli::subscribe_args(&panes, *state.scrollback.lock()))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null());
     let Ok(mut child) = c.spawn() else { return };

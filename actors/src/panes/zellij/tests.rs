@@ -349,3 +349,61 @@ async fn an_idle_backend_asks_zellij_only_when_a_session_comes_or_goes() {
     assert!(out.status.success(), "kill-session: {out:?}");
     eventually("the pane gone", || backend.list().is_empty().then_some(())).await;
 }
+
+/// The numbers in pane `id`'s scrollback (up to 500 lines) and screen, oldest first.
+fn numbers(backend: &ZellijBackend, id: &str) -> (Vec<u32>, Vec<u32>) {
+    let Some((_, _, snap)) = backend.snapshot(id, 500, &|s: &str| s.to_owned()) else {
+        return (Vec::new(), Vec::new());
+    };
+    let parse = |ls: &[String]| ls.iter().filter_map(|l| l.parse().ok()).collect();
+    (parse(&snap.scrollback), parse(&snap.lines))
+}
+
+/// Near the global buffer cap the Panes actor lowers the mirrors' scrollback (SPEC §5 "Caps"): a
+/// zellij mirror keeps the newest lines of the new limit, its memory drops, and raised again it
+/// reads its history back from zellij.
+#[tokio::test]
+async fn the_scrollback_limit_shrinks_a_mirror_and_raising_it_reads_history_back() {
+    let Some(z) = Zellij::new() else { return };
+    z.start_session("cap");
+    let backend = ZellijBackend::start(SALT, z.options());
+    eventually("the pane listed", || backend.list().into_iter().next()).await;
+    backend.send_text("z0-0", "seq 1 150").await.expect("text");
+    backend
+        .send_key("z0-0", NamedKey::Enter)
+        .await
+        .expect("key");
+    eventually("the whole history", || {
+        numbers(&backend, "z0-0").0.contains(&1).then_some(())
+    })
+    .await;
+    let full = backend.allocated_bytes();
+    assert_eq!(backend.scrollback_limit(), 200);
+
+    backend.set_scrollback_limit(10);
+    assert_eq!(backend.scrollback_limit(), 10);
+    let (kept, screen) = eventually("ten lines kept", || {
+        let (kept, screen) = numbers(&backend, "z0-0");
+        (kept.len() <= 10 && screen.contains(&150)).then_some((kept, screen))
+    })
+    .await;
+    assert_eq!(kept.len(), 10, "the newest ten: {kept:?}");
+    let first_on_screen = screen.first().copied().unwrap_or(0);
+    assert_eq!(
+        kept,
+        (first_on_screen - 10..first_on_screen).collect::<Vec<_>>(),
+        "the lines just above the screen"
+    );
+    assert!(backend.allocated_bytes() < full, "the memory dropped");
+
+    backend.set_scrollback_limit(5000);
+    assert_eq!(
+        backend.scrollback_limit(),
+        200,
+        "never above the configured amount"
+    );
+    eventually("the history back", || {
+        numbers(&backend, "z0-0").0.contains(&1).then_some(())
+    })
+    .await;
+}
