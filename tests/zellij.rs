@@ -99,6 +99,162 @@ fn a_zellij_pane_is_listed_read_masked_and_typed_into() {
     .expect("the pane gone");
 }
 
+/// The runs of `row` of a stream event, each style looked up in `styles`.
+fn runs(
+    ev: &serde_json::Value,
+    row: &str,
+    styles: &serde_json::Map<String, serde_json::Value>,
+) -> Vec<(u64, u64, serde_json::Value)> {
+    ev["attrs"][row]
+        .as_array()
+        .map(|runs| {
+            runs.iter()
+                .filter_map(|r| {
+                    let style = styles.get(&r[2].as_u64()?.to_string())?.clone();
+                    Some((r[0].as_u64()?, r[1].as_u64()?, style))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_zellij_pane_is_followed_live_with_colours_scrollback_and_named_keys() {
+    let Some(b) = bridge() else { return };
+    let z = Sessions::of(&b);
+    z.start("live");
+    let token = b.pair("phone", "full");
+    wait_for(Duration::from_secs(15), || {
+        (!zellij_panes(&b, &token).is_empty()).then_some(())
+    })
+    .expect("the zellij pane listed");
+    let events = b.sse("/api/panes/testbox/z0-0/stream", &token);
+    let (status, _) = b.post(
+        "/api/panes/testbox/z0-0/input",
+        Some(&token),
+        &json!({ "text": r"printf '\033[31mZRED\033[0m \033[1mB\033[0m\n'; seq 1 80", "keys": ["Enter"] }),
+    );
+    assert_eq!(status, 200);
+
+    // Followed: the stream carries the coloured row (its styles as the phone keeps them), then
+    // the last line printed.
+    let mut styles = serde_json::Map::new();
+    let mut coloured = None;
+    loop {
+        let (_, ev) = events
+            .recv_timeout(Duration::from_secs(15))
+            .unwrap_or_else(|_| panic!("the stream never showed 80 (coloured row: {coloured:?})"));
+        if ev["full"] == true {
+            styles.clear();
+        }
+        if let Some(s) = ev["styles"].as_object() {
+            styles.extend(s.clone());
+        }
+        let Some(rows) = ev["rows"].as_object() else {
+            continue;
+        };
+        for (row, line) in rows {
+            if line.as_str().is_some_and(|l| l.starts_with("ZRED")) {
+                coloured = Some(runs(&ev, row, &styles));
+            }
+        }
+        if rows.values().any(|l| l == "80") {
+            break;
+        }
+    }
+    // Printed at once, more than a screen came between two updates: the history is read again
+    // from zellij within a poll, every line in order (and the coloured row, if it scrolled by
+    // between two updates, is there).
+    let (snap, history) = wait_for(Duration::from_secs(15), || {
+        let (_, snap) = b.get("/api/panes/testbox/z0-0?scrollback=200", Some(&token));
+        let history: Vec<String> = snap["scrollback"]
+            .as_array()?
+            .iter()
+            .chain(snap["lines"].as_array()?)
+            .filter_map(|l| l.as_str().map(str::to_owned))
+            .collect();
+        let numbers: Vec<u32> = history.iter().filter_map(|l| l.parse().ok()).collect();
+        (numbers == (1..=80).collect::<Vec<_>>()).then_some((snap, history))
+    })
+    .unwrap_or_else(|| {
+        let (_, snap) = b.get("/api/panes/testbox/z0-0?scrollback=200", Some(&token));
+        panic!("the whole history never came: {snap}")
+    });
+    if let Some(runs) = coloured {
+        assert_eq!(
+            runs,
+            vec![(0, 4, json!({"fg": 1})), (5, 1, json!({"bold": true}))],
+            "the row's colours"
+        );
+    } else {
+        let row = history
+            .iter()
+            .position(|l| l.starts_with("ZRED"))
+            .expect("the coloured row kept");
+        assert!(
+            row < snap["scrollback"].as_array().map_or(0, Vec::len),
+            "{snap}"
+        );
+    }
+    // The snapshot carries the colours of the rows on screen (the same `attrs` runs as tmux's).
+    b.post(
+        "/api/panes/testbox/z0-0/input",
+        Some(&token),
+        &json!({ "text": r"clear; printf '\033[31mZRED\033[0m \033[1mB\033[0m\n'", "keys": ["Enter"] }),
+    );
+    let (snap, row) = wait_for(Duration::from_secs(15), || {
+        let (_, snap) = b.get("/api/panes/testbox/z0-0", Some(&token));
+        let row = snap["lines"]
+            .as_array()?
+            .iter()
+            .position(|l| l.as_str().is_some_and(|l| l.starts_with("ZRED")))?;
+        Some((snap, row))
+    })
+    .expect("the coloured row on screen");
+    let styles = snap["styles"].as_object().cloned().unwrap_or_default();
+    assert_eq!(
+        runs(
+            &json!({"attrs": {"r": snap["attrs"][row].clone()}}),
+            "r",
+            &styles
+        ),
+        vec![(0, 4, json!({"fg": 1})), (5, 1, json!({"bold": true}))],
+        "{snap}"
+    );
+
+    // Named keys: Ctrl-C ends a program that would run for a minute.
+    let (status, _) = b.post(
+        "/api/panes/testbox/z0-0/input",
+        Some(&token),
+        &json!({ "text": "sleep 60", "keys": ["Enter"] }),
+    );
+    assert_eq!(status, 200);
+    let (status, _) = b.post(
+        "/api/panes/testbox/z0-0/input",
+        Some(&token),
+        &json!({ "keys": ["C-c"] }),
+    );
+    assert_eq!(status, 200);
+    let (status, _) = b.post(
+        "/api/panes/testbox/z0-0/input",
+        Some(&token),
+        &json!({ "text": "echo after-ctrl-c", "keys": ["Enter"] }),
+    );
+    assert_eq!(status, 200);
+    wait_for(Duration::from_secs(10), || {
+        pane_text(&b, &token, "z0-0")
+            .lines()
+            .any(|l| l == "after-ctrl-c")
+            .then_some(())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "Ctrl-C did not end the sleep: {}",
+            pane_text(&b, &token, "z0-0")
+        )
+    });
+}
+
 #[test]
 fn a_zellij_pane_keeps_its_token_across_a_bridge_restart_and_a_new_session_gets_another() {
     let Some(mut b) = bridge() else { return };
