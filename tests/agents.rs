@@ -6,6 +6,8 @@
 //! OpenAI's Responses API (`support::responses_api`) — the model is the one part that cannot run
 //! here.
 
+#[path = "support/chat_view.rs"]
+mod chat_view;
 #[path = "support/claude.rs"]
 mod claude;
 mod support;
@@ -13,6 +15,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use chat_view::{chat_when, texts};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use support::model_api::ModelApi;
@@ -621,33 +624,6 @@ fn codex_s_own_dialog_is_a_screen_card_and_the_tap_answers_it() {
 }
 
 // ---- The chat view -----------------------------------------------------------------------------
-
-/// The chat of `pane`, once `done` holds for it.
-fn chat_when(b: &TestBridge, token: &str, pane: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let path = format!("/api/panes/local/{pane}/chat");
-    let mut last = Value::Null;
-    wait_for(Duration::from_secs(30), || {
-        let (status, v) = b.get(&path, Some(token));
-        assert_eq!(status, 200, "{v}");
-        last = v.clone();
-        done(&v).then_some(v)
-    })
-    .unwrap_or_else(|| panic!("the chat did not show it; last answer: {last:#}"))
-}
-
-/// The text of every turn of `kind` from `role`.
-fn texts(chat: &Value, role: &str, kind: &str) -> Vec<String> {
-    chat["turns"]
-        .as_array()
-        .map(|turns| {
-            turns
-                .iter()
-                .filter(|t| t["role"] == role && t["kind"] == kind)
-                .filter_map(|t| t["text"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 /// The chat view reads what Claude Code wrote to its own transcript: the prompt, the tool call,
 /// its result and the answer, every text masked; new turns follow from the cursor.

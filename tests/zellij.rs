@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use hook::{bash_request, card_named};
 use serde_json::json;
-use support::{collie_bin, crew_bridge, wait_for};
-use zellij::{bridge, pane_text, zellij_panes, zellij_path, Sessions};
+use support::{crew_bridge, wait_for};
+use zellij::{bridge, pane_text, type_into, walky_from, zellij_panes, zellij_path, Sessions};
 
 #[test]
 fn a_zellij_pane_is_listed_read_masked_and_typed_into() {
@@ -40,12 +40,12 @@ fn a_zellij_pane_is_listed_read_masked_and_typed_into() {
     // leaves the machine masked. (The typed line is longer than the pane is wide: zellij wraps
     // it, and the mirror masks the wrapped halves as one line.)
     let secret = "ghp_aB1c2D3e4F5g6H7i8J9k0L1m2N3o4P5q6R7s";
-    let (status, _) = b.post(
-        "/api/panes/testbox/z0-0/input",
-        Some(&token),
+    type_into(
+        &b,
+        &token,
+        "z0-0",
         &json!({ "text": format!("echo zz-{secret} ."), "keys": ["Enter"] }),
     );
-    assert_eq!(status, 200);
     // Audited like any write (SPEC §7), naming the zellij pane, the secret never in the log.
     let line = b
         .audit_lines()
@@ -129,12 +129,12 @@ fn a_zellij_pane_is_followed_live_with_colours_scrollback_and_named_keys() {
     })
     .expect("the zellij pane listed");
     let events = b.sse("/api/panes/testbox/z0-0/stream", &token);
-    let (status, _) = b.post(
-        "/api/panes/testbox/z0-0/input",
-        Some(&token),
+    type_into(
+        &b,
+        &token,
+        "z0-0",
         &json!({ "text": r"printf '\033[31mZRED\033[0m \033[1mB\033[0m\n'; seq 1 80", "keys": ["Enter"] }),
     );
-    assert_eq!(status, 200);
 
     // Followed: the stream carries the coloured row (its styles as the phone keeps them), then
     // the last line printed.
@@ -223,24 +223,19 @@ fn a_zellij_pane_is_followed_live_with_colours_scrollback_and_named_keys() {
     );
 
     // Named keys: Ctrl-C ends a program that would run for a minute.
-    let (status, _) = b.post(
-        "/api/panes/testbox/z0-0/input",
-        Some(&token),
+    type_into(
+        &b,
+        &token,
+        "z0-0",
         &json!({ "text": "sleep 60", "keys": ["Enter"] }),
     );
-    assert_eq!(status, 200);
-    let (status, _) = b.post(
-        "/api/panes/testbox/z0-0/input",
-        Some(&token),
-        &json!({ "keys": ["C-c"] }),
-    );
-    assert_eq!(status, 200);
-    let (status, _) = b.post(
-        "/api/panes/testbox/z0-0/input",
-        Some(&token),
+    type_into(&b, &token, "z0-0", &json!({ "keys": ["C-c"] }));
+    type_into(
+        &b,
+        &token,
+        "z0-0",
         &json!({ "text": "echo after-ctrl-c", "keys": ["Enter"] }),
     );
-    assert_eq!(status, 200);
     wait_for(Duration::from_secs(10), || {
         pane_text(&b, &token, "z0-0")
             .lines()
@@ -303,12 +298,12 @@ fn a_hook_in_a_zellij_pane_is_placed_in_it_and_answered_from_the_phone() {
     std::fs::write(&input, bash_request("s-z", "rm -rf build").to_string()).expect("input");
     let (out, done) = (dir.join("hook.out"), dir.join("hook.done"));
     let script = hook::script(&b, &input, &out, &done);
-    let (status, _) = b.post(
-        "/api/panes/testbox/z0-0/input",
-        Some(&token),
+    type_into(
+        &b,
+        &token,
+        "z0-0",
         &json!({ "text": script, "keys": ["Enter"] }),
     );
-    assert_eq!(status, 200);
     let card = card_named(&b, &token, "Tab #1");
     assert_eq!(card["pane"], "z0-0", "{card}");
     assert_eq!(card["machine"], "testbox");
@@ -474,39 +469,7 @@ fn walky_reaches_a_zellij_pane_running_a_program_and_never_one_at_a_shell() {
 
     // Sent from inside the first zellij pane: the sender is found by its process, the header
     // lands in the reader's pane, and the shell pane is refused.
-    let send = |to: &str, marker: &str| {
-        let line = format!(
-            "COLLIE_STATE_DIR={} COLLIE_CONFIG_DIR={} {} walky send {to} 'look at PR 9'; echo {marker}=$?",
-            b.state().display(),
-            b.dir.path().join("config").display(),
-            collie_bin().display()
-        );
-        let (status, _) = b.post(
-            &format!("/api/panes/testbox/{shell_pane}/input"),
-            Some(&token),
-            &json!({ "text": line, "keys": ["Enter"] }),
-        );
-        assert_eq!(status, 200);
-        wait_for(Duration::from_secs(20), || {
-            let text = pane_text(&b, &token, &shell_pane);
-            let code = text
-                .split(&format!("{marker}="))
-                .nth(2)?
-                .lines()
-                .next()?
-                .trim()
-                .parse::<i32>()
-                .ok()?;
-            Some((text, code))
-        })
-        .unwrap_or_else(|| {
-            panic!(
-                "the send never finished: {}",
-                pane_text(&b, &token, &shell_pane)
-            )
-        })
-    };
-    let (text, code) = send(&to, "W1");
+    let (text, code) = walky_from(&b, &token, &shell_pane, &to, "W1");
     assert_eq!(code, 0, "{text}");
     wait_for(Duration::from_secs(10), || {
         pane_text(&b, &token, &reader_pane)
@@ -519,7 +482,7 @@ fn walky_reaches_a_zellij_pane_running_a_program_and_never_one_at_a_shell() {
             pane_text(&b, &token, &reader_pane)
         )
     });
-    let (text, code) = send(&to_shell, "W2");
+    let (text, code) = walky_from(&b, &token, &shell_pane, &to_shell, "W2");
     assert_eq!(code, 1, "{text}");
     // (The pane is narrow: the refusal wraps over rows.)
     assert!(

@@ -5,6 +5,8 @@
 //! password prompt and whether its program works; `collie mcp` started inside a zellij pane sends
 //! as that pane. zellij as in `zellij.rs` (`support/zellij.rs`).
 
+#[path = "support/chat_view.rs"]
+mod chat_view;
 #[path = "support/claude.rs"]
 mod claude;
 mod support;
@@ -14,11 +16,12 @@ mod zellij;
 use std::path::Path;
 use std::time::Duration;
 
+use chat_view::{chat_when, texts};
 use claude::DIALOG;
 use serde_json::{json, Value};
 use support::model_api::ModelApi;
 use support::{collie_bin, json_of, wait_for, TestBridge};
-use zellij::{bridge, pane_text, write_program, zellij_panes, Sessions};
+use zellij::{bridge, pane_text, type_into, walky_from, write_program, zellij_panes, Sessions};
 
 /// The id of the zellij pane named `name`, once listed.
 fn pane_named(b: &TestBridge, token: &str, name: &str) -> String {
@@ -46,34 +49,6 @@ fn type_line(b: &TestBridge, token: &str, pane: &str, text: &str) {
     .unwrap_or_else(|| panic!("{text:?} did not show:\n{}", pane_text(b, token, pane)));
     let (status, v) = b.post(&path, Some(token), &json!({ "keys": ["Enter"] }));
     assert_eq!(status, 200, "{v}");
-}
-
-/// `collie walky send TO hello`, typed into the shell of `pane`; what it printed and its exit code.
-fn walky_from(b: &TestBridge, token: &str, pane: &str, to: &str, marker: &str) -> (String, i32) {
-    let line = format!(
-        "COLLIE_STATE_DIR={} COLLIE_CONFIG_DIR={} {} walky send {to} hello; echo {marker}=$?",
-        b.state().display(),
-        b.dir.path().join("config").display(),
-        collie_bin().display()
-    );
-    let (status, _) = b.post(
-        &format!("/api/panes/testbox/{pane}/input"),
-        Some(token),
-        &json!({ "text": line, "keys": ["Enter"] }),
-    );
-    assert_eq!(status, 200);
-    wait_for(Duration::from_secs(30), || {
-        // The pane is narrow: its rows are joined so a wrapped line reads whole.
-        let text = pane_text(b, token, pane).replace('\n', "");
-        let code = text
-            .split(&format!("{marker}="))
-            .nth(2)?
-            .get(..1)?
-            .parse::<i32>()
-            .ok()?;
-        Some((text, code))
-    })
-    .unwrap_or_else(|| panic!("the send never finished:\n{}", pane_text(b, token, pane)))
 }
 
 /// Starts the real Claude Code as the one pane of a new session `claude` (a background session
@@ -105,33 +80,6 @@ fn start_claude(z: &Sessions, work: &Path, home: &Path, model: &ModelApi) {
         "claude",
     ]);
     assert!(out.status.success(), "rename-tab: {out:?}");
-}
-
-/// The chat of `pane`, once `done` holds for it.
-fn chat_when(b: &TestBridge, token: &str, pane: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let path = format!("/api/panes/local/{pane}/chat");
-    let mut last = Value::Null;
-    wait_for(Duration::from_secs(30), || {
-        let (status, v) = b.get(&path, Some(token));
-        assert_eq!(status, 200, "{v}");
-        last = v.clone();
-        done(&v).then_some(v)
-    })
-    .unwrap_or_else(|| panic!("the chat did not show it; last answer: {last:#}"))
-}
-
-/// The text of every turn of `kind` from `role`.
-fn texts(chat: &Value, role: &str, kind: &str) -> Vec<String> {
-    chat["turns"]
-        .as_array()
-        .map(|turns| {
-            turns
-                .iter()
-                .filter(|t| t["role"] == role && t["kind"] == kind)
-                .filter_map(|t| t["text"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 #[test]
@@ -255,22 +203,22 @@ fn a_zellij_pane_says_when_it_asks_for_a_password_and_when_its_program_works() {
     becomes((json!(false), json!("idle")), "idle at its prompt");
 
     // A password prompt under the cursor.
-    let (status, _) = b.post(
-        &format!("/api/panes/testbox/{pane}/input"),
-        Some(&phone),
+    type_into(
+        &b,
+        &phone,
+        &pane,
         &json!({
             "text": "stty -echo; printf 'Password: '; read -r pw; stty echo; echo; echo got-${#pw}",
             "keys": ["Enter"]
         }),
     );
-    assert_eq!(status, 200);
     becomes((json!(true), json!("idle")), "asking for a password");
-    let (status, _) = b.post(
-        &format!("/api/panes/testbox/{pane}/input"),
-        Some(&phone),
+    type_into(
+        &b,
+        &phone,
+        &pane,
         &json!({ "text": "hunter2", "keys": ["Enter"] }),
     );
-    assert_eq!(status, 200);
     wait_for(Duration::from_secs(15), || {
         pane_text(&b, &phone, &pane).contains("got-7").then_some(())
     })
@@ -278,12 +226,12 @@ fn a_zellij_pane_says_when_it_asks_for_a_password_and_when_its_program_works() {
     becomes((json!(false), json!("idle")), "past the password");
 
     // A program printing: working while it prints, idle once it stopped.
-    let (status, _) = b.post(
-        &format!("/api/panes/testbox/{pane}/input"),
-        Some(&phone),
+    type_into(
+        &b,
+        &phone,
+        &pane,
         &json!({ "text": "i=0; while [ $i -lt 40 ]; do i=$((i+1)); echo tick-$i; sleep 0.25; done", "keys": ["Enter"] }),
     );
-    assert_eq!(status, 200);
     becomes((json!(false), json!("working")), "working");
     wait_for(Duration::from_secs(30), || {
         pane_text(&b, &phone, &pane)
@@ -350,12 +298,12 @@ fn collie_mcp_inside_a_zellij_pane_sends_as_that_pane() {
         config = dir.join("config").display(),
         collie = collie_bin().display(),
     );
-    let (status, _) = b.post(
-        &format!("/api/panes/testbox/{shell}/input"),
-        Some(&phone),
+    type_into(
+        &b,
+        &phone,
+        &shell,
         &json!({ "text": line, "keys": ["Enter"] }),
     );
-    assert_eq!(status, 200);
     let answer: Value = wait_for(Duration::from_secs(30), || {
         std::fs::read_to_string(&answers)
             .ok()?

@@ -7,7 +7,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::support::{Opts, TestBridge};
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::support::{collie_bin, wait_for, Opts, TestBridge};
 
 pub fn zellij_program() -> PathBuf {
     std::env::var_os("COLLIE_ZELLIJ_BIN").map_or_else(
@@ -137,4 +141,44 @@ pub fn write_program(path: &Path, body: &str) {
     let mut perms = std::fs::metadata(path).expect("meta").permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
     std::fs::set_permissions(path, perms).expect("chmod");
+}
+
+/// `collie walky send TO hello`, typed into the shell of `pane`; what it printed and its exit code.
+pub fn walky_from(
+    b: &TestBridge,
+    token: &str,
+    pane: &str,
+    to: &str,
+    marker: &str,
+) -> (String, i32) {
+    let line = format!(
+        "COLLIE_STATE_DIR={} COLLIE_CONFIG_DIR={} {} walky send {to} hello; echo {marker}=$?",
+        b.state().display(),
+        b.dir.path().join("config").display(),
+        collie_bin().display()
+    );
+    type_into(b, token, pane, &json!({ "text": line, "keys": ["Enter"] }));
+    wait_for(Duration::from_secs(30), || {
+        // The pane is narrow: its rows are joined so a wrapped line reads whole.
+        let text = pane_text(b, token, pane).replace('\n', "");
+        let code = text
+            .split(&format!("{marker}="))
+            .nth(2)?
+            .get(..1)?
+            .parse::<i32>()
+            .ok()?;
+        Some((text, code))
+    })
+    .unwrap_or_else(|| panic!("the send never finished:\n{}", pane_text(b, token, pane)))
+}
+
+/// Types into this bridge's pane `pane` from the phone (`body`: `text` and/or `keys`); the bridge
+/// must take it.
+pub fn type_into(b: &TestBridge, token: &str, pane: &str, body: &serde_json::Value) {
+    let (status, v) = b.post(
+        &format!("/api/panes/testbox/{pane}/input"),
+        Some(token),
+        body,
+    );
+    assert_eq!(status, 200, "{v}");
 }
