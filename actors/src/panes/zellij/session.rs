@@ -356,3 +356,28 @@ async fn subscribe(state: Arc<State>, index: usize, name: String, panes: Vec<u32
     }
     let _ = child.kill().await;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pane_is_named_by_its_tab_never_by_the_title_its_program_sets() {
+        let json = r#"[
+          {"id":0,"is_plugin":false,"title":"EVIL title","is_suppressed":false,"pane_content_rows":22,"pane_content_columns":80,"tab_name":"work","tab_position":0},
+          {"id":1,"is_plugin":false,"title":"Pane #2","is_suppressed":false,"pane_content_rows":22,"pane_content_columns":80,"tab_name":"logs","tab_position":1},
+          {"id":4,"is_plugin":false,"title":"tail -f x","is_suppressed":false,"pane_content_rows":22,"pane_content_columns":80,"tab_name":"logs","tab_position":1}
+        ]"#;
+        let panes = cli::panes(json).expect("panes");
+        let names = names(&panes);
+        assert_eq!(names[&0], "work", "a tab of one pane: the tab's name");
+        assert_eq!(
+            names[&1], "logs.0",
+            "several: the tab's name and the place in it, from 0"
+        );
+        assert_eq!(names[&4], "logs.1");
+        assert!(names
+            .values()
+            .all(|n| !n.contains("EVIL") && !n.contains("tail")));
+    }
+}
