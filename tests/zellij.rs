@@ -1,7 +1,7 @@
 //! zellij panes through a real bridge (issue 34, decision 0083), with a real zellij
-//! (`support/zellij.rs`): the pane is listed, read masked, typed into, and refused what only a
-//! zellij pane's owner does; a hook in it is a card; a member's is reached through the lead;
-//! walky reaches it. Agents in zellij panes (screen prompts, chat, MCP) are in `zellij_agents.rs`.
+//! (`support/zellij.rs`): the pane is listed, read masked, typed into, renamed (its tab) and
+//! closed by a `full` device, never by a `read` one; followed with its colours; a hook in it is a
+//! card; a member's is reached through the lead; walky reaches it. Agents in zellij panes (screen prompts, chat, MCP) are in `zellij_agents.rs`.
 
 #[path = "support/hook.rs"]
 mod hook;
@@ -17,7 +17,7 @@ use support::{crew_bridge, wait_for};
 use zellij::{bridge, pane_text, type_into, walky_from, zellij_panes, zellij_path, Sessions};
 
 #[test]
-fn a_zellij_pane_is_listed_read_masked_and_typed_into() {
+fn a_zellij_pane_is_listed_read_masked_typed_into_renamed_and_closed() {
     let Some(b) = bridge() else { return };
     let z = Sessions::of(&b);
     z.start("work");
@@ -79,13 +79,95 @@ fn a_zellij_pane_is_listed_read_masked_and_typed_into() {
         "neither half of the wrapped token: {all}"
     );
 
-    // A zellij pane is renamed and closed in zellij, not from the phone.
+    // A `read` device may do neither.
+    let reader = b.pair("tablet", "read");
+    let (status, _) = b.post(
+        "/api/panes/testbox/z0-0/rename",
+        Some(&reader),
+        &json!({ "name": "nope" }),
+    );
+    assert_eq!(status, 403);
+    let (status, _) = b.request(
+        "DELETE",
+        "/api/panes/testbox/z0-0",
+        Some(&reader),
+        None,
+        &[],
+    );
+    assert_eq!(status, 403);
+
+    // Renamed from the phone: the tab it is named by is renamed (a leading `-` stays a name),
+    // audited as a tmux window's rename is.
     let (status, body) = b.post(
         "/api/panes/testbox/z0-0/rename",
         Some(&token),
-        &json!({ "name": "x" }),
+        &json!({ "name": "-build x" }),
     );
-    assert_eq!(status, 400, "{body}");
+    assert_eq!(status, 200, "{body}");
+    wait_for(Duration::from_secs(15), || {
+        zellij_panes(&b, &token)
+            .iter()
+            .any(|p| p["pane"] == "z0-0" && p["name"] == "-build x")
+            .then_some(())
+    })
+    .unwrap_or_else(|| panic!("not renamed: {:?}", zellij_panes(&b, &token)));
+    let tabs = z.run(&["--session", "work", "action", "query-tab-names"]);
+    assert_eq!(
+        String::from_utf8_lossy(&tabs.stdout).trim(),
+        "-build x",
+        "{tabs:?}"
+    );
+    let line = b
+        .audit_lines()
+        .into_iter()
+        .find(|l| l["event"] == "tab.rename")
+        .expect("the rename audited");
+    assert_eq!(line["detail"]["pane"], "z0-0", "{line}");
+
+    // Closed from the phone: a second pane goes at once, in zellij too.
+    let out = z.run(&["--session", "work", "action", "new-pane", "--", "cat"]);
+    assert!(out.status.success(), "new-pane: {out:?}");
+    let second = wait_for(Duration::from_secs(15), || {
+        zellij_panes(&b, &token)
+            .into_iter()
+            .find(|p| p["pane"] != "z0-0")
+            .and_then(|p| p["pane"].as_str().map(str::to_owned))
+    })
+    .expect("the second pane listed");
+    let (status, body) = b.request(
+        "DELETE",
+        &format!("/api/panes/testbox/{second}"),
+        Some(&token),
+        None,
+        &[],
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        zellij_panes(&b, &token)
+            .iter()
+            .all(|p| p["pane"] != second.as_str()),
+        "still listed: {:?}",
+        zellij_panes(&b, &token)
+    );
+    let listed = z.run(&["--session", "work", "action", "list-panes", "--json"]);
+    let n: u64 = second
+        .rsplit('-')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("number");
+    let in_zellij: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("json");
+    assert!(
+        in_zellij
+            .as_array()
+            .expect("panes")
+            .iter()
+            .all(|p| p["is_plugin"] == true || p["id"] != n),
+        "zellij still has it: {in_zellij}"
+    );
+    assert!(b
+        .audit_lines()
+        .iter()
+        .any(|l| l["event"] == "pane.close" && l["detail"]["pane"] == second.as_str()));
     // An unknown zellij id is no pane.
     let (status, _) = b.get("/api/panes/testbox/z0-7", Some(&token));
     assert_eq!(status, 404);

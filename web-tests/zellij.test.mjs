@@ -1,8 +1,8 @@
 // zellij panes on the phone (issue 34, decision 0083): a real zellij session (the pinned zellij
 // `scripts/setup` builds into `tools/`, or `$COLLIE_ZELLIJ_BIN`) in the bridge's own socket folder
 // shows up in the pane list beside the tmux pane; opened on a 360 × 740 phone it is live, typed
-// into, coloured like a tmux pane and masked; its actions sheet offers no Rename or Close (those
-// are done in zellij) and says so. Headless chromium against a real bridge. `COLLIE_ZELLIJ=0`
+// into, coloured like a tmux pane and masked; renamed from its actions sheet, its tab in zellij
+// takes the name. Headless chromium against a real bridge. `COLLIE_ZELLIJ=0`
 // skips it, as it skips the Rust zellij tests.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ROOT, session, pairInApp, openPane, waitScreen, useBrowser } from './support.mjs';
+import { ROOT, session, pairInApp, openPane, waitScreen, waitFor, useBrowser } from './support.mjs';
 
 const browser = useBrowser();
 
@@ -61,7 +61,7 @@ async function send(page, text) {
 
 const SECRET = 'ghp_aB1c2D3e4F5g6H7i8J9k0L1m2N3o4P5q6R7s';
 
-test('a zellij pane is listed, live, typed into, coloured and masked, and managed in zellij', T, () =>
+test('a zellij pane is listed, live, typed into, coloured, masked and renamed from the phone', T, () =>
   session(browser, 'zellij-pane', async ({ page, bridge }, scope) => {
     await startSession(bridge, scope, 'work');
     await pairInApp(page, bridge);
@@ -82,17 +82,21 @@ test('a zellij pane is listed, live, typed into, coloured and masked, and manage
     });
     assert.equal(red, 'rgb(179, 38, 30)', 'red from the light palette, as on a tmux pane');
 
-    // Renamed and closed in zellij: the sheet offers neither, and says where.
+    // Renamed from the phone: its tab in zellij takes the name, and the list shows it.
     await page.getByRole('button', { name: 'Pane actions', exact: true }).click();
-    const sheet = page.getByRole('dialog');
-    await sheet.getByText('Rename and close this pane in zellij.', { exact: true }).waitFor();
-    assert.equal(await sheet.getByRole('button', { name: 'Rename', exact: true }).count(), 0);
-    assert.equal(await sheet.getByRole('button', { name: 'Close pane', exact: true }).count(), 0);
-    await sheet.getByRole('button', { name: 'Cancel', exact: true }).click();
-
-    // The session ends: the pane says so or goes from the list.
-    zellij(bridge, ['kill-session', 'work']);
+    await page.getByRole('dialog').getByRole('button', { name: 'Rename', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: 'Rename pane', exact: true });
+    const field = dialog.getByRole('textbox', { name: 'Name', exact: true });
+    assert.equal(await field.inputValue(), 'Tab #1', 'the field starts with the tab name');
+    await field.fill('build');
+    await dialog.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByRole('heading', { name: 'build', exact: true }).waitFor();
+    await waitFor('the tab renamed in zellij', () =>
+      zellij(bridge, ['--session', 'work', 'action', 'query-tab-names']).trim() === 'build');
     await page.goto(`${bridge.url}/#/`);
-    await page.getByRole('heading', { name: 'Panes', exact: true }).waitFor();
-    await page.getByRole('link', { name: 'Tab #1', exact: true }).waitFor({ state: 'detached', timeout: 20_000 });
+    await page.getByRole('link', { name: 'build', exact: true }).waitFor({ timeout: 20_000 });
+
+    // The session ends: the pane goes from the list.
+    zellij(bridge, ['kill-session', 'work']);
+    await page.getByRole('link', { name: 'build', exact: true }).waitFor({ state: 'detached', timeout: 20_000 });
   }, { ...PHONE, bridge: { env: { PATH } } }));

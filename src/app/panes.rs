@@ -163,11 +163,12 @@ pub fn validate_pane_name(n: &str) -> Result<(), AppError> {
     Ok(())
 }
 
-/// The audit event of renaming pane `id`: a tmux pane (`t<i>-<n>`) is named by its window, so
-/// renaming it renames the tab (`tab.rename`); a hosted pane's name is its own (`pane.rename`).
-/// The id says which, so the lead names a member's rename right without asking.
+/// The audit event of renaming pane `id`: a tmux pane (`t<i>-<n>`) is named by its window and a
+/// zellij pane (`z<i>-<n>`) by its tab, so renaming either renames the tab (`tab.rename`); a hosted
+/// pane's name is its own (`pane.rename`). The id says which, so the lead names a member's rename
+/// right without asking.
 pub fn rename_event(id: &str) -> AuditEventKind {
-    if id.starts_with('t') {
+    if id.starts_with('t') || id.starts_with('z') {
         AuditEventKind::TabRename
     } else {
         AuditEventKind::PaneRename

@@ -196,15 +196,13 @@ export function closePane(machine, pane) {
 
 /**
  * The pane view's actions sheet for the pane called `name`: a link `Changes` to `changes` (when
- * given: tier files), and `Rename` and `Close pane` when `manage` (tier full); `note` says why they
- * are not there when they might be. Resolves with the action picked (`'rename'`, `'close'`;
- * `'changes'` once the link is followed) or null.
+ * given: tier files), and `Rename` and `Close pane` when `manage` (tier full). Resolves with the
+ * action picked (`'rename'`, `'close'`; `'changes'` once the link is followed) or null.
  */
-export function actionsSheet(name, { changes = null, manage = false, note = '' } = {}) {
+export function actionsSheet(name, { changes = null, manage = false } = {}) {
   return new Promise((resolve) => {
     const dialog = h('dialog', { 'aria-labelledby': 'actions-title', class: 'dialog sheet' },
       h('p', { id: 'actions-title', class: 'dialog-title' }, name),
-      note ? h('p', { class: 'small' }, note) : null,
       h('div', { class: 'sheet-actions' },
         // A link (it goes somewhere). The sheet goes first, and a removed link no longer navigates,
         // so the hash is set here.

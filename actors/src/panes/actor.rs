@@ -830,9 +830,7 @@ impl PanesState {
                 Ok(())
             }
             PaneRef::Tmux(id) => Ok(self.tmux.rename(id, &name).await?),
-            PaneRef::Zellij(_) => Err(PaneError::BadInput(
-                "a zellij pane is renamed in zellij".to_owned(),
-            )),
+            PaneRef::Zellij(id) => Ok(self.zellij.rename(id, &name).await?),
         }
     }
 
@@ -848,9 +846,7 @@ impl PanesState {
                 Ok(())
             }
             PaneRef::Tmux(id) => Ok(self.tmux.kill(id).await?),
-            PaneRef::Zellij(_) => Err(PaneError::BadInput(
-                "a zellij pane is closed in zellij".to_owned(),
-            )),
+            PaneRef::Zellij(id) => Ok(self.zellij.kill(id).await?),
         }
     }
 }

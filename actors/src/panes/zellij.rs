@@ -146,6 +146,8 @@ struct Entry {
     lost: bool,
     /// The pane's first process, once found.
     pid: Option<u32>,
+    /// The id of the tab it is in, as `list-panes` last said.
+    tab: Option<usize>,
 }
 
 /// What the tasks share with the backend's readers.
@@ -378,6 +380,44 @@ impl ZellijBackend {
             e.mirror.set_scrollback(lines);
             e.lost = true;
         }
+    }
+
+    /// Renames the tab pane `id` is in (`action rename-tab`): a zellij pane is named by its tab, as a
+    /// tmux pane by its window. The list shows the new name from the session's next poll.
+    pub async fn rename(&self, id: &str, name: &str) -> Result<(), ZellijError> {
+        let (session, tab) = {
+            let key = parse_pane_id(id).ok_or(ZellijError::NoSuchPane)?;
+            let panes = self.state.panes.lock();
+            let e = panes.get(&key).ok_or(ZellijError::NoSuchPane)?;
+            let tab = e.tab.ok_or_else(|| {
+                ZellijError::CommandFailed("zellij did not say which tab the pane is in".into())
+            })?;
+            (e.session.clone(), tab)
+        };
+        self.state
+            .run(&cli::rename_tab_args(&session, tab, name))
+            .await
+            .map(|_| ())
+    }
+
+    /// Closes pane `id` (`action close-pane`; its program is ended, its tab closes with its last
+    /// pane). It leaves the list at once.
+    pub async fn kill(&self, id: &str) -> Result<(), ZellijError> {
+        let key = parse_pane_id(id).ok_or(ZellijError::NoSuchPane)?;
+        let session = self
+            .state
+            .panes
+            .lock()
+            .get(&key)
+            .map(|e| e.session.clone())
+            .ok_or(ZellijError::NoSuchPane)?;
+        self.state
+            .run(&cli::close_pane_args(&session, key.1))
+            .await?;
+        if self.state.panes.lock().remove(&key).is_some() {
+            self.state.set_changed();
+        }
+        Ok(())
     }
 
     /// Types `text` into the pane as its bytes. At most 64 KiB.

@@ -48,8 +48,6 @@ export function paneView(root, { machine, pane }) {
   let live = false;
   let keptShown = false;
   let asking = false;
-  // The pane's backend (`tmux`, `hosted`, `zellij`): a zellij pane is renamed and closed in zellij.
-  let backend = '';
   let dirty = false;
   let hiddenAt = 0;
   let rowNodes = [];
@@ -432,7 +430,6 @@ export function paneView(root, { machine, pane }) {
         || (machine === 'local' ? (panes || []).find((p) => p.pane === pane) : null);
       if (!me) return;
       setTitle(me.name);
-      backend = me.backend || '';
       asking = !!me.asking_password;
       if (asking) kept.drop(machine, pane);
       if (!me.alive && live) {
@@ -449,8 +446,7 @@ export function paneView(root, { machine, pane }) {
     actionNote.textContent = '';
     const action = await actionsSheet(name, {
       changes: filesAllowed() ? `#/changes/${encodeURIComponent(machine)}/${encodeURIComponent(pane)}` : null,
-      manage: canManage() && backend !== 'zellij',
-      note: canManage() && backend === 'zellij' ? t('Rename and close this pane in zellij.') : '',
+      manage: canManage(),
     });
     if (gone || !action || action === 'changes') return;
     if (action === 'rename') {

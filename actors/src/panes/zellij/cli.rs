@@ -120,6 +120,9 @@ pub struct Pane {
     /// The tab's place among the session's tabs.
     #[serde(default)]
     pub tab_position: usize,
+    /// The tab's id (what `rename-tab --tab-id` takes).
+    #[serde(default)]
+    pub tab_id: Option<usize>,
 }
 
 /// Reads `zellij action list-panes --json`: the session's terminal panes that run (plugin and
@@ -256,6 +259,37 @@ pub fn subscribe_args(panes: &[u32], scrollback: usize) -> Vec<String> {
     ];
     args.extend(panes.iter().map(|p| format!("terminal_{p}")));
     args
+}
+
+/// The whole command line (after `zellij`) that renames tab `tab` of session `session` to
+/// `name`; `--` keeps a name that starts with `-` a name.
+pub fn rename_tab_args(session: &str, tab: usize, name: &str) -> Vec<String> {
+    [
+        "--session",
+        session,
+        "action",
+        "rename-tab",
+        "--tab-id",
+        &tab.to_string(),
+        "--",
+        name,
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
+/// The whole command line (after `zellij`) that closes pane `terminal_<pane>` of `session`.
+pub fn close_pane_args(session: &str, pane: u32) -> Vec<String> {
+    [
+        "--session",
+        session,
+        "action",
+        "close-pane",
+        "--pane-id",
+        &format!("terminal_{pane}"),
+    ]
+    .map(str::to_owned)
+    .to_vec()
 }
 
 #[cfg(test)]

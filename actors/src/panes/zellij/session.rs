@@ -254,6 +254,7 @@ fn place(state: &State, index: usize, session: &str, instance: &str, panes: &[Pa
                 token: token_of(&state.salt, session, instance, p.id),
                 lost: false,
                 pid: None,
+                tab: p.tab_id,
             }
         });
         e.mirror.resize(rows, cols);
@@ -264,6 +265,7 @@ fn place(state: &State, index: usize, session: &str, instance: &str, panes: &[Pa
             )
         });
         e.mirror.set_cursor(cursor);
+        e.tab = p.tab_id;
         let name = names.get(&p.id).cloned().unwrap_or_default();
         changed |= e.alive == p.exited || e.name != name;
         e.alive = !p.exited;
